@@ -1,0 +1,71 @@
+// swift-tools-version:6.0
+// nfcbench: an NFC reader-session and HCE reader-event harness on libnfc and PC/SC.
+// Module map (arrows = imports) is in README.md; only NFCHardware imports the C targets.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "nfcbench",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "NFCTags", targets: ["NFCTags"]),
+        .library(name: "ReaderSession", targets: ["ReaderSession"]),
+        .library(name: "HCEEvents", targets: ["HCEEvents"]),
+        .library(name: "NFCHardware", targets: ["NFCHardware"]),
+        .library(name: "VirtualHardware", targets: ["VirtualHardware"]),
+        .library(name: "ReaderSessionConformance", targets: ["ReaderSessionConformance"]),
+        .executable(name: "nfcbench", targets: ["nfcbench"]),
+    ],
+    targets: [
+        // C: libnfc through its pkg-config file (Debian: libnfc-dev).
+        .systemLibrary(name: "CNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
+        // C: pcsc-lite. A plain C target, not pkgConfig "libpcsclite" (whose .pc makes every
+        // build warn about -pthread); include/ forwards <pcsclite.h> and <wintypes.h>.
+        .target(name: "CPCSC", linkerSettings: [.linkedLibrary("pcsclite")]),
+
+        .target(name: "NFCTags", swiftSettings: strict),
+        .target(name: "ReaderSession", dependencies: ["NFCTags"], swiftSettings: strict),
+        .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
+        .target(
+            name: "NFCHardware",
+            dependencies: ["CNFC", "CPCSC", "NFCTags", "ReaderSession"],
+            swiftSettings: strict),
+        .target(
+            name: "VirtualHardware",
+            dependencies: ["NFCTags", "ReaderSession", "HCEEvents"],
+            swiftSettings: strict),
+        .target(
+            name: "ReaderSessionConformance",
+            dependencies: ["ReaderSession", "NFCTags", "VirtualHardware"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "nfcbench",
+            dependencies: [
+                "NFCTags", "ReaderSession", "HCEEvents", "NFCHardware", "VirtualHardware",
+                "ReaderSessionConformance",
+            ],
+            swiftSettings: strict),
+
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags"], swiftSettings: strict),
+        .testTarget(
+            name: "ReaderSessionTests", dependencies: ["ReaderSession", "NFCTags", "VirtualHardware"],
+            swiftSettings: strict),
+        .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
+        .testTarget(
+            name: "VirtualHardwareTests", dependencies: ["VirtualHardware", "NFCTags", "ReaderSession"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "NFCHardwareTests", dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "VirtualHardware"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ReaderSessionConformanceTests", dependencies: ["ReaderSessionConformance", "ReaderSession"],
+            swiftSettings: strict),
+        // End-to-end tests exec the built binary (never `swift run`).
+        .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

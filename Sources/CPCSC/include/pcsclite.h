@@ -1,0 +1,2 @@
+/* Forwarder: <PCSC/winscard.h> includes <pcsclite.h> unqualified. */
+#include <PCSC/pcsclite.h>

@@ -1,0 +1,2 @@
+/* Forwarder: <PCSC/pcsclite.h> includes <wintypes.h> unqualified. */
+#include <PCSC/wintypes.h>

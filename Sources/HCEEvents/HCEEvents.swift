@@ -1,0 +1,1 @@
+// HCEEvents: see README.md for what lives here.

@@ -1,0 +1,1 @@
+// NFCHardware: see README.md for what lives here.

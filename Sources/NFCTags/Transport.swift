@@ -1,0 +1,78 @@
+// The seams between the pure tag procedures and whatever carries their bytes:
+// the in-process simulator, a PC/SC reader, a libnfc device, or a virtual device.
+
+/// A failure below the tag procedures: the carrier of the bytes, not their meaning.
+///
+/// Backends map their own errors (`SCARD_*`, `NFC_E*`, a closed socket) into these cases so
+/// the reader procedures and the session see one vocabulary. Core NFC equivalents:
+/// `tagLost` and `noResponse` → `readerTransceiveErrorTagConnectionLost` (100),
+/// `malformedResponse` → `readerTransceiveErrorTagResponseError` (102),
+/// `packetTooLong` → `readerTransceiveErrorPacketTooLong` (105).
+public enum TagCommunicationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The target left the field (or the reader reported it removed) during the exchange.
+    case tagLost
+    /// The target did not answer within the frame waiting time.
+    case noResponse
+    /// A Type 2 tag answered with a 4-bit NAK (ISO/IEC 14443-3; NTAG21x datasheet §9.3:
+    /// `0x0` invalid argument, `0x1` CRC error, `0x4` authentication counter overflow,
+    /// `0x5` EEPROM write error).
+    case nak(UInt8)
+    /// The answer arrived but cannot be what the command asks for (wrong length, bad framing).
+    case malformedResponse(String)
+    /// The command is longer than the reader or tag can carry in one exchange.
+    case packetTooLong(Int)
+    /// The reader itself failed (service stopped, device unplugged); the text says how.
+    case readerFailure(String)
+
+    public var description: String {
+        switch self {
+        case .tagLost: "tag lost"
+        case .noResponse: "no response from the tag"
+        case .nak(let v): "tag answered NAK 0x\(String(v, radix: 16, uppercase: true))"
+        case .malformedResponse(let why): "malformed response: \(why)"
+        case .packetTooLong(let n): "packet too long (\(n) bytes)"
+        case .readerFailure(let why): "reader failure: \(why)"
+        }
+    }
+}
+
+/// A Type 2 Tag as a reader reaches it: the NFC Forum Type 2 Tag commands
+/// (NFC Forum T2T 1.0 §5) and the NTAG21x extensions, one call per command.
+///
+/// Conformers: the in-process simulator (frames straight into an emulation core), the
+/// libnfc backend (`nfc_initiator_transceive_bytes`), the PC/SC backend (storage-card
+/// pseudo-APDUs `FF B0 00 <page> 10`, `FF D6 00 <page> 04`). Errors are
+/// ``TagCommunicationError``.
+public protocol Type2TagTransport {
+    /// READ (`30h`): 16 bytes starting at `page`; the tag rolls over past its last page.
+    func read(page: UInt8) throws -> [UInt8]
+    /// WRITE (`A2h`): exactly 4 bytes to `page`. A NAK throws `TagCommunicationError.nak`.
+    func write(page: UInt8, data: [UInt8]) throws
+    /// GET_VERSION (`60h`): the 8-byte answer, `nil` when this reader has no way to send it
+    /// (a PC/SC reader without a transparent exchange), and `TagCommunicationError.nak`
+    /// or `.noResponse` when the tag does not support it (an Ultralight without EV1).
+    func getVersion() throws -> [UInt8]?
+    /// Re-activates the tag after a failed probe left it idle (WUPA + anticollision + select),
+    /// as a reader must after a NAKed GET_VERSION. A no-op where the reader does it itself.
+    func reactivate() throws
+}
+
+/// An ISO/IEC 14443-4 (ISO-DEP) target as a reader reaches it: one APDU in, one APDU out
+/// (ISO/IEC 7816-4 §5). Conformers add no framing of their own; chaining and WTX are the
+/// carrier's business.
+public protocol APDUTransport {
+    /// Sends a command APDU's bytes and returns the response APDU's bytes (data + SW1 SW2).
+    func transmit(_ command: [UInt8]) throws -> [UInt8]
+}
+
+/// What a Type 2 tag emulation core answers to one command frame (CRC excluded).
+public enum Type2Answer: Sendable, Equatable {
+    /// A data answer (READ, FAST_READ, GET_VERSION, READ_SIG, PWD_AUTH's PACK).
+    case data([UInt8])
+    /// The 4-bit ACK `0xA` (WRITE, COMPATIBILITY_WRITE second part).
+    case ack
+    /// A 4-bit NAK; the tag then goes idle (NTAG21x datasheet §9.3).
+    case nak(UInt8)
+    /// No answer: the tag is idle, halted, or ignores the frame.
+    case silent
+}

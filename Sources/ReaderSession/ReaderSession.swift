@@ -1,0 +1,1 @@
+// ReaderSession: see README.md for what lives here.

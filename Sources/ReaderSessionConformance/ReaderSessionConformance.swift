@@ -1,0 +1,1 @@
+// ReaderSessionConformance: see README.md for what lives here.

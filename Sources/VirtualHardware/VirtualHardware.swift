@@ -1,0 +1,1 @@
+// VirtualHardware: see README.md for what lives here.
