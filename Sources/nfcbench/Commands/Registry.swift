@@ -2,5 +2,7 @@
 enum Registry {
     static let commands: [Command] = [
         VersionText.command,
+        WalkCommand.command,
+        ProfileCommand.command,
     ]
 }
