@@ -45,7 +45,7 @@ public struct HCEParameters: Sendable, Equatable {
     }
 
     /// The reader's frame waiting time: FWT = (256 × 16 / fc) × 2^FWI with fc = 13.56 MHz
-    /// (ISO/IEC 14443-4 §7.2). FWI 7 → 38 658 µs. A `received(_:)` APDU not answered
+    /// (ISO/IEC 14443-4 §7.2). FWI 7 → 524 288 periods = 38 664 µs. A `received(_:)` APDU not answered
     /// within it makes the reader time out (the model sends no S(WTX) for the app).
     public var frameWaitingTime: Duration {
         let carrierPeriods = 256 * 16 * (1 << frameWaitingTimeInteger)
