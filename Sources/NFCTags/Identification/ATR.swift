@@ -51,6 +51,12 @@ public struct ATR: Sendable, Hashable, CustomStringConvertible {
         public var tb: UInt8?
         public var tc: UInt8?
         public var td: UInt8?
+        public init(ta: UInt8? = nil, tb: UInt8? = nil, tc: UInt8? = nil, td: UInt8? = nil) {
+            self.ta = ta
+            self.tb = tb
+            self.tc = tc
+            self.td = td
+        }
         /// The protocol type T announced by TDi's low nibble, `nil` when TDi is absent.
         public var protocolType: UInt8? { td.map { $0 & 0x0F } }
     }
