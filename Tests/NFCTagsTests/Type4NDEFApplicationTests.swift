@@ -119,4 +119,26 @@ struct Type4NDEFApplicationTests {
         }
         #expect(e2?.code == .ccInvalid)
     }
+
+    @Test("Never traps on arbitrary bytes: every answer ends in a status word")
+    func arbitraryBytes() throws {
+        var app = try tag(mapping: 0x30, size: 0x9000)
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt8 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: seed >> 33)
+        }
+        let heads: [[UInt8]] = [[0x00, 0xA4], [0x00, 0xB0], [0x00, 0xD6], [0x00, 0xB1], [0x00, 0xD7]]
+        for i in 0..<5000 {
+            let n = Int(next() % 24)
+            var apdu = heads[i % heads.count] + (0..<n).map { _ in next() }
+            if i % 7 == 0 { apdu = Array(apdu.prefix(Int(next() % 6))) }
+            let answer = app.respond(to: apdu)
+            #expect(answer.count >= 2)
+            _ = try? CommandAPDU(bytes: apdu)
+            _ = try? Type4CapabilityContainer(bytes: Array(apdu.dropFirst(2)))
+            _ = try? ATR(bytes: [0x3B] + apdu)
+            if i % 50 == 0 { _ = run(&app, Self.selectApp, Self.selectNDEF) }
+        }
+    }
 }
