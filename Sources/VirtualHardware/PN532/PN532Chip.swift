@@ -271,7 +271,7 @@ public struct PN532Chip: Sendable {
     /// Activates the card if one is in the field and not halted (REQA semantics).
     private mutating func activate(uidFilter: [UInt8]?) -> [UInt8]? {
         guard let present = card, !cardHalted else { return nil }
-        if let uidFilter, !uidFilter.isEmpty, uidFilter != present.uid { return nil }
+        if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid { return nil }
         rfFieldOn = true
         targetSelected = true
         if case .type2(var core) = present.function {
@@ -279,6 +279,16 @@ public struct PN532Chip: Sendable {
             card?.function = .type2(core)
         }
         return targetData(present, withATS: present.isISODEP && parameters & 0x10 != 0)
+    }
+
+    /// A UID as the host may send it in InitiatorData: cascaded (ISO/IEC 14443-3 §6.5.4,
+    /// CT `88` before each incomplete level: 8 or 12 bytes) or plain.
+    static func plainUID(_ uid: [UInt8]) -> [UInt8] {
+        switch uid.count {
+        case 8 where uid[0] == 0x88: Array(uid.dropFirst())
+        case 12 where uid[0] == 0x88 && uid[4] == 0x88: Array(uid[1..<4]) + Array(uid[5...])
+        default: uid
+        }
     }
 
     private func targetData(_ card: PN532Card, withATS: Bool) -> [UInt8] {
