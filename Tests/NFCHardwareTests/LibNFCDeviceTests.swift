@@ -48,6 +48,12 @@ struct LibNFCValueTests {
     }
 }
 
+/// Every in-process libnfc session against a virtual PN532, one at a time: concurrent
+/// `nfc_open` calls in one process were seen to fail (NFC_ENOTSUCHDEV) under load.
+@Suite("libnfc against a virtual PN532, in-process", .serialized)
+struct LibNFCInProcessTests {}
+
+extension LibNFCInProcessTests {
 /// The wrappers against the real libnfc `pn532_uart` driver and a virtual PN532.
 @Suite("libnfc wrappers against a virtual PN532", .serialized, .enabled(if: LibNFCTestBench.enabled))
 struct LibNFCDeviceTests {
@@ -235,4 +241,5 @@ struct LibNFCDeviceTests {
         #expect(answered == 2)
         #expect(fake.chip.readerExchanges.allSatisfy { $0.matched })
     }
+}
 }

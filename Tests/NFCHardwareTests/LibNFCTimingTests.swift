@@ -7,6 +7,7 @@ import VirtualHardware
 /// Wall time of a full NTAG215 read (135 pages) through our wrapper and through
 /// `nfc-mfultralight r`, both against the virtual PN532. Prints the figures; asserts the
 /// data, not the speed.
+extension LibNFCInProcessTests {
 @Suite("libnfc NTAG215 read timing", .serialized,
        .enabled(if: LibNFCTestBench.enabled && (ProcessInfo.processInfo.environment["CI"] == "true"
            || FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-mfultralight"))))
@@ -62,4 +63,5 @@ struct LibNFCTimingTests {
         }
         print("NTAG215 full read, open included: wrapper \(ours.map(ms)) ms (34 READs alone \(readOnly.map(ms)) ms); nfc-mfultralight r \(tool.map(ms)) ms")
     }
+}
 }
