@@ -533,10 +533,10 @@ public final class ContactlessPhone: Sendable {
     }
 
     private func route(_ command: [UInt8], field f: inout Field, state s: State) -> Route {
-        let parsed: ParsedCommand
-        switch parseCommand(command) {
-        case .failure(let fault): return .system(fault.statusWord)
-        case .success(let p): parsed = p
+        let parsed: CommandAPDU
+        switch screenCommand(command) {
+        case .refused(let sw): return .system(sw.bytes)
+        case .command(let c): parsed = c
         }
         let isSelect = parsed.ins == 0xA4 && parsed.cla & 0x80 == 0
         guard isSelect, parsed.p1 == 0x04 else {
@@ -545,21 +545,21 @@ public final class ContactlessPhone: Sendable {
             case .app:
                 if let sid = emulatingSession(s) { return .app(session: sid, deselectFirst: false) }
                 f.selected = nil
-                return .system([0x69, 0x85])
+                return .system(StatusWord.conditionsNotSatisfied.bytes)
             case .systemPPSE:
-                return .system(isSelect ? [0x6A, 0x82] : [0x6D, 0x00])
+                return .system(isSelect ? StatusWord.fileNotFound.bytes : StatusWord.insNotSupported.bytes)
             case nil:
-                return .system(isSelect ? [0x6A, 0x82] : [0x69, 0x85])
+                return .system(isSelect ? StatusWord.fileNotFound.bytes : StatusWord.conditionsNotSatisfied.bytes)
             }
         }
         // SELECT by DF name. P2: b2b1 occurrence (00 first, 10 next; last/previous
         // unsupported), b4b3 answer (FCI 00, FCP 04, FMD 08, none 0C).
         let occurrence = parsed.p2 & 0x03
         guard occurrence == 0x00 || occurrence == 0x02, parsed.p2 & 0xF0 == 0 else {
-            return .system([0x6A, 0x86])
+            return .system(StatusWord.wrongParameters.bytes)
         }
         let aid = parsed.data
-        guard aid.count >= 5 else { return .system([0x6A, 0x82]) }
+        guard aid.count >= 5 else { return .system(StatusWord.fileNotFound.bytes) }
         let previous = f.selected
         let appSelected: [UInt8]? = if case .app(let a) = previous { a } else { nil }
         let deselectSession: Int? = (appSelected != nil && appSelected != aid) ? emulatingSession(s) : nil
@@ -577,8 +577,8 @@ public final class ContactlessPhone: Sendable {
             return .app(session: sid, deselectFirst: deselectSession != nil)
         }
         f.selected = nil
-        if let d = deselectSession { return .systemAfterDeselect(session: d, [0x6A, 0x82]) }
-        return .system([0x6A, 0x82])
+        if let d = deselectSession { return .systemAfterDeselect(session: d, StatusWord.fileNotFound.bytes) }
+        return .system(StatusWord.fileNotFound.bytes)
     }
 
     /// The system's answer to SELECT PPSE: FCI template `6F` with DF name `84` = PPSE and
@@ -587,7 +587,7 @@ public final class ContactlessPhone: Sendable {
     /// No declared identifier → `6A 82`.
     static func ppseFCI(listing prefixes: [SelectIdentifierPrefix]) -> [UInt8] {
         let adfs = prefixes.map(\.bytes).filter { $0 != WellKnownAID.ppse }
-        guard !adfs.isEmpty else { return [0x6A, 0x82] }
+        guard !adfs.isEmpty else { return StatusWord.fileNotFound.bytes }
         func tlv(_ tag: [UInt8], _ value: [UInt8]) -> [UInt8] {
             // Lengths here stay below 128 for up to 5 entries; longer uses 81 xx.
             value.count < 0x80 ? tag + [UInt8(value.count)] + value
@@ -595,6 +595,6 @@ public final class ContactlessPhone: Sendable {
         }
         let entries = adfs.prefix(8).flatMap { tlv([0x61], tlv([0x4F], $0)) }
         let body = tlv([0x84], WellKnownAID.ppse) + tlv([0xA5], tlv([0xBF, 0x0C], entries))
-        return tlv([0x6F], body) + [0x90, 0x00]
+        return tlv([0x6F], body) + StatusWord.success.bytes
     }
 }
