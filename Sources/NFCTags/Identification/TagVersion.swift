@@ -6,6 +6,7 @@
 public struct TagVersionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The length received.
     public let length: Int
+    public init(length: Int) { self.length = length }
     public var description: String { "GET_VERSION answer must be 8 bytes, got \(length)" }
 }
 
