@@ -21,6 +21,8 @@ struct TagFileTests {
         #expect(report.ndefMessageBytes == uri)
         #expect(report.maximumNDEFMessageSize == 492)
         #expect(report.layout?.tlvs.map(\.kind) == [.ndef, .terminator])
+        #expect(report.ndefMessage?.descriptions.first?.uri == "https://example.com/nfcbench")
+        #expect(report.text.contains("https://example.com/nfcbench"))
     }
 
     @Test("ntag213-text.json: Text record 'Hello, bench' (en) behind the factory Lock Control TLV; max 137")
@@ -30,6 +32,8 @@ struct TagFileTests {
         let text: [UInt8] = [0xD1, 0x01, 0x0F, 0x54, 0x02, 0x65, 0x6E] + Array("Hello, bench".utf8)
         #expect(report.ndefMessageBytes == text)
         #expect(report.maximumNDEFMessageSize == 137)
+        #expect(report.ndefMessage?.descriptions.first?.text == "Hello, bench")
+        #expect(report.ndefMessage?.descriptions.first?.language == "en")
     }
 
     @Test("ntag216-empty.json and ultralight-blank.json: empty messages; Ultralight has no GET_VERSION")

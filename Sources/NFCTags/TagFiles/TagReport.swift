@@ -1,8 +1,8 @@
 /// What `tag show` says about a tag file, found by running the real Type 2 reader procedure
 /// (``Type2TagReader``) against the file's image in an ``NTAG21xCore`` in memory.
 ///
-/// NDEF decoding is not done here: ``ndefMessageBytes`` holds the raw message, ready for
-/// `NFCNDEFMessage(bytes:)` (the NDEF module's parser) when the caller wants records.
+/// ``ndefMessageBytes`` holds the raw message as the procedure read it; ``ndefMessage`` is
+/// the same bytes through `NFCNDEFMessage(bytes:)`, or ``ndefDecodeError`` says why not.
 public struct TagReport: Sendable {
     /// A finding a real reader would trip on. Compare by ``kind``.
     public struct Warning: Sendable, Hashable, CustomStringConvertible {
@@ -41,6 +41,16 @@ public struct TagReport: Sendable {
     /// The NDEF message bytes (`nil` when the reader could not read one). Decode with
     /// `NFCNDEFMessage(bytes:)`.
     public let ndefMessageBytes: [UInt8]?
+    /// ``ndefMessageBytes`` parsed (`nil` for an empty message, or when parsing failed).
+    public var ndefMessage: NFCNDEFMessage? {
+        guard let b = ndefMessageBytes, !b.isEmpty else { return nil }
+        return try? NFCNDEFMessage(bytes: b)
+    }
+    /// Why ``ndefMessageBytes`` is not a valid NDEF message, if it is not.
+    public var ndefDecodeError: NDEFError? {
+        guard let b = ndefMessageBytes, !b.isEmpty else { return nil }
+        do { _ = try NFCNDEFMessage(bytes: b); return nil } catch { return error }
+    }
     /// Why the reader procedure failed, if it did.
     public let readError: Type2TagError?
     public let warnings: [Warning]
@@ -172,6 +182,13 @@ public struct TagReport: Sendable {
         if let ndef = ndefMessageBytes {
             out.append(ndef.isEmpty ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
         }
+        if let message = ndefMessage {
+            for (i, d) in message.descriptions.enumerated() {
+                let body = d.uri ?? d.text.map { "\"\($0)\"" + (d.language.map { " (\($0))" } ?? "") } ?? d.payloadHex
+                out.append("  record \(i + 1): \(d.tnfName) \(d.type): \(body)")
+            }
+        }
+        if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
         if let readError { out.append("Read failed: \(readError)") }
         for w in warnings { out.append("warning: \(w)") }
         for n in file.notes { out.append("note: \(n)") }
