@@ -68,6 +68,14 @@ final class ReaderSessionRuntime: @unchecked Sendable {
 
     var isReady: Bool { readyMirror.load(ordering: .acquiring) }
 
+    /// True while `handle` is current and its target is in the field.
+    func isAvailable(_ handle: TagHandle) -> Bool {
+        queue.sync {
+            guard case .active(let a) = machine.state else { return false }
+            return a.generation == handle.generation && a.present[handle.target] != nil
+        }
+    }
+
     // MARK: Inputs from the app, the user and the system
 
     func begin(alertMessage: String) {
