@@ -216,7 +216,10 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     ) {
         let deliver = self.deliver
         if requiresConnection && !connected.withLock({ $0 }) {
-            deliver { completion(.failure(NFCReaderError(.readerTransceiveErrorTagNotConnected, detail: "call connect(to:) first"))) }
+            let error = runtime.isReady
+                ? NFCReaderError(.readerTransceiveErrorTagNotConnected, detail: "call connect(to:) first")
+                : NFCReaderError(.readerTransceiveErrorSessionInvalidated)
+            deliver { completion(.failure(error)) }
             return
         }
         runtime.perform(name, on: handle, body) { r in deliver { completion(r) } }
