@@ -1,1 +1,4 @@
-print("nfcbench")
+import Foundation
+
+let status = await CLI.main(Array(CommandLine.arguments.dropFirst()))
+exit(status)

@@ -1,0 +1,136 @@
+public import NFCTags
+
+/// A Type 2 Tag over a libnfc device and its selected ISO 14443A target.
+///
+/// Every command goes raw (easy framing and chip CRC off, as `nfc-mfultralight` does for
+/// GET_VERSION), with the CRC_A appended and checked here, so a 4-bit NAK (one byte
+/// back) is told apart from silence (`NFC_ERFTRANS`). ``reactivate()`` re-selects the tag
+/// by UID with the chip's framing back on. Errors are ``TagCommunicationError``.
+public final class LibNFCType2Transport: Type2TagTransport {
+    public let device: LibNFCDevice
+    public private(set) var target: LibNFCTarget
+    /// Per-command answer timeout.
+    public var timeout: TransceiveTimeout
+
+    /// Switches the device to raw exchanges; throws ``TagCommunicationError/readerFailure(_:)``.
+    public init(device: LibNFCDevice, target: LibNFCTarget, timeout: TransceiveTimeout = .after(.milliseconds(100))) throws {
+        self.device = device
+        self.target = target
+        self.timeout = timeout
+        try rawMode(true)
+    }
+
+    private func rawMode(_ raw: Bool) throws {
+        do {
+            try device.setProperty(.easyFraming, !raw)
+            try device.setProperty(.handleCRC, !raw)
+        } catch let e as LibNFCError {
+            throw e.tagCommunicationError
+        }
+    }
+
+    /// One command frame out (CRC_A added), the answer back: `.ack`/`.nak` for a 4-bit
+    /// answer, the data (CRC_A checked and removed) otherwise.
+    func exchange(_ frame: [UInt8]) throws -> Type2Answer {
+        let answer: [UInt8]
+        do {
+            answer = try device.transceive(frame + libnfcCRCA(frame), timeout: timeout)
+        } catch let e as LibNFCError {
+            throw e.tagCommunicationError
+        }
+        switch answer.count {
+        case 0: throw TagCommunicationError.noResponse
+        case 1: return answer[0] & 0x0F == 0x0A ? .ack : .nak(answer[0] & 0x0F)
+        case 2: throw TagCommunicationError.malformedResponse("2-byte answer \(answer.hexString(separator: " "))")
+        default:
+            let data = Array(answer.dropLast(2))
+            guard libnfcCRCA(data) == Array(answer.suffix(2)) else {
+                throw TagCommunicationError.malformedResponse("CRC_A mismatch in \(answer.hexString(separator: " "))")
+            }
+            return .data(data)
+        }
+    }
+
+    public func read(page: UInt8) throws -> [UInt8] {
+        switch try exchange([0x30, page]) {
+        case .data(let d) where d.count == 16: return d
+        case .data(let d): throw TagCommunicationError.malformedResponse("READ returned \(d.count) bytes")
+        case .nak(let v): throw TagCommunicationError.nak(v)
+        case .ack: throw TagCommunicationError.malformedResponse("READ answered ACK")
+        case .silent: throw TagCommunicationError.noResponse
+        }
+    }
+
+    public func write(page: UInt8, data: [UInt8]) throws {
+        guard data.count == 4 else { throw TagCommunicationError.packetTooLong(data.count) }
+        switch try exchange([0xA2, page] + data) {
+        case .ack: return
+        case .nak(let v): throw TagCommunicationError.nak(v)
+        case .data(let d): throw TagCommunicationError.malformedResponse("WRITE answered \(d.count) bytes")
+        case .silent: throw TagCommunicationError.noResponse
+        }
+    }
+
+    public func getVersion() throws -> [UInt8]? {
+        switch try exchange([0x60]) {
+        case .data(let d) where d.count == 8: return d
+        case .data(let d): throw TagCommunicationError.malformedResponse("GET_VERSION returned \(d.count) bytes")
+        case .nak(let v): throw TagCommunicationError.nak(v)
+        case .ack: throw TagCommunicationError.malformedResponse("GET_VERSION answered ACK")
+        case .silent: throw TagCommunicationError.noResponse
+        }
+    }
+
+    /// Re-selects the tag by its UID (`nfc_initiator_select_passive_target`), then goes
+    /// back to raw exchanges. `.tagLost` when it no longer answers.
+    public func reactivate() throws {
+        try rawMode(false)
+        let found: LibNFCTarget?
+        do {
+            found = try device.selectPassiveTarget(target.modulation, uid: target.uid)
+        } catch let e as LibNFCError {
+            throw e.tagCommunicationError
+        }
+        guard let found else { throw TagCommunicationError.tagLost }
+        target = found
+        try rawMode(true)
+    }
+}
+
+/// ISO-DEP over a libnfc device: easy framing on, so the chip runs T=CL and one
+/// `nfc_initiator_transceive_bytes` carries one APDU each way.
+public final class LibNFCAPDUTransport: APDUTransport {
+    public let device: LibNFCDevice
+    public var timeout: TransceiveTimeout
+
+    public init(device: LibNFCDevice, timeout: TransceiveTimeout = .after(.seconds(1))) throws {
+        self.device = device
+        self.timeout = timeout
+        do { try device.setProperty(.easyFraming, true) } catch let e as LibNFCError { throw e.tagCommunicationError }
+    }
+
+    /// At most 262 command bytes (PN53x InDataExchange); longer → `.packetTooLong`.
+    public func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        guard command.count <= 262 else { throw TagCommunicationError.packetTooLong(command.count) }
+        do {
+            let answer = try device.transceive(command, timeout: timeout)
+            guard answer.count >= 2 else {
+                throw TagCommunicationError.malformedResponse("R-APDU of \(answer.count) bytes, no SW1 SW2")
+            }
+            return answer
+        } catch let e as LibNFCError {
+            throw e.tagCommunicationError
+        }
+    }
+}
+
+/// ISO/IEC 14443-3 CRC_A (init `6363`), low byte first.
+func libnfcCRCA(_ bytes: [UInt8]) -> [UInt8] {
+    var crc: UInt16 = 0x6363
+    for byte in bytes {
+        var b = byte ^ UInt8(truncatingIfNeeded: crc)
+        b ^= b << 4
+        crc = (crc >> 8) ^ (UInt16(b) << 8) ^ (UInt16(b) << 3) ^ (UInt16(b) >> 4)
+    }
+    return [UInt8(truncatingIfNeeded: crc), UInt8(truncatingIfNeeded: crc >> 8)]
+}

@@ -1,1 +1,0 @@
-// NFCHardware: see README.md for what lives here.

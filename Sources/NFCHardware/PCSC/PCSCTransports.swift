@@ -1,0 +1,89 @@
+public import NFCTags
+
+/// An ISO/IEC 14443-4 tag reached through a PC/SC reader: each APDU is one `SCardTransmit`.
+///
+/// Errors are ``TagCommunicationError`` (``PCSCError/tagCommunicationError``), plus the
+/// vpcd/pcscd case of a card that leaves mid-exchange: `SCardTransmit` succeeds with 0 bytes
+/// and the next call fails with `SCARD_W_REMOVED_CARD`; both are `.tagLost`.
+/// Blocking: call it from the context's queue or your own thread.
+public struct PCSCAPDUTransport: APDUTransport, Sendable {
+    public let card: PCSCCard
+    public init(card: PCSCCard) { self.card = card }
+
+    /// `SCardTransmit` of `command`; the response APDU with its status word.
+    /// - Throws: ``TagCommunicationError``: `.tagLost` for an empty answer or a removed card,
+    ///   `.packetTooLong` for a command over 65544 bytes (the PC/SC client's limit).
+    public func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        guard command.count <= 65_544 else { throw TagCommunicationError.packetTooLong(command.count) }
+        let answer: [UInt8]
+        do {
+            answer = try card.transmit(command)
+        } catch {
+            throw error.tagCommunicationError
+        }
+        guard !answer.isEmpty else { throw TagCommunicationError.tagLost }
+        return answer
+    }
+}
+
+/// A Type 2 tag (MIFARE Ultralight, NTAG21x) reached through a PC/SC contactless reader's
+/// storage-card pseudo-APDUs (PC/SC 2.02 part 3 §3.2.2.1.8–9):
+/// READ BINARY `FF B0 00 <page> 10` (16 bytes = the T2T READ), UPDATE BINARY
+/// `FF D6 00 <page> 04 <4 bytes>` (the T2T WRITE), and GET_VERSION through the reader's
+/// transparent exchange (``PCSCCard/transparentExchange(_:)``).
+///
+/// A failed READ/UPDATE (`63 00`, `65 81`, `6A 82`…) is reported as `.nak(0)` for
+/// `63 00`/`65 81` (the reader hides the tag's 4-bit NAK code) and `.malformedResponse`
+/// otherwise.
+public struct PCSCType2TagTransport: Type2TagTransport, Sendable {
+    public let card: PCSCCard
+    public init(card: PCSCCard) { self.card = card }
+
+    private func exchange(_ apdu: [UInt8]) throws -> (data: [UInt8], sw: UInt16) {
+        let r = try PCSCAPDUTransport(card: card).transmit(apdu)
+        guard r.count >= 2 else { throw TagCommunicationError.malformedResponse("answer shorter than a status word") }
+        return (Array(r.dropLast(2)), UInt16(r[r.count - 2]) << 8 | UInt16(r[r.count - 1]))
+    }
+
+    private static func failure(_ what: String, _ sw: UInt16) -> TagCommunicationError {
+        switch sw {
+        case 0x6300, 0x6581: .nak(0)
+        default: .malformedResponse("\(what) answered SW \(String(sw, radix: 16, uppercase: true))")
+        }
+    }
+
+    /// READ BINARY `FF B0 00 <page> 10`: exactly 16 bytes.
+    public func read(page: UInt8) throws -> [UInt8] {
+        let (data, sw) = try exchange([0xFF, 0xB0, 0x00, page, 0x10])
+        guard sw == 0x9000 else { throw Self.failure("READ BINARY", sw) }
+        guard data.count == 16 else {
+            throw TagCommunicationError.malformedResponse("READ BINARY gave \(data.count) bytes, not 16")
+        }
+        return data
+    }
+
+    /// UPDATE BINARY `FF D6 00 <page> 04 <data>`; `data` must be 4 bytes.
+    public func write(page: UInt8, data: [UInt8]) throws {
+        guard data.count == 4 else { throw TagCommunicationError.packetTooLong(data.count) }
+        let (_, sw) = try exchange([0xFF, 0xD6, 0x00, page, 0x04] + data)
+        guard sw == 0x9000 else { throw Self.failure("UPDATE BINARY", sw) }
+    }
+
+    /// GET_VERSION through the transparent exchange; `nil` when the reader has none.
+    public func getVersion() throws -> [UInt8]? {
+        do {
+            return try card.getVersion()
+        } catch let e as PCSCError {
+            throw e.tagCommunicationError
+        }
+    }
+
+    /// `SCardReconnect` with `SCARD_RESET_CARD`: the reader re-activates the tag.
+    public func reactivate() throws {
+        do {
+            try card.reconnect(.reset)
+        } catch {
+            throw error.tagCommunicationError
+        }
+    }
+}

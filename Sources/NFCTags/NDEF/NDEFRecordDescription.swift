@@ -1,0 +1,89 @@
+import Foundation
+
+/// A flat, printable summary of one record with its body decoded, for `tag show` and JSON.
+/// Optional fields are `nil` where the record's type has no such thing.
+public struct NDEFRecordDescription: Sendable, Hashable, Codable {
+    /// The TNF as read from the wire (7 stays 7 here, with a warning).
+    public var tnf: UInt8
+    /// Core NFC's case name of the TNF the record was read as (`"nfcWellKnown"`).
+    public var tnfName: String
+    /// The TYPE field as UTF-8 (invalid bytes replaced).
+    public var type: String
+    public var typeHex: String
+    public var identifierHex: String
+    public var payloadHex: String
+    /// Text record (or a Smart Poster's first title is in ``title``).
+    public var text: String?
+    public var language: String?
+    /// `UTF-8`, `UTF-16BE` or `UTF-16LE`.
+    public var encoding: String?
+    /// URI record, Smart Poster URI, or an absolute-URI record's type.
+    public var uri: String?
+    /// Media record's type, or a Smart Poster's `t`.
+    public var mimeType: String?
+    /// Android Application Record.
+    public var packageName: String?
+    /// Smart Poster's first title.
+    public var title: String?
+    /// Smart Poster's nested records.
+    public var records: [NDEFRecordDescription]?
+    /// Reserved TNF read as unknown, RFU URI prefix, an invalid body and the like.
+    public var warnings: [String]
+
+    /// Describes `record`, decoding its body with `limits`.
+    public init(_ record: NFCNDEFPayload, limits: NDEFLimits = .default) {
+        self.init(record, limits: limits, depth: 0)
+    }
+
+    init(_ record: NFCNDEFPayload, limits: NDEFLimits, depth: Int) {
+        var rawTNF = record.typeNameFormat.rawValue
+        warnings = []
+        for w in record.readWarnings {
+            if case .reservedTypeNameFormat(let v) = w { rawTNF = v }
+            warnings.append(w.message)
+        }
+        tnf = rawTNF
+        tnfName = record.typeNameFormat.name
+        type = String(decoding: record.type, as: UTF8.self)
+        typeHex = record.type.hexString()
+        identifierHex = record.identifier.hexString()
+        payloadHex = record.payload.hexString()
+
+        switch record.content(limits: limits, depth: depth) {
+        case .empty, .unknown, .wellKnown:
+            break
+        case .text(let t):
+            text = t.text
+            language = t.languageCode
+            encoding = t.encoding.rawValue
+        case .uri(let u):
+            uri = u.uri
+            if u.isReservedPrefix {
+                warnings.append(Self.reservedPrefixWarning(u.prefixCode))
+            }
+        case .smartPoster(let sp):
+            uri = sp.uri.uri
+            if sp.uri.isReservedPrefix {
+                warnings.append(Self.reservedPrefixWarning(sp.uri.prefixCode))
+            }
+            title = sp.titles.first?.text
+            language = sp.titles.first?.languageCode
+            mimeType = sp.mimeType
+            records = sp.message.records.map { NDEFRecordDescription($0, limits: limits, depth: depth + 1) }
+        case .mime(let t, _):
+            mimeType = t
+        case .androidApplication(let p):
+            packageName = p
+        case .external:
+            break
+        case .absoluteURI(let u, _):
+            uri = u
+        case .invalid(let e):
+            warnings.append("invalid body: \(e)")
+        }
+    }
+
+    static func reservedPrefixWarning(_ code: UInt8) -> String {
+        "URI identifier code 0x\([code].hexString()) is RFU; decoded as no prefix (RTD-URI 1.0 §3.2.2)"
+    }
+}

@@ -1,0 +1,243 @@
+// NFC Forum Type 4 Tag 2.0 / 3.0 §5.4: the NDEF detection, read and update procedures.
+
+/// The NFC Forum Type 4 Tag NDEF procedures over any ISO-DEP carrier (T4T 2.0 §5.4, T4T 3.0
+/// §5.4): what Core NFC's `NFCNDEFTag.queryNDEFStatus`, `readNDEF` and `writeNDEF` do on an
+/// ISO 7816 tag.
+///
+/// Every call runs the whole sequence from the NDEF Tag Application SELECT, so it is valid
+/// after any earlier exchange. Reads never ask for more than MLe bytes nor beyond the NDEF
+/// file's maximum size; offsets above 7FFF use READ/UPDATE BINARY with an offset data
+/// object (INS `B1`/`D7`, T4T 3.0), which a 2.0 tag answers with a status error.
+public struct Type4TagReader<Transport: APDUTransport> {
+    /// The NDEF Tag Application name, mapping 2.0 and later.
+    public static var ndefApplicationAID: [UInt8] { [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01] }
+    /// The Capability Container file identifier.
+    public static var capabilityContainerFileID: UInt16 { 0xE103 }
+
+    public let transport: Transport
+    /// When `true`, READ/UPDATE BINARY may use extended lengths (Ne up to MLe, Nc up to MLc);
+    /// otherwise each exchange stays within short APDUs (Ne ≤ 256, Nc ≤ 255), which every
+    /// ISO-DEP reader carries.
+    public var allowsExtendedLength: Bool
+
+    public init(transport: Transport, allowsExtendedLength: Bool = false) {
+        self.transport = transport
+        self.allowsExtendedLength = allowsExtendedLength
+    }
+
+    // MARK: Procedures
+
+    /// NDEF detection (T4T §5.4.2): SELECT the NDEF Tag Application (`00 A4 04 00 07 D2 76
+    /// 00 00 85 01 01 00`), SELECT the CC file (`00 A4 00 0C 02 E1 03`), READ BINARY the CC.
+    /// - Returns: the parsed Capability Container.
+    /// - Throws: ``Type4TagError`` `.applicationNotFound`, `.fileNotFound`, `.ccInvalid`,
+    ///   `.unsupportedVersion`, `.unexpectedStatus`, `.communication`.
+    public func detect() throws(Type4TagError) -> Type4CapabilityContainer {
+        let select = try apdu { () throws(APDUError) in try CommandAPDU.select(aid: Self.ndefApplicationAID) }
+        let sw = try exchange(select).statusWord
+        guard sw.isSuccess else {
+            throw Type4TagError(.applicationNotFound, "SELECT NDEF Tag Application answered \(sw)")
+        }
+        try selectFile(Self.capabilityContainerFileID)
+        // MLe is not known yet; 15 is the least every tag supports (T4T §5.1).
+        let head = try readBinary(offset: 0, count: 15, maximumRead: 15, fileSize: nil)
+        let ccLength = Int(head[0]) << 8 | Int(head[1])
+        guard ccLength >= 15 else { throw .ccInvalid("CCLEN \(ccLength) is below 000F") }
+        var cc = head
+        // The first TLV: NDEF (04, 6 bytes, ends at 15) or ENDEF (06, 8 bytes, ends at 17).
+        let tlvEnd = 9 + Int(head[8])
+        if head[7] == 0x06, tlvEnd > 15, tlvEnd <= ccLength {
+            cc += try readBinary(offset: 15, count: tlvEnd - 15, maximumRead: 15, fileSize: ccLength)
+        }
+        return try Type4CapabilityContainer(bytes: cc)
+    }
+
+    /// NDEF read (T4T §5.4.3): detection, SELECT the NDEF file named by the CC, READ BINARY
+    /// NLEN (2 bytes) or ENLEN (4 bytes, ENDEF file), then the message in chunks of at most MLe.
+    /// - Returns: the raw NDEF message bytes (empty when NLEN is 0).
+    /// - Throws: ``Type4TagError``; `.lengthOutOfRange` when NLEN exceeds max size − 2
+    ///   (− 4 for ENLEN), `.accessDenied` when the CC denies reading.
+    public func readNDEF() throws(Type4TagError) -> [UInt8] {
+        try readNDEF(capabilityContainer: detect())
+    }
+
+    /// ``readNDEF()`` after a ``detect()`` the caller already ran (the application and CC
+    /// must still be the tag's).
+    public func readNDEF(capabilityContainer cc: Type4CapabilityContainer) throws(Type4TagError) -> [UInt8] {
+        guard cc.isReadable else {
+            throw Type4TagError(.accessDenied, "CC read access \([cc.readAccess].hexString())")
+        }
+        try selectFile(cc.ndefFileID)
+        let n = try lengthField(cc)
+        guard n <= cc.maximumNDEFMessageSize else {
+            throw Type4TagError(
+                .lengthOutOfRange, "NLEN \(n) exceeds the file's room of \(cc.maximumNDEFMessageSize) bytes")
+        }
+        if n == 0 { return [] }
+        return try readBinary(
+            offset: cc.lengthFieldSize, count: n, maximumRead: readLimit(cc), fileSize: cc.maximumNDEFFileSize)
+    }
+
+    /// NDEF update (T4T §5.4.4): detection, refusal unless write access is `00`, SELECT the
+    /// NDEF file, UPDATE BINARY NLEN = 0, the message in chunks of at most MLc, then NLEN.
+    /// A tag lost midway leaves NLEN 0 (an empty tag), never a torn message.
+    /// - Throws: ``Type4TagError`` `.readOnly`, `.messageTooLarge`, and the detection errors.
+    public func writeNDEF(_ message: [UInt8]) throws(Type4TagError) {
+        try writeNDEF(message, capabilityContainer: detect())
+    }
+
+    /// ``writeNDEF(_:)`` after a ``detect()`` the caller already ran.
+    public func writeNDEF(_ message: [UInt8], capabilityContainer cc: Type4CapabilityContainer) throws(Type4TagError) {
+        guard cc.isWritable else {
+            throw Type4TagError(.readOnly, "CC write access \([cc.writeAccess].hexString())")
+        }
+        guard message.count <= cc.maximumNDEFMessageSize else {
+            throw Type4TagError(
+                .messageTooLarge, "\(message.count) bytes; the file holds \(cc.maximumNDEFMessageSize)")
+        }
+        try selectFile(cc.ndefFileID)
+        let width = cc.lengthFieldSize
+        try updateBinary(offset: 0, data: [UInt8](repeating: 0, count: width), cc: cc)
+        if !message.isEmpty { try updateBinary(offset: width, data: message, cc: cc) }
+        let length = (0..<width).reversed().map { UInt8((message.count >> ($0 * 8)) & 0xFF) }
+        try updateBinary(offset: 0, data: length, cc: cc)
+    }
+
+    /// The largest NDEF message the tag can hold, from its CC.
+    public func maximumNDEFMessageSize() throws(Type4TagError) -> Int {
+        try detect().maximumNDEFMessageSize
+    }
+
+    // MARK: Steps
+
+    private func readLimit(_ cc: Type4CapabilityContainer) -> Int {
+        min(cc.maximumReadLength, allowsExtendedLength ? 65536 : 256)
+    }
+
+    private func writeLimit(_ cc: Type4CapabilityContainer) -> Int {
+        min(cc.maximumWriteLength, allowsExtendedLength ? 65535 : 255)
+    }
+
+    private func lengthField(_ cc: Type4CapabilityContainer) throws(Type4TagError) -> Int {
+        let b = try readBinary(
+            offset: 0, count: cc.lengthFieldSize, maximumRead: readLimit(cc), fileSize: cc.maximumNDEFFileSize)
+        return b.reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    private func selectFile(_ id: UInt16) throws(Type4TagError) {
+        let sw = try exchange(CommandAPDU.selectFile(id: id)).statusWord
+        if sw == .fileNotFound {
+            throw Type4TagError(.fileNotFound, "SELECT file \([UInt8(id >> 8), UInt8(id & 0xFF)].hexString())")
+        }
+        guard sw.isSuccess else { throw .unexpectedStatus(sw) }
+    }
+
+    /// Reads exactly `count` bytes from `offset` of the current file, in exchanges of at most
+    /// `maximumRead` response bytes, accepting a tag's short reads; past 7FFF with ODO.
+    private func readBinary(
+        offset: Int, count: Int, maximumRead: Int, fileSize: Int?
+    ) throws(Type4TagError) -> [UInt8] {
+        if let fileSize, offset + count > fileSize {
+            throw Type4TagError(.lengthOutOfRange, "read of \(count) at \(offset) leaves the \(fileSize)-byte file")
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        while out.count < count {
+            let at = offset + out.count
+            let want = count - out.count
+            let chunk: [UInt8]
+            if at <= 0x7FFF {
+                let n = min(want, maximumRead)
+                let command = try apdu { () throws(APDUError) in try CommandAPDU.readBinary(offset: at, length: n) }
+                chunk = try readAnswer(command, expecting: n)
+            } else {
+                // Response is `53 L data`; the DDO header counts toward Le.
+                var n = min(want, maximumRead - 2)
+                if n >= 0x80 { n = min(want, maximumRead - 3) }
+                if n >= 0x100 { n = min(want, maximumRead - 4) }
+                let le = n + 1 + BERLength.size(of: n)
+                let command = try apdu { () throws(APDUError) in try CommandAPDU.readBinaryODO(offset: at, length: le) }
+                let ddo = try readAnswer(command, expecting: le)
+                guard ddo.first == 0x53, let (len, size) = BERLength.decode(ddo.dropFirst()),
+                    ddo.count == 1 + size + len, len <= n
+                else {
+                    throw .communication(.malformedResponse(
+                        "READ BINARY ODO answer is not a 53 data object of at most \(n) bytes: \(ddo.prefix(8).hexString())"))
+                }
+                chunk = Array(ddo[(1 + size)...])
+            }
+            guard !chunk.isEmpty else {
+                throw .communication(.malformedResponse("READ BINARY at \(at) returned no data"))
+            }
+            out += chunk
+        }
+        return out
+    }
+
+    /// One READ BINARY exchange: data of 1…`expecting` bytes with `9000`, or `6282` (end of file).
+    private func readAnswer(_ command: CommandAPDU, expecting n: Int) throws(Type4TagError) -> [UInt8] {
+        let r = try exchange(command)
+        guard r.statusWord.isSuccess || (r.statusWord == .endOfFileReached && !r.data.isEmpty) else {
+            throw .unexpectedStatus(r.statusWord)
+        }
+        guard r.data.count <= n else {
+            throw .communication(.malformedResponse("asked \(n) bytes, got \(r.data.count)"))
+        }
+        return r.data
+    }
+
+    private func updateBinary(offset: Int, data: [UInt8], cc: Type4CapabilityContainer) throws(Type4TagError) {
+        let limit = writeLimit(cc)
+        var done = 0
+        while done < data.count {
+            let at = offset + done
+            let command: CommandAPDU
+            let n: Int
+            if at <= 0x7FFF {
+                n = min(data.count - done, limit)
+                let part = Array(data[done..<(done + n)])
+                command = try apdu { () throws(APDUError) in try CommandAPDU.updateBinary(offset: at, data: part) }
+            } else {
+                // Data field is `54 03 off off off 53 L data`.
+                var m = min(data.count - done, limit - 7)
+                if m >= 0x80 { m = min(data.count - done, limit - 8) }
+                if m >= 0x100 { m = min(data.count - done, limit - 9) }
+                guard m >= 1 else {
+                    throw Type4TagError(.lengthOutOfRange, "MLc \(cc.maximumWriteLength) is too small for UPDATE BINARY with ODO")
+                }
+                n = m
+                let part = Array(data[done..<(done + n)])
+                command = try apdu { () throws(APDUError) in try CommandAPDU.updateBinaryODO(offset: at, data: part) }
+            }
+            let sw = try exchange(command).statusWord
+            if sw == .securityStatusNotSatisfied {
+                throw Type4TagError(.readOnly, "UPDATE BINARY answered \(sw)")
+            }
+            guard sw.isSuccess else { throw .unexpectedStatus(sw) }
+            done += n
+        }
+    }
+
+    private func exchange(_ command: CommandAPDU) throws(Type4TagError) -> ResponseAPDU {
+        let raw: [UInt8]
+        do {
+            raw = try transport.transmit(command.bytes)
+        } catch let e as TagCommunicationError {
+            throw .communication(e)
+        } catch {
+            throw .communication(.readerFailure(String(describing: error)))
+        }
+        guard let r = try? ResponseAPDU(bytes: raw) else {
+            throw .communication(.malformedResponse("response of \(raw.count) byte(s) has no SW1 SW2"))
+        }
+        return r
+    }
+
+    /// Builds a command whose parameters the procedure has already bounded; a failure here
+    /// is reported as a length error rather than trapping.
+    private func apdu(_ build: () throws(APDUError) -> CommandAPDU) throws(Type4TagError) -> CommandAPDU {
+        do { return try build() } catch {
+            throw Type4TagError(.lengthOutOfRange, error.reason)
+        }
+    }
+}

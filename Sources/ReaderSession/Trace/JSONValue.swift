@@ -1,0 +1,138 @@
+import Foundation
+
+/// A JSON value whose objects keep their keys in insertion order, so every JSON Lines
+/// record (`--json` output and the trace) reads `t_us`, `event`, … in a fixed order.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// One compact line of JSON (no newline).
+    public var serialized: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite { out += String(d) } else { out += "null" }
+        case .string(let s): JSONValue.writeString(s, to: &out)
+        case .array(let a):
+            out += "["
+            for (i, v) in a.enumerated() {
+                if i > 0 { out += "," }
+                v.write(to: &out)
+            }
+            out += "]"
+        case .object(let o): o.write(to: &out)
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20:
+                out += "\\u00" + String(c.value >> 4, radix: 16) + String(c.value & 0xF, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+
+    /// Parses one JSON text (for reading traces and tests); numbers without a fraction or
+    /// exponent become `.int`. Throws on anything that is not JSON.
+    public init(parsing text: String) throws {
+        let any = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        self = try JSONValue(foundation: any)
+    }
+
+    private init(foundation any: Any) throws {
+        switch any {
+        case is NSNull: self = .null
+        case let n as NSNumber:
+            let objCType = String(cString: n.objCType)
+            if objCType == "c" || objCType == "B" { self = .bool(n.boolValue) }
+            else if objCType != "d" && objCType != "f" {
+                self = .int(n.int64Value)
+            } else { self = .double(n.doubleValue) }
+        case let s as String: self = .string(s)
+        case let a as [Any]: self = .array(try a.map { try JSONValue(foundation: $0) })
+        case let d as [String: Any]:
+            var o = JSONObject()
+            for key in d.keys.sorted() { o[key] = try JSONValue(foundation: d[key]!) }
+            self = .object(o)
+        default:
+            throw CocoaError(.coderReadCorrupt)
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var intValue: Int64? { if case .int(let i) = self { i } else { nil } }
+}
+
+/// An ordered JSON object.
+public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public private(set) var entries: [(key: String, value: JSONValue)] = []
+
+    public init() {}
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        for (k, v) in elements { self[k] = v }
+    }
+
+    /// Reads a key; setting replaces in place or appends; setting `nil` removes.
+    public subscript(key: String) -> JSONValue? {
+        get { entries.first { $0.key == key }?.value }
+        set {
+            if let i = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    public var keys: [String] { entries.map(\.key) }
+
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
+        a.entries.count == b.entries.count
+            && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    func write(to out: inout String) {
+        out += "{"
+        for (i, e) in entries.enumerated() {
+            if i > 0 { out += "," }
+            JSONValue.writeString(e.key, to: &out)
+            out += ":"
+            e.value.write(to: &out)
+        }
+        out += "}"
+    }
+
+    public var serialized: String { JSONValue.object(self).serialized }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}

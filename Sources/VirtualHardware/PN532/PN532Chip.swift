@@ -1,0 +1,398 @@
+/// A fault the virtual PN532 puts on the wire once, for the next command that qualifies.
+public enum PN532WireFault: Sendable, Equatable {
+    /// The next response frame carries a wrong data checksum (libnfc: `NFC_EIO`).
+    case corruptResponseChecksum
+    /// The next response frame carries a wrong length checksum (libnfc: `NFC_EIO`).
+    case corruptLengthChecksum
+    /// The next command is acknowledged but never answered (libnfc: `NFC_ETIMEOUT`).
+    case silence
+    /// The card leaves the field when the next InDataExchange/InCommunicateThru arrives,
+    /// so that exchange gets status `01` (timeout) and the card is gone.
+    case fieldLossMidExchange
+}
+
+/// The PN532's state and command dispatcher, without I/O or clock: bytes from the host in,
+/// bytes to the host out. ``VirtualPN532`` puts it on a pseudo-terminal.
+///
+/// Implements what libnfc 1.8.0's `pn532_uart` driver sends (UM0701-02 §7): Diagnose (00),
+/// GetFirmwareVersion (02), GetGeneralStatus (04), Read/WriteRegister (06/08),
+/// SetParameters (12), SAMConfiguration (14), PowerDown (16), RFConfiguration (32),
+/// InDataExchange (40), InCommunicateThru (42), InDeselect (44), InListPassiveTarget (4A),
+/// InRelease (52), InAutoPoll (60), TgInitAsTarget (8C), TgGetData (86), TgSetData (8E).
+/// Anything else gets ACK + the error frame. Status bytes never have bit 7 (NAD) or
+/// bit 6 (MI) set.
+public struct PN532Chip: Sendable {
+    public enum PowerMode: Sendable, Equatable { case lowVbat, normal, powerDown }
+
+    /// GetFirmwareVersion answer: IC `32` (PN532), version 1, revision 6, support
+    /// `07` (ISO 14443A, ISO 14443B, ISO 18092).
+    public var firmwareVersion: [UInt8] = [0x32, 0x01, 0x06, 0x07]
+    public private(set) var powerMode: PowerMode = .lowVbat
+    public private(set) var rfFieldOn = false
+    /// SetParameters flags (`10` AutoRATS decides whether an ATS is reported).
+    public private(set) var parameters: UInt8 = 0
+    /// RFConfiguration item 5: MxRtyATR, MxRtyPSL, MxRtyPassiveActivation.
+    public private(set) var retries: [UInt8] = [0xFF, 0x01, 0xFF]
+    /// The CIU register file, addresses `6301`–`633E`.
+    public private(set) var registers = [UInt8](repeating: 0, count: 62)
+    public private(set) var card: PN532Card?
+    public private(set) var cardHalted = false
+    /// Whether the card is the current target (Tg 1) after InListPassiveTarget/InAutoPoll.
+    public private(set) var targetSelected = false
+    /// What the scripted reader has done so far in target mode.
+    public private(set) var readerExchanges: [PN532ReaderExchange] = []
+    /// `true` once the scripted reader sent its last command and left (status `29` given).
+    public private(set) var readerFinished = false
+
+    private var parser = PN532FrameParser()
+    private var pending: Pending?
+    private var lastResponse: [UInt8] = []
+    private var faults: [PN532WireFault] = []
+    private var reader: PN532ReaderScript?
+    private var readerStep = 0
+    private var readerAwaitingResponse = false
+
+    private enum Pending: Sendable, Equatable {
+        case autoPoll(types: [UInt8])
+        case initAsTarget
+    }
+
+    public init() {}
+
+    // MARK: inputs
+
+    /// Feeds bytes the host wrote; returns the bytes the chip writes back (ACKs, responses).
+    public mutating func receive(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        parser.append(bytes)
+        var out: [UInt8] = []
+        while let frame = parser.next() {
+            out += handle(frame)
+        }
+        return out
+    }
+
+    /// Puts a card in the field, replacing any other; answers an outstanding endless InAutoPoll.
+    public mutating func present(_ card: PN532Card) -> [UInt8] {
+        self.card = card
+        cardHalted = false
+        targetSelected = false
+        if case .autoPoll(let types)? = pending, let answer = autoPollAnswer(types: types) {
+            pending = nil
+            return respond(0x61, answer)
+        }
+        return []
+    }
+
+    /// Takes the card out of the field. The next exchange with it times out (status `01`).
+    public mutating func remove() {
+        card = nil
+        targetSelected = false
+    }
+
+    /// An external reader comes: it activates the emulated card at once if TgInitAsTarget
+    /// is outstanding, else when it arrives.
+    public mutating func startReader(_ script: PN532ReaderScript) -> [UInt8] {
+        reader = script
+        readerStep = 0
+        readerExchanges = []
+        readerFinished = false
+        readerAwaitingResponse = false
+        if pending == .initAsTarget {
+            pending = nil
+            return respond(0x8D, [0x08] + script.rats)
+        }
+        return []
+    }
+
+    /// Queues a fault for the next command that qualifies.
+    public mutating func inject(_ fault: PN532WireFault) { faults.append(fault) }
+
+    /// Reads one CIU register (`6301`–`633E`); other addresses read 0.
+    public func register(_ address: UInt16) -> UInt8 {
+        guard (0x6301...0x633E).contains(address) else { return 0 }
+        return registers[Int(address - 0x6301)]
+    }
+
+    // MARK: dispatch
+
+    private mutating func handle(_ frame: PN532HostFrame) -> [UInt8] {
+        switch frame {
+        case .ack:
+            pending = nil  // abort: drop the pending command, send nothing
+            powerMode = .normal
+            return []
+        case .nack:
+            return lastResponse
+        case .malformed:
+            return []
+        case .command(let command):
+            guard let code = command.first else { return PN532FrameEncoder.ack + PN532FrameEncoder.errorFrame }
+            pending = nil  // a new command cancels a pending one
+            if faults.first == .silence {
+                faults.removeFirst()
+                return PN532FrameEncoder.ack
+            }
+            let params = Array(command.dropFirst())
+            let answer = dispatch(code: code, params: params)
+            switch answer {
+            case .reply(let payload): return PN532FrameEncoder.ack + respond(code &+ 1, payload)
+            case .error: return PN532FrameEncoder.ack + PN532FrameEncoder.errorFrame
+            case .later: return PN532FrameEncoder.ack
+            }
+        }
+    }
+
+    private enum Answer { case reply([UInt8]), error, later }
+
+    private mutating func respond(_ code: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        var frame = PN532FrameEncoder.informationFrame(payload: [code] + payload)
+        if let fault = faults.first {
+            switch fault {
+            case .corruptResponseChecksum:
+                faults.removeFirst()
+                frame[frame.count - 2] ^= 0x5A
+            case .corruptLengthChecksum:
+                faults.removeFirst()
+                frame[4] ^= 0x5A
+            case .silence, .fieldLossMidExchange:
+                break
+            }
+        }
+        lastResponse = frame
+        return frame
+    }
+
+    private mutating func dispatch(code: UInt8, params: [UInt8]) -> Answer {
+        if code != 0x16 { powerMode = .normal }
+        switch code {
+        case 0x00:  // Diagnose: NumTst 00 echoes; 06 (card presence, DEP) reports the target
+            if params.first == 0x06 { return .reply([card != nil && targetSelected ? 0x00 : 0x01]) }
+            return .reply(params)
+        case 0x02:
+            return .reply(firmwareVersion)
+        case 0x04:  // GetGeneralStatus: Err Field NbTg [Tg BrRx BrTx Type] SAMstatus
+            var status: [UInt8] = [0x00, rfFieldOn ? 0x01 : 0x00]
+            if targetSelected, card != nil { status += [0x01, 0x01, 0x00, 0x00, 0x00] } else { status.append(0x00) }
+            return .reply(status + [0x00])
+        case 0x06:
+            guard !params.isEmpty, params.count % 2 == 0 else { return .error }
+            return .reply(stride(from: 0, to: params.count, by: 2).map {
+                register(UInt16(params[$0]) << 8 | UInt16(params[$0 + 1]))
+            })
+        case 0x08:
+            guard !params.isEmpty, params.count % 3 == 0 else { return .error }
+            for i in stride(from: 0, to: params.count, by: 3) {
+                let address = UInt16(params[i]) << 8 | UInt16(params[i + 1])
+                if (0x6301...0x633E).contains(address) { registers[Int(address - 0x6301)] = params[i + 2] }
+            }
+            return .reply([])
+        case 0x12:
+            guard params.count == 1 else { return .error }
+            parameters = params[0]
+            return .reply([])
+        case 0x14:
+            guard (1...3).contains(params.count) else { return .error }
+            return .reply([])
+        case 0x16:
+            powerMode = .powerDown
+            return .reply([0x00])
+        case 0x32:
+            return rfConfiguration(params)
+        case 0x40:
+            return inDataExchange(params)
+        case 0x42:
+            return inCommunicateThru(params)
+        case 0x44:  // InDeselect: the PN532 halts the target (HLTA / S(DESELECT))
+            if targetSelected, card != nil { haltCard() }
+            targetSelected = false
+            return .reply([0x00])
+        case 0x52:  // InRelease
+            targetSelected = false
+            return .reply([0x00])
+        case 0x4A:
+            return inListPassiveTarget(params)
+        case 0x60:
+            guard params.count >= 3 else { return .error }
+            let types = Array(params.dropFirst(2))
+            if let answer = autoPollAnswer(types: types) { return .reply(answer) }
+            if params[0] == 0xFF {  // endless polling: answer when a card comes or the host aborts
+                pending = .autoPoll(types: types)
+                return .later
+            }
+            return .reply([0x00])
+        case 0x8C:
+            guard params.count >= 37 else { return .error }
+            targetSelected = false
+            if let reader, !readerFinished, readerStep == 0 {
+                return .reply([0x08] + reader.rats)
+            }
+            pending = .initAsTarget
+            return .later
+        case 0x86:
+            return tgGetData()
+        case 0x8E:
+            return tgSetData(params)
+        default:
+            return .error
+        }
+    }
+
+    private mutating func rfConfiguration(_ params: [UInt8]) -> Answer {
+        guard let item = params.first else { return .error }
+        switch item {
+        case 0x01:
+            guard params.count == 2 else { return .error }
+            let on = params[1] & 0x01 != 0
+            if rfFieldOn && !on { fieldReset() }
+            rfFieldOn = on
+        case 0x05:
+            guard params.count == 4 else { return .error }
+            retries = Array(params.dropFirst())
+        default:
+            break
+        }
+        return .reply([])
+    }
+
+    /// The field went off: the card lost power and comes back idle (not halted).
+    private mutating func fieldReset() {
+        cardHalted = false
+        targetSelected = false
+    }
+
+    private mutating func haltCard() {
+        cardHalted = true
+        if case .type2(var core)? = card?.function {
+            core.halt()
+            card?.function = .type2(core)
+        }
+    }
+
+    /// Activates the card if one is in the field and not halted (REQA semantics).
+    private mutating func activate(uidFilter: [UInt8]?) -> [UInt8]? {
+        guard let present = card, !cardHalted else { return nil }
+        if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid { return nil }
+        rfFieldOn = true
+        targetSelected = true
+        if case .type2(var core) = present.function {
+            core.wakeUp()
+            card?.function = .type2(core)
+        }
+        return targetData(present, withATS: present.isISODEP && parameters & 0x10 != 0)
+    }
+
+    /// A UID as the host may send it in InitiatorData: cascaded (ISO/IEC 14443-3 §6.5.4,
+    /// CT `88` before each incomplete level: 8 or 12 bytes) or plain.
+    static func plainUID(_ uid: [UInt8]) -> [UInt8] {
+        switch uid.count {
+        case 8 where uid[0] == 0x88: Array(uid.dropFirst())
+        case 12 where uid[0] == 0x88 && uid[4] == 0x88: Array(uid[1..<4]) + Array(uid[5...])
+        default: uid
+        }
+    }
+
+    private func targetData(_ card: PN532Card, withATS: Bool) -> [UInt8] {
+        let sensRes: [UInt8] = card.atqa.count == 2 ? [card.atqa[1], card.atqa[0]] : [0x00, 0x00]
+        var data: [UInt8] = [0x01] + sensRes + [card.sak, UInt8(truncatingIfNeeded: card.uid.count)] + card.uid
+        if withATS, !card.ats.isEmpty { data += card.ats }
+        return data
+    }
+
+    private mutating func inListPassiveTarget(_ params: [UInt8]) -> Answer {
+        guard params.count >= 2, params[0] >= 1 else { return .error }
+        guard params[1] == 0x00 else { return .reply([0x00]) }  // only ISO 14443A cards are modelled
+        guard let data = activate(uidFilter: Array(params.dropFirst(2))) else { return .reply([0x00]) }
+        return .reply([0x01] + data)
+    }
+
+    private mutating func autoPollAnswer(types: [UInt8]) -> [UInt8]? {
+        guard let present = card, !cardHalted else { return nil }
+        let type: UInt8
+        if present.isISODEP, types.contains(0x20) { type = 0x20 }
+        else if types.contains(0x10) { type = 0x10 }
+        else { return nil }
+        guard activate(uidFilter: nil) != nil else { return nil }
+        let data = targetData(present, withATS: type == 0x20)
+        return [0x01, type, UInt8(truncatingIfNeeded: data.count)] + data
+    }
+
+    /// The card answers one exchange; status `01` when it stays silent or is gone.
+    private mutating func exchangeWithCard(_ frame: [UInt8], raw: Bool) -> Answer {
+        if faults.first == .fieldLossMidExchange {
+            faults.removeFirst()
+            remove()
+            return .reply([0x01])
+        }
+        guard targetSelected, var present = card else { return .reply([0x01]) }
+        defer { card = present }
+        switch present.function {
+        case .type2(var core):
+            defer { present.function = .type2(core) }
+            switch core.respond(to: frame) {
+            case .data(let d):
+                if raw && registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + pn532CRCA(d)) }
+                return .reply([0x00] + d)
+            case .ack:
+                registers[0x633C - 0x6301] = (registers[0x633C - 0x6301] & 0xF8) | 0x04
+                return .reply(raw ? [0x00, 0x0A] : [0x00])
+            case .nak(let code):
+                if raw {
+                    registers[0x633C - 0x6301] = (registers[0x633C - 0x6301] & 0xF8) | 0x04
+                    return .reply([0x00, code & 0x0F])
+                }
+                targetSelected = false
+                return .reply([0x14])  // modelling choice: MIFARE-mode exchange ends in an error
+            case .silent:
+                targetSelected = false
+                return .reply([0x01])
+            }
+        case .isoDEP(var app):
+            defer { present.function = .isoDEP(app) }
+            if raw {
+                // Only the presence ping R(NAK) is modelled: the card answers R(ACK).
+                if let pcb = frame.first, pcb & 0xF6 == 0xB2 { return .reply([0x00, 0xA2 | (pcb & 0x01)]) }
+                return .reply([0x01])
+            }
+            return .reply([0x00] + app.respond(to: frame))
+        }
+    }
+
+    private mutating func inDataExchange(_ params: [UInt8]) -> Answer {
+        guard params.count >= 1, params[0] & 0x0F == 0x01 else { return .reply([0x27]) }
+        return exchangeWithCard(Array(params.dropFirst()), raw: false)
+    }
+
+    private mutating func inCommunicateThru(_ params: [UInt8]) -> Answer {
+        // Framing other than ISO 14443A (B', SR, CT, iClass probes) or an empty frame: nobody answers.
+        let txMode = registers[0x6302 - 0x6301]
+        guard !params.isEmpty, txMode & 0x03 == 0x00, card != nil else { return .reply([0x01]) }
+        var frame = params
+        if txMode & 0x80 == 0 {  // CRC off: the host appended CRC_A itself
+            guard frame.count >= 3, pn532CRCA(frame.dropLast(2)) == Array(frame.suffix(2)) else {
+                return .reply([0x01])  // a bad CRC: the tag stays silent
+            }
+            frame.removeLast(2)
+        }
+        return exchangeWithCard(frame, raw: true)
+    }
+
+    private mutating func tgGetData() -> Answer {
+        guard let reader, !readerFinished else { return .reply([0x29]) }
+        guard readerStep < reader.steps.count else {
+            readerFinished = true
+            return .reply([0x29])
+        }
+        let step = reader.steps[readerStep]
+        readerExchanges.append(PN532ReaderExchange(command: step.command, response: nil, expectedResponse: step.expectedResponse))
+        readerAwaitingResponse = true
+        return .reply([0x00] + step.command)
+    }
+
+    private mutating func tgSetData(_ params: [UInt8]) -> Answer {
+        guard reader != nil, !readerFinished, readerAwaitingResponse, !readerExchanges.isEmpty else { return .reply([0x29]) }
+        readerExchanges[readerExchanges.count - 1].response = params
+        readerAwaitingResponse = false
+        readerStep += 1
+        return .reply([0x00])
+    }
+}

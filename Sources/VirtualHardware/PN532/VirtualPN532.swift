@@ -1,0 +1,307 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// glibc's pty calls, looked up at run time: Swift's Glibc module hides them behind
+/// `_XOPEN_SOURCE`, and VirtualHardware has no C shim.
+private enum PTYCalls {
+    typealias OpenPT = @convention(c) (Int32) -> Int32
+    typealias FDCall = @convention(c) (Int32) -> Int32
+    typealias PTSNameR = @convention(c) (Int32, UnsafeMutablePointer<CChar>?, Int) -> Int32
+    static func symbol<T>(_ name: String, as type: T.Type) -> T? {
+        guard let p = dlsym(nil, name) else { return nil }
+        return unsafeBitCast(p, to: type)
+    }
+    static let posixOpenPT = symbol("posix_openpt", as: OpenPT.self)
+    static let grantPT = symbol("grantpt", as: FDCall.self)
+    static let unlockPT = symbol("unlockpt", as: FDCall.self)
+    static let ptsNameR = symbol("ptsname_r", as: PTSNameR.self)
+}
+
+/// A failure of the virtual PN532's pseudo-terminal plumbing: which call failed and `errno`.
+public struct VirtualPN532Error: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The C call that failed (`posix_openpt`, `grantpt`, `unlockpt`, `ptsname_r`, `open`,
+    /// `tcsetattr`, `symlink`, `pipe`).
+    public var operation: String
+    public var errno: Int32
+    public var description: String { "\(operation): \(String(cString: strerror(errno)))" }
+}
+
+/// One entry of the virtual PN532's wire log.
+public struct PN532FrameLogEntry: Sendable, Equatable {
+    public enum Direction: Sendable, Equatable { case hostToChip, chipToHost, event }
+    /// Microseconds since ``VirtualPN532/start(ptyPath:)``, monotonic clock.
+    public var microseconds: Int64
+    public var direction: Direction
+    /// The bytes as read or written (for `.event`, empty).
+    public var bytes: [UInt8]
+    /// For `.event`: what happened (card presented, removed, fault, hang-up).
+    public var note: String
+}
+
+/// A PN532 on a pseudo-terminal that the real libnfc `pn532_uart` driver talks to.
+///
+/// `start(ptyPath:)` opens a pty master (`posix_openpt`/`grantpt`/`unlockpt`/`ptsname_r`),
+/// opens the slave and puts it in raw mode itself and keeps it open for the fake's lifetime
+/// (so libnfc sessions can come and go), creates a symlink at `ptyPath` pointing to the slave
+/// and serves the chip (``PN532Chip``) on its own thread. Connect with
+/// `pn532_uart:<ptyPath>`. `stop()` ends the thread, closes both ends and removes the link.
+/// Every method is thread-safe.
+public final class VirtualPN532: Sendable {
+    private struct State: ~Copyable {
+        var chip = PN532Chip()
+        var log: [PN532FrameLogEntry] = []
+        var master: Int32 = -1
+        var running = false
+        var schedule: [(at: ContinuousClock.Instant, action: ScheduledAction)] = []
+    }
+    private enum ScheduledAction: Sendable { case present(PN532Card), remove }
+
+    private let state = Mutex(State())
+    private let wakePipe: (read: Int32, write: Int32)
+    private let slave: Int32
+    private let master: Int32
+    private let epoch = ContinuousClock.now
+    /// The pty slave (e.g. `/dev/pts/7`).
+    public let slavePath: String
+    /// The symlink created by ``start(ptyPath:)``.
+    public let linkPath: String
+    private let done = Mutex<Bool>(false)
+
+    private init(master: Int32, slave: Int32, slavePath: String, linkPath: String, pipe: (Int32, Int32)) {
+        self.master = master
+        self.slave = slave
+        self.slavePath = slavePath
+        self.linkPath = linkPath
+        self.wakePipe = pipe
+    }
+
+    /// Creates the pty, the symlink at `ptyPath` (replacing an old symlink; a regular file
+    /// there is an error) and starts serving. Throws ``VirtualPN532Error``.
+    public static func start(ptyPath: String, chip: PN532Chip = PN532Chip()) throws -> VirtualPN532 {
+        guard let posixOpenPT = PTYCalls.posixOpenPT, let grantpt = PTYCalls.grantPT,
+              let unlockpt = PTYCalls.unlockPT, let ptsname_r = PTYCalls.ptsNameR
+        else { throw VirtualPN532Error(operation: "dlsym", errno: ENOSYS) }
+        let master = posixOpenPT(O_RDWR | O_NOCTTY)
+        guard master >= 0 else { throw VirtualPN532Error(operation: "posix_openpt", errno: errno) }
+        var ok = false
+        defer { if !ok { close(master) } }
+        guard grantpt(master) == 0 else { throw VirtualPN532Error(operation: "grantpt", errno: errno) }
+        guard unlockpt(master) == 0 else { throw VirtualPN532Error(operation: "unlockpt", errno: errno) }
+        var name = [CChar](repeating: 0, count: 128)
+        guard ptsname_r(master, &name, name.count) == 0 else { throw VirtualPN532Error(operation: "ptsname_r", errno: errno) }
+        let slavePath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let slave = open(slavePath, O_RDWR | O_NOCTTY)
+        guard slave >= 0 else { throw VirtualPN532Error(operation: "open", errno: errno) }
+        defer { if !ok { close(slave) } }
+        var tio = termios()
+        guard tcgetattr(slave, &tio) == 0 else { throw VirtualPN532Error(operation: "tcgetattr", errno: errno) }
+        cfmakeraw(&tio)
+        guard tcsetattr(slave, TCSANOW, &tio) == 0 else { throw VirtualPN532Error(operation: "tcsetattr", errno: errno) }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw VirtualPN532Error(operation: "pipe", errno: errno) }
+        var st = stat()
+        if lstat(ptyPath, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFLNK else {
+                close(fds[0]); close(fds[1])
+                throw VirtualPN532Error(operation: "symlink", errno: EEXIST)
+            }
+            unlink(ptyPath)
+        }
+        guard symlink(slavePath, ptyPath) == 0 else {
+            let e = errno
+            close(fds[0]); close(fds[1])
+            throw VirtualPN532Error(operation: "symlink", errno: e)
+        }
+        ok = true
+        let device = VirtualPN532(master: master, slave: slave, slavePath: slavePath, linkPath: ptyPath, pipe: (fds[0], fds[1]))
+        device.state.withLock {
+            $0.chip = chip
+            $0.master = master
+            $0.running = true
+        }
+        let thread = Thread { [device] in device.serve() }
+        thread.name = "VirtualPN532 \(ptyPath)"
+        thread.start()
+        return device
+    }
+
+    /// Puts `card` in the field now.
+    public func present(_ card: PN532Card) {
+        state.withLock { s in
+            let out = s.chip.present(card)
+            record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined())")
+            send(&s, out)
+        }
+    }
+
+    /// Takes the card out of the field now.
+    public func remove() {
+        state.withLock { s in
+            s.chip.remove()
+            record(&s, .event, [], "remove")
+        }
+    }
+
+    /// Presents `card` after `delay`, and removes it `duration` later if given.
+    public func schedule(present card: PN532Card, after delay: Duration, for duration: Duration? = nil) {
+        state.withLock { s in
+            let at = ContinuousClock.now + delay
+            s.schedule.append((at, .present(card)))
+            if let duration { s.schedule.append((at + duration, .remove)) }
+        }
+        wake()
+    }
+
+    /// Removes the card after `delay`.
+    public func schedule(removeAfter delay: Duration) {
+        state.withLock { $0.schedule.append((ContinuousClock.now + delay, .remove)) }
+        wake()
+    }
+
+    /// An external reader enters the field (target mode): see ``PN532ReaderScript``.
+    public func startReader(_ script: PN532ReaderScript) {
+        state.withLock { s in
+            let out = s.chip.startReader(script)
+            record(&s, .event, [], "reader arrives, \(script.steps.count) C-APDUs")
+            send(&s, out)
+        }
+    }
+
+    /// Queues a wire fault (see ``PN532WireFault``).
+    public func inject(_ fault: PN532WireFault) {
+        state.withLock { s in
+            s.chip.inject(fault)
+            record(&s, .event, [], "fault \(fault)")
+        }
+    }
+
+    /// Closes the pty master as an unplugged reader would: libnfc's next read or write on
+    /// the slave fails. The fake serves nothing afterwards; `stop()` still cleans up.
+    public func unplug() {
+        state.withLock { s in
+            record(&s, .event, [], "unplug")
+            s.running = false
+        }
+        wake()
+        waitForThread()
+        state.withLock { s in
+            if s.master >= 0 { close(s.master); s.master = -1 }
+        }
+        close(slave)
+    }
+
+    /// Stops serving, closes the pty and removes the symlink. Idempotent.
+    public func stop() {
+        let wasRunning = state.withLock { s in
+            let r = s.running || s.master >= 0
+            s.running = false
+            return r
+        }
+        guard wasRunning else { return }
+        wake()
+        waitForThread()
+        state.withLock { s in
+            if s.master >= 0 {
+                close(s.master)
+                close(slave)
+                s.master = -1
+            }
+        }
+        var st = stat()
+        if lstat(linkPath, &st) == 0, st.st_mode & S_IFMT == S_IFLNK { unlink(linkPath) }
+        close(wakePipe.read)
+        close(wakePipe.write)
+    }
+
+    deinit { stop() }
+
+    /// The wire log so far: every read chunk, every frame written, every event.
+    public var frameLog: [PN532FrameLogEntry] { state.withLock { $0.log } }
+    /// The chip's state now (a copy).
+    public var chip: PN532Chip { state.withLock { $0.chip } }
+
+    // MARK: serving
+
+    private func wake() {
+        var b: UInt8 = 1
+        _ = write(wakePipe.write, &b, 1)
+    }
+
+    private func waitForThread() {
+        while !done.withLock({ $0 }) { usleep(1_000) }
+    }
+
+    private func record(_ s: inout State, _ direction: PN532FrameLogEntry.Direction, _ bytes: [UInt8], _ note: String = "") {
+        let elapsed = ContinuousClock.now - epoch
+        let us = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+        s.log.append(PN532FrameLogEntry(microseconds: us, direction: direction, bytes: bytes, note: note))
+    }
+
+    private func send(_ s: inout State, _ bytes: [UInt8]) {
+        guard !bytes.isEmpty, s.master >= 0 else { return }
+        record(&s, .chipToHost, bytes)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(s.master, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return
+            }
+            offset += n
+        }
+    }
+
+    private func serve() {
+        defer { done.withLock { $0 = true } }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let timeoutMs: Int32 = state.withLock { s in
+                guard let next = s.schedule.map(\.at).min() else { return -1 }
+                let left = next - ContinuousClock.now
+                return max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
+            }
+            guard state.withLock({ $0.running }) else { return }
+            var fds = [pollfd(fd: master, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+            let r = poll(&fds, 2, timeoutMs)
+            guard state.withLock({ $0.running }) else { return }
+            if r < 0 && errno != EINTR { return }
+            if fds[1].revents & Int16(POLLIN) != 0 { _ = read(wakePipe.read, &buffer, buffer.count) }
+            runSchedule()
+            if fds[0].revents & Int16(POLLIN) != 0 {
+                let n = read(master, &buffer, buffer.count)
+                if n > 0 {
+                    let chunk = Array(buffer[0..<n])
+                    state.withLock { s in
+                        record(&s, .hostToChip, chunk)
+                        let out = s.chip.receive(chunk)
+                        send(&s, out)
+                    }
+                }
+            } else if fds[0].revents & Int16(POLLHUP) != 0 {
+                // Cannot happen while we hold the slave open; avoid a busy loop anyway.
+                usleep(1_000)
+            }
+        }
+    }
+
+    private func runSchedule() {
+        state.withLock { s in
+            let now = ContinuousClock.now
+            let due = s.schedule.filter { $0.at <= now }.sorted { $0.at < $1.at }
+            s.schedule.removeAll { $0.at <= now }
+            for item in due {
+                switch item.action {
+                case .present(let card):
+                    let out = s.chip.present(card)
+                    record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined()) (scheduled)")
+                    send(&s, out)
+                case .remove:
+                    s.chip.remove()
+                    record(&s, .event, [], "remove (scheduled)")
+                }
+            }
+        }
+    }
+}

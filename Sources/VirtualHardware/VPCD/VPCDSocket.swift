@@ -1,0 +1,56 @@
+import Glibc
+
+/// The card side's socket calls (one function per libc call group), all blocking.
+enum VPCDSocket {
+    /// `socket` + `connect` to `host:port` (IPv4), `TCP_NODELAY` on; nil when refused.
+    static func connect(host: String, port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); return nil }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else { close(fd); return nil }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return fd
+    }
+
+    /// `setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, 1)`: ACK at once; Linux clears it again.
+    static func armQuickAck(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Reads exactly `count` bytes; nil on EOF or error.
+    static func read(_ fd: Int32, count: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + done, count - done, 0) }
+            if n > 0 { done += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            return nil
+        }
+        return out
+    }
+
+    /// Writes a 2-byte big-endian length and `message` in one `send` (`MSG_NOSIGNAL`: a closed
+    /// peer is an error, not SIGPIPE). False on failure.
+    static func write(_ fd: Int32, message: [UInt8]) -> Bool {
+        let frame = [UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
+        var done = 0
+        while done < frame.count {
+            let n = frame.withUnsafeBytes { send(fd, $0.baseAddress! + done, frame.count - done, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { done += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            return false
+        }
+        return true
+    }
+}

@@ -1,1 +1,0 @@
-// VirtualHardware: see README.md for what lives here.

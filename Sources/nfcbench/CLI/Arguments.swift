@@ -1,0 +1,130 @@
+/// The words after a command's name, consumed by name (options, flags) or in order
+/// (positionals). Parsing is a pure function of `[String]`, so tests can drive it.
+///
+/// Accepted forms: `--name value`, `--name=value`, `--flag`, `-h`, and `--` (everything
+/// after it is positional). Whatever is left unconsumed when ``finish()`` is called is a
+/// usage error.
+struct Arguments {
+    private var tokens: [String]
+    private var used: [Bool]
+    private var terminator: Int?
+
+    init(_ argv: some Sequence<String>) {
+        tokens = Array(argv)
+        used = Array(repeating: false, count: tokens.count)
+        terminator = tokens.firstIndex(of: "--")
+        if let t = terminator { used[t] = true }
+    }
+
+    private func isOptionZone(_ i: Int) -> Bool { terminator.map { i < $0 } ?? true }
+
+    /// True when `--long` (or `-short`) is present; consumes every occurrence.
+    mutating func flag(_ long: String, short: Character? = nil) -> Bool {
+        var found = false
+        for i in tokens.indices where !used[i] && isOptionZone(i) {
+            if tokens[i] == "--" + long || short.map({ tokens[i] == "-" + String($0) }) == true {
+                used[i] = true
+                found = true
+            }
+        }
+        return found
+    }
+
+    /// Every value given as `--long value` or `--long=value`, in order.
+    mutating func options(_ long: String) throws(CLIError) -> [String] {
+        var values: [String] = []
+        var i = 0
+        while i < tokens.count {
+            defer { i += 1 }
+            guard !used[i], isOptionZone(i) else { continue }
+            let t = tokens[i]
+            if t == "--" + long {
+                guard i + 1 < tokens.count, !used[i + 1], !tokens[i + 1].hasPrefix("--") else {
+                    throw .usage("--\(long) needs a value")
+                }
+                used[i] = true
+                used[i + 1] = true
+                values.append(tokens[i + 1])
+                i += 1
+            } else if t.hasPrefix("--" + long + "=") {
+                used[i] = true
+                values.append(String(t.dropFirst(long.count + 3)))
+            }
+        }
+        return values
+    }
+
+    /// The value of `--long` (the last one if repeated), or nil.
+    mutating func option(_ long: String) throws(CLIError) -> String? {
+        try options(long).last
+    }
+
+    /// `--long` as an integer within `range`.
+    mutating func int(_ long: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(CLIError) -> Int? {
+        guard let s = try option(long) else { return nil }
+        guard let v = Int(s), range.contains(v) else {
+            throw .usage("--\(long) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(s)'")
+        }
+        return v
+    }
+
+    /// `--long` as seconds (a decimal number ≥ 0, e.g. `1.5`), returned as a `Duration`.
+    mutating func seconds(_ long: String) throws(CLIError) -> Duration? {
+        guard let s = try option(long) else { return nil }
+        guard let v = Double(s), v >= 0, v.isFinite else {
+            throw .usage("--\(long) takes a number of seconds ≥ 0, not '\(s)'")
+        }
+        return .microseconds(Int64((v * 1_000_000).rounded()))
+    }
+
+    /// The next positional word, or nil when none is left.
+    mutating func positional() -> String? {
+        for i in tokens.indices where !used[i] {
+            if isOptionZone(i) && tokens[i].hasPrefix("-") && tokens[i] != "-" { continue }
+            used[i] = true
+            return tokens[i]
+        }
+        return nil
+    }
+
+    /// The next positional word; a usage error naming `name` when it is missing.
+    mutating func requiredPositional(_ name: String) throws(CLIError) -> String {
+        guard let v = positional() else { throw .usage("missing \(name)") }
+        return v
+    }
+
+    /// Throws a usage error for anything not consumed.
+    func finish() throws(CLIError) {
+        let left = tokens.indices.filter { !used[$0] }.map { tokens[$0] }
+        if let first = left.first {
+            throw .usage(first.hasPrefix("-") ? "unknown option '\(first)'" : "unexpected argument '\(first)'")
+        }
+    }
+}
+
+/// Errors that end a command with a message and a documented exit code.
+enum CLIError: Error, Equatable {
+    /// Bad words on the command line: exit 64 (EX_USAGE), message and usage on stderr.
+    case usage(String)
+    /// Input data that can't be used (a malformed tag file): exit 65 (EX_DATAERR).
+    case data(String)
+    /// A needed service or device is missing (no pcscd, no reader): exit 69 (EX_UNAVAILABLE).
+    case unavailable(String)
+    /// Anything else: exit 1.
+    case failure(String)
+
+    var exitCode: Int32 {
+        switch self {
+        case .usage: 64
+        case .data: 65
+        case .unavailable: 69
+        case .failure: 1
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .usage(let m), .data(let m), .unavailable(let m), .failure(let m): m
+        }
+    }
+}

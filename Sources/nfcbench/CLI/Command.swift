@@ -1,0 +1,114 @@
+/// One `nfcbench` command: its words, its help, and what it runs.
+struct Command: Sendable {
+    /// The words that name it, e.g. `["tag", "show"]`.
+    var path: [String]
+    /// One line for the command list.
+    var abstract: String
+    /// The usage line(s) after `nfcbench `, e.g. `tag show FILE [--json]`.
+    var usage: String
+    /// Options and details, printed by `--help`.
+    var help: String
+    /// Runs with the words after `path`; returns the exit status.
+    var run: @Sendable (inout Arguments) async throws -> Int32
+
+    var name: String { path.joined(separator: " ") }
+
+    func helpText() -> String {
+        var s = "OVERVIEW: \(abstract)\n\nUSAGE: nfcbench \(usage)\n"
+        if !help.isEmpty { s += "\n" + help.trimmingTrailingNewlines() + "\n" }
+        return s
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var s = self
+        while s.last == "\n" { s.removeLast() }
+        return s
+    }
+}
+
+enum CLI {
+    static let version = "0.1.0"
+
+    /// Runs `argv` (without the program name) and returns the exit status.
+    static func main(_ argv: [String]) async -> Int32 {
+        let commands = Registry.commands
+        if argv.isEmpty || argv == ["--help"] || argv == ["-h"] || argv == ["help"] {
+            Output.out(overview(commands))
+            return argv.isEmpty ? 64 : 0
+        }
+        if argv == ["--version"] {
+            Output.out(VersionText.text())
+            return 0
+        }
+        var words = argv
+        if words.first == "help" {
+            words.removeFirst()
+            words.append("--help")
+        }
+        // Longest command path that matches the leading words.
+        let match = commands
+            .filter { $0.path.count <= words.count && Array(words.prefix($0.path.count)) == $0.path }
+            .max { $0.path.count < $1.path.count }
+        guard let command = match else {
+            let group = commands.filter { $0.path.first == words.first }
+            if !group.isEmpty {
+                let rest = words.dropFirst()
+                if rest.isEmpty || rest.first == "--help" || rest.first == "-h" {
+                    Output.out(groupOverview(words[0], group))
+                    return rest.isEmpty ? 64 : 0
+                }
+                return usageError("unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group))
+            }
+            return usageError("unknown command '\(words[0])'", help: overview(commands))
+        }
+        var args = Arguments(words.dropFirst(command.path.count))
+        if args.flag("help", short: "h") {
+            Output.out(command.helpText())
+            return 0
+        }
+        do {
+            return try await command.run(&args)
+        } catch let error as CLIError {
+            if case .usage = error {
+                return usageError(error.message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
+            }
+            Output.err("error: \(error.message)")
+            return error.exitCode
+        } catch {
+            Output.err("error: \(error)")
+            return 1
+        }
+    }
+
+    static func usageError(_ message: String, help: String) -> Int32 {
+        Output.err("error: \(message)\n\(help.trimmingTrailingNewlines())")
+        return 64
+    }
+
+    static func overview(_ commands: [Command]) -> String {
+        var s = """
+        OVERVIEW: nfcbench \(version): an NFC reader-session and HCE reader-event harness on libnfc and PC/SC
+
+        USAGE: nfcbench <command> [options]
+               nfcbench <command> --help
+               nfcbench --version
+
+        COMMANDS:
+
+        """
+        let width = (commands.map(\.name.count).max() ?? 0) + 2
+        for c in commands {
+            s += "  " + c.name.padding(toLength: width, withPad: " ", startingAt: 0) + c.abstract + "\n"
+        }
+        return s
+    }
+
+    static func groupOverview(_ group: String, _ commands: [Command]) -> String {
+        var s = "USAGE:\n"
+        for c in commands { s += "  nfcbench \(c.usage)\n" }
+        s += "\nSee 'nfcbench \(group) <command> --help'.\n"
+        return s
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Finds the project's bench data (`hardware/`: tags, scenarios, readers, conformance)
+/// however the binary is run, never from the current directory:
+///
+/// 1. `$NFCBENCH_DATA` when set (a folder holding `tags/`, `scenarios/`, …);
+/// 2. `<exe dir>/../share/nfcbench/hardware` (an installed layout);
+/// 3. the first `hardware/` beside the executable or above it (a build in `.build/…`
+///    of a clone), following the executable's symlinks first.
+enum DataLocation {
+    static func hardwareDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let fm = FileManager.default
+        func isData(_ p: String) -> Bool {
+            var dir: ObjCBool = false
+            return fm.fileExists(atPath: p + "/tags", isDirectory: &dir) && dir.boolValue
+        }
+        if let d = environment["NFCBENCH_DATA"], !d.isEmpty { return d }
+        let exe = URL(fileURLWithPath: executablePath()).resolvingSymlinksInPath().deletingLastPathComponent()
+        let installed = exe.appendingPathComponent("../share/nfcbench/hardware").standardized.path
+        if isData(installed) { return installed }
+        var dir = exe
+        for _ in 0..<8 {
+            let candidate = dir.appendingPathComponent("hardware").path
+            if isData(candidate) { return candidate }
+            let parent = dir.deletingLastPathComponent()
+            if parent.path == dir.path { break }
+            dir = parent
+        }
+        return nil
+    }
+
+    static func executablePath() -> String {
+        if let p = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return p }
+        return CommandLine.arguments[0]
+    }
+
+    /// `name` as given when it is a path to a file; otherwise looked up in `hardware/<sub>/`,
+    /// with or without the `.json` extension.
+    static func resolve(_ name: String, in sub: String) -> String? {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: name) { return name }
+        guard let hw = hardwareDirectory() else { return nil }
+        for candidate in ["\(hw)/\(sub)/\(name)", "\(hw)/\(sub)/\(name).json"] where fm.fileExists(atPath: candidate) {
+            return candidate
+        }
+        return nil
+    }
+
+    /// Required version of ``resolve(_:in:)``: a data error naming what was looked for.
+    static func require(_ name: String, in sub: String) throws(CLIError) -> String {
+        if let p = resolve(name, in: sub) { return p }
+        let hw = hardwareDirectory().map { "\($0)/\(sub)" } ?? "hardware/\(sub) (not found; set NFCBENCH_DATA)"
+        throw .data("no file '\(name)' here or in \(hw)")
+    }
+}

@@ -1,0 +1,6 @@
+/// Every command, in the order `nfcbench --help` lists them. Add one line per command.
+enum Registry {
+    static let commands: [Command] = [
+        VersionText.command,
+    ]
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// Runs the built `nfcbench` binary (never `swift run`: SwiftPM's lock and rebuilds).
+///
+/// The binary sits beside the test bundle in `.build/<triple>/debug/`.
+enum NFCBench {
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+    }
+
+    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static var binary: URL {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("nfcbench")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir.deleteLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug/nfcbench")
+    }
+
+    /// Starts `nfcbench args…` and returns the running process with pipes for its output.
+    static func start(_ args: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        return (p, out, err)
+    }
+
+    /// Runs `nfcbench args…` to completion (killed after `timeout`).
+    static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) throws -> Result {
+        let (p, out, err) = try start(args, environment: environment)
+        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+        let c = timeout.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000)), execute: killer)
+        // Read both pipes fully before waiting so a chatty child never blocks on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter()
+        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.wait()
+        p.waitUntilExit()
+        killer.cancel()
+        return Result(status: p.terminationStatus,
+                      stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}

@@ -1,0 +1,203 @@
+import NFCTags
+import Testing
+import VirtualHardware
+
+/// A host frame as libnfc writes it.
+private func hostFrame(_ command: [UInt8]) -> [UInt8] {
+    PN532FrameEncoder.informationFrame(tfi: 0xD4, payload: command)
+}
+
+/// Splits the chip's output into frames, dropping the leading ACK; returns the response payloads.
+private func responses(_ bytes: [UInt8]) -> [[UInt8]] {
+    var rest = bytes[...]
+    var out: [[UInt8]] = []
+    while rest.count >= 6 {
+        if Array(rest.prefix(6)) == PN532FrameEncoder.ack { rest = rest.dropFirst(6); continue }
+        if Array(rest.prefix(8)) == PN532FrameEncoder.errorFrame { out.append([0x7F]); rest = rest.dropFirst(8); continue }
+        let len = Int(rest[rest.startIndex + 3])
+        let start = rest.startIndex + 5
+        guard rest.count >= len + 7 else { break }
+        out.append(Array(rest[(start + 1)..<(start + len)]))  // after TFI
+        rest = rest.dropFirst(len + 7)
+    }
+    return out
+}
+
+@Suite("PN532 frame codec")
+struct PN532FrameCodecTests {
+    @Test("Encodes normal frames with LCS and DCS (UM0701 §6.2.1.1)")
+    func normalFrame() {
+        #expect(PN532FrameEncoder.informationFrame(payload: [0x15]) == [0x00, 0x00, 0xFF, 0x02, 0xFE, 0xD5, 0x15, 0x16, 0x00])
+        #expect(hostFrame([0x14, 0x01]) == [0x00, 0x00, 0xFF, 0x03, 0xFD, 0xD4, 0x14, 0x01, 0x17, 0x00])
+    }
+
+    @Test("Encodes an extended frame above 255 bytes")
+    func extendedFrame() {
+        let frame = PN532FrameEncoder.informationFrame(payload: [UInt8](repeating: 0x41, count: 300))
+        #expect(Array(frame.prefix(8)) == [0x00, 0x00, 0xFF, 0xFF, 0xFF, 0x01, 0x2D, 0xD2])
+        // libnfc's 262-byte APDU: LEN 0x0109 = TFI + 40 01 + 262 bytes.
+        let apdu: [UInt8] = [0x40, 0x01] + [UInt8](repeating: 0x41, count: 262)
+        let wire = hostFrame(apdu)
+        #expect(Array(wire.prefix(10)) == [0x00, 0x00, 0xFF, 0xFF, 0xFF, 0x01, 0x09, 0xF6, 0xD4, 0x40])
+        var parser = PN532FrameParser()
+        parser.append(wire)
+        #expect(parser.next() == .command(apdu))
+        // Above the firmware limit: refused.
+        parser.append(hostFrame([UInt8](repeating: 0x41, count: 300)))
+        if case .malformed? = parser.next() {} else { Issue.record("a 301-byte frame must be refused") }
+    }
+
+    @Test("Skips the wake-up preamble and decodes frames fed a byte at a time")
+    func dripFed() {
+        var parser = PN532FrameParser()
+        let wire: [UInt8] = [0x55, 0x55] + [UInt8](repeating: 0, count: 14) + hostFrame([0x14, 0x01]) + PN532FrameEncoder.ack
+        var frames: [PN532HostFrame] = []
+        for b in wire {
+            parser.append([b])
+            while let f = parser.next() { frames.append(f) }
+        }
+        #expect(frames == [.command([0x14, 0x01]), .ack])
+    }
+
+    @Test("Every strict prefix of a frame yields nothing yet")
+    func prefixes() {
+        let frame = hostFrame([0x4A, 0x01, 0x00])
+        for n in 0..<frame.count - 1 {
+            var parser = PN532FrameParser()
+            parser.append(frame.prefix(n))
+            #expect(parser.next() == nil, "prefix \(n)")
+        }
+    }
+
+    @Test("Bad LCS, bad DCS and a wrong TFI are malformed, and the stream recovers")
+    func malformed() {
+        var bad = hostFrame([0x02])
+        bad[4] ^= 1
+        var badDCS = hostFrame([0x02])
+        badDCS[badDCS.count - 2] ^= 1
+        let wrongTFI = PN532FrameEncoder.informationFrame(tfi: 0xD5, payload: [0x02])
+        var parser = PN532FrameParser()
+        parser.append(bad + badDCS + wrongTFI + hostFrame([0x02]) + [0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00])
+        var frames: [PN532HostFrame] = []
+        while let f = parser.next() { frames.append(f) }
+        #expect(frames.count == 5)
+        #expect(frames.prefix(3).allSatisfy { if case .malformed = $0 { true } else { false } })
+        #expect(Array(frames.suffix(2)) == [.command([0x02]), .nack])
+    }
+
+    @Test("CRC_A matches ISO/IEC 14443-3 (GET_VERSION 60 → F8 32, READ 30 00 → 02 A8)")
+    func crcA() {
+        #expect(pn532CRCA([0x60]) == [0xF8, 0x32])
+        #expect(pn532CRCA([0x30, 0x00]) == [0x02, 0xA8])
+    }
+}
+
+private struct EchoType2: PN532Type2Responder {
+    mutating func respond(to frame: [UInt8]) -> Type2Answer {
+        switch frame.first {
+        case 0x60: .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
+        case 0xA2: .ack
+        case 0x30: .data([UInt8](repeating: 0xAB, count: 16))
+        default: .nak(0x0)
+        }
+    }
+    mutating func halt() {}
+    mutating func wakeUp() {}
+}
+
+@Suite("PN532 command dispatcher")
+struct PN532ChipTests {
+    private func card() -> PN532Card {
+        PN532Card(uid: [0x04, 1, 2, 3, 4, 5, 6], atqa: [0x44, 0x00], sak: 0, function: .type2(EchoType2()))
+    }
+
+    @Test("ACK then answer for Diagnose, GetFirmwareVersion, SAMConfiguration")
+    func basics() {
+        var chip = PN532Chip()
+        let out = chip.receive(hostFrame([0x00, 0x00, 0x6C, 0x69, 0x62, 0x6E, 0x66, 0x63]))
+        #expect(Array(out.prefix(6)) == PN532FrameEncoder.ack)
+        #expect(responses(out) == [[0x01, 0x00, 0x6C, 0x69, 0x62, 0x6E, 0x66, 0x63]])
+        #expect(responses(chip.receive(hostFrame([0x02]))) == [[0x03, 0x32, 0x01, 0x06, 0x07]])
+        #expect(responses(chip.receive(hostFrame([0x14, 0x01]))) == [[0x15]])
+    }
+
+    @Test("An unknown command gets ACK and the error frame")
+    func unknownCommand() {
+        var chip = PN532Chip()
+        #expect(chip.receive(hostFrame([0x58])) == PN532FrameEncoder.ack + PN532FrameEncoder.errorFrame)
+    }
+
+    @Test("The register file stores writes and answers multi-address reads in order")
+    func registers() {
+        var chip = PN532Chip()
+        _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x80, 0x63, 0x3E, 0x11, 0xFF, 0x01, 0x22]))
+        #expect(responses(chip.receive(hostFrame([0x06, 0x63, 0x3E, 0x63, 0x02, 0x63, 0x01]))) == [[0x07, 0x11, 0x80, 0x00]])
+        #expect(chip.register(0x6302) == 0x80)
+    }
+
+    @Test("With CRC off in TxMode/RxMode the host's CRC is checked and the tag's CRC comes back")
+    func crcBits() {
+        var chip = PN532Chip()
+        _ = chip.present(card())
+        _ = chip.receive(hostFrame([0x4A, 0x01, 0x00]))
+        // CRC off (nfc-mfultralight's GET_VERSION): 42 60 F8 32
+        _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x00, 0x63, 0x03, 0x00]))
+        let version: [UInt8] = [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03]
+        #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0xF8, 0x32]))) == [[0x43, 0x00] + version + pn532CRCA(version)])
+        // A wrong CRC from the host: the tag stays silent.
+        #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0x00, 0x00]))) == [[0x43, 0x01]])
+        // A 4-bit ACK to WRITE comes back as one byte.
+        let write: [UInt8] = [0xA2, 0x04, 1, 2, 3, 4]
+        #expect(responses(chip.receive(hostFrame([0x42] + write + pn532CRCA(write)))) == [[0x43, 0x00, 0x0A]])
+        // CRC on again: the chip appends and strips it.
+        _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x80, 0x63, 0x03, 0x80]))
+        #expect(responses(chip.receive(hostFrame([0x42, 0x60]))) == [[0x43, 0x00] + version])
+    }
+
+    @Test("No card: InListPassiveTarget answers NbTg 0 at once; probes of absent types get status 01")
+    func noCard() {
+        var chip = PN532Chip()
+        #expect(responses(chip.receive(hostFrame([0x4A, 0x01, 0x00]))) == [[0x4B, 0x00]])
+        _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x83, 0x63, 0x03, 0x83]))
+        #expect(responses(chip.receive(hostFrame([0x42, 0x01, 0x0B, 0x3F, 0x80]))) == [[0x43, 0x01]])
+        #expect(responses(chip.receive(hostFrame([0x40, 0x01, 0x30, 0x00]))) == [[0x41, 0x01]])
+    }
+
+    @Test("An endless InAutoPoll waits for a card; a host ACK drops it silently")
+    func endlessPoll() {
+        var chip = PN532Chip()
+        #expect(chip.receive(hostFrame([0x60, 0xFF, 0x02, 0x20, 0x10])) == PN532FrameEncoder.ack)
+        let answer = responses(chip.present(card()))
+        #expect(answer == [[0x61, 0x01, 0x10, 0x0C, 0x01, 0x00, 0x44, 0x00, 0x07, 0x04, 1, 2, 3, 4, 5, 6]])
+        var idle = PN532Chip()
+        _ = idle.receive(hostFrame([0x60, 0xFF, 0x02, 0x10]))
+        #expect(idle.receive(PN532FrameEncoder.ack).isEmpty)
+        #expect(idle.present(card()).isEmpty)
+    }
+
+    @Test("Status bytes never carry bit 7 (NAD) or bit 6 (MI)")
+    func statusBits() {
+        var chip = PN532Chip()
+        _ = chip.present(card())
+        let commands: [[UInt8]] = [[0x4A, 0x01, 0x00], [0x40, 0x01, 0x30, 0x00], [0x40, 0x01, 0x99], [0x40, 0x02, 0x30],
+                                   [0x42, 0x30, 0x00], [0x44, 0x00], [0x40, 0x01, 0x30, 0x00], [0x52, 0x00], [0x86], [0x8E, 0x90, 0x00], [0x16, 0xF0]]
+        for command in commands {
+            for r in responses(chip.receive(hostFrame(command))) where r.count > 1 && [0x41, 0x43, 0x45, 0x53, 0x87, 0x8F, 0x17].contains(r[0]) {
+                #expect(r[1] & 0xC0 == 0, "\(command) → \(r)")
+            }
+        }
+    }
+
+    @Test("Target mode: RATS releases TgInitAsTarget, TgGetData feeds the script, then status 29")
+    func targetMode() {
+        var chip = PN532Chip()
+        let initAsTarget: [UInt8] = [0x8C, 0x05, 0x04, 0x00, 0x00, 0xB0, 0x0B, 0x20] + [UInt8](repeating: 0, count: 30)
+        #expect(chip.receive(hostFrame(initAsTarget)) == PN532FrameEncoder.ack)
+        #expect(responses(chip.startReader(PN532ReaderScript(steps: [.init(command: [0x00, 0xB0, 0x00, 0x00, 0x02], expectedResponse: [0x00, 0x10, 0x90, 0x00])]))) == [[0x8D, 0x08, 0xE0, 0x80]])
+        #expect(responses(chip.receive(hostFrame([0x86]))) == [[0x87, 0x00, 0x00, 0xB0, 0x00, 0x00, 0x02]])
+        #expect(responses(chip.receive(hostFrame([0x8E, 0x00, 0x10, 0x90, 0x00]))) == [[0x8F, 0x00]])
+        #expect(responses(chip.receive(hostFrame([0x86]))) == [[0x87, 0x29]])
+        #expect(chip.readerExchanges.map(\.matched) == [true])
+        #expect(chip.readerFinished)
+    }
+}
