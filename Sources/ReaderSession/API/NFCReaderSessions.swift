@@ -122,7 +122,8 @@ public class NFCReaderSessionCore: @unchecked Sendable {
 
     func deliverer() -> @Sendable (@escaping @Sendable () -> Void) -> Void {
         let q = sessionQueue
-        return { work in q.async(execute: work) }
+        guard let runtime else { return { work in q.async(execute: work) } }
+        return { work in runtime.deliverAsync(on: q, work) }
     }
 }
 
@@ -158,7 +159,7 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
     private func deliver(_ event: RuntimeEvent) {
         guard let runtime else { return }
         let box = delegateBox, k = continuation, deliver = deliverer()
-        sessionQueue.async { [self] in
+        runtime.deliverAsync(on: sessionQueue) { [self] in
             switch event {
             case .didBecomeActive:
                 box.value?.readerSessionDidBecomeActive(self)
@@ -249,7 +250,7 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
     private func deliver(_ event: RuntimeEvent) {
         guard let runtime else { return }
         let box = delegateBox, k = continuation, deliver = deliverer()
-        sessionQueue.async { [self] in
+        runtime.deliverAsync(on: sessionQueue) { [self] in
             switch event {
             case .didBecomeActive:
                 box.value?.tagReaderSessionDidBecomeActive(self)

@@ -219,6 +219,7 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
             let error = runtime.isReady
                 ? NFCReaderError(.readerTransceiveErrorTagNotConnected, detail: "call connect(to:) first")
                 : NFCReaderError(.readerTransceiveErrorSessionInvalidated)
+            runtime.tagCallRefused(name, on: handle)
             deliver { completion(.failure(error)) }
             return
         }

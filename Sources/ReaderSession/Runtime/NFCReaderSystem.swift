@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The environment sessions run against: the reader backend, the clock, the arbiter, the
@@ -13,6 +14,8 @@ public final class NFCReaderSystem: Sendable {
     public let arbiter: SessionArbiter
     public let procedures: any NDEFTagProcedures
     let observer: @Sendable (SessionTraceRecord) -> Void
+    let callObserver: @Sendable (SessionCallRecord) -> Void
+    let work = PendingWork()
     private let thermal: Mutex<ThermalModel>
     private let active = Mutex<[UInt64: ReaderSessionRuntime]>([:])
     private let counter = Atomic<UInt64>(0)
@@ -25,13 +28,18 @@ public final class NFCReaderSystem: Sendable {
     ///   - procedures: how NDEF is read and written over a tag connection.
     ///   - observer: receives every trace record, on the session's queue or its I/O queue
     ///     (frames); must be quick and thread-safe.
+    ///   - callObserver: receives every call the app makes on a session or tag object,
+    ///     including the ones Core NFC ignores (`begin()` on a used session,
+    ///     `restartPolling()` after the end), before the call takes effect; same rules as
+    ///     `observer`. For conformance harnesses.
     public init(
         backend: any ReaderBackend,
         clock: any ReaderSessionClock = ContinuousReaderClock(),
         arbiter: SessionArbiter = .shared,
         thermal: ThermalModel = ThermalModel(),
         procedures: any NDEFTagProcedures = BasicNDEFProcedures(),
-        observer: @escaping @Sendable (SessionTraceRecord) -> Void = { _ in }
+        observer: @escaping @Sendable (SessionTraceRecord) -> Void = { _ in },
+        callObserver: @escaping @Sendable (SessionCallRecord) -> Void = { _ in }
     ) {
         self.backend = backend
         self.clock = clock
@@ -39,7 +47,15 @@ public final class NFCReaderSystem: Sendable {
         self.thermal = Mutex(thermal)
         self.procedures = procedures
         self.observer = observer
+        self.callObserver = callObserver
     }
+
+    /// Asynchronous hand-offs started and not yet finished: delegate calls queued on a
+    /// session's queue, backend events on their way to the machine, tag I/O. A host driving
+    /// a ``ManualClock`` waits for 0 (with its backend idle) before moving time on, so what
+    /// happens at one instant has happened before the next. Work the app starts on its own
+    /// queues is not counted.
+    public var pendingWork: Int { work.count }
 
     private static let installed = Mutex<NFCReaderSystem?>(nil)
 
@@ -94,4 +110,19 @@ public final class NFCReaderSystem: Sendable {
 
     func register(_ r: ReaderSessionRuntime) { active.withLock { $0[r.number] = r } }
     func unregister(_ r: ReaderSessionRuntime) { _ = active.withLock { $0.removeValue(forKey: r.number) } }
+}
+
+/// Counts asynchronous hand-offs (see ``NFCReaderSystem/pendingWork``).
+final class PendingWork: Sendable {
+    private let counter = Atomic<Int>(0)
+    var count: Int { counter.load(ordering: .acquiring) }
+
+    /// Runs `work` on `queue` asynchronously, counted from now until it has returned.
+    func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        counter.add(1, ordering: .acquiringAndReleasing)
+        queue.async {
+            work()
+            self.counter.subtract(1, ordering: .acquiringAndReleasing)
+        }
+    }
 }

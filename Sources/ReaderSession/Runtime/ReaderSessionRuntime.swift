@@ -80,6 +80,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
 
     func begin(alertMessage: String) {
         queue.sync {
+            noteCall(.begin)
             guard case .notStarted = machine.state else { return }
             let now = system.clock.now
             origin = now
@@ -122,13 +123,30 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         }
     }
 
-    func invalidate(errorMessage: String?) { queue.sync { apply(machine.invalidate(errorMessage: errorMessage)) } }
+    func invalidate(errorMessage: String?) {
+        queue.sync {
+            noteCall(.invalidate(errorMessage: errorMessage))
+            apply(machine.invalidate(errorMessage: errorMessage))
+        }
+    }
     func userCanceled() { queue.sync { apply(machine.userCanceled()) } }
     func backgrounded() { queue.sync { apply(machine.backgrounded()) } }
-    func alertMessageChanged(_ m: String) { queue.sync { apply(machine.alertMessageChanged(m)) } }
+    func alertMessageChanged(_ m: String) {
+        queue.sync {
+            noteCall(.alertMessage(m))
+            apply(machine.alertMessageChanged(m))
+        }
+    }
+
+    /// Reports a tag-object call that failed before reaching the machine (not connected).
+    func tagCallRefused(_ name: String, on handle: TagHandle) { queue.sync { noteCall(.tagOperation(name: name, handle)) } }
+
+    /// Runs `work` on `queue` later, counted in the system's pending work.
+    func deliverAsync(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) { system.work.async(on: queue, work) }
 
     func restartPolling() {
         queue.sync {
+            noteCall(.restartPolling)
             let effects = machine.restartPolling()
             if case .active(let a) = machine.state, !effects.isEmpty { trace(.restartPolling(generation: a.generation)) }
             apply(effects)
@@ -158,6 +176,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                         completion(.failure(NFCReaderError(.readerTransceiveErrorTagResponseError)))
                     }
                 })
+            noteCall(.tagOperation(name: name, handle))
             trace(.tagOperation(op, name: name, handle))
             apply(machine.tagOperationRequested(op, on: handle))
         }
@@ -228,7 +247,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             do {
                 for try await event in stream {
                     guard let self else { return }
-                    self.queue.async { self.backendEvent(event) }
+                    self.system.work.async(on: self.queue) { self.backendEvent(event) }
                 }
                 if Task.isCancelled { return }
                 self?.failFromBackend()
@@ -239,7 +258,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         }
     }
 
-    private func failFromBackend() { queue.async { self.apply(self.machine.readerFailed()) } }
+    private func failFromBackend() { system.work.async(on: queue) { self.apply(self.machine.readerFailed()) } }
 
     private func backendEvent(_ event: ReaderBackendEvent) {
         guard machine.isReady else { return }
@@ -256,14 +275,14 @@ final class ReaderSessionRuntime: @unchecked Sendable {
 
     private func readNDEF(_ id: DetectedTargetID) {
         let backend = system.backend, procedures = system.procedures, recorder = frameRecorder(id)
-        io.async { [self] in
+        system.work.async(on: io) { [self] in
             let outcome: NDEFReadOutcome
             do {
                 outcome = try backend.withTag(id) { c in try procedures.readNDEF(Self.traced(c, recorder)) }
             } catch {
                 outcome = .failed(Self.classify(error).code)
             }
-            queue.async { [self] in
+            system.work.async(on: queue) { [self] in
                 guard machine.isReady else { return }
                 trace(.ndefRead(id, outcome))
                 apply(machine.ndefReadFinished(target: id, outcome: outcome))
@@ -274,7 +293,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     private func performOperation(_ op: TagOperationID, _ handle: TagHandle) {
         guard let p = pending[op] else { return }
         let backend = system.backend, recorder = frameRecorder(handle.target)
-        io.async { [self] in
+        system.work.async(on: io) { [self] in
             let result: TagOperationResult
             let detail: String?
             do {
@@ -285,7 +304,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 result = e.code == .ndefReaderSessionErrorZeroLengthMessage ? .emptyNDEFMessage : .failed(e.code)
                 detail = e.detail
             }
-            queue.async { [self] in
+            system.work.async(on: queue) { [self] in
                 pending[op]?.detail = detail
                 apply(machine.tagOperationFinished(op, on: handle, result: result))
             }
@@ -293,6 +312,16 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     // MARK: Trace
+
+    /// Tells the system's call observer about an app call (on `queue`).
+    private func noteCall(_ call: SessionCallRecord.Call) {
+        let state: SessionCallRecord.State = switch machine.state {
+        case .notStarted: .notStarted
+        case .active(let a): .active(generation: a.generation)
+        case .invalidated(let c): .invalidated(c)
+        }
+        system.callObserver(SessionCallRecord(session: number, call: call, state: state))
+    }
 
     private func trace(_ event: SessionTraceEvent) {
         system.observer(SessionTraceRecord(tMicroseconds: Self.micros(system.clock.now - origin), session: number, event: event))

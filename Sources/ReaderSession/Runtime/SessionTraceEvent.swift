@@ -77,3 +77,44 @@ public struct SessionTraceRecord: Sendable, Hashable {
         self.event = event
     }
 }
+
+/// A call the app made on a session or one of its tag objects, as the system saw it before
+/// the call took effect (or was ignored, as Core NFC ignores `begin()` on a used session
+/// and `restartPolling()` after the end). Reported to ``NFCReaderSystem``'s `callObserver`.
+public struct SessionCallRecord: Sendable, Hashable {
+    /// The API call (Core NFC names).
+    public enum Call: Sendable, Hashable {
+        /// `begin()`.
+        case begin
+        /// `invalidate()` (`nil`) or `invalidate(errorMessage:)`.
+        case invalidate(errorMessage: String?)
+        /// `restartPolling()`.
+        case restartPolling
+        /// `alertMessage` set.
+        case alertMessage(String)
+        /// An operation on a tag object (`connect`, `readNDEF`, `sendCommand`...), with the
+        /// handle it was delivered with.
+        case tagOperation(name: String, TagHandle)
+    }
+
+    /// The session's state when the call arrived.
+    public enum State: Sendable, Hashable {
+        /// `begin()` not called yet.
+        case notStarted
+        /// Active, in this polling generation (``TagHandle/generation``).
+        case active(generation: UInt32)
+        /// Over, with the code it ended with.
+        case invalidated(NFCReaderError.Code)
+    }
+
+    /// The session's number within its ``NFCReaderSystem`` (as in ``SessionTraceRecord``).
+    public let session: UInt64
+    public let call: Call
+    public let state: State
+
+    public init(session: UInt64, call: Call, state: State) {
+        self.session = session
+        self.call = call
+        self.state = state
+    }
+}

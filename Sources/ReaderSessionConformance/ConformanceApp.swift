@@ -1,0 +1,84 @@
+public import Dispatch
+public import ReaderSession
+
+/// What the user asks for when tapping Scan.
+public struct ScanRequest: Sendable, Hashable {
+    /// How many tags the user means to read in this session (a guided sequence when > 1).
+    public var tagCount: Int
+    /// True when the app is asked for tag objects (read-write NDEF or tag session) rather
+    /// than messages; always true for a sequence.
+    public var readWrite: Bool
+    public init(tagCount: Int = 1, readWrite: Bool = false) {
+        self.tagCount = max(1, tagCount)
+        self.readWrite = readWrite || tagCount > 1
+    }
+}
+
+/// The app under test, as the harness sees it: ordinary code behind the three things a
+/// user does to it. The harness calls these from its own task, one at a time, never
+/// concurrently with each other; the app hops to its own queue if it needs to.
+///
+/// The app creates Core NFC-shaped sessions itself with the public initialisers
+/// (`NFCNDEFReaderSession(delegate:queue:invalidateAfterFirstRead:)`,
+/// `NFCTagReaderSession(pollingOption:delegate:queue:)`), against the system the harness
+/// installs (``NFCReaderSystem/current``, or ``ConformanceEnvironment/system``), and waits
+/// with ``ConformanceEnvironment/asyncAfter(_:on:_:)`` (virtual time) rather than
+/// `DispatchQueue.asyncAfter` (real time, invisible to the harness).
+public protocol ConformanceApp: AnyObject, Sendable {
+    /// The user taps the app's Scan button (UIKit: a button action).
+    func scanTapped(_ request: ScanRequest)
+    /// UIKit `sceneDidEnterBackground(_:)`: the app left the foreground.
+    func didEnterBackground()
+    /// UIKit `sceneWillEnterForeground(_:)`: the app is coming back.
+    func willEnterForeground()
+}
+
+/// What the harness gives an app under test: the reader system its sessions run against
+/// and virtual-time helpers. One environment per scenario run.
+public final class ConformanceEnvironment: Sendable {
+    /// The system the scenario runs (also installed as ``NFCReaderSystem/current`` while
+    /// the scenario runs).
+    public let system: NFCReaderSystem
+    let clock: ConformanceClock
+    let hops: PendingHops
+
+    init(system: NFCReaderSystem, clock: ConformanceClock, hops: PendingHops) {
+        self.system = system
+        self.clock = clock
+        self.hops = hops
+    }
+
+    /// Virtual time since the scenario's start.
+    public var now: Duration { clock.now }
+
+    /// `DispatchQueue.asyncAfter` in virtual time: runs `work` on `queue` once `delay` has
+    /// passed on the scenario's clock, unless the returned timer is cancelled first.
+    @discardableResult
+    public func asyncAfter(_ delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) -> ReaderSessionTimer {
+        let hops = self.hops
+        return clock.schedule(at: clock.now + max(.zero, delay)) { hops.async(on: queue, work) }
+    }
+
+    /// `queue.async(work)`, counted so the harness waits for it before moving time on.
+    public func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        hops.async(on: queue, work)
+    }
+}
+
+/// Hand-offs the harness itself started (app timers, the other app's delegate).
+final class PendingHops: Sendable {
+    private let counter = AtomicCounter()
+    private let total = AtomicCounter()
+    /// Hand-offs in flight.
+    var count: Int { counter.value }
+    /// Hand-offs ever started.
+    var started: Int { total.value }
+    func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        total.add(1)
+        counter.add(1)
+        queue.async {
+            work()
+            self.counter.add(-1)
+        }
+    }
+}

@@ -1,0 +1,257 @@
+public import Foundation
+public import NFCTags
+
+/// One conformance scenario: what the user does and which tags come and go, at virtual
+/// instants, for how long. File format: `hardware/conformance/FORMAT.md`
+/// (`"format": "nfcbench-conformance"`, version 1).
+public struct ConformanceScenario: Sendable, Equatable {
+    /// A user action the harness injects into the app.
+    public enum UserAction: Sendable, Equatable {
+        /// The user taps the app's Scan button, asking to read this many tags.
+        case scan(ScanRequest)
+        /// The user taps Done on the sheet (Core NFC: every active session ends with 200).
+        case done
+        /// The app leaves the foreground (home gesture, a call): active sessions end with 202.
+        case background
+        /// The app comes back to the foreground.
+        case foreground
+    }
+
+    /// What happens at a step.
+    public enum Action: Sendable, Equatable {
+        case user(UserAction)
+        /// Another app begins a reader session that lasts this long (then invalidates it);
+        /// while it is active a `begin()` of the app under test is refused with 203.
+        case otherAppSession(Duration)
+        /// Tags enter the field together: (tag reference, presentation name, extra faults).
+        case present([(tag: String, name: String, faults: [TagFault])])
+        /// A presentation leaves the field.
+        case remove(String)
+
+        public static func == (a: Action, b: Action) -> Bool {
+            switch (a, b) {
+            case (.user(let x), .user(let y)): x == y
+            case (.otherAppSession(let x), .otherAppSession(let y)): x == y
+            case (.remove(let x), .remove(let y)): x == y
+            case (.present(let x), .present(let y)):
+                x.count == y.count && zip(x, y).allSatisfy { $0.tag == $1.tag && $0.name == $1.name && $0.faults == $1.faults }
+            default: false
+            }
+        }
+    }
+
+    /// When a step happens.
+    public enum When: Sendable, Equatable {
+        /// At this offset from the scenario's start.
+        case at(Duration)
+        /// This long after the app's latest session ended (waits for the end first; a
+        /// session refused at `begin()` ends at once).
+        case afterSessionEnd(Duration)
+    }
+
+    public struct Step: Sendable, Equatable {
+        public var when: When
+        public var action: Action
+        public init(when: When, action: Action) {
+            self.when = when
+            self.action = action
+        }
+    }
+
+    /// The scenario's name (the file's stem unless the file says otherwise).
+    public var name: String
+    public var description: String
+    /// Virtual time the scenario runs for, from its start.
+    public var duration: Duration
+    /// False: the thermal model is switched off (every limit 60 s).
+    public var thermal: Bool
+    public var steps: [Step]
+    /// Endings (Core NFC codes) the app's sessions must reach, or the scenario did not test
+    /// what it says and is reported inconclusive.
+    public var expectEndings: [Int]
+    /// True: some session must end through `invalidate(errorMessage:)`.
+    public var expectErrorMessage: Bool
+    /// Tag files by the names the steps use.
+    public var tags: [String: TagFile]
+
+    public init(
+        name: String, description: String = "", duration: Duration, thermal: Bool = true, steps: [Step],
+        expectEndings: [Int] = [], expectErrorMessage: Bool = false, tags: [String: TagFile] = [:]
+    ) {
+        self.name = name
+        self.description = description
+        self.duration = duration
+        self.thermal = thermal
+        self.steps = steps
+        self.expectEndings = expectEndings
+        self.expectErrorMessage = expectErrorMessage
+        self.tags = tags
+    }
+}
+
+/// A malformed conformance scenario: the file, the field and why.
+public struct ConformanceFormatError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var field: String
+    public var reason: String
+    public init(file: String, field: String, reason: String) {
+        self.file = file
+        self.field = field
+        self.reason = reason
+    }
+    public var description: String { "\(file): \(field): \(reason)" }
+}
+
+extension ConformanceScenario {
+    /// Parses a scenario file's JSON. `name` is used when the file has no `name`;
+    /// `loadTag` turns a tag reference (a name in `hardware/tags/` or a path) into a tag file.
+    public init(
+        json: Data, name defaultName: String, loadTag: (String) throws -> TagFile
+    ) throws(ConformanceFormatError) {
+        func fail(_ field: String, _ reason: String) -> ConformanceFormatError {
+            ConformanceFormatError(file: defaultName, field: field, reason: reason)
+        }
+        func milliseconds(_ v: Any?, _ field: String) throws(ConformanceFormatError) -> Duration {
+            guard let n = v as? NSNumber, !(v is Bool), n.doubleValue >= 0, n.doubleValue.isFinite, n.doubleValue < 1e9 else {
+                throw fail(field, "a number of milliseconds ≥ 0")
+            }
+            return .microseconds(Int64((n.doubleValue * 1000).rounded()))
+        }
+        guard let any = try? JSONSerialization.jsonObject(with: json), let top = any as? [String: Any] else {
+            throw fail("(file)", "not a JSON object")
+        }
+        guard top["format"] as? String == "nfcbench-conformance" else { throw fail("format", "must be \"nfcbench-conformance\"") }
+        guard let v = top["version"] as? NSNumber, v.intValue == 1 else { throw fail("version", "must be 1") }
+        let name = (top["name"] as? String) ?? defaultName
+        let duration = try milliseconds(top["duration_ms"], "duration_ms")
+        guard duration > .zero else { throw fail("duration_ms", "must be > 0") }
+        var thermal = true
+        if let t = top["thermal"] {
+            guard let b = t as? Bool else { throw fail("thermal", "true or false") }
+            thermal = b
+        }
+        guard let rawSteps = top["steps"] as? [Any] else { throw fail("steps", "missing or not a list") }
+        var steps: [Step] = []
+        var tagRefs: Set<String> = []
+        var last = Duration.zero
+        var inField: Set<String> = []
+        for (i, raw) in rawSteps.enumerated() {
+            let f = "steps[\(i)]"
+            guard let s = raw as? [String: Any] else { throw fail(f, "not an object") }
+            let when: When
+            switch (s["at_ms"], s["after_end_ms"]) {
+            case (let a?, nil):
+                let at = try milliseconds(a, "\(f).at_ms")
+                guard at >= last else { throw fail("\(f).at_ms", "steps must be in time order") }
+                guard at <= duration else { throw fail("\(f).at_ms", "after duration_ms") }
+                last = at
+                when = .at(at)
+            case (nil, let a?):
+                when = .afterSessionEnd(try milliseconds(a, "\(f).after_end_ms"))
+            default:
+                throw fail(f, "needs exactly one of \"at_ms\" or \"after_end_ms\"")
+            }
+            let keys = ["user", "other_app_session_ms", "present", "remove"].filter { s[$0] != nil }
+            guard keys.count == 1 else {
+                throw fail(f, "needs exactly one of \"user\", \"other_app_session_ms\", \"present\", \"remove\"")
+            }
+            let action: Action
+            switch keys[0] {
+            case "user":
+                switch s["user"] as? String {
+                case "scan":
+                    let count = (s["tags"] as? NSNumber)?.intValue ?? 1
+                    guard count >= 1, count <= 100 else { throw fail("\(f).tags", "a number of tags from 1 to 100") }
+                    var readWrite = count > 1
+                    if let rw = s["read_write"] {
+                        guard let b = rw as? Bool else { throw fail("\(f).read_write", "true or false") }
+                        readWrite = b || count > 1
+                    }
+                    action = .user(.scan(ScanRequest(tagCount: count, readWrite: readWrite)))
+                case "done": action = .user(.done)
+                case "background": action = .user(.background)
+                case "foreground": action = .user(.foreground)
+                default: throw fail("\(f).user", "one of scan, done, background, foreground")
+                }
+            case "other_app_session_ms":
+                let d = try milliseconds(s["other_app_session_ms"], "\(f).other_app_session_ms")
+                guard d > .zero else { throw fail("\(f).other_app_session_ms", "must be > 0") }
+                action = .otherAppSession(d)
+            case "present":
+                var list: [(tag: String, name: String, faults: [TagFault])] = []
+                let items: [Any] = (s["present"] as? [Any]) ?? [s["present"] as Any]
+                for (j, item) in items.enumerated() {
+                    let g = items.count == 1 && !(s["present"] is [Any]) ? "\(f).present" : "\(f).present[\(j)]"
+                    var tag: String, as_: String?, rawFaults: [Any] = []
+                    if let t = item as? String {
+                        tag = t
+                        as_ = items.count == 1 ? s["as"] as? String : nil
+                        rawFaults = items.count == 1 ? (s["faults"] as? [Any] ?? []) : []
+                    } else if let o = item as? [String: Any], let t = o["tag"] as? String {
+                        tag = t
+                        as_ = o["as"] as? String
+                        rawFaults = o["faults"] as? [Any] ?? []
+                    } else {
+                        throw fail(g, "a tag name, or {\"tag\": NAME, \"as\": NAME, \"faults\": [...]}")
+                    }
+                    let name = as_ ?? tag
+                    guard !inField.contains(name) else { throw fail(g, "'\(name)' is already in the field") }
+                    inField.insert(name)
+                    var faults: [TagFault] = []
+                    for (k, rf) in rawFaults.enumerated() {
+                        guard let fo = rf as? [String: Any], let kind = (fo["kind"] as? String).flatMap(TagFault.Kind.init(rawValue:)) else {
+                            throw fail("\(g).faults[\(k)].kind", "one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                        }
+                        let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
+                        guard n >= 0 else { throw fail("\(g).faults[\(k)].after_commands", "must be ≥ 0") }
+                        faults.append(TagFault(afterCommands: n, kind: kind))
+                    }
+                    tagRefs.insert(tag)
+                    list.append((tag, name, faults))
+                }
+                guard !list.isEmpty else { throw fail("\(f).present", "names no tag") }
+                action = .present(list)
+            default:
+                guard let n = s["remove"] as? String else { throw fail("\(f).remove", "a presentation name") }
+                guard inField.remove(n) != nil else { throw fail("\(f).remove", "'\(n)' is not in the field") }
+                action = .remove(n)
+            }
+            steps.append(Step(when: when, action: action))
+        }
+        var endings: [Int] = []
+        for (i, e) in ((top["expect_endings"] as? [Any]) ?? []).enumerated() {
+            guard let n = e as? NSNumber, !(e is Bool) else { throw fail("expect_endings[\(i)]", "a Core NFC error code, e.g. 201") }
+            endings.append(n.intValue)
+        }
+        var tags: [String: TagFile] = [:]
+        for ref in tagRefs.sorted() {
+            do { tags[ref] = try loadTag(ref) } catch { throw fail("present", "tag '\(ref)': \(error)") }
+        }
+        self.init(
+            name: name, description: top["description"] as? String ?? "", duration: duration, thermal: thermal, steps: steps,
+            expectEndings: endings, expectErrorMessage: top["expect_error_message"] as? Bool ?? false, tags: tags)
+    }
+
+    /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
+    /// up by `loadTag`. Throws the first malformed file's error.
+    public static func loadSuite(
+        directory: String, loadTag: (String) throws -> TagFile
+    ) throws(ConformanceFormatError) -> [ConformanceScenario] {
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: directory) else {
+            throw ConformanceFormatError(file: directory, field: "(folder)", reason: "cannot be read")
+        }
+        var out: [ConformanceScenario] = []
+        for file in names.filter({ $0.hasSuffix(".json") }).sorted() {
+            let stem = String(file.dropLast(5))
+            guard let data = fm.contents(atPath: directory + "/" + file) else {
+                throw ConformanceFormatError(file: file, field: "(file)", reason: "cannot be read")
+            }
+            out.append(try ConformanceScenario(json: data, name: stem, loadTag: loadTag))
+        }
+        guard !out.isEmpty else {
+            throw ConformanceFormatError(file: directory, field: "(folder)", reason: "holds no *.json scenario")
+        }
+        return out
+    }
+}

@@ -1,1 +1,0 @@
-// ReaderSessionConformance: see README.md for what lives here.
