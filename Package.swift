@@ -42,11 +42,15 @@ let package = Package(
             name: "ReaderSessionConformance",
             dependencies: ["ReaderSession", "NFCTags", "VirtualHardware"],
             swiftSettings: strict),
+        // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
+        .target(
+            name: "ReferenceApps", dependencies: ["ReaderSession", "NFCTags"], path: "Examples/ReferenceApps",
+            swiftSettings: strict),
         .executableTarget(
             name: "nfcbench",
             dependencies: [
                 "NFCTags", "ReaderSession", "HCEEvents", "NFCHardware", "VirtualHardware",
-                "ReaderSessionConformance",
+                "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
 

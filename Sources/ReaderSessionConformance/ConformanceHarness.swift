@@ -50,9 +50,9 @@ public struct ConformanceHarness: Sendable {
 
     private func runInstalled(_ scenario: ConformanceScenario, _ makeApp: AppFactory) async -> ConformanceResult {
         let clock = ConformanceClock()
-        let reader = ConformanceReader()
         let hops = PendingHops()
         let recorder = ConformanceRecorder(scenario: scenario.name, clock: clock, userActionWindow: userActionWindow)
+        let reader = ConformanceReader(pollingOwner: { recorder.lastBegun })
         let system = NFCReaderSystem(
             backend: reader, clock: clock, arbiter: SessionArbiter(fileLocks: false),
             thermal: scenario.thermal ? ThermalModel() : .disabled,
@@ -68,7 +68,7 @@ public struct ConformanceHarness: Sendable {
             var spins = 0
             while true {
                 let e1 = reader.eventCount, h1 = hops.started
-                let idle = reader.isIdle && hops.count == 0 && system.pendingWork == 0
+                let idle = reader.isIdle(ended: recorder.endedSessions) && hops.count == 0 && system.pendingWork == 0
                 if idle && hops.started == h1 && reader.eventCount == e1 { return }
                 spins += 1
                 if spins < 64 { await Task.yield() } else { try? await Task.sleep(for: .microseconds(100)) }

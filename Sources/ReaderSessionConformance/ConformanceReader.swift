@@ -30,6 +30,8 @@ public final class ConformanceReader: ReaderBackend, Sendable {
         var waiter: CheckedContinuation<ReaderBackendEvent?, Never>?
         /// An event was handed to the consumer, which has not asked for the next one yet.
         var handed = false
+        /// The session that started polling (``ConformanceReader/pollingOwner``).
+        var owner: UInt64?
     }
 
     private struct State {
@@ -42,9 +44,16 @@ public final class ConformanceReader: ReaderBackend, Sendable {
 
     private let state = Mutex(State())
 
-    /// - Parameter identifier: the reader's name (sessions lock it): `"sim:conformance"` by default.
-    public init(identifier: String = "sim:conformance") {
+    private let pollingOwner: @Sendable () -> UInt64?
+
+    /// - Parameters:
+    ///   - identifier: the reader's name (sessions lock it): `"sim:conformance"` by default.
+    ///   - pollingOwner: names the session whose `begin()` is starting to poll (polling
+    ///     starts inside `begin()`, just after its `begin` trace record), so a stream can be
+    ///     forgotten once its session is over: a cancelled consumer never asks again.
+    public init(identifier: String = "sim:conformance", pollingOwner: @escaping @Sendable () -> UInt64? = { nil }) {
         self.identifier = identifier
+        self.pollingOwner = pollingOwner
     }
 
     /// Presentation names in the field now, sorted.
@@ -53,9 +62,14 @@ public final class ConformanceReader: ReaderBackend, Sendable {
     /// Events produced so far (detections and losses, to every open stream).
     public var eventCount: UInt64 { state.withLock { $0.events } }
 
-    /// True when no polling event is waiting for, or being taken by, a session.
-    public var isIdle: Bool {
-        state.withLock { s in s.streams.values.allSatisfy { !$0.handed && $0.buffer.isEmpty } }
+    /// True when no polling event is waiting for, or being taken by, a session that is
+    /// still running (sessions in `ended` no longer take events).
+    public func isIdle(ended: Set<UInt64> = []) -> Bool {
+        state.withLock { s in
+            s.streams.values.allSatisfy { st in
+                (!st.handed && st.buffer.isEmpty) || st.owner.map { ended.contains($0) } == true
+            }
+        }
     }
 
     /// Puts a tag into the field as presentation `name` (reported with any others presented
@@ -95,10 +109,12 @@ public final class ConformanceReader: ReaderBackend, Sendable {
     // MARK: ReaderBackend
 
     public func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
+        let owner = pollingOwner()
         let id: UInt64 = state.withLock { s in
             let id = s.nextStream
             s.nextStream += 1
             var stream = Stream()
+            stream.owner = owner
             let present = s.field.values.map(\.target).sorted { $0.id < $1.id }
             if !present.isEmpty { stream.buffer.append(.detected(present)) }
             s.streams[id] = stream

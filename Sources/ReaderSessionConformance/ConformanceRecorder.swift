@@ -29,6 +29,9 @@ final class ConformanceRecorder: Sendable {
         var alertMessages = 0
         var begins = 0
         var frozen = false
+        /// Every session (the app's and others') by the latest `begin` trace, and the ended ones.
+        var lastBegun: UInt64?
+        var ended: Set<UInt64> = []
     }
 
     private let scenario: String
@@ -125,9 +128,19 @@ final class ConformanceRecorder: Sendable {
         }
     }
 
+    /// The session whose `begin()` is running (its polling starts inside it).
+    var lastBegun: UInt64? { state.withLock { $0.lastBegun } }
+    /// Sessions (any app's) that have ended.
+    var endedSessions: Set<UInt64> { state.withLock { $0.ended } }
+
     func trace(_ r: SessionTraceRecord) {
         let now = clock.now
         state.withLock { s in
+            switch r.event {
+            case .sessionBegan: s.lastBegun = r.session
+            case .didInvalidateWithError: s.ended.insert(r.session)
+            default: break
+            }
             guard !s.frozen, !s.foreign.contains(r.session), s.sessions[r.session] != nil else { return }
             switch r.event {
             case .thermal(_, let limit):

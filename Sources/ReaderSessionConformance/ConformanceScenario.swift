@@ -112,7 +112,7 @@ extension ConformanceScenario {
             ConformanceFormatError(file: defaultName, field: field, reason: reason)
         }
         func milliseconds(_ v: Any?, _ field: String) throws(ConformanceFormatError) -> Duration {
-            guard let n = v as? NSNumber, !(v is Bool), n.doubleValue >= 0, n.doubleValue.isFinite, n.doubleValue < 1e9 else {
+            guard let n = v as? NSNumber, !isBoolean(n), n.doubleValue >= 0, n.doubleValue.isFinite, n.doubleValue < 1e9 else {
                 throw fail(field, "a number of milliseconds ≥ 0")
             }
             return .microseconds(Int64((n.doubleValue * 1000).rounded()))
@@ -127,7 +127,8 @@ extension ConformanceScenario {
         guard duration > .zero else { throw fail("duration_ms", "must be > 0") }
         var thermal = true
         if let t = top["thermal"] {
-            guard let b = t as? Bool else { throw fail("thermal", "true or false") }
+            guard let n = t as? NSNumber, isBoolean(n) else { throw fail("thermal", "true or false") }
+            let b = n.boolValue
             thermal = b
         }
         guard let rawSteps = top["steps"] as? [Any] else { throw fail("steps", "missing or not a list") }
@@ -164,7 +165,8 @@ extension ConformanceScenario {
                     guard count >= 1, count <= 100 else { throw fail("\(f).tags", "a number of tags from 1 to 100") }
                     var readWrite = count > 1
                     if let rw = s["read_write"] {
-                        guard let b = rw as? Bool else { throw fail("\(f).read_write", "true or false") }
+                        guard let n = rw as? NSNumber, isBoolean(n) else { throw fail("\(f).read_write", "true or false") }
+                        let b = n.boolValue
                         readWrite = b || count > 1
                     }
                     action = .user(.scan(ScanRequest(tagCount: count, readWrite: readWrite)))
@@ -220,7 +222,7 @@ extension ConformanceScenario {
         }
         var endings: [Int] = []
         for (i, e) in ((top["expect_endings"] as? [Any]) ?? []).enumerated() {
-            guard let n = e as? NSNumber, !(e is Bool) else { throw fail("expect_endings[\(i)]", "a Core NFC error code, e.g. 201") }
+            guard let n = e as? NSNumber, !isBoolean(n) else { throw fail("expect_endings[\(i)]", "a Core NFC error code, e.g. 201") }
             endings.append(n.intValue)
         }
         var tags: [String: TagFile] = [:]
@@ -255,3 +257,6 @@ extension ConformanceScenario {
         return out
     }
 }
+
+/// JSON `true`/`false` as Foundation parses them (an NSNumber of type `c`), not 0 or 1.
+private func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }

@@ -5,5 +5,6 @@ enum Registry {
         TagCommand.show,
         WalkCommand.command,
         ProfileCommand.command,
+        ConformanceCommand.command,
     ]
 }

@@ -1,0 +1,235 @@
+import Dispatch
+import Foundation
+import NFCTags
+import ReaderSession
+import ReaderSessionConformance
+import ReferenceApps
+
+/// `nfcbench conformance`: runs an app's Core NFC code through every way a session can
+/// end, in virtual time, and reports each breach of the "Handling the endings" rules.
+enum ConformanceCommand {
+    static let command = Command(
+        path: ["conformance"],
+        abstract: "Judge an app's handling of every way a reader session ends (virtual time)",
+        usage: "conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal",
+        help: """
+        OPTIONS:
+          --suite builtin|DIR   the scenarios: the shipped suite (hardware/conformance/,
+                                default) or every *.json in DIR (format:
+                                hardware/conformance/FORMAT.md). Tags are looked up in
+                                DIR/tags/, then the shipped tag files
+          --app NAME            the app under test (default reference):
+        \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: 16, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
+          --json                JSON Lines: one object per scenario, then a summary object
+          --thermal             print the thermal model's session limits after 0 s, 3 s
+                                and 30 s gaps (after one full session) and exit
+
+        Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
+        scenario, 65 for a malformed scenario file.
+        """,
+        run: { args in
+            let suiteArg = try args.option("suite") ?? "builtin"
+            let appName = try args.option("app") ?? "reference"
+            let json = args.flag("json")
+            let thermal = args.flag("thermal")
+            try args.finish()
+            if thermal {
+                Output.out(thermalTable(json: json))
+                return 0
+            }
+            guard let entry = ReferenceApps.named(appName) else {
+                throw CLIError.usage("--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
+            }
+            let scenarios = try loadSuite(suiteArg)
+            let habits = entry.habits
+            let start = ContinuousClock.now
+            let results = await ConformanceHarness().run(scenarios) { env in
+                ReferenceAppUnderTest(TagScanController(
+                    system: env.system, habits: habits,
+                    after: { delay, queue, work in env.asyncAfter(delay, on: queue, work) }))
+            }
+            let wall = ContinuousClock.now - start
+            if json {
+                for r in results { Output.out(jsonLine(r).serialized) }
+                Output.out(summaryJSON(results, app: appName, suite: suiteArg, wall: wall).serialized)
+            } else {
+                Output.out(table(results, app: appName, suite: suiteArg, wall: wall))
+            }
+            return results.allSatisfy { $0.verdict == .pass } ? 0 : 1
+        })
+
+    // MARK: Loading
+
+    static func loadSuite(_ arg: String) throws(CLIError) -> [ConformanceScenario] {
+        let dir: String
+        if arg == "builtin" {
+            guard let hw = DataLocation.hardwareDirectory(), FileManager.default.fileExists(atPath: hw + "/conformance") else {
+                throw CLIError.data("no hardware/conformance folder beside the executable (set NFCBENCH_DATA)")
+            }
+            dir = hw + "/conformance"
+        } else {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: arg, isDirectory: &isDir), isDir.boolValue else {
+                throw CLIError.usage("--suite takes 'builtin' or a folder of scenario files; '\(arg)' is not a folder")
+            }
+            dir = arg
+        }
+        let tagDirs = [dir + "/tags", dir] + (DataLocation.hardwareDirectory().map { ["\($0)/conformance/tags", "\($0)/tags"] } ?? [])
+        do {
+            return try ConformanceScenario.loadSuite(directory: dir) { ref in
+                try loadTag(ref, in: tagDirs)
+            }
+        } catch {
+            throw CLIError.data("\(error)")
+        }
+    }
+
+    static func loadTag(_ ref: String, in dirs: [String]) throws -> TagFile {
+        let fm = FileManager.default
+        var candidates = ref.contains("/") ? [ref] : []
+        for d in dirs { candidates += ["\(d)/\(ref)", "\(d)/\(ref).json"] }
+        for c in candidates where fm.fileExists(atPath: c) {
+            var isDir: ObjCBool = false
+            if fm.fileExists(atPath: c, isDirectory: &isDir), isDir.boolValue { continue }
+            return try TagFile.load(path: c)
+        }
+        throw CLIError.data("no tag file '\(ref)' (looked in \(dirs.joined(separator: ", ")))")
+    }
+
+    // MARK: Output
+
+    static func endings(_ r: ConformanceResult) -> String {
+        let e = r.sessions.map { s in s.ending.map { String($0.rawValue) } ?? "active" }
+        return e.isEmpty ? "-" : e.joined(separator: ",")
+    }
+
+    static func table(_ results: [ConformanceResult], app: String, suite: String, wall: Duration) -> String {
+        let width = max(30, (results.map(\.scenario.count).max() ?? 0) + 2)
+        var s = "nfcbench conformance: app '\(app)', \(results.count) scenarios (suite \(suite))\n\n"
+        s += "SCENARIO".padding(toLength: width, withPad: " ", startingAt: 0) + "VERDICT       ENDINGS            SHEETS  /MIN  RULE\n"
+        for r in results {
+            let rules = r.rulesBreached.map(\.rawValue).joined(separator: ", ")
+            s += r.scenario.padding(toLength: width, withPad: " ", startingAt: 0)
+            s += r.verdict.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
+            s += String(endings(r).prefix(18)).padding(toLength: 19, withPad: " ", startingAt: 0)
+            s += String(r.sheets).leftPad(6) + String(format: "%6.1f", r.sheetsPerMinute) + "  "
+            s += rules.isEmpty ? "-" : rules
+            s += "\n"
+        }
+        let details = results.filter { $0.verdict != .pass }
+        if !details.isEmpty {
+            s += "\nDETAILS\n"
+            for r in details {
+                s += "\(r.scenario): \(r.description)\n"
+                for b in r.breaches.prefix(5) {
+                    s += "  t=\(seconds(b.time)) s, session \(b.session): \(b.rule.rawValue): \(b.what)\n"
+                }
+                if r.breaches.count > 5 { s += "  … \(r.breaches.count - 5) more\n" }
+                for n in r.notes { s += "  note: \(n)\n" }
+            }
+        }
+        let limits = results.filter { r in r.sessions.contains { $0.timeLimit.map { $0 < .seconds(60) } ?? ($0.ending == .readerSessionInvalidationErrorSystemIsBusy) } }
+        if !limits.isEmpty {
+            s += "\nTHERMAL MODEL (time limit granted per session; refused = 203)\n"
+            for r in limits {
+                let l = r.sessions.map { x in x.timeLimit.map { seconds($0) + " s" } ?? "refused" }
+                s += "  \(r.scenario): \(l.joined(separator: ", "))\n"
+            }
+        }
+        let pass = results.filter { $0.verdict == .pass }.count
+        let breach = results.filter { $0.verdict == .breach }.count
+        let inconclusive = results.count - pass - breach
+        let rules = Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted()
+        s += "\n\(results.count) scenarios: \(pass) pass, \(breach) breach, \(inconclusive) inconclusive"
+        if !rules.isEmpty { s += "; rules breached: \(rules.joined(separator: ", "))" }
+        s += "; wall time \(String(format: "%.3f", wallSeconds(wall))) s"
+        return s
+    }
+
+    static func jsonLine(_ r: ConformanceResult) -> JSONObject {
+        var o: JSONObject = [
+            "scenario": .string(r.scenario), "verdict": .string(r.verdict.rawValue),
+            "rules": .array(r.rulesBreached.map { .string($0.rawValue) }),
+        ]
+        o["breaches"] = .array(r.breaches.map { b in
+            .object(["rule": .string(b.rule.rawValue), "t_ms": .int(ms(b.time)), "session": .int(Int64(b.session)), "what": .string(b.what)])
+        })
+        o["sessions"] = .array(r.sessions.map { x in
+            var so: JSONObject = ["session": .int(Int64(x.number)), "begun_ms": .int(ms(x.begunAt))]
+            so["user_action"] = x.userAction.map { .string($0) } ?? .null
+            so["became_active"] = .bool(x.becameActive)
+            so["time_limit_ms"] = x.timeLimit.map { .int(ms($0)) } ?? .null
+            so["ended_ms"] = x.endedAt.map { .int(ms($0)) } ?? .null
+            so["code"] = x.ending.map { .int(Int64($0.rawValue)) } ?? .null
+            so["reason"] = x.ending.map { .string("\($0)") } ?? .null
+            if let m = x.errorMessage { so["error_message"] = .string(m) }
+            return .object(so)
+        })
+        o["sheets"] = .int(Int64(r.sheets))
+        o["sheets_per_minute"] = .double((r.sheetsPerMinute * 100).rounded() / 100)
+        o["alert_messages"] = .int(Int64(r.alertMessages))
+        o["duration_ms"] = .int(ms(r.duration))
+        o["notes"] = .array(r.notes.map { .string($0) })
+        return o
+    }
+
+    static func summaryJSON(_ results: [ConformanceResult], app: String, suite: String, wall: Duration) -> JSONObject {
+        let pass = results.filter { $0.verdict == .pass }.count
+        let breach = results.filter { $0.verdict == .breach }.count
+        return [
+            "summary": .bool(true), "app": .string(app), "suite": .string(suite),
+            "scenarios": .int(Int64(results.count)), "pass": .int(Int64(pass)), "breach": .int(Int64(breach)),
+            "inconclusive": .int(Int64(results.count - pass - breach)),
+            "rules_breached": .array(Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted().map { .string($0) }),
+            "sheets": .int(Int64(results.map(\.sheets).reduce(0, +))),
+            "wall_ms": .double((wallSeconds(wall) * 1e6).rounded() / 1e3),
+        ]
+    }
+
+    /// Session limits after one full 60 s session and a gap of 0 s, 3 s, 30 s (and 10 min).
+    static func thermalTable(json: Bool) -> String {
+        var model = ThermalModel()
+        _ = model.beginRequested(at: .zero)
+        model.fieldOn(at: .zero)
+        model.fieldOff(at: .seconds(60))
+        let gaps: [Duration] = [.zero, .seconds(3), .seconds(30), .seconds(600)]
+        let p = model.parameters
+        if json {
+            return gaps.map { g -> String in
+                let l = model.limit(after: g)
+                let o: JSONObject = ["gap_ms": .int(ms(g)), "time_limit_ms": l.map { .int(ms($0)) } ?? .null, "refused": .bool(l == nil)]
+                return o.serialized
+            }.joined(separator: "\n")
+        }
+        var s = "Thermal model (ThermalModel defaults: base \(seconds(p.baseLimit)) s, floor \(seconds(p.minimumLimit)) s, "
+        s += "\(p.limitLossPerHeat) s lost per field-second, cooling τ \(seconds(p.coolingTimeConstant)) s, "
+        s += "quick restart < \(seconds(p.quickRestartWindow)) s adds \(p.quickRestartPenalty), refused above \(p.refusalThreshold))\n"
+        s += "After one full 60 s session, the next session's limit:\n"
+        for g in gaps {
+            let l = model.limit(after: g).map { seconds($0) + " s" } ?? "refused (203)"
+            s += "  gap \(seconds(g).leftPad(7)) s  →  \(l)\n"
+        }
+        return s
+    }
+
+    static func ms(_ d: Duration) -> Int64 {
+        let c = d.components
+        return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
+    }
+
+    static func seconds(_ d: Duration) -> String { String(format: "%.3f", Double(ms(d)) / 1000) }
+    static func wallSeconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+}
+
+extension String {
+    fileprivate func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
+}
+
+/// Adapts a reference app's controller to the harness's protocol (the user's three actions).
+private final class ReferenceAppUnderTest: ConformanceApp {
+    let controller: TagScanController
+    init(_ controller: TagScanController) { self.controller = controller }
+    func scanTapped(_ request: ScanRequest) { controller.scanTapped(tagCount: request.tagCount, tagObjects: request.readWrite) }
+    func didEnterBackground() { controller.didEnterBackground() }
+    func willEnterForeground() { controller.willEnterForeground() }
+}
