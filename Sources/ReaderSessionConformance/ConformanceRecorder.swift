@@ -146,6 +146,7 @@ final class ConformanceRecorder: Sendable {
             case .thermal(_, let limit):
                 if s.sessions[r.session]?.summary.becameActive == false, s.sessions[r.session]?.summary.endedAt == nil {
                     s.sessions[r.session]?.summary.timeLimit = limit
+                    s.sessions[r.session]?.summary.refusedByThermalModel = limit == nil
                 }
             case .didBecomeActive:
                 s.sessions[r.session]?.summary.becameActive = true

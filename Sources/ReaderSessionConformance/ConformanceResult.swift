@@ -55,6 +55,9 @@ public struct ConformanceSessionSummary: Sendable, Hashable {
     public var becameActive: Bool
     /// The time limit the thermal model granted (nil when refused or never begun).
     public var timeLimit: Duration?
+    /// True when the thermal model refused the start (203 "temporarily unavailable"),
+    /// false when it started or another session held the reader (203 busy).
+    public var refusedByThermalModel: Bool = false
     /// When and how it ended (nil: still active when the scenario ended).
     public var endedAt: Duration?
     public var ending: NFCReaderError.Code?

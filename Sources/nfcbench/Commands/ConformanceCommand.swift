@@ -128,11 +128,11 @@ enum ConformanceCommand {
                 for n in r.notes { s += "  note: \(n)\n" }
             }
         }
-        let limits = results.filter { r in r.sessions.contains { $0.timeLimit.map { $0 < .seconds(60) } ?? ($0.ending == .readerSessionInvalidationErrorSystemIsBusy) } }
+        let limits = results.filter { r in r.sessions.contains { $0.timeLimit.map { $0 < .seconds(60) } ?? $0.refusedByThermalModel } }
         if !limits.isEmpty {
-            s += "\nTHERMAL MODEL (time limit granted per session; refused = 203)\n"
+            s += "\nTHERMAL MODEL (time limit granted to each session; refused = 203 from the model, busy = 203 from another session)\n"
             for r in limits {
-                let l = r.sessions.map { x in x.timeLimit.map { seconds($0) + " s" } ?? "refused" }
+                let l = r.sessions.map { x in x.timeLimit.map { seconds($0) + " s" } ?? (x.refusedByThermalModel ? "refused" : "busy") }
                 s += "  \(r.scenario): \(l.joined(separator: ", "))\n"
             }
         }
@@ -159,6 +159,7 @@ enum ConformanceCommand {
             so["user_action"] = x.userAction.map { .string($0) } ?? .null
             so["became_active"] = .bool(x.becameActive)
             so["time_limit_ms"] = x.timeLimit.map { .int(ms($0)) } ?? .null
+            so["thermal_refusal"] = .bool(x.refusedByThermalModel)
             so["ended_ms"] = x.endedAt.map { .int(ms($0)) } ?? .null
             so["code"] = x.ending.map { .int(Int64($0.rawValue)) } ?? .null
             so["reason"] = x.ending.map { .string("\($0)") } ?? .null
