@@ -295,7 +295,7 @@ struct PCSCIntegrationTests {
         #expect(result.3 == PCSCTestType2Core.version)
         #expect(result.4 == .nak(0))
         #expect(result.5 == .pcscPart3)
-        #expect(result.6 == VirtualCardATR.storageCard())
+        #expect(result.6 == ATR.storageCard(standard: .iso14443APart3, cardName: .mifareUltralight).bytes)
         #expect(result.7 == [0xCA, 0xFE, 0xBA, 0xBE])
     }
 
