@@ -1,4 +1,4 @@
-import NFCTags
+public import NFCTags
 
 /// A Type 2 tag (MIFARE Ultralight, NTAG21x) as a PC/SC 2.02 part 3 contactless reader
 /// presents it: a storage-card ATR (NFCTags `ATR.storageCard(standard:cardName:)`; by default ISO/IEC 14443-A
