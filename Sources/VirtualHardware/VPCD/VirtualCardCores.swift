@@ -43,7 +43,9 @@ extension TagFile {
             } else {
                 throw VirtualCardTagFileError("type4 NDEF file's length field points beyond the file")
             }
-            return ISO14443Part4Personality(core: app, historicalBytes: Self.historicalBytes(ats: activation.ats))
+            return ISO14443Part4Personality(
+                core: ReaderAnsweredGetData(core: app, uid: activation.uid),
+                historicalBytes: Self.historicalBytes(ats: activation.ats))
         }
         do {
             return StorageCardPersonality(core: try makeCore())
@@ -63,4 +65,27 @@ extension TagFile {
         guard start < length else { return [] }
         return Array(ats[start..<length].prefix(15))
     }
+}
+
+/// What a PC/SC part 3 reader answers itself in front of an ISO-DEP card: GET DATA
+/// `FF CA 00 00 Le` (§3.2.2.1.3) with the UID and `90 00` (`6C xx` when Le is too short,
+/// `6A 81` for other P1/P2). Every other APDU goes to the card's core unchanged.
+public struct ReaderAnsweredGetData<Core: VirtualAPDUResponder>: VirtualAPDUResponder {
+    public var core: Core
+    public let uid: [UInt8]
+    public init(core: Core, uid: [UInt8]) {
+        self.core = core
+        self.uid = uid
+    }
+
+    public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
+        guard apdu.count >= 2, apdu[0] == 0xFF, apdu[1] == 0xCA else { return core.respond(to: apdu) }
+        guard apdu.count == 5 else { return [0x67, 0x00] }
+        guard apdu[2] == 0x00, apdu[3] == 0x00 else { return [0x6A, 0x81] }
+        let le = Int(apdu[4])
+        if le != 0 && le < uid.count { return [0x6C, UInt8(uid.count)] }
+        return uid + [0x90, 0x00]
+    }
+
+    public mutating func reset() { core.reset() }
 }
