@@ -2,5 +2,8 @@
 enum Registry {
     static let commands: [Command] = [
         VersionText.command,
+        TagCommand.show,
+        WalkCommand.command,
+        ProfileCommand.command,
     ]
 }
