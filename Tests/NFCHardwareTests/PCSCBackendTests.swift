@@ -70,14 +70,21 @@ extension PCSCVirtualBenchSuites {
     struct PCSCBackendTests {
         let reader = PCSCBench.reader0
 
-        func card(_ personality: any VirtualCardPersonality) -> VirtualCard {
-            VirtualCard(personality: personality, configuration: .init(port: 35963))
+        /// A card on slot 0, once pcscd has seen the reader empty (a card of an earlier test
+        /// that left less than one pcscd poll ago would otherwise still be "present").
+        func card(_ personality: any VirtualCardPersonality) async throws -> VirtualCard {
+            let reader = self.reader
+            let empty = try await onPCSCThread {
+                try waitForReader(PCSCContext(), reader, seconds: 5) { !$0.flags.contains(.present) } != nil
+            }
+            try #require(empty, "the reader did not become empty")
+            return VirtualCard(personality: personality, configuration: .init(port: 35963))
         }
 
         @Test("A T4T tag file on the vpcd card is detected as type4 with its UID and read through Type4TagReader")
         func detectsType4() async throws {
             let file = try BenchTags.load("t4t-uri.json")
-            let vcard = card(try file.makeVirtualCardPersonality())
+            let vcard = try await card(try file.makeVirtualCardPersonality())
             let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(100)))
             let log = BackendEventLog(backend)
             defer { log.stop(); vcard.stop() }
@@ -100,7 +107,7 @@ extension PCSCVirtualBenchSuites {
         @Test("An NTAG213 tag file behind a storage-card ATR is type2, GET_VERSION says NTAG213, NDEF reads through Type2TagReader")
         func detectsType2() async throws {
             let file = try BenchTags.load("ntag213-text.json")
-            let vcard = card(try file.makeVirtualCardPersonality())
+            let vcard = try await card(try file.makeVirtualCardPersonality())
             let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(100)))
             let log = BackendEventLog(backend)
             defer { log.stop(); vcard.stop() }
@@ -126,7 +133,7 @@ extension PCSCVirtualBenchSuites {
         @Test("A tag left on the reader is reported once; restartPolling reports it again with a new id; removal is lost")
         func reportOnceThenLost() async throws {
             let file = try BenchTags.load("t4t-uri.json")
-            let vcard = card(try file.makeVirtualCardPersonality())
+            let vcard = try await card(try file.makeVirtualCardPersonality())
             let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
             let log = BackendEventLog(backend)
             defer { log.stop(); vcard.stop() }
@@ -155,7 +162,7 @@ extension PCSCVirtualBenchSuites {
         @Test("A card pulled mid-read is TagCommunicationError.tagLost, and a read-write session's readNDEF gets 100")
         func pulledMidRead() async throws {
             let file = try BenchTags.load("t4t-uri.json")
-            let vcard = card(try file.makeVirtualCardPersonality())
+            let vcard = try await card(try file.makeVirtualCardPersonality())
             let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
             defer { vcard.stop() }
             vcard.start()
@@ -217,7 +224,7 @@ extension PCSCVirtualBenchSuites {
             ]
             let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
             for (name, app, fault) in cases {
-                let vcard = card(ISO14443Part4Personality(core: app))
+                let vcard = try await card(ISO14443Part4Personality(core: app))
                 let log = BackendEventLog(backend)
                 vcard.start()
                 #expect(await log.wait { !$0.detected.isEmpty }, "\(name): detected")
