@@ -5,5 +5,9 @@ enum Registry {
         TagCommand.show,
         WalkCommand.command,
         ProfileCommand.command,
+        DevicesCommand.command,
+        VirtualCardCommand.command,
+        DumpCommand.command,
+        MeasureCommand.command,
     ]
 }
