@@ -1,0 +1,527 @@
+// Tag files: our JSON format (hardware/tags/FORMAT.md), Flipper Zero `.nfc` (version 2,
+// NTAG/Ultralight) and Proxmark3 JSON dumps (`"FileType": "mfu"`).
+import Foundation
+
+/// Why a tag file cannot be used: what is wrong, and the line (Flipper) or field (JSON).
+public struct TagFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Hashable {
+        /// The file cannot be read or written.
+        case io
+        /// Neither our JSON, a Flipper `.nfc` file nor a Proxmark3 JSON dump.
+        case unrecognizedFormat
+        /// Text that does not parse (JSON syntax, a Flipper line without `key: value`).
+        case syntax
+        /// A required field is missing.
+        case missingField
+        /// A field holds a value of the wrong shape (bad hex, wrong length, unknown type).
+        case invalidValue
+        /// A valid file for a tag this package does not emulate.
+        case unsupported
+    }
+
+    public let code: Code
+    /// The JSON field or Flipper key concerned, when there is one.
+    public let field: String?
+    /// The 1-based line in a Flipper file, when known.
+    public let line: Int?
+    public let reason: String
+
+    public init(_ code: Code, field: String? = nil, line: Int? = nil, _ reason: String) {
+        self.code = code
+        self.field = field
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String {
+        var at: [String] = []
+        if let line { at.append("line \(line)") }
+        if let field { at.append("field \"\(field)\"") }
+        return (at.isEmpty ? "" : at.joined(separator: ", ") + ": ") + reason
+    }
+}
+
+/// A tag as a file describes it: identification, and either a Type 2 memory image or a
+/// Type 4 NDEF file, plus an optional fault schedule.
+public struct TagFile: Sendable, Hashable {
+    /// The `type` field.
+    public enum TagType: String, Sendable, Hashable, CaseIterable {
+        case ntag213, ntag215, ntag216, ultralight
+        case ultralightEV1 = "ultralight_ev1"
+        case type4
+
+        /// The Type 2 memory map for `pageCount` pages (Ultralight EV1 has two sizes).
+        public func type2Variant(pageCount: Int) -> NTAG21xCore.Variant? {
+            switch self {
+            case .ntag213: .ntag213
+            case .ntag215: .ntag215
+            case .ntag216: .ntag216
+            case .ultralight: .ultralight
+            case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
+            case .type4: nil
+            }
+        }
+    }
+
+    /// Which reader produced the file.
+    public enum SourceFormat: String, Sendable, Hashable {
+        case nfcbench, flipper, proxmark3
+    }
+
+    /// What a Type 4 Tag's NDEF application holds (NFC Forum T4T 1.0/2.0 §5.1, 3.0 for ENDEF).
+    public struct Type4Contents: Sendable, Hashable {
+        /// The NDEF file as a reader READ BINARYs it: NLEN (2 bytes, mapping 2.0) or ENLEN
+        /// (4 bytes, mapping 3.0), then the message.
+        public var ndefFile: [UInt8]
+        /// Maximum NDEF file size the CC announces (bytes, length field included).
+        public var maximumNDEFFileSize: Int
+        /// Mapping version, "2.0" or "3.0".
+        public var mappingVersion: String
+        /// CC write access `FF` when true.
+        public var readOnly: Bool
+        /// The NDEF file identifier (2 bytes, `E1 04` by default).
+        public var fileID: [UInt8]
+
+        public init(ndefFile: [UInt8], maximumNDEFFileSize: Int, mappingVersion: String, readOnly: Bool,
+                    fileID: [UInt8] = [0xE1, 0x04]) {
+            self.ndefFile = ndefFile
+            self.maximumNDEFFileSize = maximumNDEFFileSize
+            self.mappingVersion = mappingVersion
+            self.readOnly = readOnly
+            self.fileID = fileID
+        }
+
+        /// Bytes of the length field: 2 for mapping 2.0, 4 (ENLEN) for 3.0.
+        public var lengthFieldSize: Int { mappingVersion.hasPrefix("3") ? 4 : 2 }
+
+        /// The NDEF message the file holds, `nil` when NLEN/ENLEN exceeds the file.
+        public var ndefMessage: [UInt8]? {
+            let n = lengthFieldSize
+            guard ndefFile.count >= n else { return nil }
+            let length = ndefFile.prefix(n).reduce(0) { $0 << 8 | Int($1) }
+            guard length <= ndefFile.count - n else { return nil }
+            return Array(ndefFile[n..<(n + length)])
+        }
+    }
+
+    public var type: TagType
+    public var activation: ISO14443AActivation
+    /// GET_VERSION answer (8 bytes) the file records, if any.
+    public var getVersion: [UInt8]?
+    /// READ_SIG answer (32 bytes), if any.
+    public var signature: [UInt8]?
+    /// Type 2 memory image, 4 bytes a page, page 0 first (empty for Type 4).
+    public var pages: [[UInt8]]
+    /// Type 4 contents (`nil` for Type 2).
+    public var type4: Type4Contents?
+    /// Scheduled transport faults.
+    public var faults: [TagFault]
+    /// A free comment (our format's `comment`).
+    public var comment: String?
+    /// Where the file came from.
+    public var source: SourceFormat
+    /// What the loader assumed or repaired (missing ATQA, padded pages, byte order), for people.
+    public var notes: [String]
+
+    public init(type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
+                pages: [[UInt8]] = [], type4: Type4Contents? = nil, faults: [TagFault] = [], comment: String? = nil,
+                source: SourceFormat = .nfcbench, notes: [String] = []) {
+        self.type = type
+        self.activation = activation
+        self.getVersion = getVersion
+        self.signature = signature
+        self.pages = pages
+        self.type4 = type4
+        self.faults = faults
+        self.comment = comment
+        self.source = source
+        self.notes = notes
+    }
+
+    // MARK: Loading
+
+    /// Reads `path` and detects its format (``parse(_:)``).
+    public static func load(path: String) throws(TagFileError) -> TagFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TagFileError(.io, "cannot read \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw TagFileError(.syntax, "\(path) is not UTF-8 text")
+        }
+        return try parse(text)
+    }
+
+    /// Parses tag-file text: Flipper `.nfc` when it starts with `Filetype: Flipper NFC device`,
+    /// otherwise JSON: ours (`"format": "nfcbench-tag"`) or a Proxmark3 dump (`"FileType": "mfu"`).
+    public static func parse(_ text: String) throws(TagFileError) -> TagFile {
+        let trimmed = text.drop { $0.isWhitespace }
+        if trimmed.hasPrefix("Filetype:") { return try parseFlipper(text) }
+        guard trimmed.hasPrefix("{") else { throw TagFileError(.unrecognizedFormat, "not a Flipper .nfc file and not JSON") }
+        let object: [String: Any]
+        do {
+            guard let o = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                throw TagFileError(.syntax, "top level is not a JSON object")
+            }
+            object = o
+        } catch let e as TagFileError {
+            throw e
+        } catch {
+            throw TagFileError(.syntax, "JSON: \(error.localizedDescription)")
+        }
+        if object["format"] as? String == "nfcbench-tag" { return try parseOurs(JSONFields(object)) }
+        if object["FileType"] as? String == "mfu" { return try parseProxmark3(JSONFields(object)) }
+        if let t = object["FileType"] as? String {
+            throw TagFileError(.unsupported, field: "FileType", "Proxmark3 dump of type \"\(t)\"; only \"mfu\" is read")
+        }
+        throw TagFileError(.unrecognizedFormat, field: "format", "JSON without \"format\": \"nfcbench-tag\" or \"FileType\": \"mfu\"")
+    }
+
+    // MARK: Our JSON
+
+    private static func parseOurs(_ j: JSONFields) throws(TagFileError) -> TagFile {
+        let formatVersion = try j.int("version")
+        guard formatVersion == 1 else {
+            throw TagFileError(.unsupported, field: "version", "format version \(formatVersion); this build reads 1")
+        }
+        let typeName = try j.string("type")
+        guard let type = TagType(rawValue: typeName) else {
+            throw TagFileError(.invalidValue, field: "type",
+                               "\"\(typeName)\" is not one of \(TagType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let activation = try makeActivation(uid: j.hex("uid"), atqa: j.hex("atqa", count: 2),
+                                            sak: j.hex("sak", count: 1)[0], ats: j.optionalHex("ats"))
+        var file = TagFile(type: type, activation: activation,
+                           getVersion: try j.optionalHex("get_version", count: 8),
+                           signature: try j.optionalHex("signature", count: 32),
+                           comment: try j.optionalString("comment"), source: .nfcbench)
+        if type == .type4 {
+            let ndef = try j.hex("ndef_file")
+            let mapping = try j.string("mapping_version")
+            guard mapping == "2.0" || mapping == "3.0" else {
+                throw TagFileError(.invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"2.0\" or \"3.0\"")
+            }
+            let contents = Type4Contents(ndefFile: ndef, maximumNDEFFileSize: try j.int("max_ndef_file_size"),
+                                         mappingVersion: mapping, readOnly: try j.optionalBool("read_only") ?? false,
+                                         fileID: try j.optionalHex("file_id", count: 2) ?? [0xE1, 0x04])
+            guard contents.ndefFile.count <= contents.maximumNDEFFileSize else {
+                throw TagFileError(.invalidValue, field: "ndef_file",
+                                   "\(ndef.count) bytes exceed max_ndef_file_size \(contents.maximumNDEFFileSize)")
+            }
+            guard contents.ndefMessage != nil else {
+                throw TagFileError(.invalidValue, field: "ndef_file", "its length field exceeds the file")
+            }
+            file.type4 = contents
+        } else {
+            guard let list = j.raw["pages"] as? [Any] else {
+                throw TagFileError(.missingField, field: "pages", "a Type 2 tag needs \"pages\": [\"04A23B91\", ...]")
+            }
+            var pages: [[UInt8]] = []
+            for (i, item) in list.enumerated() {
+                guard let s = item as? String, let p = [UInt8](hex: s), p.count == 4 else {
+                    throw TagFileError(.invalidValue, field: "pages[\(i)]", "expected 4 bytes of hex, got \(item)")
+                }
+                pages.append(p)
+            }
+            file.pages = try checkPages(pages, type: type, field: "pages", notes: &file.notes)
+        }
+        if let list = j.raw["faults"] {
+            guard let items = list as? [[String: Any]] else {
+                throw TagFileError(.invalidValue, field: "faults", "expected an array of objects")
+            }
+            for (i, item) in items.enumerated() {
+                guard let n = item["after_commands"] as? Int, n >= 0 else {
+                    throw TagFileError(.invalidValue, field: "faults[\(i)].after_commands", "expected an integer ≥ 0")
+                }
+                guard let k = item["kind"] as? String, let kind = TagFault.Kind(rawValue: k) else {
+                    throw TagFileError(.invalidValue, field: "faults[\(i)].kind",
+                                       "expected one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                file.faults.append(TagFault(afterCommands: n, kind: kind))
+            }
+        }
+        return file
+    }
+
+    // MARK: Proxmark3
+
+    private static func parseProxmark3(_ j: JSONFields) throws(TagFileError) -> TagFile {
+        guard let card = j.raw["Card"] as? [String: Any] else {
+            throw TagFileError(.missingField, field: "Card", "Proxmark3 mfu dump without \"Card\"")
+        }
+        let c = JSONFields(card, prefix: "Card.")
+        let uid = try c.hex("UID")
+        let version = try c.optionalHex("Version", count: 8)
+        guard let blocks = j.raw["blocks"] as? [String: Any] else {
+            throw TagFileError(.missingField, field: "blocks", "Proxmark3 mfu dump without \"blocks\"")
+        }
+        var pages: [[UInt8]] = []
+        while let item = blocks[String(pages.count)] {
+            guard let s = item as? String, let p = [UInt8](hex: s), p.count == 4 else {
+                throw TagFileError(.invalidValue, field: "blocks.\(pages.count)", "expected 4 bytes of hex")
+            }
+            pages.append(p)
+        }
+        guard pages.count == blocks.count else {
+            throw TagFileError(.invalidValue, field: "blocks", "keys are not \"0\"..\"\(blocks.count - 1)\" without gaps")
+        }
+        var notes: [String] = []
+        let type = try type2Type(version: version, pageCount: pages.count, field: "Card.Version")
+        let atqa = try c.optionalHex("ATQA", count: 2).map { wireOrderATQA($0, notes: &notes) }
+        let sak = try c.optionalHex("SAK", count: 1)?[0]
+        if atqa == nil || sak == nil { notes.append("dump records no ATQA/SAK; assumed 44 00 / 00 (NXP Type 2)") }
+        var file = TagFile(type: type, activation: try makeActivation(uid: uid, atqa: atqa ?? [0x44, 0x00], sak: sak ?? 0, ats: nil),
+                           getVersion: version, signature: try c.optionalHex("Signature", count: 32),
+                           source: .proxmark3, notes: notes)
+        file.pages = try checkPages(pages, type: type, field: "blocks", notes: &file.notes)
+        return file
+    }
+
+    // MARK: Flipper Zero
+
+    private static func parseFlipper(_ text: String) throws(TagFileError) -> TagFile {
+        var values: [String: (value: String, line: Int)] = [:]
+        var pageLines: [Int: (bytes: [UInt8], line: Int)] = [:]
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let colon = line.firstIndex(of: ":") else {
+                throw TagFileError(.syntax, line: i + 1, "expected \"key: value\", got \"\(line)\"")
+            }
+            let key = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if key.hasPrefix("Page "), let n = Int(key.dropFirst(5)) {
+                guard let bytes = [UInt8](hex: value), bytes.count == 4 else {
+                    throw TagFileError(.invalidValue, field: key, line: i + 1, "expected 4 hex bytes, got \"\(value)\"")
+                }
+                pageLines[n] = (bytes, i + 1)
+            } else {
+                values[key] = (value, i + 1)
+            }
+        }
+        func required(_ key: String) throws(TagFileError) -> (value: String, line: Int) {
+            guard let v = values[key] else { throw TagFileError(.missingField, field: key, "Flipper file has no \"\(key)\" line") }
+            return v
+        }
+        func hex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8]? {
+            guard let (v, line) = values[key] else { return nil }
+            guard let b = [UInt8](hex: v), count == nil || b.count == count else {
+                throw TagFileError(.invalidValue, field: key, line: line,
+                                   "expected \(count.map { "\($0) " } ?? "")hex bytes, got \"\(v)\"")
+            }
+            return b
+        }
+        let filetype = try required("Filetype")
+        guard filetype.value == "Flipper NFC device" else {
+            throw TagFileError(.unrecognizedFormat, field: "Filetype", line: filetype.line, "\"\(filetype.value)\"")
+        }
+        let fv = try required("Version")
+        guard let formatVersion = Int(fv.value), (2...4).contains(formatVersion) else {
+            throw TagFileError(.unsupported, field: "Version", line: fv.line, "Flipper format version \(fv.value); read: 2 (3 and 4 tolerated)")
+        }
+        var device = try required("Device type")
+        if device.value == "NTAG/Ultralight", let sub = values["NTAG/Ultralight type"] { device = sub }
+        let type: TagType
+        switch device.value {
+        case "NTAG213": type = .ntag213
+        case "NTAG215": type = .ntag215
+        case "NTAG216": type = .ntag216
+        case "Mifare Ultralight", "Ultralight": type = .ultralight
+        case "Mifare Ultralight 11", "Mifare Ultralight 21", "Ultralight 11", "Ultralight 21": type = .ultralightEV1
+        default:
+            throw TagFileError(.unsupported, field: "Device type", line: device.line,
+                               "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (11/21)")
+        }
+        var notes: [String] = []
+        guard let uid = try hex("UID") else { throw TagFileError(.missingField, field: "UID", "Flipper file has no \"UID\" line") }
+        guard let atqaRaw = try hex("ATQA", count: 2) else { throw TagFileError(.missingField, field: "ATQA", "no \"ATQA\" line") }
+        guard let sak = try hex("SAK", count: 1) else { throw TagFileError(.missingField, field: "SAK", "no \"SAK\" line") }
+        let atqa = wireOrderATQA(atqaRaw, notes: &notes)
+        let activation: ISO14443AActivation
+        do { activation = try ISO14443AActivation(uid: uid, atqa: atqa, sak: sak[0]) } catch {
+            throw TagFileError(.invalidValue, field: "UID", line: values["UID"]?.line, error.description)
+        }
+        let total = try required("Pages total")
+        guard let pageTotal = Int(total.value), pageTotal > 0 else {
+            throw TagFileError(.invalidValue, field: "Pages total", line: total.line, "\"\(total.value)\"")
+        }
+        var pages: [[UInt8]] = []
+        for n in 0..<pageTotal {
+            guard let p = pageLines[n] else {
+                if n < 4 { throw TagFileError(.missingField, field: "Page \(n)", "pages 0-3 are required") }
+                notes.append("Page \(n) onwards missing (\"Pages read\" < total); filled with 00")
+                pages += [[UInt8]](repeating: [0, 0, 0, 0], count: pageTotal - n)
+                break
+            }
+            pages.append(p.bytes)
+        }
+        if let extra = pageLines.keys.filter({ $0 >= pageTotal }).min() {
+            throw TagFileError(.invalidValue, field: "Page \(extra)", line: pageLines[extra]?.line,
+                               "page beyond \"Pages total: \(pageTotal)\"")
+        }
+        var file = TagFile(type: type, activation: activation, getVersion: try hex("Mifare version", count: 8),
+                           signature: try hex("Signature", count: 32), source: .flipper, notes: notes)
+        file.pages = try checkPages(pages, type: type, field: "Pages total", notes: &file.notes)
+        return file
+    }
+
+    // MARK: Shared checks
+
+    private static func makeActivation(uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8]?) throws(TagFileError) -> ISO14443AActivation {
+        do { return try ISO14443AActivation(uid: uid, atqa: atqa, sak: sak, ats: ats) } catch {
+            throw TagFileError(.invalidValue, field: error == .atqaLength(atqa.count) ? "atqa" : "uid", error.description)
+        }
+    }
+
+    private static func type2Type(version: [UInt8]?, pageCount: Int, field: String) throws(TagFileError) -> TagType {
+        if let version, let product = (try? TagVersion(bytes: version))?.product {
+            switch product {
+            case .ntag213, .ntag213TT: return .ntag213
+            case .ntag215: return .ntag215
+            case .ntag216: return .ntag216
+            case .ultralightEV1MF0UL11, .ultralightEV1MF0UL21: return .ultralightEV1
+            default:
+                throw TagFileError(.unsupported, field: field, "\(product.displayName) is not emulated")
+            }
+        }
+        if pageCount == 16 { return .ultralight }
+        throw TagFileError(.unsupported, field: field, "no known GET_VERSION and \(pageCount) pages: cannot tell the tag type")
+    }
+
+    /// ATQA in wire order. ISO/IEC 14443-3 §6.5.2.1: the first byte on the wire carries the
+    /// bit-frame anticollision bits b5–b1, exactly one of them set. Files that store ATQA
+    /// as a number (`00 44`) are turned round; when both orders qualify, the file's is kept.
+    static func wireOrderATQA(_ b: [UInt8], notes: inout [String]) -> [UInt8] {
+        func plausible(_ first: UInt8) -> Bool { (first & 0x1F).nonzeroBitCount == 1 }
+        if !plausible(b[0]) && plausible(b[1]) {
+            notes.append("ATQA \(b.hexString(separator: " ")) read as a number; wire order \([b[1], b[0]].hexString(separator: " "))")
+            return [b[1], b[0]]
+        }
+        return b
+    }
+
+    private static func checkPages(_ pages: [[UInt8]], type: TagType, field: String, notes: inout [String]) throws(TagFileError) -> [[UInt8]] {
+        guard let variant = type.type2Variant(pageCount: pages.count) else { return pages }
+        let total = variant.layout.totalPages
+        guard pages.count <= total else {
+            throw TagFileError(.invalidValue, field: field, "\(pages.count) pages; \(variant.rawValue) has \(total)")
+        }
+        guard pages.count >= 4 else {
+            throw TagFileError(.invalidValue, field: field, "\(pages.count) pages; at least pages 0-3 are needed")
+        }
+        if pages.count < total {
+            notes.append("\(total - pages.count) pages missing after page \(pages.count - 1); filled with 00")
+            return pages + [[UInt8]](repeating: [0, 0, 0, 0], count: total - pages.count)
+        }
+        return pages
+    }
+
+    // MARK: Emulation
+
+    /// An emulation core holding this file's Type 2 image and signature; throws
+    /// `.unsupported` for a Type 4 file, `.invalidValue` when the image does not fit.
+    public func makeCore() throws(TagFileError) -> NTAG21xCore {
+        guard let variant = type.type2Variant(pageCount: pages.count) else {
+            throw TagFileError(.unsupported, field: "type", "a Type 4 file has no Type 2 memory image")
+        }
+        do {
+            return try NTAG21xCore(variant: variant, pages: pages, signature: signature ?? [UInt8](repeating: 0, count: 32))
+        } catch {
+            throw TagFileError(.invalidValue, field: "pages", error.description)
+        }
+    }
+
+    // MARK: Saving
+
+    /// Our JSON (`hardware/tags/FORMAT.md`), one page a line.
+    public func jsonText() -> String {
+        func q(_ s: String) -> String {
+            var out = "\""
+            for u in s.unicodeScalars {
+                switch u {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+                default: out.unicodeScalars.append(u)
+                }
+            }
+            return out + "\""
+        }
+        var lines: [String] = ["  \"format\": \"nfcbench-tag\"", "  \"version\": 1", "  \"type\": \(q(type.rawValue))"]
+        if let comment { lines.append("  \"comment\": \(q(comment))") }
+        lines.append("  \"uid\": \(q(activation.uid.hexString()))")
+        lines.append("  \"atqa\": \(q(activation.atqa.hexString()))")
+        lines.append("  \"sak\": \(q([activation.sak].hexString()))")
+        if let ats = activation.ats { lines.append("  \"ats\": \(q(ats.hexString()))") }
+        if let getVersion { lines.append("  \"get_version\": \(q(getVersion.hexString()))") }
+        if let signature { lines.append("  \"signature\": \(q(signature.hexString()))") }
+        if let t4 = type4 {
+            lines.append("  \"ndef_file\": \(q(t4.ndefFile.hexString()))")
+            lines.append("  \"max_ndef_file_size\": \(t4.maximumNDEFFileSize)")
+            lines.append("  \"mapping_version\": \(q(t4.mappingVersion))")
+            lines.append("  \"read_only\": \(t4.readOnly)")
+            lines.append("  \"file_id\": \(q(t4.fileID.hexString()))")
+        } else {
+            lines.append("  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
+        }
+        if !faults.isEmpty {
+            lines.append("  \"faults\": [\n" + faults.map {
+                "    {\"after_commands\": \($0.afterCommands), \"kind\": \(q($0.kind.rawValue))}"
+            }.joined(separator: ",\n") + "\n  ]")
+        }
+        return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
+    }
+
+    /// Writes ``jsonText()`` to `path` (atomically). Throws `.io`.
+    public func save(path: String) throws(TagFileError) {
+        do { try Data(jsonText().utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw TagFileError(.io, "cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// Typed access to one JSON object's fields, with the field name in every error.
+private struct JSONFields {
+    let raw: [String: Any]
+    let prefix: String
+
+    init(_ raw: [String: Any], prefix: String = "") {
+        self.raw = raw
+        self.prefix = prefix
+    }
+
+    func string(_ key: String) throws(TagFileError) -> String {
+        guard let v = raw[key] else { throw TagFileError(.missingField, field: prefix + key, "required") }
+        guard let s = v as? String else { throw TagFileError(.invalidValue, field: prefix + key, "expected a string") }
+        return s
+    }
+
+    func optionalString(_ key: String) throws(TagFileError) -> String? {
+        raw[key] == nil ? nil : try string(key)
+    }
+
+    func int(_ key: String) throws(TagFileError) -> Int {
+        guard let v = raw[key] else { throw TagFileError(.missingField, field: prefix + key, "required") }
+        guard let n = v as? Int, !(v is Bool) else { throw TagFileError(.invalidValue, field: prefix + key, "expected an integer") }
+        return n
+    }
+
+    func optionalBool(_ key: String) throws(TagFileError) -> Bool? {
+        guard let v = raw[key] else { return nil }
+        guard let b = v as? Bool else { throw TagFileError(.invalidValue, field: prefix + key, "expected true or false") }
+        return b
+    }
+
+    func hex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8] {
+        let s = try string(key)
+        guard let b = [UInt8](hex: s) else { throw TagFileError(.invalidValue, field: prefix + key, "\"\(s)\" is not hex") }
+        if let count, b.count != count {
+            throw TagFileError(.invalidValue, field: prefix + key, "expected \(count) bytes, got \(b.count)")
+        }
+        return b
+    }
+
+    func optionalHex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8]? {
+        raw[key] == nil ? nil : try hex(key, count: count)
+    }
+}

@@ -1,0 +1,73 @@
+import Synchronization
+
+/// A ``Type2TagTransport`` straight into an ``NTAG21xCore`` in memory: each call becomes
+/// one command frame (READ `30`, WRITE `A2`, GET_VERSION `60`) and the core's answer.
+///
+/// NAK → ``TagCommunicationError/nak(_:)``, silence → `.noResponse`, an answer of the
+/// wrong shape → `.malformedResponse`. Scheduled ``TagFault``s fail the chosen command.
+/// Thread-safe; the core sits behind a mutex.
+public final class EmulatedType2Transport: Type2TagTransport, Sendable {
+    private struct State {
+        var core: NTAG21xCore
+        var faults: [TagFault]
+        var commands = 0
+        var frames: [[UInt8]] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(core: NTAG21xCore, faults: [TagFault] = []) {
+        state = Mutex(State(core: core, faults: faults))
+    }
+
+    /// The core as it is now (its ``NTAG21xCore/pages`` show what writes did).
+    public var core: NTAG21xCore { state.withLock { $0.core } }
+    /// Every command frame sent so far, in order.
+    public var frames: [[UInt8]] { state.withLock { $0.frames } }
+
+    private func exchange(_ frame: [UInt8]) throws(TagCommunicationError) -> Type2Answer {
+        let result: Result<Type2Answer, TagCommunicationError> = state.withLock { s in
+            s.frames.append(frame)
+            let n = s.commands
+            s.commands += 1
+            if let i = s.faults.firstIndex(where: { $0.afterCommands == n }) {
+                let fault = s.faults.remove(at: i)
+                return .failure(fault.error)
+            }
+            return .success(s.core.respond(to: frame))
+        }
+        return try result.get()
+    }
+
+    private func expectData(_ answer: Type2Answer, count: Int, _ what: String) throws(TagCommunicationError) -> [UInt8] {
+        switch answer {
+        case .data(let d) where d.count == count: return d
+        case .data(let d): throw .malformedResponse("\(what) answered \(d.count) bytes, expected \(count)")
+        case .ack: throw .malformedResponse("\(what) answered ACK")
+        case .nak(let v): throw .nak(v)
+        case .silent: throw .noResponse
+        }
+    }
+
+    public func read(page: UInt8) throws -> [UInt8] {
+        try expectData(exchange([0x30, page]), count: 16, "READ")
+    }
+
+    public func write(page: UInt8, data: [UInt8]) throws {
+        guard data.count == 4 else { throw TagCommunicationError.malformedResponse("WRITE needs 4 bytes, got \(data.count)") }
+        switch try exchange([0xA2, page] + data) {
+        case .ack: return
+        case .nak(let v): throw TagCommunicationError.nak(v)
+        case .silent: throw TagCommunicationError.noResponse
+        case .data: throw TagCommunicationError.malformedResponse("WRITE answered data")
+        }
+    }
+
+    public func getVersion() throws -> [UInt8]? {
+        try expectData(exchange([0x60]), count: 8, "GET_VERSION")
+    }
+
+    public func reactivate() throws {
+        state.withLock { $0.core.reactivate() }
+    }
+}

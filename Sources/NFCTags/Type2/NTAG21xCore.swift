@@ -1,0 +1,292 @@
+// An emulation core for NXP NTAG213/215/216 and MIFARE Ultralight / Ultralight EV1:
+// one command frame in (CRC excluded), one answer out, following NTAG213/215/216
+// datasheet Rev 3.2 §9–§10 and MF0ULX1 Rev 3.2 §9–§10.
+
+/// A bad memory image handed to ``NTAG21xCore``.
+public struct NTAG21xCoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
+}
+
+/// The tag side of an NTAG21x or Ultralight: memory image, access conditions, state.
+///
+/// Commands (first byte of the frame): READ `30`, FAST_READ `3A`, WRITE `A2`,
+/// COMPATIBILITY_WRITE `A0` (two frames), GET_VERSION `60`, READ_SIG `3C`, PWD_AUTH `1B`,
+/// READ_CNT `39`, HLTA `50 00`. An invalid address, a malformed frame, a locked or
+/// protected page, or an unknown command answers NAK `0h` and the tag goes idle: every
+/// later frame is ``Type2Answer/silent`` until ``wakeUp()`` or ``reactivate()``.
+/// A plain Ultralight (MF0ICU1) knows only READ, WRITE, COMPATIBILITY_WRITE and HLTA.
+public struct NTAG21xCore: Sendable {
+    /// The emulated product.
+    public enum Variant: String, Sendable, Hashable, CaseIterable {
+        case ntag213, ntag215, ntag216
+        /// MIFARE Ultralight MF0ICU1: 16 pages, no GET_VERSION, no configuration pages.
+        case ultralight
+        /// Ultralight EV1, 20 pages (MF0UL11) and 41 pages (MF0UL21).
+        case ultralightEV1MF0UL11, ultralightEV1MF0UL21
+
+        /// The memory map.
+        public var layout: Type2MemoryLayout {
+            switch self {
+            case .ntag213: .ntag213
+            case .ntag215: .ntag215
+            case .ntag216: .ntag216
+            case .ultralight: .ultralight
+            case .ultralightEV1MF0UL11: .ultralightEV1MF0UL11
+            case .ultralightEV1MF0UL21: .ultralightEV1MF0UL21
+            }
+        }
+
+        /// The GET_VERSION product, `nil` for a plain Ultralight.
+        public var product: TagVersion.Product? {
+            switch self {
+            case .ntag213: .ntag213
+            case .ntag215: .ntag215
+            case .ntag216: .ntag216
+            case .ultralight: nil
+            case .ultralightEV1MF0UL11: .ultralightEV1MF0UL11
+            case .ultralightEV1MF0UL21: .ultralightEV1MF0UL21
+            }
+        }
+
+        var isNTAG: Bool { self == .ntag213 || self == .ntag215 || self == .ntag216 }
+    }
+
+    /// The ISO/IEC 14443-3 state as far as commands see it.
+    public enum State: Sendable, Hashable {
+        /// Selected (ACTIVE or AUTHENTICATED); frames are processed.
+        case active
+        /// After a NAK: silent until WUPA/REQA (``wakeUp()``).
+        case idle
+        /// After HLTA: silent until WUPA (``wakeUp()``).
+        case halted
+    }
+
+    public let variant: Variant
+    /// The 32-byte ECC originality signature READ_SIG returns.
+    public var signature: [UInt8]
+    /// NTAG: the 24-bit NFC counter (`NFC_CNT`); Ultralight EV1: counter 0. Other EV1 counters in ``counters``.
+    public var counters: [UInt32] = [0, 0, 0]
+    public private(set) var state: State = .active
+    /// PWD_AUTH succeeded since the last activation.
+    public private(set) var isAuthenticated = false
+
+    private var memory: [UInt8]
+    private var pendingCompatibilityWrite: Int?
+    private var failedAuthentications = 0
+    private var counterCountedThisActivation = false
+
+    /// A tag holding `pages` (each 4 bytes, exactly ``Type2MemoryLayout/totalPages`` of them).
+    /// Throws ``NTAG21xCoreError`` on a wrong page count or page size, or a signature that is not 32 bytes.
+    public init(variant: Variant, pages: [[UInt8]], signature: [UInt8] = [UInt8](repeating: 0, count: 32))
+        throws(NTAG21xCoreError)
+    {
+        let total = variant.layout.totalPages
+        guard pages.count == total else {
+            throw NTAG21xCoreError(reason: "\(variant.rawValue) has \(total) pages, image has \(pages.count)")
+        }
+        if let bad = pages.firstIndex(where: { $0.count != 4 }) {
+            throw NTAG21xCoreError(reason: "page \(bad) has \(pages[bad].count) bytes, expected 4")
+        }
+        guard signature.count == 32 else {
+            throw NTAG21xCoreError(reason: "signature must be 32 bytes, got \(signature.count)")
+        }
+        self.variant = variant
+        self.memory = pages.flatMap { $0 }
+        self.signature = signature
+    }
+
+    /// A factory-fresh image: UID pages with valid BCCs, internal byte `48`, locks `00 00`;
+    /// CC `E1 10 <size> 00` and an empty NDEF message (`03 00 FE`; NTAG213 behind the Lock
+    /// Control TLV `01 03 A0 0C 34` it ships with); configuration pages at datasheet defaults
+    /// (dynamic lock `00 00 00 BD`, AUTH0 `FF`, ACCESS `00`, PWD `FF FF FF FF`, PACK `00 00`).
+    /// `uid` must be 7 bytes.
+    public static func factoryPages(variant: Variant, uid: [UInt8]) throws(ISO14443AActivationError) -> [[UInt8]] {
+        let layout = variant.layout
+        var m = [UInt8](repeating: 0, count: layout.totalPages * 4)
+        m.replaceSubrange(0..<12, with: try ISO14443AActivation.type2UIDPages(uid: uid))
+        m.replaceSubrange(12..<16, with: [0xE1, 0x10, layout.ccSizeByte, 0x00])
+        let ndef: [UInt8] = variant == .ntag213 ? [0x01, 0x03, 0xA0, 0x0C, 0x34, 0x03, 0x00, 0xFE] : [0x03, 0x00, 0xFE]
+        m.replaceSubrange(16..<(16 + ndef.count), with: ndef)
+        if let p = layout.dynamicLockPage { m[p * 4 + 3] = 0xBD }
+        if let c = layout.configurationPage {
+            m.replaceSubrange((c * 4)..<(c * 4 + 16), with: [
+                variant.isNTAG ? 0x04 : 0x00, 0x00, 0x00, 0xFF, // CFG0: MIRROR/MOD, RFUI, MIRROR_PAGE, AUTH0
+                0x00, 0x05, 0x00, 0x00, // CFG1: ACCESS, RFUI/VCTID, RFUI, RFUI
+                0xFF, 0xFF, 0xFF, 0xFF, // PWD
+                0x00, 0x00, 0x00, 0x00, // PACK, RFUI
+            ])
+        }
+        return stride(from: 0, to: m.count, by: 4).map { Array(m[$0..<($0 + 4)]) }
+    }
+
+    /// The memory image, one 4-byte array per page, as written (PWD and PACK included).
+    public var pages: [[UInt8]] {
+        stride(from: 0, to: memory.count, by: 4).map { Array(memory[$0..<($0 + 4)]) }
+    }
+
+    /// UID, ATQA `44 00` and SAK `00` as an NTAG21x/Ultralight answers anticollision.
+    public var activation: ISO14443AActivation? {
+        let uid = Array(memory[0..<3]) + Array(memory[4..<8])
+        return try? ISO14443AActivation(uid: uid, atqa: [0x44, 0x00], sak: 0x00)
+    }
+
+    // MARK: State changes
+
+    /// HLTA: the tag stops answering until ``wakeUp()``.
+    public mutating func halt() {
+        state = .halted
+        pendingCompatibilityWrite = nil
+    }
+
+    /// WUPA + anticollision + select: back to ACTIVE from idle or halted; authentication is lost.
+    public mutating func wakeUp() {
+        state = .active
+        isAuthenticated = false
+        pendingCompatibilityWrite = nil
+        counterCountedThisActivation = false
+    }
+
+    /// What a reader does after a NAK (``Type2TagTransport/reactivate()``): same as ``wakeUp()``.
+    public mutating func reactivate() { wakeUp() }
+
+    // MARK: Commands
+
+    /// Processes one command frame (without CRC) and returns the tag's answer.
+    public mutating func respond(to frame: [UInt8]) -> Type2Answer {
+        guard state == .active else { return .silent }
+        if let page = pendingCompatibilityWrite {
+            pendingCompatibilityWrite = nil
+            guard frame.count == 16 else { return nak() }
+            return write(page: page, data: Array(frame[0..<4]))
+        }
+        guard let command = frame.first else { return nak() }
+        let ev1 = variant != .ultralight
+        switch (command, frame.count) {
+        case (0x30, 2): return read(from: Int(frame[1]))
+        case (0x3A, 3) where ev1: return fastRead(from: Int(frame[1]), to: Int(frame[2]))
+        case (0xA2, 6): return write(page: Int(frame[1]), data: Array(frame[2..<6]))
+        case (0xA0, 2):
+            guard writeCheck(page: Int(frame[1])) else { return nak() }
+            pendingCompatibilityWrite = Int(frame[1])
+            return .ack
+        case (0x60, 1) where ev1:
+            guard let product = variant.product else { return nak() }
+            return .data(TagVersion.answer(for: product).bytes)
+        case (0x3C, 2) where ev1 && frame[1] == 0x00: return .data(signature)
+        case (0x1B, 5) where ev1: return passwordAuthenticate(Array(frame[1..<5]))
+        case (0x39, 2) where ev1: return readCounter(Int(frame[1]))
+        case (0x50, 2) where frame[1] == 0x00:
+            halt()
+            return .silent
+        default: return nak()
+        }
+    }
+
+    private mutating func nak(_ code: UInt8 = 0x0) -> Type2Answer {
+        state = .idle
+        pendingCompatibilityWrite = nil
+        return .nak(code)
+    }
+
+    private var layout: Type2MemoryLayout { variant.layout }
+    private var totalPages: Int { layout.totalPages }
+    private var auth0: Int { layout.configurationPage.map { Int(memory[$0 * 4 + 3]) } ?? Int.max }
+    private var access: UInt8 { layout.accessPage.map { memory[$0 * 4] } ?? 0 }
+    /// PROT set and not authenticated: reads from AUTH0 on are refused.
+    private var readBarrier: Int { access & 0x80 != 0 && !isAuthenticated ? auth0 : Int.max }
+
+    private func readable(_ page: Int) -> [UInt8] {
+        if page == layout.passwordPage || page == layout.packPage { return [0, 0, 0, 0] }
+        return Array(memory[(page * 4)..<(page * 4 + 4)])
+    }
+
+    private mutating func countRead() {
+        guard variant.isNTAG, !counterCountedThisActivation, access & 0x10 != 0 else { return }
+        counterCountedThisActivation = true
+        if counters[0] < 0xFF_FFFF { counters[0] += 1 }
+    }
+
+    /// READ: 4 pages from `start`, rolling over to page 0 past the last page, or past
+    /// AUTH0 − 1 while read protection is in force.
+    private mutating func read(from start: Int) -> Type2Answer {
+        let end = min(totalPages, readBarrier)
+        guard start < end else { return nak() }
+        countRead()
+        var out: [UInt8] = []
+        for i in 0..<4 { out += readable((start + i) % end) }
+        return .data(out)
+    }
+
+    /// FAST_READ: pages `start...end`; NAK when start > end, end is past the last page, or the range enters read protection.
+    private mutating func fastRead(from start: Int, to end: Int) -> Type2Answer {
+        guard start <= end, end < totalPages, end < readBarrier else { return nak() }
+        countRead()
+        return .data((start...end).flatMap { readable($0) })
+    }
+
+    /// The checks WRITE and COMPATIBILITY_WRITE share: address, AUTH0, lock bits, CFGLCK.
+    private func writeCheck(page: Int) -> Bool {
+        guard page >= 2, page < totalPages else { return false }
+        if page >= auth0 && !isAuthenticated { return false }
+        let lock0 = memory[10], lock1 = memory[11]
+        switch page {
+        case 2: return true
+        case 3: return lock0 & 0x08 == 0
+        case 4..<8: return lock0 & (1 << UInt8(page)) == 0
+        case 8..<16: return lock1 & (1 << UInt8(page - 8)) == 0
+        default: break
+        }
+        if let c = layout.configurationPage, page == c || page == c + 1 {
+            return access & 0x40 == 0 // CFGLCK
+        }
+        if let d = layout.dynamicLockPage, page <= layout.lastUserPage, page >= 16 {
+            let bit = (page - 16) / max(layout.pagesPerDynamicLockBit, 1)
+            return memory[d * 4 + bit / 8] & (1 << UInt8(bit % 8)) == 0
+        }
+        return true
+    }
+
+    private mutating func write(page: Int, data: [UInt8]) -> Type2Answer {
+        guard writeCheck(page: page) else { return nak() }
+        let base = page * 4
+        switch page {
+        case 2: // bytes 0-1 (BCC1, internal) are read-only; lock bits can only be set
+            memory[base + 2] |= data[2]
+            memory[base + 3] |= data[3]
+        case 3: // the CC is one-time programmable: bits can only be set
+            for i in 0..<4 { memory[base + i] |= data[i] }
+        case layout.dynamicLockPage:
+            for i in 0..<3 { memory[base + i] |= data[i] }
+        default:
+            memory.replaceSubrange(base..<(base + 4), with: data)
+        }
+        return .ack
+    }
+
+    private mutating func passwordAuthenticate(_ password: [UInt8]) -> Type2Answer {
+        guard let pwd = layout.passwordPage, let pack = layout.packPage else { return nak() }
+        let limit = Int(access & 0x07)
+        if limit != 0 && failedAuthentications >= limit { return nak(0x4) }
+        guard Array(memory[(pwd * 4)..<(pwd * 4 + 4)]) == password else {
+            failedAuthentications += 1
+            return nak()
+        }
+        failedAuthentications = 0
+        isAuthenticated = true
+        return .data(Array(memory[(pack * 4)..<(pack * 4 + 2)]))
+    }
+
+    private mutating func readCounter(_ address: Int) -> Type2Answer {
+        let value: UInt32
+        if variant.isNTAG {
+            guard address == 2, access & 0x10 != 0 else { return nak() }
+            if access & 0x08 != 0 && !isAuthenticated { return nak() }
+            value = counters[0]
+        } else {
+            guard address < 3 else { return nak() }
+            value = counters[address]
+        }
+        return .data([UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF)])
+    }
+}

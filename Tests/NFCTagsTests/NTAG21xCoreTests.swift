@@ -1,0 +1,163 @@
+import Testing
+@testable import NFCTags
+
+@Suite("NTAG21x / Ultralight emulation core")
+struct NTAG21xCoreTests {
+    func fresh(_ v: NTAG21xCore.Variant = .ntag216) throws -> NTAG21xCore {
+        try NTAG21xCore(variant: v, pages: NTAG21xCore.factoryPages(variant: v, uid: Type2Fixture.uid))
+    }
+
+    func page(_ core: NTAG21xCore, _ p: Int) -> [UInt8] { core.pages[p] }
+
+    @Test("READ returns 16 bytes and rolls over to page 0 past the last page (NTAG216: E5 E6 00 01)")
+    func readRollOver() throws {
+        var core = try fresh()
+        guard case .data(let d) = core.respond(to: [0x30, 0xE5]) else { Issue.record("no data"); return }
+        #expect(d.count == 16)
+        #expect(Array(d[0..<8]) == [0, 0, 0, 0, 0, 0, 0, 0]) // PWD (E5) and PACK (E6) read as 00
+        #expect(core.respond(to: [0x30, 0xE3]) == .data(page(core, 0xE3) + page(core, 0xE4) + [0, 0, 0, 0, 0, 0, 0, 0]))
+        #expect(Array(d[8..<12]) == page(core, 0))
+        #expect(Array(d[12..<16]) == page(core, 1))
+    }
+
+    @Test("PWD and PACK read as 00 with READ and FAST_READ although PWD holds FF FF FF FF")
+    func pwdPackHidden() throws {
+        var core = try fresh(.ntag213)
+        #expect(core.pages[0x2B] == [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(core.respond(to: [0x30, 0x2B]) == .data([0, 0, 0, 0, 0, 0, 0, 0] + core.pages[0] + core.pages[1]))
+        #expect(core.respond(to: [0x3A, 0x2A, 0x2C]) == .data(core.pages[0x2A] + [0, 0, 0, 0, 0, 0, 0, 0]))
+    }
+
+    @Test("FAST_READ: start > end, end past the last page → NAK, then idle")
+    func fastReadRanges() throws {
+        var core = try fresh(.ntag213)
+        #expect(core.respond(to: [0x3A, 0x04, 0x05]) == .data(core.pages[4] + core.pages[5]))
+        #expect(core.respond(to: [0x3A, 0x05, 0x04]) == .nak(0))
+        #expect(core.state == .idle)
+        core.wakeUp()
+        #expect(core.respond(to: [0x3A, 0x00, 0x2D]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0x3A, 0x00, 0x2C]).dataCount == 45 * 4)
+    }
+
+    @Test("NAK on a bad address or unknown command; every later frame is silent until wakeUp()")
+    func nakThenIdle() throws {
+        var core = try fresh(.ntag215)
+        #expect(core.respond(to: [0x30, 0x87]) == .nak(0)) // 135 pages: 0x87 is past the end
+        #expect(core.respond(to: [0x30, 0x00]) == .silent)
+        #expect(core.respond(to: [0x60]) == .silent)
+        core.wakeUp()
+        #expect(core.respond(to: [0x30, 0x00]).dataCount == 16)
+        #expect(core.respond(to: [0x42]) == .nak(0))
+        #expect(core.respond(to: [0x30, 0x00]) == .silent)
+        core.reactivate()
+        #expect(core.respond(to: [0x50, 0x00]) == .silent)
+        #expect(core.state == .halted)
+    }
+
+    @Test("WRITE: ACK, page stored; pages 0-1 and past the end NAK; page 2 only ORs the lock bytes")
+    func write() throws {
+        var core = try fresh(.ntag213)
+        #expect(core.respond(to: [0xA2, 0x04, 1, 2, 3, 4]) == .ack)
+        #expect(core.pages[4] == [1, 2, 3, 4])
+        #expect(core.respond(to: [0xA2, 0x01, 1, 2, 3, 4]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0xA2, 0x2D, 1, 2, 3, 4]) == .nak(0))
+        core.wakeUp()
+        let uidPage2 = core.pages[2]
+        #expect(core.respond(to: [0xA2, 0x02, 0xAA, 0xBB, 0x10, 0x00]) == .ack)
+        #expect(core.pages[2] == [uidPage2[0], uidPage2[1], 0x10, 0x00])
+        // L4 set → page 4 locked.
+        #expect(core.respond(to: [0xA2, 0x04, 9, 9, 9, 9]) == .nak(0))
+        #expect(core.pages[4] == [1, 2, 3, 4])
+    }
+
+    @Test("Dynamic lock bits lock user pages (NTAG213: bit 0 → pages 16-17)")
+    func dynamicLock() throws {
+        var core = try fresh(.ntag213)
+        #expect(core.respond(to: [0xA2, 0x28, 0x01, 0x00, 0x00, 0x00]) == .ack)
+        #expect(core.respond(to: [0xA2, 0x11, 1, 1, 1, 1]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0xA2, 0x12, 1, 1, 1, 1]) == .ack)
+    }
+
+    @Test("COMPATIBILITY_WRITE: ACK to the address, ACK to 16 bytes, only the first 4 stored")
+    func compatibilityWrite() throws {
+        var core = try fresh(.ultralight)
+        #expect(core.respond(to: [0xA0, 0x05]) == .ack)
+        #expect(core.respond(to: Array(1...16)) == .ack)
+        #expect(core.pages[5] == [1, 2, 3, 4])
+        #expect(core.pages[6] == [0, 0, 0, 0])
+    }
+
+    @Test("AUTH0 with PROT: reads from AUTH0 on NAK, READ rolls over at AUTH0, PWD_AUTH answers PACK and unlocks")
+    func auth0() throws {
+        var core = try fresh(.ntag213)
+        // PWD 11 22 33 44, PACK AB CD, ACCESS PROT, then AUTH0 = 0x10 (after it, config pages are protected too).
+        for frame: [UInt8] in [[0xA2, 0x2B, 0x11, 0x22, 0x33, 0x44], [0xA2, 0x2C, 0xAB, 0xCD, 0, 0],
+                               [0xA2, 0x2A, 0x80, 0x05, 0x00, 0x00], [0xA2, 0x29, 0x04, 0x00, 0x00, 0x10]] {
+            #expect(core.respond(to: frame) == .ack)
+        }
+        #expect(core.respond(to: [0x30, 0x0E]) == .data(core.pages[14] + core.pages[15] + core.pages[0] + core.pages[1]))
+        #expect(core.respond(to: [0x30, 0x10]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0xA2, 0x10, 1, 1, 1, 1]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0x1B, 0x00, 0x00, 0x00, 0x00]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0x1B, 0x11, 0x22, 0x33, 0x44]) == .data([0xAB, 0xCD]))
+        #expect(core.isAuthenticated)
+        #expect(core.respond(to: [0x30, 0x10]).dataCount == 16)
+        #expect(core.respond(to: [0xA2, 0x10, 1, 1, 1, 1]) == .ack)
+        core.wakeUp()
+        #expect(!core.isAuthenticated)
+    }
+
+    @Test("AUTHLIM: after the limit of wrong passwords even the right one gets NAK 4")
+    func authLimit() throws {
+        var core = try fresh(.ntag215)
+        #expect(core.respond(to: [0xA2, 0x84, 0x02, 0x05, 0x00, 0x00]) == .ack) // AUTHLIM 2
+        for _ in 0..<2 {
+            #expect(core.respond(to: [0x1B, 0, 0, 0, 0]) == .nak(0))
+            core.wakeUp()
+        }
+        #expect(core.respond(to: [0x1B, 0xFF, 0xFF, 0xFF, 0xFF]) == .nak(4))
+    }
+
+    @Test("GET_VERSION and READ_SIG per product; a plain Ultralight NAKs GET_VERSION and goes idle")
+    func versionAndSignature() throws {
+        var ntag = try fresh(.ntag215)
+        #expect(ntag.respond(to: [0x60]) == .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03]))
+        #expect(ntag.respond(to: [0x3C, 0x00]) == .data([UInt8](repeating: 0, count: 32)))
+        var ev1 = try fresh(.ultralightEV1MF0UL11)
+        #expect(ev1.respond(to: [0x60]) == .data([0x00, 0x04, 0x03, 0x01, 0x01, 0x00, 0x0B, 0x03]))
+        var ul = try fresh(.ultralight)
+        #expect(ul.respond(to: [0x60]) == .nak(0))
+        #expect(ul.respond(to: [0x30, 0x00]) == .silent)
+    }
+
+    @Test("READ_CNT only when NFC_CNT_EN is set; the counter counts the first READ of each activation")
+    func readCounter() throws {
+        var core = try fresh(.ntag213)
+        #expect(core.respond(to: [0x39, 0x02]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0xA2, 0x2A, 0x10, 0x05, 0x00, 0x00]) == .ack)
+        _ = core.respond(to: [0x30, 0x04])
+        _ = core.respond(to: [0x30, 0x08])
+        #expect(core.respond(to: [0x39, 0x02]) == .data([1, 0, 0]))
+        core.reactivate()
+        _ = core.respond(to: [0x3A, 0x04, 0x04])
+        #expect(core.respond(to: [0x39, 0x02]) == .data([2, 0, 0]))
+    }
+
+    @Test("A memory image of the wrong size is refused with a typed error")
+    func badImage() {
+        #expect(throws: NTAG21xCoreError.self) {
+            try NTAG21xCore(variant: .ntag213, pages: [[UInt8]](repeating: [0, 0, 0, 0], count: 44))
+        }
+    }
+}
+
+extension Type2Answer {
+    var dataCount: Int? { if case .data(let d) = self { d.count } else { nil } }
+}
