@@ -1,1 +1,0 @@
-// ReaderSession: see README.md for what lives here.

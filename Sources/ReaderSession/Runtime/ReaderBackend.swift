@@ -1,0 +1,87 @@
+public import NFCTags
+
+/// A reader that hardware (PC/SC, libnfc), a virtual device or the in-process simulator
+/// plugs into. Small on purpose: polling as a stream, a rediscovery request, and scoped
+/// access to one target's transport. No C types.
+///
+/// Threading: ``events(_:)`` and ``restartPolling()`` must not block. ``withTag(_:_:)``
+/// blocks for the exchange; the runtime calls it only from its own serial I/O queue, never
+/// from the Swift concurrency pool.
+public protocol ReaderBackend: AnyObject, Sendable {
+    /// Names the reader and its lock: `"sim:NAME"`, `"pcsc:READER NAME"`, `"pn532_uart:/dev/ttyUSB0"`.
+    var identifier: String { get }
+
+    /// Starts RF polling for `options`; the stream reports targets entering (`detected`,
+    /// several at once when the reader sees several) and leaving (`lost`) the field until
+    /// it is cancelled (field off). Finishing with an error means the reader failed.
+    func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error>
+
+    /// Discovers again: targets still in the field are reported again (Core NFC
+    /// `restartPolling()`); the backend may give them new ids.
+    func restartPolling()
+
+    /// Runs `body` with the transport of target `id` and returns its value. Throws
+    /// `TagCommunicationError.tagLost` when the target is gone, and whatever `body` throws.
+    /// Blocking.
+    func withTag<R>(_ id: DetectedTargetID, _ body: (TagConnection) throws -> R) throws -> R
+}
+
+/// What polling reports.
+public enum ReaderBackendEvent: Sendable, Hashable {
+    /// Targets found in one polling cycle.
+    case detected([DetectedTarget])
+    /// A target left the field.
+    case lost(DetectedTargetID)
+}
+
+/// A target a reader activated: its identity per ISO/IEC 14443-3/-4 and what kind of tag
+/// the reader believes it is.
+public struct DetectedTarget: Sendable, Hashable, Identifiable {
+    /// The tag family, as far as activation tells (SAK, ATS/ATR, GET_VERSION).
+    public enum Kind: Sendable, Hashable {
+        /// NFC Forum Type 2 Tag (MIFARE Ultralight, NTAG21x): SAK `0x00`.
+        case type2
+        /// ISO-DEP / NFC Forum Type 4 Tag (DESFire, JCOP, HCE phones): SAK bit 6 (`0x20`).
+        case type4
+        /// Anything else (MIFARE Classic, FeliCa, ISO 15693): reported, not readable here.
+        case other
+    }
+
+    /// Unique per presentation.
+    public let id: DetectedTargetID
+    public var kind: Kind
+    /// The technology it was found with (one of the polling options).
+    public var technology: NFCPollingOption
+    /// UID / NFCID1 (4, 7 or 10 bytes).
+    public var uid: [UInt8]
+    /// ATQA / SENS_RES, 2 bytes as sent (LSB first), if known.
+    public var atqa: [UInt8]?
+    /// SAK / SEL_RES, if known.
+    public var sak: UInt8?
+    /// ATS (ISO/IEC 14443-4), without CRC, if the target is ISO-DEP.
+    public var ats: [UInt8]?
+    /// ATR as a PC/SC reader builds it (PC/SC part 3), if known.
+    public var atr: [UInt8]?
+
+    public init(
+        id: DetectedTargetID, kind: Kind, technology: NFCPollingOption = .iso14443, uid: [UInt8],
+        atqa: [UInt8]? = nil, sak: UInt8? = nil, ats: [UInt8]? = nil, atr: [UInt8]? = nil
+    ) {
+        self.id = id
+        self.kind = kind
+        self.technology = technology
+        self.uid = uid
+        self.atqa = atqa
+        self.sak = sak
+        self.ats = ats
+        self.atr = atr
+    }
+}
+
+/// A live connection to one target, valid only inside ``ReaderBackend/withTag(_:_:)``.
+public enum TagConnection {
+    /// A Type 2 tag: READ/WRITE/GET_VERSION commands.
+    case type2(any Type2TagTransport)
+    /// An ISO-DEP target: APDUs (ISO/IEC 7816-4).
+    case iso7816(any APDUTransport)
+}

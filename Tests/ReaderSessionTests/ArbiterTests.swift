@@ -1,0 +1,111 @@
+import Foundation
+import ReaderSession
+import Testing
+
+/// A fresh lock directory per test, removed afterwards.
+private func withLockDirectory(_ body: (String) throws -> Void) rethrows {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-locks-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try body(dir)
+}
+
+private func isBusy(_ a: SessionArbiter.Acquisition) -> Bool {
+    if case .busy = a { true } else { false }
+}
+
+private func lease(_ a: SessionArbiter.Acquisition) -> ReaderLease? {
+    if case .acquired(let l) = a { l } else { nil }
+}
+
+@Suite("Session arbiter and advisory file lock")
+struct ArbiterTests {
+    @Test("Two arbiters on one lock directory exclude each other through flock (separate descriptors)")
+    func twoArbiters() throws {
+        try withLockDirectory { dir in
+            let a = SessionArbiter(lockDirectory: dir), b = SessionArbiter(lockDirectory: dir)
+            let held = try #require(lease(a.acquire(reader: "sim:desk")))
+            #expect(isBusy(b.acquire(reader: "sim:desk")))
+            #expect(FileManager.default.fileExists(atPath: dir + "/" + a.lockName(for: "sim:desk") + ".lock"))
+            held.release()
+            let again = try #require(lease(b.acquire(reader: "sim:desk")))
+            #expect(isBusy(a.acquire(reader: "sim:desk")))
+            again.release()
+        }
+    }
+
+    @Test("One arbiter refuses a second session on the same reader")
+    func sameArbiter() throws {
+        try withLockDirectory { dir in
+            let a = SessionArbiter(lockDirectory: dir)
+            let held = try #require(lease(a.acquire(reader: "pcsc:ACS ACR122U 00 00")))
+            #expect(isBusy(a.acquire(reader: "pcsc:ACS ACR122U 00 00")))
+            held.release()
+            held.release()  // idempotent
+            #expect(lease(a.acquire(reader: "pcsc:ACS ACR122U 00 00")) != nil)
+        }
+    }
+
+    @Test("Per-reader locks let two readers run at once; a host-wide lock does not")
+    func scopes() throws {
+        try withLockDirectory { dir in
+            let perReader = SessionArbiter(scope: .perReader, lockDirectory: dir)
+            let x = try #require(lease(perReader.acquire(reader: "sim:a")))
+            let y = try #require(lease(perReader.acquire(reader: "sim:b")))
+            x.release(); y.release()
+            let host = SessionArbiter(scope: .hostWide, lockDirectory: dir)
+            let h = try #require(lease(host.acquire(reader: "sim:a")))
+            #expect(isBusy(SessionArbiter(scope: .hostWide, lockDirectory: dir).acquire(reader: "sim:b")))
+            h.release()
+        }
+    }
+
+    @Test("Lock names are file-safe and distinct for readers that sanitise alike")
+    func lockNames() {
+        let a = SessionArbiter(fileLocks: false)
+        let n1 = a.lockName(for: "pn532_uart:/dev/ttyUSB0"), n2 = a.lockName(for: "pn532_uart_/dev/ttyUSB0")
+        #expect(!n1.contains("/") && !n1.contains(":"))
+        #expect(n1 != n2)
+        #expect(SessionArbiter(scope: .hostWide, fileLocks: false).lockName(for: "anything") == "host")
+    }
+
+    @Test("An in-process arbiter without files still refuses a second session")
+    func inProcess() throws {
+        let a = SessionArbiter(fileLocks: false)
+        #expect(a.lockDirectory == nil)
+        let l = try #require(lease(a.acquire(reader: "sim:x")))
+        #expect(isBusy(a.acquire(reader: "sim:x")))
+        l.release()
+    }
+
+    @Test("Sessions on two systems sharing a lock directory: the second gets 203")
+    func acrossSystems() async throws {
+        await withLockDirectoryAsync { dir in
+            let backend = FakeBackend(identifier: "sim:shared-\(UUID().uuidString.prefix(6))")
+            let clock = ManualClock()
+            let s1 = NFCReaderSystem(backend: backend, clock: clock, arbiter: SessionArbiter(lockDirectory: dir), thermal: .disabled)
+            let s2 = NFCReaderSystem(backend: backend, clock: clock, arbiter: SessionArbiter(lockDirectory: dir), thermal: .disabled)
+            let d = Delegate()
+            let a = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: s1)
+            let b = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: s2)
+            var ia = a.events.makeAsyncIterator(), ib = b.events.makeAsyncIterator()
+            a.begin()
+            guard case .didBecomeActive = await ia.next() else { Issue.record("first did not start"); return }
+            b.begin()
+            guard case .didInvalidate(let e) = await ib.next() else { Issue.record("second was not refused"); return }
+            #expect(e.code == .readerSessionInvalidationErrorSystemIsBusy)
+            a.invalidate()
+            _ = await ia.next()
+        }
+    }
+}
+
+private final class Delegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {}
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
+}
+
+private func withLockDirectoryAsync(_ body: (String) async throws -> Void) async rethrows {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-locks-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try await body(dir)
+}

@@ -1,0 +1,241 @@
+import Dispatch
+import Foundation
+import ReaderSession
+import Synchronization
+import Testing
+
+/// Takes the next event of a session's sequence.
+private func next<S: AsyncSequence & Sendable>(_ it: inout S.AsyncIterator, _: S.Type = S.self) async -> S.Element? where S.Element: Sendable {
+    try? await it.next()
+}
+
+private final class NDEFDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+    let log = Mutex<[String]>([])
+    func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) { log.withLock { $0.append("active") } }
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {
+        log.withLock { $0.append("ndefs:\(messages.count)") }
+    }
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+        log.withLock { $0.append("invalidate:\((error as? NFCReaderError)?.code.rawValue ?? -1)") }
+    }
+}
+
+private final class RWDelegate: NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
+    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {}
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
+}
+
+private final class TagDelegate: NFCTagReaderSessionDelegate, @unchecked Sendable {
+    func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {}
+    func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {}
+}
+
+private func code(_ e: NFCNDEFReaderSessionEvent?) -> NFCReaderError.Code? {
+    if case .didInvalidate(let err) = e { err.code } else { nil }
+}
+
+private func isActive(_ e: NFCNDEFReaderSessionEvent?) -> Bool {
+    if case .didBecomeActive = e { true } else { false }
+}
+
+@Suite("Runtime with a manual clock and an in-test reader")
+struct RuntimeTests {
+    @Test("Read-only session: a tag with a message is delivered, then 204; the delegate sees active first, invalidate last")
+    func readOnlyFirstRead() async throws {
+        let bench = Bench()
+        let delegate = NDEFDelegate()
+        let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: true, system: bench.system)
+        var it = session.events.makeAsyncIterator()
+        session.alertMessage = "Hold your iPhone near the tag"
+        session.begin()
+        #expect(session.isReady)
+        #expect(isActive(await it.next()))
+        bench.backend.present([(1, MemoryType2Tag(ndef: nil)), (2, MemoryType2Tag(ndef: uriMessage))])
+        guard case .didDetectNDEFs(let messages) = await it.next() else { Issue.record("no didDetectNDEFs"); return }
+        #expect(messages == [NDEFMessageBytes(uriMessage)])
+        #expect(code(await it.next()) == .readerSessionInvalidationErrorFirstNDEFTagRead)
+        #expect(await it.next() == nil)
+        #expect(!session.isReady)
+        #expect(delegate.log.withLock { $0 } == ["active", "ndefs:1", "invalidate:204"])
+        let events = bench.trace.events()
+        #expect(events.first == .sessionBegan(kind: .ndef(invalidateAfterFirstRead: true), reader: bench.backend.identifier))
+        #expect(events.last == .didInvalidateWithError(.readerSessionInvalidationErrorFirstNDEFTagRead, errorMessage: nil))
+        #expect(events.contains(.alertMessage("Hold your iPhone near the tag")))
+        #expect(events.contains { if case .frame(_, command: [0x30, 0x03], response: _) = $0 { true } else { false } })
+        #expect(events.contains(.ndefRead(DetectedTargetID(1), .empty)))
+    }
+
+    @Test("The 60 s limit ends the session with 201 at exactly 60 s of virtual time")
+    func timeLimit() async throws {
+        let bench = Bench()
+        let delegate = NDEFDelegate()
+        let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        var it = session.events.makeAsyncIterator()
+        bench.clock.advance(by: .seconds(5))
+        session.begin()
+        #expect(isActive(await it.next()))
+        bench.clock.advance(by: .seconds(59))
+        #expect(session.isReady)
+        bench.clock.advance(by: .seconds(1))
+        #expect(code(await it.next()) == .readerSessionInvalidationErrorSessionTimeout)
+        let end = bench.trace.all.last
+        #expect(end?.event == .didInvalidateWithError(.readerSessionInvalidationErrorSessionTimeout, errorMessage: nil))
+        #expect(end?.tMicroseconds == 60_000_000)
+        #expect(bench.clock.pendingTimers == 0)
+    }
+
+    @Test("A second session while one is active gets only didInvalidate 203; after the first ends a new one starts")
+    func busy() async throws {
+        let bench = Bench()
+        let d = NDEFDelegate()
+        let first = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        let second = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        var a = first.events.makeAsyncIterator()
+        var b = second.events.makeAsyncIterator()
+        first.begin()
+        #expect(isActive(await a.next()))
+        second.begin()
+        #expect(code(await b.next()) == .readerSessionInvalidationErrorSystemIsBusy)
+        #expect(await b.next() == nil)
+        second.begin()  // no reuse
+        first.invalidate(errorMessage: "Done here")
+        guard case .didInvalidate(let e) = await a.next() else { Issue.record("no end"); return }
+        #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
+        #expect(e.detail == "Done here")
+        let third = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        var c = third.events.makeAsyncIterator()
+        third.begin()
+        #expect(isActive(await c.next()))
+        third.invalidate()
+        #expect(code(await c.next()) == .readerSessionInvalidationErrorUserCanceled)
+    }
+
+    @Test("Done ends with 200 and leaving the foreground with 202, through the system")
+    func doneAndBackground() async throws {
+        let bench = Bench()
+        let d = NDEFDelegate()
+        let s1 = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        var a = s1.events.makeAsyncIterator()
+        s1.begin()
+        #expect(isActive(await a.next()))
+        bench.system.userTappedDone()
+        #expect(code(await a.next()) == .readerSessionInvalidationErrorUserCanceled)
+        let s2 = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        var b = s2.events.makeAsyncIterator()
+        s2.begin()
+        #expect(isActive(await b.next()))
+        bench.system.appDidEnterBackground()
+        #expect(code(await b.next()) == .readerSessionInvalidationErrorSessionTerminatedUnexpectedly)
+        #expect(bench.system.activeSessionCount == 0)
+    }
+
+    @Test("A reader that fails ends the session with 202")
+    func readerFails() async throws {
+        let bench = Bench()
+        let d = NDEFDelegate()
+        let s = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        var a = s.events.makeAsyncIterator()
+        s.begin()
+        #expect(isActive(await a.next()))
+        bench.backend.fail()
+        #expect(code(await a.next()) == .readerSessionInvalidationErrorSessionTerminatedUnexpectedly)
+    }
+
+    @Test("Read-write session: connect and read, restartPolling stales the tag (104), empty tag → 403, write then read back")
+    func readWrite() async throws {
+        let bench = Bench()
+        let d = RWDelegate()
+        let s = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: true, system: bench.system)
+        #expect(s.isReadWrite)
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        #expect(isActive(await it.next()))
+        bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage)), (2, MemoryType2Tag(ndef: nil))])
+        guard case .didDetectTags(let tags) = await it.next(), tags.count == 2 else { Issue.record("no tags"); return }
+        await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
+        try await s.connect(to: tags[0])
+        #expect(try await tags[0].readNDEF() == NDEFMessageBytes(uriMessage))
+        #expect(tags[0].isAvailable)
+        try await s.connect(to: tags[1])
+        await #expect(throws: NFCReaderError(.ndefReaderSessionErrorZeroLengthMessage)) { try await tags[1].readNDEF() }
+        let (status, capacity) = try await tags[1].queryNDEFStatus()
+        #expect(status == .readWrite && capacity == 140)
+        try await tags[1].writeNDEF(NDEFMessageBytes(uriMessage))
+        #expect(try await tags[1].readNDEF() == NDEFMessageBytes(uriMessage))
+
+        s.restartPolling()
+        #expect(!tags[0].isAvailable)
+        await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
+        guard case .didDetectTags(let again) = await it.next() else { Issue.record("no rediscovery"); return }
+        #expect(again.count == 2)
+        #expect(bench.backend.restarts == 1)
+        s.invalidate()
+        #expect(code(await it.next()) == .readerSessionInvalidationErrorUserCanceled)
+        await #expect(throws: NFCReaderError(.readerTransceiveErrorSessionInvalidated)) { try await again[0].readNDEF() }
+    }
+
+    @Test("Tag session: a tag removed mid-session fails the operation with 100 and the session stays valid")
+    func removedTag() async throws {
+        let bench = Bench()
+        let d = TagDelegate()
+        let s = try #require(NFCTagReaderSession(pollingOption: [.iso14443], delegate: d, queue: nil, system: bench.system))
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        guard case .didBecomeActive = await it.next() else { Issue.record("not active"); return }
+        bench.backend.present([(7, MemoryType2Tag(ndef: uriMessage))])
+        guard case .didDetect(let tags) = await it.next(), let first = tags.first, case .miFare(let tag) = first else {
+            Issue.record("no MIFARE tag"); return
+        }
+        try await s.connect(to: first)
+        #expect(try await tag.sendMiFareCommand(commandPacket: Data([0x30, 0x03])).prefix(4) == Data([0xE1, 0x10, 0x12, 0x00]))
+        await #expect(throws: NFCReaderError(.readerErrorUnsupportedFeature)) { try await tag.sendMiFareCommand(commandPacket: Data([0x1B, 0, 0, 0, 0])) }
+        bench.backend.remove(7, announce: false)
+        await #expect(throws: NFCReaderError(.readerTransceiveErrorTagConnectionLost)) { try await tag.readNDEF() }
+        #expect(s.isReady)
+        s.invalidate()
+        guard case .didInvalidate(let e) = await it.next() else { Issue.record("no end"); return }
+        #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
+    }
+
+    @Test("An empty polling option is refused like Core NFC (nil)")
+    func emptyPollingOption() {
+        #expect(NFCTagReaderSession(pollingOption: [], delegate: TagDelegate(), queue: nil, system: Bench().system) == nil)
+    }
+
+    @Test("Without a system, begin ends with 1 readerErrorUnsupportedFeature")
+    func noSystem() async {
+        let s = NFCNDEFReaderSession(delegate: NDEFDelegate(), queue: nil, invalidateAfterFirstRead: true, system: nil)
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        #expect(code(await it.next()) == .readerErrorUnsupportedFeature)
+    }
+
+    @Test("Back-to-back sessions under the thermal model get shorter limits and then 203, all reported in the trace")
+    func thermal() async {
+        let bench = Bench(thermal: ThermalModel())
+        let d = NDEFDelegate()
+        var limits: [Duration] = []
+        var last: NFCReaderError.Code?
+        for _ in 0..<4 {
+            let s = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+            var it = s.events.makeAsyncIterator()
+            s.begin()
+            guard isActive(await it.next()) else {
+                last = .readerSessionInvalidationErrorSystemIsBusy
+                break
+            }
+            let granted = bench.trace.all.compactMap { r -> Duration? in
+                if case .thermal(_, let l) = r.event, r.tMicroseconds == 0 { l } else { nil }
+            }.last
+            guard let granted else { Issue.record("no thermal record at begin"); return }
+            limits.append(granted)
+            bench.clock.advance(by: granted)
+            last = code(await it.next())
+            #expect(last == .readerSessionInvalidationErrorSessionTimeout)
+        }
+        #expect(limits == [.seconds(60), .seconds(40), .seconds(25)])
+        #expect(last == .readerSessionInvalidationErrorSystemIsBusy)
+        #expect(bench.trace.events().contains(.thermal(heat: 0, timeLimit: .seconds(60))))
+        #expect(bench.trace.events().contains { if case .thermal(_, timeLimit: nil) = $0 { true } else { false } })
+    }
+}
