@@ -2,5 +2,10 @@
 enum Registry {
     static let commands: [Command] = [
         VersionText.command,
+        VirtualPN532Command.command,
+        WriteCommand.command,
+        FormatCommand.command,
+        LockCommand.command,
+        DoctorCommand.command,
     ]
 }

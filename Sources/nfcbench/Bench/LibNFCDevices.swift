@@ -1,0 +1,178 @@
+import Foundation
+import NFCHardware
+import NFCTags
+import ReaderSession
+import VirtualHardware
+
+// libnfc devices for the bench: the hooks `DeviceFactory` (devices, dump, measure, demo)
+// calls, and the tag access `write`/`format`/`lock`/`dump` share.
+
+/// libnfc drivers whose connstrings `--device` accepts as they are (libnfc 1.8.0's list).
+let libnfcDrivers = ["pn532_uart", "pn532_spi", "pn532_i2c", "pn53x_usb", "acr122_usb", "arygon", "pn71xx"]
+
+/// `true` for a libnfc connstring (`pn532_uart:/dev/ttyUSB0`, `acr122_usb:…`) or `libnfc`
+/// (libnfc's first device).
+func isLibNFCDevice(_ device: String) -> Bool {
+    device == "libnfc" || libnfcDrivers.contains { device == $0 || device.hasPrefix($0 + ":") }
+}
+
+/// The ReaderSession backend for a libnfc connstring (`libnfc` = the first device libnfc
+/// finds). Throws `CLIError.unavailable` naming the device and what to check.
+func makeLibNFCBackend(connstring: String) throws -> any ReaderBackend {
+    try openLibNFCBackend(connstring)
+}
+
+func openLibNFCBackend(_ connstring: String) throws(CLIError) -> LibNFCReaderBackend {
+    let target: String
+    if connstring == "libnfc" {
+        guard let first = (try? LibNFCContext())?.listDevices(max: 1).first else {
+            throw .unavailable("libnfc finds no device (set LIBNFC_DEVICE or /etc/nfc/libnfc.conf; run 'nfcbench doctor')")
+        }
+        target = first
+    } else {
+        target = connstring
+    }
+    do {
+        return try LibNFCReaderBackend(connstring: target)
+    } catch {
+        throw .unavailable("cannot open \(target): \(error) (is another program using it? run 'nfcbench doctor')")
+    }
+}
+
+/// What libnfc lists (`nfc_list_devices`, with the configured and scanned devices).
+func listLibNFCDevices() -> [String] {
+    (try? LibNFCContext())?.listDevices(max: 16) ?? []
+}
+
+/// A virtual PN532 on a fresh pty serving `tag` (a tag file path or a name in
+/// `hardware/tags/`), for the demo when no pcscd can be had. Returns the device string
+/// (`pn532_uart:PATH`) and a function that stops it and removes the link.
+func startVirtualPN532Bench(tag: String) throws -> (device: String, stop: @Sendable () -> Void) {
+    let path = try DataLocation.require(tag, in: "tags")
+    let file: TagFile
+    let card: PN532Card
+    do {
+        file = try TagFile.load(path: path)
+        card = try PN532Card(tagFile: file)
+    } catch {
+        throw CLIError.data("\(path): \(error)")
+    }
+    let link = NSTemporaryDirectory() + "nfcbench-pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let fake = try VirtualPN532.start(ptyPath: link)
+    fake.present(card)
+    return ("pn532_uart:\(link)", { fake.stop() })
+}
+
+/// The first tag a libnfc device sees, for one-shot commands (write, format, lock, dump):
+/// waits up to `timeout` for a detection, then runs `body` with the tag's connection on a
+/// thread of its own (libnfc calls block). Polling ends when `body` returns.
+func withFirstLibNFCTag<R: Sendable>(
+    device: String, timeout: Duration,
+    _ body: @escaping @Sendable (LibNFCReaderBackend, DetectedTarget, TagConnection) throws -> R
+) async throws -> R {
+    let backend = try openLibNFCBackend(device)
+    let stream = backend.events(.iso14443)
+    let target: DetectedTarget = try await withThrowingTaskGroup(of: DetectedTarget?.self) { group in
+        group.addTask {
+            for try await event in stream {
+                if case .detected(let found) = event, let first = found.first { return first }
+            }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let found = first else {
+            throw CLIError.unavailable("no tag on \(device) within \(timeout.seconds) s")
+        }
+        return found
+    }
+    return try await withCheckedThrowingContinuation { (c: CheckedContinuation<R, any Error>) in
+        Thread {
+            c.resume(with: Result { try backend.withTag(target.id) { conn in try body(backend, target, conn) } })
+        }.start()
+    }
+}
+
+extension Duration {
+    /// Whole and fractional seconds, for messages (`2.5`).
+    var seconds: String {
+        let (s, a) = components
+        let ms = a / 1_000_000_000_000_000
+        return ms == 0 ? "\(s)" : String(format: "%.3g", Double(s) + Double(ms) / 1000)
+    }
+}
+
+// MARK: Tag images (backup, dump)
+
+/// A Type 2 tag's whole memory read with 16-byte READs: the product's page count when
+/// GET_VERSION named it, else the pages up to the end of the data area the CC declares.
+func readType2Image(_ t: any Type2TagTransport, version: TagVersion?) throws -> [[UInt8]] {
+    var total = version?.totalPages ?? 0
+    if total == 0 {
+        let cc = try t.read(page: 0)
+        guard cc.count == 16 else { throw TagCommunicationError.malformedResponse("READ answered \(cc.count) bytes") }
+        total = cc[12] == 0xE1 ? 4 + Int(cc[14]) * 2 : 16
+    }
+    var pages: [[UInt8]] = []
+    var page = 0
+    while page < total {
+        let data = try t.read(page: UInt8(truncatingIfNeeded: page))
+        guard data.count == 16 else { throw TagCommunicationError.malformedResponse("READ \(page) answered \(data.count) bytes") }
+        for i in 0..<4 where page + i < total { pages.append(Array(data[(i * 4)..<(i * 4 + 4)])) }
+        page += 4
+    }
+    return pages
+}
+
+/// The tag-file type for a Type 2 tag, from GET_VERSION or the page count.
+func type2FileType(_ version: TagVersion?, pageCount: Int) -> TagFile.TagType {
+    switch version?.product {
+    case .ntag213?: .ntag213
+    case .ntag215?: .ntag215
+    case .ntag216?: .ntag216
+    case .ultralightEV1MF0UL11?, .ultralightEV1MF0UL21?: .ultralightEV1
+    default:
+        switch pageCount {
+        case 45: .ntag213
+        case 135: .ntag215
+        case 231: .ntag216
+        default: .ultralight
+        }
+    }
+}
+
+/// A tag file of what `target` holds now (our JSON), for `--backup` and `dump`.
+func snapshotTagFile(_ target: DetectedTarget, _ connection: TagConnection, version: TagVersion?) throws -> TagFile {
+    let wireATQA = target.atqa ?? [0x44, 0x00]
+    switch connection {
+    case .type2(let t):
+        let pages = try readType2Image(t, version: version)
+        let type = type2FileType(version, pageCount: pages.count)
+        let activation = try ISO14443AActivation(uid: target.uid, atqa: wireATQA, sak: target.sak ?? 0)
+        return TagFile(type: type, activation: activation, getVersion: version?.bytes, pages: pages,
+                       comment: "backup by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date()))")
+    case .iso7816(let t):
+        let reader = Type4TagReader(transport: AnyAPDUTransport(t))
+        let cc = try reader.detect()
+        let message = try reader.readNDEF(capabilityContainer: cc)
+        let width = cc.lengthFieldSize
+        let file = (0..<width).reversed().map { UInt8((message.count >> ($0 * 8)) & 0xFF) } + message
+        let activation = try ISO14443AActivation(uid: target.uid, atqa: wireATQA, sak: target.sak ?? 0x20, ats: target.ats)
+        let contents = TagFile.Type4Contents(
+            ndefFile: file, maximumNDEFFileSize: cc.maximumNDEFFileSize,
+            mappingVersion: cc.majorVersion >= 3 ? "3.0" : "2.0", readOnly: !cc.isWritable,
+            fileID: [UInt8(cc.ndefFileID >> 8), UInt8(cc.ndefFileID & 0xFF)])
+        return TagFile(type: .type4, activation: activation, type4: contents,
+                       comment: "backup by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date()))")
+    }
+}
+
+/// `any APDUTransport` as a concrete type for `Type4TagReader<Transport>`.
+struct AnyAPDUTransport: APDUTransport {
+    let base: any APDUTransport
+    init(_ base: any APDUTransport) { self.base = base }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+}
