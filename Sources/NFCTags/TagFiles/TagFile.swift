@@ -229,7 +229,7 @@ public struct TagFile: Sendable, Hashable {
                 throw TagFileError(.invalidValue, field: "faults", "expected an array of objects")
             }
             for (i, item) in items.enumerated() {
-                guard let n = item["after_commands"] as? Int, n >= 0 else {
+                guard let v = item["after_commands"], let n = v as? Int, !JSONFields.isBoolean(v), n >= 0 else {
                     throw TagFileError(.invalidValue, field: "faults[\(i)].after_commands", "expected an integer ≥ 0")
                 }
                 guard let k = item["kind"] as? String, let kind = TagFault.Kind(rawValue: k) else {
@@ -502,14 +502,21 @@ private struct JSONFields {
 
     func int(_ key: String) throws(TagFileError) -> Int {
         guard let v = raw[key] else { throw TagFileError(.missingField, field: prefix + key, "required") }
-        guard let n = v as? Int, !(v is Bool) else { throw TagFileError(.invalidValue, field: prefix + key, "expected an integer") }
+        guard let n = v as? Int, !Self.isBoolean(v) else { throw TagFileError(.invalidValue, field: prefix + key, "expected an integer") }
         return n
     }
 
     func optionalBool(_ key: String) throws(TagFileError) -> Bool? {
         guard let v = raw[key] else { return nil }
-        guard let b = v as? Bool else { throw TagFileError(.invalidValue, field: prefix + key, "expected true or false") }
+        guard Self.isBoolean(v), let b = v as? Bool else { throw TagFileError(.invalidValue, field: prefix + key, "expected true or false") }
         return b
+    }
+
+    /// JSONSerialization gives NSNumber for both numbers and booleans; only `true`/`false`
+    /// have the `c` (char) type encoding.
+    static func isBoolean(_ v: Any) -> Bool {
+        guard let n = v as? NSNumber else { return v is Bool }
+        return String(cString: n.objCType) == "c"
     }
 
     func hex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8] {

@@ -11,8 +11,10 @@ enum DataLocation {
     static func hardwareDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         let fm = FileManager.default
         func isData(_ p: String) -> Bool {
-            var dir: ObjCBool = false
-            return fm.fileExists(atPath: p + "/tags", isDirectory: &dir) && dir.boolValue
+            ["tags", "readers", "scenarios", "conformance"].contains { sub in
+                var dir: ObjCBool = false
+                return fm.fileExists(atPath: p + "/" + sub, isDirectory: &dir) && dir.boolValue
+            }
         }
         if let d = environment["NFCBENCH_DATA"], !d.isEmpty { return d }
         let exe = URL(fileURLWithPath: executablePath()).resolvingSymlinksInPath().deletingLastPathComponent()

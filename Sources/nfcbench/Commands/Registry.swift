@@ -2,6 +2,8 @@
 enum Registry {
     static let commands: [Command] = [
         VersionText.command,
+        WalkCommand.command,
+        ProfileCommand.command,
         VirtualPN532Command.command,
         WriteCommand.command,
         FormatCommand.command,

@@ -1,0 +1,600 @@
+import NFCTags
+import Synchronization
+
+/// RF technology a reader polls with (NFC Forum Activity: NFC-A = ISO/IEC 14443 A,
+/// NFC-B = ISO/IEC 14443 B, NFC-F = FeliCa, JIS X 6319-4).
+public enum ReaderTechnology: String, Sendable, Equatable, Codable, CaseIterable {
+    case iso14443A = "ISO14443A"
+    case iso14443B = "ISO14443B"
+    case felica = "FeliCa"
+
+    /// ISO-DEP (ISO/IEC 14443-4) exists on A and B only.
+    public var supportsISODEP: Bool { self != .felica }
+}
+
+/// Who answered an APDU on the phone.
+public enum Responder: String, Sendable, Equatable {
+    /// The default app's `CardSession`.
+    case app
+    /// The phone's own software (PPSE, `6A 82`, malformed-APDU status words).
+    case system
+    /// An express-mode credential that won the field (see ``ContactlessPhone/ExpressCredential``).
+    case express
+}
+
+/// A virtual-time model of an iPhone (iOS 17.4+, EEA) meeting contactless readers with
+/// one default contactless app (entitlement `com.apple.developer.nfc.hce.default-contactless-app`).
+///
+/// The rules, in order of a tap:
+/// 1. **Field on** → the default app is woken (scene `nfcEvent`, and `readerDetected` on
+///    its `CardSession` if one exists) whoever the reader is, before any AID exists.
+///    Named exceptions: a held ``NFCPresentmentIntentAssertion`` suppresses the wake
+///    (``WakeSuppression/presentmentIntentAssertion``); **express-mode rule**: a reader whose
+///    polling carries Apple's ECP frame that matches an express credential on the phone
+///    wins over the default app (``WakeSuppression/expressCredential(_:)``) and that
+///    credential answers every APDU of the tap.
+/// 2. **ISO-DEP activation** (RATS/ATS). Readers that never get there (MIFARE Classic
+///    doors, Type 2 readers, FeliCa) send no APDU.
+/// 3. **SELECT by DF name** (`00 A4 04 xx`): answered by the app's `CardSession` only when
+///    the AID starts with a declared ``SelectIdentifierPrefix`` (P2 first or next occurrence
+///    route alike) and emulation is in progress; SELECT PPSE is answered by the system
+///    (FCI listing the declared identifiers, or `6A 82` when none) unless PPSE is among
+///    the prefixes; anything else gets `6A 82` from the system.
+/// 4. **Other APDUs** go to the app while its AID is selected. Otherwise the system
+///    answers (model choice, documented): nothing selected → `69 85` (conditions of use
+///    not satisfied); PPSE selected by the system → `6D 00` (its PPSE responder knows
+///    only SELECT). Malformed APDUs: `67 00` (length), `6E 00` (CLA `FF`), `6D 00`
+///    (INS `6X`/`9X`), `6A 86` (SELECT P1/P2 not supported), `6A 82` (SELECT by DF
+///    name with fewer than 5 bytes).
+/// 5. **`readerDeselected`** on field off, or when another AID is selected while the app's
+///    is; **field off** ends the tap.
+///
+/// Time only moves through the `at:` of inputs and ``advance(to:)``; inputs earlier than
+/// ``now`` are taken at ``now``.
+public final class ContactlessPhone: Sendable {
+    /// The default contactless app and its entitlement prefixes.
+    public struct DefaultApp: Sendable, Equatable {
+        public var name: String
+        public var selectIdentifierPrefixes: [SelectIdentifierPrefix]
+        public init(name: String = "app", selectIdentifierPrefixes: [SelectIdentifierPrefix]) {
+            self.name = name
+            self.selectIdentifierPrefixes = selectIdentifierPrefixes
+        }
+
+        /// The first prefix matching `aid`, if any.
+        public func prefix(matching aid: [UInt8]) -> SelectIdentifierPrefix? {
+            selectIdentifierPrefixes.first { $0.matches(aid) }
+        }
+    }
+
+    /// An express-mode credential in Wallet, chosen by a terminal's ECP frame. The frame
+    /// is compared without its CRC (ECP: header `6A`, version, data; kormax/apple-enhanced-
+    /// contactless-polling). What it answers is not modelled: `90 00` to every APDU.
+    public struct ExpressCredential: Sendable, Equatable {
+        public var name: String
+        public var ecpFrame: [UInt8]
+        public init(name: String, ecpFrame: [UInt8]) {
+            self.name = name
+            self.ecpFrame = ecpFrame
+        }
+    }
+
+    /// Why the default app was not woken by a field.
+    public enum WakeSuppression: Sendable, Equatable {
+        case presentmentIntentAssertion
+        case expressCredential(String)
+    }
+
+    /// The phone's conditions checked by `startEmulation()`.
+    public struct Conditions: Sendable, Equatable {
+        public var radioEnabled = true
+        public var eligible = true
+        public var accessAccepted = true
+        public init(radioEnabled: Bool = true, eligible: Bool = true, accessAccepted: Bool = true) {
+            self.radioEnabled = radioEnabled
+            self.eligible = eligible
+            self.accessAccepted = accessAccepted
+        }
+    }
+
+    /// What the phone did, in order (the timeline).
+    public enum LogEvent: Sendable, Equatable {
+        case fieldOn(ReaderTechnology, ecp: [UInt8]?)
+        /// The default app woken: scene `nfcEvent` (`NFCWindowSceneEvent.readerDetected`).
+        case nfcEvent
+        case wakeSuppressed(WakeSuppression)
+        case isoDepActivated
+        /// A command and its answer; `response == nil`: the reader timed out.
+        case apdu(command: [UInt8], response: [UInt8]?, answeredBy: Responder?)
+        case session(id: Int, CardSession.Event)
+        case emulationStarted(session: Int)
+        case emulationStopped(session: Int, status: CardSession.EmulationUIStatus)
+        case fieldOff
+    }
+
+    /// The reader's view of one command.
+    public enum ReaderExchange: Sendable, Equatable {
+        /// Answered at once.
+        case answered(by: Responder, response: [UInt8])
+        /// Routed to the app as `received(_:)`; collect with ``collectResponse(at:)``
+        /// no earlier than the app's answer and no later than `deadline`.
+        case awaitingApp(deadline: Duration)
+        /// The reader timed out: no answer within the frame waiting time.
+        case timedOut
+        /// No ISO-DEP link (no field, or not activated): the command was not sent.
+        case notActivated
+    }
+
+    public let parameters: HCEParameters
+    public let defaultApp: DefaultApp?
+    public let expressCredentials: [ExpressCredential]
+
+    private enum Selected: Equatable {
+        case app([UInt8])
+        case systemPPSE
+    }
+    private struct Pending {
+        var apduID: UInt64
+        var session: Int
+        var command: [UInt8]
+        var deadline: Duration
+        var response: [UInt8]?
+    }
+    private struct Field {
+        var technology: ReaderTechnology
+        var ecp: [UInt8]?
+        var express: ExpressCredential?
+        var isoDep = false
+        var selected: Selected?
+        var pending: Pending?
+    }
+    private struct SessionState {
+        var valid = true
+        var emulatingSince: Duration?
+        var alert = ""
+    }
+    private struct Assertion {
+        var id: Int
+        var expires: Duration
+    }
+    private struct State {
+        var now: Duration = .zero
+        var conditions: Conditions
+        var log: [(at: Duration, event: LogEvent)] = []
+        var sessions: [Int: SessionState] = [:]
+        var sessionObjects: [Int: CardSession] = [:]
+        var nextSession = 1
+        var nextAPDU: UInt64 = 1
+        var field: Field?
+        var coolDownUntil: Duration?
+        var assertion: Assertion?
+        var assertionCoolDownUntil: Duration?
+        var nextAssertion = 1
+        var inForeground = true
+    }
+    private let state: Mutex<State>
+
+    public init(
+        defaultApp: DefaultApp?,
+        expressCredentials: [ExpressCredential] = [],
+        parameters: HCEParameters = HCEParameters(),
+        conditions: Conditions = Conditions()
+    ) {
+        self.defaultApp = defaultApp
+        self.expressCredentials = expressCredentials
+        self.parameters = parameters
+        state = Mutex(State(conditions: conditions))
+    }
+
+    // MARK: Observation
+
+    /// Current virtual time.
+    public var now: Duration { state.withLock { $0.now } }
+    /// Everything that happened so far.
+    public var log: [(at: Duration, event: LogEvent)] { state.withLock { $0.log } }
+    /// True while a reader's field is present.
+    public var fieldPresent: Bool { state.withLock { $0.field != nil } }
+    /// Changes the radio/eligibility/access conditions (Settings, region).
+    public func setConditions(_ c: Conditions) { state.withLock { $0.conditions = c } }
+
+    // MARK: Time
+
+    /// Moves virtual time to `t` (never backwards), firing what falls due: the end of an
+    /// emulation at its maximum duration (session invalidated with
+    /// `maxSessionDurationReached`, cool-down begins) and presentment-assertion expiry.
+    public func advance(to t: Duration) {
+        state.withLock { s in Self.advance(&s, to: t, parameters: parameters) }
+    }
+
+    private static func advance(_ s: inout State, to t: Duration, parameters: HCEParameters) {
+        guard t > s.now else { return }
+        // Fire due timers in time order.
+        while true {
+            var next: (Duration, Int?)? = nil  // (time, session id) or (time, nil) for assertion
+            for (id, ss) in s.sessions where ss.valid {
+                if let since = ss.emulatingSince {
+                    let due = since + parameters.maximumSessionDuration
+                    if due <= t, next == nil || due < next!.0 { next = (due, id) }
+                }
+            }
+            if let a = s.assertion, a.expires <= t, next == nil || a.expires < next!.0 {
+                next = (a.expires, nil)
+            }
+            guard let (due, sid) = next else { break }
+            s.now = max(s.now, due)
+            if let sid {
+                s.sessions[sid]?.emulatingSince = nil
+                s.coolDownUntil = due + parameters.maximumDurationCoolDown
+                invalidate(&s, session: sid, reason: .maxSessionDurationReached)
+            } else {
+                s.assertion = nil
+                s.assertionCoolDownUntil = due + parameters.presentmentReacquireCoolDown
+            }
+        }
+        s.now = t
+    }
+
+    private func at(_ s: inout State, _ t: Duration) {
+        Self.advance(&s, to: t, parameters: parameters)
+    }
+
+    private static func emit(_ s: inout State, _ e: LogEvent) {
+        s.log.append((s.now, e))
+    }
+
+    private static func deliver(_ s: inout State, session id: Int, _ e: CardSession.Event) {
+        guard let obj = s.sessionObjects[id] else { return }
+        s.log.append((s.now, .session(id: id, e)))
+        obj.deliver(e, at: s.now)
+    }
+
+    private static func invalidate(_ s: inout State, session id: Int, reason: CardSession.Error) {
+        guard s.sessions[id]?.valid == true else { return }
+        s.sessions[id]?.valid = false
+        s.sessions[id]?.emulatingSince = nil
+        if var f = s.field, let p = f.pending, p.session == id, p.response == nil {
+            f.pending = nil
+            s.field = f
+        }
+        deliver(&s, session: id, .sessionInvalidated(reason: reason))
+        s.sessionObjects[id] = nil
+    }
+
+    // MARK: Card sessions
+
+    /// Creates the app's `CardSession` now; it delivers `sessionStarted` at once, and
+    /// `readerDetected` too when a field is already present and not taken by an express
+    /// credential.
+    public func makeCardSession() -> CardSession {
+        state.withLock { s in
+            let id = s.nextSession
+            s.nextSession += 1
+            let session = CardSession(id: id, phone: self)
+            s.sessions[id] = SessionState()
+            s.sessionObjects[id] = session
+            Self.deliver(&s, session: id, .sessionStarted)
+            if let f = s.field, f.express == nil { Self.deliver(&s, session: id, .readerDetected) }
+            return session
+        }
+    }
+
+    func startEmulation(session id: Int) throws(CardSession.Error) {
+        let result: CardSession.Error? = state.withLock { s in
+            guard let ss = s.sessions[id], ss.valid else { return .invalidated }
+            if ss.emulatingSince != nil { return nil }
+            if !s.conditions.radioEnabled { return .radioDisabled }
+            if !s.conditions.eligible { return .systemEligibilityFailed }
+            if !s.conditions.accessAccepted { return .accessNotAccepted }
+            if let until = s.coolDownUntil, s.now < until { return .systemNotAvailable }
+            if s.sessions.contains(where: { $0.key != id && $0.value.valid && $0.value.emulatingSince != nil }) {
+                return .systemNotAvailable
+            }
+            s.sessions[id]?.emulatingSince = s.now
+            Self.emit(&s, .emulationStarted(session: id))
+            return nil
+        }
+        if let result { throw result }
+    }
+
+    func stopEmulation(session id: Int, status: CardSession.EmulationUIStatus) {
+        state.withLock { s in
+            guard s.sessions[id]?.valid == true, s.sessions[id]?.emulatingSince != nil else { return }
+            s.sessions[id]?.emulatingSince = nil
+            Self.emit(&s, .emulationStopped(session: id, status: status))
+        }
+    }
+
+    func invalidate(session id: Int, reason: CardSession.Error) {
+        state.withLock { s in Self.invalidate(&s, session: id, reason: reason) }
+    }
+
+    /// The system ends every valid session with `reason` (e.g. `.invalidated`).
+    public func systemInvalidates(_ reason: CardSession.Error = .invalidated) {
+        state.withLock { s in
+            for id in s.sessions.keys.sorted() { Self.invalidate(&s, session: id, reason: reason) }
+        }
+    }
+
+    /// The person dismisses the emulation sheet: sessions end with `userInvalidated`.
+    public func userDismissesEmulation() { systemInvalidates(.userInvalidated) }
+
+    func isEmulating(session id: Int) -> Bool {
+        state.withLock { $0.sessions[id]?.emulatingSince != nil }
+    }
+    func isValid(session id: Int) -> Bool { state.withLock { $0.sessions[id]?.valid == true } }
+    func alertMessage(session id: Int) -> String { state.withLock { $0.sessions[id]?.alert ?? "" } }
+    func setAlertMessage(_ m: String, session id: Int) { state.withLock { $0.sessions[id]?.alert = m } }
+
+    func respond(apduID: UInt64, session: Int, response: [UInt8]) throws(CardSession.Error) {
+        let ok: Bool = state.withLock { s in
+            guard s.sessions[session]?.valid == true, var f = s.field, var p = f.pending,
+                  p.apduID == apduID, p.response == nil, s.now <= p.deadline else { return false }
+            p.response = response
+            f.pending = p
+            s.field = f
+            return true
+        }
+        if !ok { throw .transmissionError }
+    }
+
+    // MARK: Presentment intent
+
+    /// `NFCPresentmentIntentAssertion.acquire()` by the foreground app, now.
+    /// Throws ``NFCPresentmentIntentAssertion/Error``.
+    public func acquirePresentmentIntent() throws(NFCPresentmentIntentAssertion.Error) -> NFCPresentmentIntentAssertion {
+        let r: Result<NFCPresentmentIntentAssertion, NFCPresentmentIntentAssertion.Error> = state.withLock { s in
+            guard s.inForeground else { return .failure(.notInForeground) }
+            if let a = s.assertion { return .success(NFCPresentmentIntentAssertion(id: a.id, phone: self)) }
+            if let until = s.assertionCoolDownUntil, s.now < until {
+                return .failure(.coolingDown(remaining: until - s.now))
+            }
+            let id = s.nextAssertion
+            s.nextAssertion += 1
+            s.assertion = Assertion(id: id, expires: s.now + parameters.presentmentAssertionLifetime)
+            return .success(NFCPresentmentIntentAssertion(id: id, phone: self))
+        }
+        return try r.get()
+    }
+
+    func releaseAssertion(id: Int) {
+        state.withLock { s in
+            guard s.assertion?.id == id else { return }
+            s.assertion = nil
+            s.assertionCoolDownUntil = s.now + parameters.presentmentReacquireCoolDown
+        }
+    }
+
+    func assertionIsHeld(id: Int) -> Bool { state.withLock { $0.assertion?.id == id } }
+
+    /// The app leaves (or returns to) the foreground: leaving releases a presentment
+    /// assertion and the system invalidates card sessions with `.invalidated`.
+    public func setForeground(_ foreground: Bool) {
+        state.withLock { s in
+            s.inForeground = foreground
+            guard !foreground else { return }
+            if s.assertion != nil {
+                s.assertion = nil
+                s.assertionCoolDownUntil = s.now + parameters.presentmentReacquireCoolDown
+            }
+            for id in s.sessions.keys.sorted() { Self.invalidate(&s, session: id, reason: .invalidated) }
+        }
+    }
+
+    // MARK: The reader's side
+
+    /// A reader's field appears at `t` with `technology` and, when its polling loop carries
+    /// one, an ECP frame (without CRC). Returns true when the default app was woken.
+    @discardableResult
+    public func fieldOn(_ technology: ReaderTechnology, ecp: [UInt8]? = nil, at t: Duration) -> Bool {
+        state.withLock { s in
+            at(&s, t)
+            if s.field != nil { Self.fieldOff(&s) }
+            var f = Field(technology: technology, ecp: ecp)
+            if let ecp, let match = expressCredentials.first(where: { $0.ecpFrame == ecp }) {
+                f.express = match
+            }
+            s.field = f
+            Self.emit(&s, .fieldOn(technology, ecp: ecp))
+            if let express = f.express {
+                Self.emit(&s, .wakeSuppressed(.expressCredential(express.name)))
+                return false
+            }
+            at(&s, t + parameters.wakeLatency)
+            var woke = false
+            if s.assertion != nil {
+                Self.emit(&s, .wakeSuppressed(.presentmentIntentAssertion))
+            } else if defaultApp != nil {
+                Self.emit(&s, .nfcEvent)
+                woke = true
+            }
+            for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
+                Self.deliver(&s, session: id, .readerDetected)
+            }
+            return woke
+        }
+    }
+
+    /// ISO-DEP activation (RATS answered with the phone's ATS) at `t`. False when no
+    /// field is present or the technology has no ISO-DEP (FeliCa).
+    @discardableResult
+    public func activateISODEP(at t: Duration) -> Bool {
+        state.withLock { s in
+            at(&s, t)
+            guard var f = s.field, f.technology.supportsISODEP else { return false }
+            if !f.isoDep {
+                f.isoDep = true
+                s.field = f
+                Self.emit(&s, .isoDepActivated)
+            }
+            return true
+        }
+    }
+
+    /// The reader sends `command` at `t`.
+    public func readerCommand(_ command: [UInt8], at t: Duration) -> ReaderExchange {
+        state.withLock { s in
+            at(&s, t)
+            guard var f = s.field, f.isoDep else { return .notActivated }
+            if let p = f.pending {  // a new command abandons an unanswered one
+                Self.emit(&s, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app))
+                f.pending = nil
+            }
+            if let express = f.express {
+                _ = express
+                s.field = f
+                let r: [UInt8] = [0x90, 0x00]
+                Self.emit(&s, .apdu(command: command, response: r, answeredBy: .express))
+                return .answered(by: .express, response: r)
+            }
+            let route = route(command, field: &f, state: s)
+            switch route {
+            case .system(let response):
+                s.field = f
+                Self.emit(&s, .apdu(command: command, response: response, answeredBy: .system))
+                return .answered(by: .system, response: response)
+            case .app(let sessionID, let deselectFirst):
+                if deselectFirst {
+                    s.field = f
+                    Self.deliver(&s, session: sessionID, .readerDeselected)
+                }
+                let id = s.nextAPDU
+                s.nextAPDU += 1
+                let deadline = s.now + parameters.frameWaitingTime
+                f.pending = Pending(apduID: id, session: sessionID, command: command, deadline: deadline)
+                s.field = f
+                guard let obj = s.sessionObjects[sessionID] else { return .timedOut }
+                Self.deliver(&s, session: sessionID, .received(CardSession.APDU(payload: command, id: id, session: obj)))
+                return .awaitingApp(deadline: deadline)
+            case .systemAfterDeselect(let sessionID, let response):
+                s.field = f
+                Self.deliver(&s, session: sessionID, .readerDeselected)
+                Self.emit(&s, .apdu(command: command, response: response, answeredBy: .system))
+                return .answered(by: .system, response: response)
+            }
+        }
+    }
+
+    /// The reader looks for the app's answer at `t`: `.answered` when the app responded,
+    /// `.timedOut` when `t` is past the frame waiting time with no answer, otherwise
+    /// `.awaitingApp` again.
+    public func collectResponse(at t: Duration) -> ReaderExchange {
+        state.withLock { s in
+            guard var f = s.field, let p = f.pending else { return .notActivated }
+            if let r = p.response {
+                at(&s, t)
+                f.pending = nil
+                s.field = f
+                Self.emit(&s, .apdu(command: p.command, response: r, answeredBy: .app))
+                return .answered(by: .app, response: r)
+            }
+            at(&s, t)
+            guard s.now >= p.deadline else { return .awaitingApp(deadline: p.deadline) }
+            // The reader gives up; a late respond() fails with transmissionError.
+            if var f2 = s.field { f2.pending = nil; s.field = f2 }
+            Self.emit(&s, .apdu(command: p.command, response: nil, answeredBy: nil))
+            return .timedOut
+        }
+    }
+
+    /// The field disappears at `t`: `readerDeselected` to the app if its AID was
+    /// selected or it had seen the reader, then `fieldOff`.
+    public func fieldOff(at t: Duration) {
+        state.withLock { s in
+            at(&s, t)
+            Self.fieldOff(&s)
+        }
+    }
+
+    private static func fieldOff(_ s: inout State) {
+        guard let f = s.field else { return }
+        if let p = f.pending {
+            s.log.append((s.now, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app)))
+        }
+        if f.express == nil {
+            for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
+                deliver(&s, session: id, .readerDeselected)
+            }
+        }
+        s.field = nil
+        emit(&s, .fieldOff)
+    }
+
+    // MARK: Routing
+
+    private enum Route {
+        case system([UInt8])
+        case app(session: Int, deselectFirst: Bool)
+        case systemAfterDeselect(session: Int, [UInt8])
+    }
+
+    /// The emulating session of the default app, if any.
+    private func emulatingSession(_ s: State) -> Int? {
+        s.sessions.keys.sorted().first { s.sessions[$0]?.valid == true && s.sessions[$0]?.emulatingSince != nil }
+    }
+
+    private func route(_ command: [UInt8], field f: inout Field, state s: State) -> Route {
+        let parsed: CommandAPDU
+        switch screenCommand(command) {
+        case .refused(let sw): return .system(sw.bytes)
+        case .command(let c): parsed = c
+        }
+        let isSelect = parsed.ins == 0xA4 && parsed.cla & 0x80 == 0
+        guard isSelect, parsed.p1 == 0x04 else {
+            // Non-SELECT, or SELECT by file identifier / path: the selected application's.
+            switch f.selected {
+            case .app:
+                if let sid = emulatingSession(s) { return .app(session: sid, deselectFirst: false) }
+                f.selected = nil
+                return .system(StatusWord.conditionsNotSatisfied.bytes)
+            case .systemPPSE:
+                return .system(isSelect ? StatusWord.fileNotFound.bytes : StatusWord.insNotSupported.bytes)
+            case nil:
+                return .system(isSelect ? StatusWord.fileNotFound.bytes : StatusWord.conditionsNotSatisfied.bytes)
+            }
+        }
+        // SELECT by DF name. P2: b2b1 occurrence (00 first, 10 next; last/previous
+        // unsupported), b4b3 answer (FCI 00, FCP 04, FMD 08, none 0C).
+        let occurrence = parsed.p2 & 0x03
+        guard occurrence == 0x00 || occurrence == 0x02, parsed.p2 & 0xF0 == 0 else {
+            return .system(StatusWord.wrongParameters.bytes)
+        }
+        let aid = parsed.data
+        guard aid.count >= 5 else { return .system(StatusWord.fileNotFound.bytes) }
+        let previous = f.selected
+        let appSelected: [UInt8]? = if case .app(let a) = previous { a } else { nil }
+        let deselectSession: Int? = (appSelected != nil && appSelected != aid) ? emulatingSession(s) : nil
+
+        let app = defaultApp
+        let ppseEntitled = app?.prefix(matching: WellKnownAID.ppse) != nil
+        if aid == WellKnownAID.ppse && !ppseEntitled {
+            f.selected = .systemPPSE
+            let fci = Self.ppseFCI(listing: app?.selectIdentifierPrefixes ?? [])
+            if let d = deselectSession { return .systemAfterDeselect(session: d, fci) }
+            return .system(fci)
+        }
+        if app?.prefix(matching: aid) != nil, let sid = emulatingSession(s) {
+            f.selected = .app(aid)
+            return .app(session: sid, deselectFirst: deselectSession != nil)
+        }
+        f.selected = nil
+        if let d = deselectSession { return .systemAfterDeselect(session: d, StatusWord.fileNotFound.bytes) }
+        return .system(StatusWord.fileNotFound.bytes)
+    }
+
+    /// The system's answer to SELECT PPSE: FCI template `6F` with DF name `84` = PPSE and
+    /// an FCI proprietary template `A5` → `BF0C` holding one directory entry `61` with
+    /// ADF name `4F` per declared identifier (EMV Book B §3.3.1), then `90 00`.
+    /// No declared identifier → `6A 82`.
+    static func ppseFCI(listing prefixes: [SelectIdentifierPrefix]) -> [UInt8] {
+        let adfs = prefixes.map(\.bytes).filter { $0 != WellKnownAID.ppse }
+        guard !adfs.isEmpty else { return StatusWord.fileNotFound.bytes }
+        func tlv(_ tag: [UInt8], _ value: [UInt8]) -> [UInt8] {
+            // Lengths here stay below 128 for up to 5 entries; longer uses 81 xx.
+            value.count < 0x80 ? tag + [UInt8(value.count)] + value
+                : tag + [0x81, UInt8(truncatingIfNeeded: value.count)] + value
+        }
+        let entries = adfs.prefix(8).flatMap { tlv([0x61], tlv([0x4F], $0)) }
+        let body = tlv([0x84], WellKnownAID.ppse) + tlv([0xA5], tlv([0xBF, 0x0C], entries))
+        return tlv([0x6F], body) + StatusWord.success.bytes
+    }
+}

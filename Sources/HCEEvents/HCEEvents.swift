@@ -1,1 +1,0 @@
-// HCEEvents: see README.md for what lives here.

@@ -1,0 +1,197 @@
+/// What `tag show` says about a tag file, found by running the real Type 2 reader procedure
+/// (``Type2TagReader``) against the file's image in an ``NTAG21xCore`` in memory.
+///
+/// ``ndefMessageBytes`` holds the raw message as the procedure read it; ``ndefMessage`` is
+/// the same bytes through `NFCNDEFMessage(bytes:)`, or ``ndefDecodeError`` says why not.
+public struct TagReport: Sendable {
+    /// A finding a real reader would trip on. Compare by ``kind``.
+    public struct Warning: Sendable, Hashable, CustomStringConvertible {
+        public enum Kind: String, Sendable, Hashable {
+            /// The file's header UID differs from the UID in pages 0–2 (a reader sees the pages').
+            case uidMismatch
+            /// BCC0 or BCC1 in pages 0–2 does not match the UID bytes.
+            case bccMismatch
+            /// The tag type (header or GET_VERSION) expects another CC size byte.
+            case ccSizeMismatch
+            /// The header type and the recorded GET_VERSION answer name different products.
+            case typeMismatch
+            /// Non-zero bytes in the data area after the Terminator TLV.
+            case staleBytesAfterTerminator
+            /// AUTH0 puts data-area pages under password protection.
+            case auth0ProtectsNDEF
+            /// A scheduled fault in the file will interrupt readers.
+            case faultsScheduled
+        }
+
+        public let kind: Kind
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// The file reported on.
+    public let file: TagFile
+    /// The emulated tag's GET_VERSION answer (through the procedure), `nil` for a plain Ultralight.
+    public let version: TagVersion?
+    /// The product, from GET_VERSION or else the file's type.
+    public let productName: String
+    /// The UID a reader sees (pages 0–2 for Type 2; the header for Type 4).
+    public let uidOnTag: [UInt8]
+    /// Type 2: the CC, the TLV blocks, data-area size and maximum NDEF message size.
+    public let layout: Type2TagLayout?
+    /// The NDEF message bytes (`nil` when the reader could not read one). Decode with
+    /// `NFCNDEFMessage(bytes:)`.
+    public let ndefMessageBytes: [UInt8]?
+    /// ``ndefMessageBytes`` parsed (`nil` for an empty message, or when parsing failed).
+    public var ndefMessage: NFCNDEFMessage? {
+        guard let b = ndefMessageBytes, !b.isEmpty else { return nil }
+        return try? NFCNDEFMessage(bytes: b)
+    }
+    /// Why ``ndefMessageBytes`` is not a valid NDEF message, if it is not.
+    public var ndefDecodeError: NDEFError? {
+        guard let b = ndefMessageBytes, !b.isEmpty else { return nil }
+        do { _ = try NFCNDEFMessage(bytes: b); return nil } catch { return error }
+    }
+    /// Why the reader procedure failed, if it did.
+    public let readError: Type2TagError?
+    public let warnings: [Warning]
+
+    /// The data area in bytes (Type 2: 8 × MLEN; Type 4: maximum NDEF file size).
+    public var dataAreaSize: Int? {
+        layout?.dataAreaSize ?? file.type4?.maximumNDEFFileSize
+    }
+
+    /// The largest NDEF message the tag can hold (Type 2: ``Type2TagLayout/maximumNDEFMessageSize``;
+    /// Type 4: maximum file size minus the NLEN/ENLEN field).
+    public var maximumNDEFMessageSize: Int? {
+        layout?.maximumNDEFMessageSize ?? file.type4.map { $0.maximumNDEFFileSize - $0.lengthFieldSize }
+    }
+
+    /// Runs the reader procedure against the file's image and collects warnings.
+    public init(file: TagFile) {
+        self.file = file
+        var warnings: [Warning] = []
+        func warn(_ kind: Warning.Kind, _ message: String) { warnings.append(Warning(kind: kind, message: message)) }
+        if !file.faults.isEmpty {
+            warn(.faultsScheduled, "\(file.faults.count) scheduled fault(s): "
+                 + file.faults.map { "\($0.kind.rawValue) after \($0.afterCommands) commands" }.joined(separator: ", "))
+        }
+
+        guard file.type != .type4, let core = try? file.makeCore() else {
+            version = nil
+            productName = file.type == .type4 ? "Type 4 Tag" : file.type.rawValue
+            uidOnTag = file.activation.uid
+            layout = nil
+            ndefMessageBytes = file.type4?.ndefMessage
+            readError = nil
+            self.warnings = warnings
+            return
+        }
+
+        // Identification from the pages.
+        let header = core.pages.prefix(3).flatMap { $0 }
+        if let u = try? ISO14443AActivation.type2UID(fromPages: header) {
+            uidOnTag = u.uid
+            if u.uid != file.activation.uid {
+                warn(.uidMismatch, "header UID \(file.activation.uid.hexString(separator: " ")) differs from pages 0-2 UID "
+                     + u.uid.hexString(separator: " ") + "; readers see the pages' UID")
+            }
+            if u.storedBCC0 != u.expectedBCC0 {
+                warn(.bccMismatch, "BCC0 is \([u.storedBCC0].hexString()), expected \([u.expectedBCC0].hexString()) (88 ⊕ UID0 ⊕ UID1 ⊕ UID2)")
+            }
+            if u.storedBCC1 != u.expectedBCC1 {
+                warn(.bccMismatch, "BCC1 is \([u.storedBCC1].hexString()), expected \([u.expectedBCC1].hexString()) (UID3 ⊕ UID4 ⊕ UID5 ⊕ UID6)")
+            }
+        } else {
+            uidOnTag = file.activation.uid
+        }
+
+        // The procedure, as a reader runs it.
+        let transport = EmulatedType2Transport(core: core)
+        var reader = Type2TagReader(transport: transport)
+        let identified = (try? reader.identify()) ?? nil
+        version = identified
+        productName = identified?.product?.displayName ?? identified?.description ?? core.variant.rawValue
+        if let recorded = file.getVersion, let v = try? TagVersion(bytes: recorded), let p = v.product,
+           p.layout != core.variant.layout {
+            warn(.typeMismatch, "file type \(file.type.rawValue) but its GET_VERSION says \(p.displayName)")
+        }
+
+        var layout: Type2TagLayout? = nil
+        var ndef: [UInt8]? = nil
+        var failure: Type2TagError? = nil
+        do {
+            let l = try reader.readLayout()
+            layout = l
+            let expected = core.variant.layout.ccSizeByte
+            if l.capabilityContainer.sizeByte != expected {
+                warn(.ccSizeMismatch, "\(productName) ships with CC size \([expected].hexString()) (\(Int(expected) * 8) bytes) "
+                     + "but the CC says \([l.capabilityContainer.sizeByte].hexString()) (\(l.dataAreaSize) bytes)")
+            }
+            if let t = l.terminator {
+                let area = try reader.readDataArea()
+                let reserved = l.reservedAreas
+                var stale: [Int] = []
+                for a in (t.address + 1)..<l.dataArea.upperBound where area[a - 16] != 0 {
+                    if !reserved.contains(where: { $0.range.contains(a) }) { stale.append(a) }
+                }
+                if let first = stale.first {
+                    warn(.staleBytesAfterTerminator, "\(stale.count) non-zero byte(s) after the Terminator, first at page "
+                         + "\(first / 4) byte \(first % 4); a reader that ignores the Terminator would see them")
+                }
+            }
+            ndef = try reader.readNDEF()
+        } catch {
+            failure = error
+        }
+        // AUTH0 from the image itself (the reader cannot see it once read-protected).
+        let memory = core.variant.layout
+        if let cfg = memory.configurationPage, let access = memory.accessPage {
+            let auth0 = Int(core.pages[cfg][3])
+            let dataEnd = layout.map { ($0.dataArea.upperBound + 3) / 4 } ?? memory.lastUserPage + 1
+            if auth0 < dataEnd {
+                let prot = core.pages[access][0] & 0x80 != 0
+                warn(.auth0ProtectsNDEF, "AUTH0 = \([UInt8(auth0)].hexString()): data-area pages \(max(auth0, 4))...\(dataEnd - 1) are "
+                     + (prot ? "read and write protected" : "write protected") + " until PWD_AUTH")
+            }
+        }
+        self.layout = layout
+        self.ndefMessageBytes = ndef
+        self.readError = failure
+        self.warnings = warnings
+    }
+
+    /// A plain-text report, one fact a line.
+    public var text: String {
+        var out: [String] = []
+        out.append("Tag:       \(productName) (\(file.source.rawValue) file, type \(file.type.rawValue))")
+        out.append("UID:       \(uidOnTag.hexString(separator: " "))")
+        out.append("ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
+                   + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
+        if let version { out.append("Version:   \(version.bytes.hexString(separator: " "))") }
+        if let layout {
+            out.append(layout.capabilityContainer.description)
+            out.append("TLVs:")
+            for t in layout.tlvs { out.append("  \(t)") }
+        }
+        if let t4 = file.type4 {
+            out.append("NDEF file: \(t4.fileID.hexString()) mapping \(t4.mappingVersion), \(t4.ndefFile.count) of "
+                       + "\(t4.maximumNDEFFileSize) bytes, " + (t4.readOnly ? "read-only" : "read/write"))
+        }
+        if let d = dataAreaSize { out.append("Data area:            \(d) bytes") }
+        if let m = maximumNDEFMessageSize { out.append("Maximum NDEF message: \(m) bytes") }
+        if let ndef = ndefMessageBytes {
+            out.append(ndef.isEmpty ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+        }
+        if let message = ndefMessage {
+            for (i, d) in message.descriptions.enumerated() {
+                let body = d.uri ?? d.text.map { "\"\($0)\"" + (d.language.map { " (\($0))" } ?? "") } ?? d.payloadHex
+                out.append("  record \(i + 1): \(d.tnfName) \(d.type): \(body)")
+            }
+        }
+        if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
+        if let readError { out.append("Read failed: \(readError)") }
+        for w in warnings { out.append("warning: \(w)") }
+        for n in file.notes { out.append("note: \(n)") }
+        return out.joined(separator: "\n")
+    }
+}

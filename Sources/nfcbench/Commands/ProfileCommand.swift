@@ -1,0 +1,55 @@
+import Foundation
+import HCEEvents
+
+/// `nfcbench profile import`: a Proxmark3 trace → a reader profile (JSON).
+enum ProfileCommand {
+    static let command = Command(
+        path: ["profile", "import"],
+        abstract: "Turn a Proxmark3 .trace into a reader profile for 'nfcbench walk'",
+        usage: "profile import TRACE [--name NAME] [--category C] [--out FILE]",
+        help: """
+        ARGUMENTS:
+          TRACE          a Proxmark3 .trace file (ISO 14443 A sniff or reader log)
+
+        OPTIONS:
+          --name NAME    profile name (default: the trace's file name without extension)
+          --category C   category (default: imported)
+          --out FILE     write the profile there (default: standard output)
+
+        Reader→card frames are kept; ISO 14443-4 I-blocks are unwrapped into APDUs (PCB,
+        CID, NAD, chaining); each step's expect_sw is the status word the card answered;
+        times are µs from the first frame (carrier periods / 13.56 MHz). RATS, ATS and an
+        Apple ECP frame are noted. Format: hardware/readers/FORMAT.md.
+        """,
+        run: { args in
+            let path = try args.requiredPositional("TRACE")
+            let name = try args.option("name")
+            let out = try args.option("out")
+            let category = try args.option("category")
+            try args.finish()
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError.data("can't read '\(path)'")
+            }
+            let trace: ProxmarkTrace
+            do { trace = try ProxmarkTrace(bytes: [UInt8](data)) } catch {
+                throw CLIError.data("\(path): \(error)")
+            }
+            let base = URL(fileURLWithPath: path).lastPathComponent
+            let stem = URL(fileURLWithPath: base).deletingPathExtension().lastPathComponent
+            let report = ProxmarkProfileImporter.profile(
+                from: trace, name: name ?? stem,
+                source: "Proxmark3 trace \(base), imported by 'nfcbench profile import'")
+            var profile = report.profile
+            if let category { profile.category = category }
+            let text = profile.jsonText()
+            if let out {
+                guard FileManager.default.createFile(atPath: out, contents: Data(text.utf8)) else {
+                    throw CLIError.failure("can't write '\(out)'")
+                }
+                Output.err("\(out): \(report.profile.steps.count) APDU(s), ISO-DEP \(report.profile.reachesISODEP ? "yes" : "no")\(report.profile.ecp != nil ? ", ECP" : "")")
+            } else {
+                Output.raw(text)
+            }
+            return 0
+        })
+}

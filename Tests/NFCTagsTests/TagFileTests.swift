@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import NFCTags
+
+@Suite("Tag files and tag reports")
+struct TagFileTests {
+    static let tagsDirectory: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.appendingPathComponent("hardware/tags").path
+    }()
+
+    func load(_ name: String) throws -> TagFile { try TagFile.load(path: Self.tagsDirectory + "/" + name) }
+
+    @Test("ntag215-uri.json: valid UID pages, no warnings, the URI record read back by the procedure")
+    func ntag215URI() throws {
+        let report = TagReport(file: try load("ntag215-uri.json"))
+        #expect(report.warnings.isEmpty)
+        #expect(report.version?.product == .ntag215)
+        let uri: [UInt8] = [0xD1, 0x01, 0x15, 0x55, 0x04] + Array("example.com/nfcbench".utf8)
+        #expect(report.ndefMessageBytes == uri)
+        #expect(report.maximumNDEFMessageSize == 492)
+        #expect(report.layout?.tlvs.map(\.kind) == [.ndef, .terminator])
+        #expect(report.ndefMessage?.descriptions.first?.uri == "https://example.com/nfcbench")
+        #expect(report.text.contains("https://example.com/nfcbench"))
+    }
+
+    @Test("ntag213-text.json: Text record 'Hello, bench' (en) behind the factory Lock Control TLV; max 137")
+    func ntag213Text() throws {
+        let report = TagReport(file: try load("ntag213-text.json"))
+        #expect(report.warnings.isEmpty)
+        let text: [UInt8] = [0xD1, 0x01, 0x0F, 0x54, 0x02, 0x65, 0x6E] + Array("Hello, bench".utf8)
+        #expect(report.ndefMessageBytes == text)
+        #expect(report.maximumNDEFMessageSize == 137)
+        #expect(report.ndefMessage?.descriptions.first?.text == "Hello, bench")
+        #expect(report.ndefMessage?.descriptions.first?.language == "en")
+    }
+
+    @Test("ntag216-empty.json and ultralight-blank.json: empty messages; Ultralight has no GET_VERSION")
+    func emptyTags() throws {
+        let ntag = TagReport(file: try load("ntag216-empty.json"))
+        #expect(ntag.ndefMessageBytes == [] && ntag.dataAreaSize == 872 && ntag.maximumNDEFMessageSize == 868)
+        #expect(ntag.warnings.isEmpty)
+        let ul = TagReport(file: try load("ultralight-blank.json"))
+        #expect(ul.version == nil)
+        #expect(ul.ndefMessageBytes == [] && ul.dataAreaSize == 48 && ul.maximumNDEFMessageSize == 46)
+        #expect(ul.warnings.isEmpty)
+    }
+
+    @Test("ntag215-flaky.json: its fault schedule loads and a transport built from it loses the tag on command 4")
+    func flaky() throws {
+        let file = try load("ntag215-flaky.json")
+        #expect(file.faults == [TagFault(afterCommands: 3, kind: .tagLost)])
+        var reader = Type2TagReader(transport: EmulatedType2Transport(core: try file.makeCore(), faults: file.faults))
+        _ = try reader.identify()
+        #expect(throws: Type2TagError(.communication(.tagLost))) { try reader.readNDEF() }
+        #expect(TagReport(file: file).warnings.map(\.kind) == [.faultsScheduled])
+    }
+
+    @Test("Type 4 files: NLEN (2.0) and ENLEN (3.0) messages, sizes")
+    func type4() throws {
+        let v2 = try load("t4t-uri.json")
+        #expect(v2.type4?.mappingVersion == "2.0" && v2.type4?.fileID == [0xE1, 0x04])
+        let uri: [UInt8] = [0xD1, 0x01, 0x19, 0x55, 0x04] + Array("example.com/nfcbench/t4t".utf8)
+        #expect(v2.type4?.ndefMessage == uri)
+        #expect(v2.activation.supportsISODEP)
+        let v3 = try load("t4t-v3-large.json")
+        #expect(v3.type4?.lengthFieldSize == 4)
+        let recordSize = 2 + 4 + 10 + 5000 // header, 4-byte payload length, "text/plain", payload
+        #expect(v3.type4?.ndefMessage?.count == recordSize)
+        #expect(TagReport(file: v3).maximumNDEFMessageSize == 0x20000 - 4)
+    }
+
+    @Test("save then parse gives the same tag, for every shipped file")
+    func roundTrip() throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.tagsDirectory) where name.hasSuffix(".json") {
+            let file = try load(name)
+            let again = try TagFile.parse(file.jsonText())
+            #expect(again == file, "\(name)")
+        }
+    }
+
+    @Test("Errors name the field or the line")
+    func errors() {
+        let bad = #"{"format": "nfcbench-tag", "version": 1, "type": "ntag215", "uid": "04A23B915C6E80", "atqa": "44", "sak": "00", "pages": []}"#
+        #expect(throws: TagFileError(.invalidValue, field: "atqa", "expected 2 bytes, got 1")) { try TagFile.parse(bad) }
+        let noType = #"{"format": "nfcbench-tag", "version": 1, "type": "ntag999"}"#
+        do { _ = try TagFile.parse(noType); Issue.record("parsed") } catch { #expect(error.field == "type") }
+        let flipper = "Filetype: Flipper NFC device\nVersion: 2\nDevice type: NTAG215\nUID: 04 A2 3B 91 5C 6E 80\nATQA: 00 44\nSAK: 00\nPages total: 135\nPage 0: 04 A2 ZZ 15\n"
+        do { _ = try TagFile.parse(flipper); Issue.record("parsed") } catch {
+            #expect(error.line == 8 && error.field == "Page 0")
+        }
+        #expect(throws: TagFileError.self) { try TagFile.parse("hello") }
+    }
+
+    @Test("A Flipper ATQA written as a number (00 44) is turned to wire order 44 00; 44 03 stays")
+    func flipperATQA() throws {
+        var notes: [String] = []
+        #expect(TagFile.wireOrderATQA([0x00, 0x44], notes: &notes) == [0x44, 0x00])
+        #expect(notes.count == 1)
+        #expect(TagFile.wireOrderATQA([0x44, 0x03], notes: &notes) == [0x44, 0x03])
+        #expect(TagFile.wireOrderATQA([0x44, 0x00], notes: &notes) == [0x44, 0x00])
+    }
+
+    @Test("Reports warn about stale bytes after the Terminator, bad BCCs and AUTH0 over the NDEF pages")
+    func warnings() throws {
+        var file = try load("ntag215-uri.json")
+        file.pages[20] = [0x68, 0x74, 0x74, 0x70] // stale "http" after the Terminator
+        file.pages[0][3] ^= 0xFF                   // BCC0 broken
+        let report = TagReport(file: file)
+        #expect(Set(report.warnings.map(\.kind)) == [.staleBytesAfterTerminator, .bccMismatch])
+        #expect(report.readError == nil)
+        file.pages[0x83][3] = 0x06                 // AUTH0 = 6
+        file.pages[0x84][0] = 0x80                 // PROT: read protected as well
+        let protected = TagReport(file: file)
+        // The reader is refused (NAK) before it reaches the Terminator: only the image shows AUTH0.
+        #expect(Set(protected.warnings.map(\.kind)) == [.bccMismatch, .auth0ProtectsNDEF])
+        #expect(protected.readError?.code == .communication(.nak(0)))
+    }
+}
