@@ -158,6 +158,7 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
             continuation.finish(throwing: TagCommunicationError.readerFailure(
                 "\(identifier): the reader stopped answering (unplugged, or its port closed): \(error)"))
         }
+        var ioFailures = 0
         while isLive(generation) {
             // 1. Wait for a target. No target is current while polling, so withTag never
             //    touches the device (whose queue the endless poll occupies).
@@ -168,8 +169,15 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
             let found: LibNFCTarget?
             do {
                 found = try device.poll(modulations, count: nil)
+                ioFailures = 0
             } catch let e as LibNFCError {
-                if e.code == .io || e.code == .noSuchDevice { fail(e); return }
+                // One bad frame is NFC_EIO too: only a second failure in a row means unplugged.
+                if e.code == .io || e.code == .noSuchDevice {
+                    if ioFailures > 0 { fail(e); return }
+                    ioFailures += 1
+                    usleep(20_000)
+                    continue
+                }
                 if e.code != .aborted && e.code != .timeout { usleep(50_000) }
                 continue
             } catch {
@@ -192,9 +200,11 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
                 let check = Result { try device.isTargetPresent() }
                 ioLock.unlock()
                 if case .failure(let e as LibNFCError) = check, e.code == .io || e.code == .noSuchDevice {
-                    fail(e)
-                    return
+                    if ioFailures > 0 { fail(e); return }
+                    ioFailures += 1
+                    continue
                 }
+                ioFailures = 0
                 guard case .success(true) = check else {
                     let lost = state.withLock { s -> DetectedTargetID? in
                         defer { s.current = nil }
