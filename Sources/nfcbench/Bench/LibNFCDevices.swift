@@ -153,7 +153,7 @@ func snapshotTagFile(_ target: DetectedTarget, _ connection: TagConnection, vers
         let type = type2FileType(version, pageCount: pages.count)
         let activation = try ISO14443AActivation(uid: target.uid, atqa: wireATQA, sak: target.sak ?? 0)
         return TagFile(type: type, activation: activation, getVersion: version?.bytes, pages: pages,
-                       comment: "backup by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date()))")
+                       comment: "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); PWD/PACK pages read as 00 (a tag never reveals them)")
     case .iso7816(let t):
         let reader = Type4TagReader(transport: AnyAPDUTransport(t))
         let cc = try reader.detect()
