@@ -2,6 +2,7 @@
 enum Registry {
     static let commands: [Command] = [
         VersionText.command,
+        TagCommand.show,
         WalkCommand.command,
         ProfileCommand.command,
         VirtualPN532Command.command,

@@ -26,7 +26,8 @@ enum NFCBench {
     }
 
     /// Starts `nfcbench args…` and returns the running process with pipes for its output.
-    static func start(_ args: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+    static func start(_ args: [String], environment: [String: String] = [:],
+                      onExit: (@Sendable () -> Void)? = nil) throws -> (Process, Pipe, Pipe) {
         let p = Process()
         p.executableURL = binary
         p.arguments = args
@@ -37,13 +38,15 @@ enum NFCBench {
         p.standardOutput = out
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
+        if let onExit { p.terminationHandler = { _ in onExit() } }
         try p.run()
         return (p, out, err)
     }
 
     /// Runs `nfcbench args…` to completion (killed after `timeout`).
     static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) throws -> Result {
-        let (p, out, err) = try start(args, environment: environment)
+        let exited = DispatchSemaphore(value: 0)
+        let (p, out, err) = try start(args, environment: environment, onExit: { exited.signal() })
         let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
         let c = timeout.components
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000)), execute: killer)
@@ -55,7 +58,7 @@ enum NFCBench {
         group.enter()
         DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         group.wait()
-        p.waitUntilExit()
+        exited.wait()  // Process.waitUntilExit polls a run loop in ~1 s steps on Linux
         killer.cancel()
         return Result(status: p.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),

@@ -1,0 +1,84 @@
+import NFCTags
+import ReaderSession
+
+/// `nfcbench tag show FILE [--json]`: identify a tag file, check its CC and TLVs, decode
+/// its NDEF, and warn about what a real reader would trip on.
+enum TagCommand {
+    static let show = Command(
+        path: ["tag", "show"],
+        abstract: "Identify a tag file, check its CC and TLVs, decode its NDEF",
+        usage: "tag show FILE [--json]",
+        help: """
+        ARGUMENTS:
+          FILE      a tag file: nfcbench JSON (hardware/tags/FORMAT.md), Flipper Zero .nfc
+                    (version 2, NTAG/Ultralight) or a Proxmark3 JSON dump; a bare name is
+                    looked up in the bench's hardware/tags/
+
+        OPTIONS:
+          --json    one JSON object: identification, CC, TLVs, sizes, records, warnings
+
+        The tag is read the way a reader reads it: the NFC Forum Type 2 procedure runs
+        against the file's memory image in the NTAG21x emulation core (Type 4 files: the
+        NDEF file is decoded). Warnings name what a real reader would trip on: a header UID
+        that differs from pages 0-2, a BCC mismatch, a CC size that doesn't fit the product,
+        stale bytes after the Terminator, AUTH0 protecting the NDEF pages.
+        Exit status: 0 when the file was analysed (warnings included), 65 when it can't be
+        loaded.
+        """,
+        run: { args in
+            let json = args.flag("json")
+            let name = try args.requiredPositional("FILE")
+            try args.finish()
+            let path = try DataLocation.require(name, in: "tags")
+            let file: TagFile
+            do { file = try TagFile.load(path: path) } catch { throw CLIError.data("\(path): \(error)") }
+            let report = TagReport(file: file)
+            if json {
+                Output.out(reportJSON(report, path: path).serialized)
+            } else {
+                Output.out("File:      \(path)\n" + report.text)
+            }
+            return 0
+        })
+
+    static func reportJSON(_ r: TagReport, path: String) -> JSONObject {
+        var o: JSONObject = [
+            "file": .string(path), "source": .string(r.file.source.rawValue),
+            "type": .string(r.file.type.rawValue), "product": .string(r.productName),
+            "uid": .string(r.uidOnTag.hexString()),
+        ]
+        if r.file.activation.uid != r.uidOnTag { o["uid_header"] = .string(r.file.activation.uid.hexString()) }
+        o["atqa"] = .string(r.file.activation.atqa.hexString())
+        o["sak"] = .string([r.file.activation.sak].hexString())
+        if let ats = r.file.activation.ats { o["ats"] = .string(ats.hexString()) }
+        if let v = r.version { o["version"] = .string(v.bytes.hexString()) }
+        if let l = r.layout {
+            let cc = l.capabilityContainer
+            o["cc"] = .string(cc.bytes.hexString())
+            o["cc_version"] = .string("\(cc.majorVersion).\(cc.minorVersion)")
+            o["cc_writable"] = .bool(cc.isWritable)
+            o["tlvs"] = .array(l.tlvs.map { t in
+                var e: JSONObject = ["tlv": .string(t.description), "address": .int(Int64(t.address))]
+                if let a = t.area { e["area"] = .array([.int(Int64(a.address)), .int(Int64(a.address + a.size))]) }
+                return .object(e)
+            })
+        }
+        if let t4 = r.file.type4 {
+            o["ndef_file_id"] = .string(t4.fileID.hexString())
+            o["mapping_version"] = .string(t4.mappingVersion)
+            o["read_only"] = .bool(t4.readOnly)
+        }
+        if let d = r.dataAreaSize { o["data_area_bytes"] = .int(Int64(d)) }
+        if let m = r.maximumNDEFMessageSize { o["max_ndef_bytes"] = .int(Int64(m)) }
+        if let ndef = r.ndefMessageBytes {
+            o["ndef"] = .string(ndef.hexString())
+            o["ndef_empty"] = .bool(ndef.isEmpty)
+        }
+        if let m = r.ndefMessage { o["records"] = m.recordsJSON }
+        if let e = r.ndefDecodeError { o["ndef_error"] = .string("\(e)") }
+        if let e = r.readError { o["read_error"] = .string("\(e)") }
+        o["warnings"] = .array(r.warnings.map { .object(["kind": .string($0.kind.rawValue), "message": .string($0.message)]) })
+        if !r.file.notes.isEmpty { o["notes"] = .array(r.file.notes.map { .string($0) }) }
+        return o
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import ReaderSession
+import Testing
+
+/// `nfcbench tag show` on the shared corpus (real public dumps). Expected values were read
+/// by hand from the files (corpus README and the bytes), not produced by our code.
+@Suite("nfcbench tag show")
+struct TagShowCLITests {
+    static let corpus = NFCBench.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    static var corpusPresent: Bool { FileManager.default.fileExists(atPath: corpus.path) }
+
+    /// Fails under CI when the corpus is missing; otherwise the test is skipped with a message.
+    func corpusFile(_ name: String) throws -> String? {
+        guard Self.corpusPresent else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("the shared corpus is missing at \(Self.corpus.path)")
+            } else {
+                print("skipping: shared corpus not found at \(Self.corpus.path)")
+            }
+            return nil
+        }
+        return Self.corpus.appendingPathComponent(name).path
+    }
+
+    @Test("Flipper Google NTAG216: the URI record and a warning that the header UID differs from pages 0-2")
+    func flipperGoogle() throws {
+        guard let path = try corpusFile("flipper_Google_ntag216.nfc") else { return }
+        let r = try NFCBench.run(["tag", "show", path, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try JSONValue(parsing: r.stdout)
+        guard case .array(let records)? = o["records"] else { Issue.record("no records in \(r.stdout)"); return }
+        #expect(records.count == 1)
+        #expect(records.first?["uri"]?.stringValue == "https://google.com/?")
+        #expect(records.first?["type"]?.stringValue == "U")
+        #expect(records.first?["tnf"]?.intValue == 1)
+        // Pages 0-2: 04 39 91 (BCC0) C2 FC 67 80; the header says 04 B8 31 3A 30 73 80.
+        #expect(o["uid"]?.stringValue == "043991C2FC6780")
+        #expect(o["uid_header"]?.stringValue == "04B8313A307380")
+        guard case .array(let warnings)? = o["warnings"] else { Issue.record("no warnings"); return }
+        #expect(warnings.contains { $0["kind"]?.stringValue == "uidMismatch" })
+        // CC E1 10 12 00: 0x12 × 8 = 144 bytes, though an NTAG216 ships with 0x6D.
+        #expect(o["cc"]?.stringValue == "E1101200")
+        #expect(o["data_area_bytes"]?.intValue == 144)
+        #expect(warnings.contains { $0["kind"]?.stringValue == "ccSizeMismatch" })
+    }
+
+    @Test("Proxmark3 empty NTAG216: an empty NDEF message and the maximum NDEF size of 868 bytes")
+    func proxmarkEmpty() throws {
+        guard let path = try corpusFile("pm3_ntag216-empty.json") else { return }
+        let text = try NFCBench.run(["tag", "show", path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("NDEF message: empty"))
+        #expect(text.stdout.contains("Maximum NDEF message: 868 bytes"))
+        let json = try NFCBench.run(["tag", "show", path, "--json"])
+        let o = try JSONValue(parsing: json.stdout)
+        #expect(o["ndef_empty"] == .bool(true))
+        // CC E1 10 6D 00: data area 0x6D × 8 = 872; minus T and a 3-byte length = 868.
+        #expect(o["max_ndef_bytes"]?.intValue == 868)
+        #expect(o["product"]?.stringValue == "NTAG216")
+        #expect(o["version"]?.stringValue == "0004040201001303")
+    }
+
+    @Test("A shipped tag file is found by name, from any working directory")
+    func shippedByName() throws {
+        let r = try NFCBench.run(["tag", "show", "ntag215-uri", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try JSONValue(parsing: r.stdout)
+        #expect(o["product"]?.stringValue == "NTAG215")
+        guard case .array(let records)? = o["records"] else { Issue.record("no records"); return }
+        #expect(records.first?["uri"]?.stringValue?.hasPrefix("https://") == true)
+    }
+
+    @Test("A missing file is a data error (65); a missing argument is a usage error (64)")
+    func errors() throws {
+        let missing = try NFCBench.run(["tag", "show", "no-such-tag-file"])
+        #expect(missing.status == 65)
+        #expect(missing.stderr.contains("no-such-tag-file"))
+        let usage = try NFCBench.run(["tag", "show"])
+        #expect(usage.status == 64)
+        #expect(usage.stderr.contains("missing FILE"))
+    }
+
+    @Test("A malformed tag file is a data error naming the problem")
+    func malformed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-tagshow-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bad = dir.appendingPathComponent("bad.json")
+        try Data(#"{"format":"nfcbench-tag","version":1,"type":"ntag215","uid":"04ZZ"}"#.utf8).write(to: bad)
+        let r = try NFCBench.run(["tag", "show", bad.path])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("bad.json"))
+    }
+}
