@@ -105,6 +105,20 @@ extension Duration {
     }
 }
 
+/// `nfcbench dump --device pn532_uart:…`: the tag as our tag-file JSON (never writes).
+func dumpLibNFC(device: String, out: String?, wait: Duration) async throws -> Int32 {
+    let file = try await withFirstLibNFCTag(device: device, timeout: wait) { backend, target, connection in
+        try snapshotTagFile(target, connection, version: backend.tagVersion(of: target.id))
+    }
+    if let out {
+        do { try file.save(path: out) } catch { throw CLIError.failure("cannot write \(out): \(error)") }
+        Output.err("dumped \(file.type.rawValue) \(file.activation.uid.hexString()) to \(out)")
+    } else {
+        Output.out(file.jsonText())
+    }
+    return 0
+}
+
 // MARK: Tag images (backup, dump)
 
 /// A Type 2 tag's whole memory read with 16-byte READs: the product's page count when
