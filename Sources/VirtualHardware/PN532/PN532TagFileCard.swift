@@ -57,28 +57,10 @@ extension PN532Card {
     /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated.
     public init(tagFile file: TagFile) throws(TagFileError) {
         let a = file.activation
-        if let t4 = file.type4 {
-            let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : 0x20
-            let fileID = t4.fileID.count == 2 ? UInt16(t4.fileID[0]) << 8 | UInt16(t4.fileID[1]) : 0xE104
-            var cc: [UInt8]
-            do {
-                cc = try Type4CapabilityContainer(
-                    mappingVersion: version, maximumReadLength: 0xFF, maximumWriteLength: 0xFF, ndefFileID: fileID,
-                    maximumNDEFFileSize: t4.maximumNDEFFileSize, writeAccess: t4.readOnly ? 0xFF : 0x00,
-                    extendedFile: t4.lengthFieldSize == 4 ? true : nil).bytes
-            } catch {
-                throw TagFileError(.invalidValue, field: "max_ndef_file_size", error.description)
-            }
-            var ndefFile = t4.ndefFile
-            if ndefFile.count < t4.maximumNDEFFileSize {
-                ndefFile += [UInt8](repeating: 0, count: t4.maximumNDEFFileSize - ndefFile.count)
-            }
-            let app = Type4NDEFApplication(
-                rawCapabilityContainer: cc, ndefFileID: fileID, ndefFile: ndefFile, mappingVersion: version,
-                readOnly: t4.readOnly, lengthFieldSize: t4.lengthFieldSize)
+        if file.type4 != nil {
             // Both the tag file and PN532Card hold the ATS with its TL byte.
             let ats = a.ats ?? [0x05, 0x75, 0x77, 0x80, 0x02]
-            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(app))
+            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(try file.makeType4Core()))
             return
         }
         let core = try file.makeCore()
