@@ -69,4 +69,37 @@ struct PN532VirtualCommandTests {
         #expect(r.stdout.contains("\"type\": \"ntag215\""))
         #expect(r.stdout.contains("\"get_version\": \"0004040201001103\""))
     }
+
+    @Test("--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
+    func readerProfile() throws {
+        let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
+                                             "--quiet", "--trace", link + ".jsonl"])
+        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil { usleep(10_000) }
+        let emulator = Process()
+        emulator.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-emulate-forum-tag4")
+        var env = ProcessInfo.processInfo.environment
+        env["LIBNFC_DEVICE"] = "pn532_uart:\(link)"
+        env["LIBNFC_AUTO_SCAN"] = "false"
+        emulator.environment = env
+        emulator.standardOutput = FileHandle.nullDevice
+        emulator.standardError = FileHandle.nullDevice
+        try emulator.run()
+        let killer = DispatchWorkItem { if emulator.isRunning { emulator.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: killer)
+        emulator.waitUntilExit()
+        killer.cancel()
+        p.interrupt()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: link + ".jsonl")
+        let exchanges = text.split(separator: "\n").filter { $0.hasPrefix("reader C-APDU") }
+        #expect(exchanges.count == 5, "\(text)")
+        #expect(exchanges.first?.hasSuffix("-> 90 00") == true)
+        #expect(exchanges.allSatisfy { !$0.hasSuffix("no answer") })
+        let door = try NFCBench.run(["virtual", "pn532", "--pty", link, "--reader", "mifare-classic-door"])
+        #expect(door.status == 65)
+        #expect(door.stderr.contains("never reaches ISO-DEP"))
+    }
 }
