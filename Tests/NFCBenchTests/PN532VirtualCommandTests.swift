@@ -102,4 +102,18 @@ struct PN532VirtualCommandTests {
         #expect(door.status == 65)
         #expect(door.stderr.contains("never reaches ISO-DEP"))
     }
+
+    @Test("measure read --device pn532_uart: times whole NDEF reads through the real procedure (JSON like the PC/SC one)")
+    func measureRead() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let r = try NFCBench.run(["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
+        _ = try fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(o?["count"] as? Int == 20)
+        let median = try #require(o?["median_us"] as? Double)
+        #expect(median > 0 && median < 1_000_000)
+        let detect = try NFCBench.run(["measure", "detect", "--device", "pn532_uart:/nonexistent"])
+        #expect(detect.status == 64)
+    }
 }

@@ -119,6 +119,54 @@ func dumpLibNFC(device: String, out: String?, wait: Duration) async throws -> In
     return 0
 }
 
+/// `nfcbench measure apdu|read --device pn532_uart:…`: `count` exchanges with the tag in the
+/// field (APDU: SELECT of the NDEF application for ISO-DEP, READ page 0 for Type 2; read:
+/// the whole NDEF read), timed one by one; the same output as the PC/SC measurement.
+func measureLibNFC(_ what: String, device: String, count: Int, json: Bool) async throws -> Int32 {
+    guard what == "apdu" || what == "read" else {
+        throw CLIError.usage("measure \(what) on a libnfc device needs the bench to move the tag: use 'virtual pn532 --present-for S --absent-for S' and a session instead")
+    }
+    let read = what == "read"
+    let started = ContinuousClock.now
+    let samples = try await withFirstLibNFCTag(device: device, timeout: .seconds(10)) { _, _, connection -> [Duration] in
+        let clock = ContinuousClock()
+        var out: [Duration] = []
+        out.reserveCapacity(count)
+        switch connection {
+        case .iso7816(let t):
+            let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
+            let reader = Type4TagReader(transport: AnyAPDUTransport(t))
+            for _ in 0..<count { out.append(try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } }) }
+        case .type2(let t):
+            for _ in 0..<count {
+                out.append(try clock.measure { if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) } })
+            }
+        }
+        return out
+    }
+    let total = ContinuousClock.now - started
+    guard let stats = TimingStatistics(samples) else { throw CLIError.failure("no samples") }
+    let busy = samples.reduce(Duration.zero, +)
+    let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
+    if json {
+        var o = JSONObject()
+        o["measure"] = .string(what)
+        o["device"] = .string(device)
+        o["count"] = .int(Int64(stats.count))
+        o["min_us"] = .double(TimingStatistics.microseconds(stats.min))
+        o["median_us"] = .double(TimingStatistics.microseconds(stats.median))
+        o["p99_us"] = .double(TimingStatistics.microseconds(stats.p99))
+        o["max_us"] = .double(TimingStatistics.microseconds(stats.max))
+        o["per_second"] = .double(perSecond)
+        o["total_us"] = .double(TimingStatistics.microseconds(total))
+        Output.out(JSONValue.object(o).serialized)
+    } else {
+        Output.out("\(what) on \(device): \(stats.text)")
+        if what == "apdu" { Output.out(String(format: "%.0f exchanges per second", perSecond)) }
+    }
+    return 0
+}
+
 // MARK: Tag images (backup, dump)
 
 /// A Type 2 tag's whole memory read with 16-byte READs: the product's page count when
