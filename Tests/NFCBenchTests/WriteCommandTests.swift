@@ -118,4 +118,18 @@ struct WriteCommandTests {
         let notLibNFC = try NFCBench.run(["write", "--device", "sim:x", "--ndef", "text:a"])
         #expect(notLibNFC.status == 64)
     }
+
+    @Test("lock sets CC write access Fh and the static lock bytes; a later write is refused")
+    func lockThenWrite() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
+        let lock = try NFCBench.run(["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
+        let write = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
+        let pages = VirtualPN532Process.pages(try fake.stop())
+        #expect(lock.status == 0, "\(lock.stderr)")
+        #expect(lock.stdout.contains("read-only for good"))
+        #expect(pages[3] == "E110120F")
+        #expect(pages[2].hasSuffix("FFFF"))
+        #expect(write.status == 1)
+        #expect(write.stderr.contains("read-only"))
+    }
 }

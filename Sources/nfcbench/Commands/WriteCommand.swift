@@ -80,7 +80,7 @@ enum WriteCommand {
             let layout: Type2TagLayout
             do { layout = try reader.readLayout() } catch { throw CLIError.failure("cannot use this tag: \(error); nothing written") }
             guard layout.capabilityContainer.isWritable else {
-                throw CLIError.failure("refused: the tag is read-only (CC \(layout.capabilityContainer)); nothing written")
+                throw CLIError.failure("refused: the tag is read-only (\(layout.capabilityContainer)); nothing written")
             }
             if dryRun {
                 let recorder = DryRunType2Transport(base: t)
