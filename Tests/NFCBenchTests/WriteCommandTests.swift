@@ -31,6 +31,10 @@ struct VirtualPN532Process {
     func stop() throws -> String {
         process.interrupt()
         process.waitUntilExit()
+        defer {
+            try? FileManager.default.removeItem(atPath: saved)
+            try? FileManager.default.removeItem(atPath: String(saved.dropLast("-saved.json".count)) + ".jsonl")
+        }
         return try String(contentsOfFile: saved, encoding: .utf8)
     }
 
@@ -61,6 +65,7 @@ struct WriteCommandTests {
     func writeWithBackup() throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let backup = "\(NSTemporaryDirectory())nfcbench-backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { try? FileManager.default.removeItem(atPath: backup) }
         let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
                                  timeout: .seconds(30))
         let after = try fake.stop()
@@ -85,6 +90,7 @@ struct WriteCommandTests {
         text = text.replacingOccurrences(of: "\"E1103E00\"", with: "\"E1103E0F\"")
         let path = "\(NSTemporaryDirectory())nfcbench-ro-\(getpid()).json"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let fake = try VirtualPN532Process(tag: path)
         let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:Hi"], timeout: .seconds(30))
         let after = try fake.stop()
@@ -96,8 +102,9 @@ struct WriteCommandTests {
     @Test("format writes an empty NDEF message (03 00 FE) after the Lock Control TLV; --lock needs the confirmation flag")
     func formatAndLockGuard() throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
-        let r = try NFCBench.run(["format", "--device", fake.device, "--backup", "\(NSTemporaryDirectory())nfcbench-fmt-\(getpid()).json"],
-                                 timeout: .seconds(30))
+        let formatBackup = "\(NSTemporaryDirectory())nfcbench-fmt-\(getpid()).json"
+        defer { try? FileManager.default.removeItem(atPath: formatBackup) }
+        let r = try NFCBench.run(["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
         let refused = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
         let after = try fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
