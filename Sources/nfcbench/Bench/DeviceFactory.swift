@@ -8,14 +8,15 @@ import ReaderSession
 /// | `pcsc:READER NAME` | ``PCSCReaderBackend`` on that PC/SC reader (`nfcbench devices` lists the names) |
 /// | `pcsc` | the only PC/SC reader, or an error naming the choices |
 /// | `sim:NAME` | the in-process simulated reader (not in this build yet) |
-/// | `pn532_uart:PATH`, other libnfc connstrings | libnfc (not wired to a backend yet) |
+/// | `pn532_uart:PATH`, other libnfc connstrings | ``LibNFCReaderBackend`` (hook: `openLibNFCBackend` in LibNFCDevices.swift) |
 enum DeviceFactory {
     struct Options: Sendable {
         var presenceCheckInterval: Duration = .milliseconds(250)
     }
 
     static func backend(_ device: String, options: Options = Options()) throws(CLIError) -> any ReaderBackend {
-        try pcscBackend(device, options: options)
+        if isLibNFCDevice(device) { return try openLibNFCBackend(device) }
+        return try pcscBackend(device, options: options)
     }
 
     /// The PC/SC backend for `device`, or an error saying why it can't be one.

@@ -9,5 +9,10 @@ enum Registry {
         VirtualCardCommand.command,
         DumpCommand.command,
         MeasureCommand.command,
+        VirtualPN532Command.command,
+        WriteCommand.command,
+        FormatCommand.command,
+        LockCommand.command,
+        DoctorCommand.command,
     ]
 }
