@@ -3,6 +3,7 @@ enum Registry {
     static let commands: [Command] = [
         VersionText.command,
         TagCommand.show,
+        SessionCommand.command,
         WalkCommand.command,
         ProfileCommand.command,
         DevicesCommand.command,
