@@ -18,14 +18,13 @@ public protocol NDEFTagProcedures: Sendable {
     func writeNDEF(_ message: NDEFMessageBytes, _ connection: TagConnection) throws
 }
 
-/// A small built-in implementation of the NFC Forum procedures, used until NFCTags'
-/// `Type2TagReader`/`Type4TagReader` are wired in:
+/// The NFC Forum procedures over a ``TagConnection`` (Type 2 here until NFCTags'
+/// `Type2TagReader` lands):
 /// - Type 2 (NFC Forum T2T 1.0 §6): CC in page 3 (`E1`, version, size/8, access), TLVs from
 ///   page 4 (NULL `00`, Lock/Memory Control `01`/`02` skipped, NDEF `03`, Terminator `FE`);
 ///   writing puts `03 L message FE` at page 4.
-/// - Type 4 (NFC Forum T4T 1.0 §5.4): SELECT `D2760000850101`, SELECT CC `E103`, READ BINARY
-///   of the CC, SELECT the NDEF file, NLEN then the message in chunks of MLe; writing sets
-///   NLEN 0, the message, then NLEN.
+/// - Type 4: NFCTags' `Type4TagReader` (NFC Forum T4T 2.0/3.0 §5.4); its errors map as
+///   `Type4TagError` documents (400 read-only, 402 too large, transport → 100–105).
 public struct BasicNDEFProcedures: NDEFTagProcedures {
     public init() {}
 
@@ -35,8 +34,8 @@ public struct BasicNDEFProcedures: NDEFTagProcedures {
             guard let cc = try type2CC(t) else { return (.notSupported, 0) }
             return (cc.writable ? .readWrite : .readOnly, max(0, cc.dataSize - 4))
         case .iso7816(let t):
-            guard let cc = try type4CC(t) else { return (.notSupported, 0) }
-            return (cc.writable ? .readWrite : .readOnly, max(0, cc.maxFile - 2))
+            guard let cc = try Self.type4Detect(t) else { return (.notSupported, 0) }
+            return (cc.isWritable ? .readWrite : .readOnly, cc.maximumNDEFMessageSize)
         }
     }
 
@@ -78,21 +77,12 @@ public struct BasicNDEFProcedures: NDEFTagProcedures {
             }
             return .notNDEF
         case .iso7816(let t):
-            guard let cc = try type4CC(t) else { return .notNDEF }
-            guard try selectFile(t, cc.fileID) else { return .notNDEF }
-            let nlenBytes = try readBinary(t, offset: 0, count: 2)
-            guard nlenBytes.count == 2 else { return .notNDEF }
-            let nlen = Int(nlenBytes[0]) << 8 | Int(nlenBytes[1])
-            if nlen == 0 { return .empty }
-            guard nlen <= cc.maxFile - 2 else { return .notNDEF }
-            var message: [UInt8] = []
-            while message.count < nlen {
-                let n = min(cc.mle, nlen - message.count, 255)
-                let part = try readBinary(t, offset: 2 + message.count, count: n)
-                guard !part.isEmpty else { throw NFCReaderError(.readerTransceiveErrorTagResponseError) }
-                message += part
+            guard let cc = try Self.type4Detect(t) else { return .notNDEF }
+            let bytes: [UInt8]
+            do { bytes = try Self.t4Read(t, cc) } catch {
+                throw Self.map(error, writing: false)
             }
-            return .message(NDEFMessageBytes(Array(message.prefix(nlen))))
+            return bytes.isEmpty ? .empty : .message(NDEFMessageBytes(bytes))
         }
     }
 
@@ -117,17 +107,10 @@ public struct BasicNDEFProcedures: NDEFTagProcedures {
                 i += 4
             }
         case .iso7816(let t):
-            guard let cc = try type4CC(t), cc.writable else { throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable) }
-            guard m.count + 2 <= cc.maxFile else { throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall) }
-            guard try selectFile(t, cc.fileID) else { throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure) }
-            try updateBinary(t, offset: 0, [0, 0])
-            var off = 0
-            while off < m.count {
-                let n = min(cc.mlc, m.count - off, 255)
-                try updateBinary(t, offset: 2 + off, Array(m[off..<(off + n)]))
-                off += n
+            guard let cc = try Self.type4Detect(t) else { throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: "no NDEF application") }
+            do { try Self.t4Write(t, m, cc) } catch {
+                throw Self.map(error, writing: true)
             }
-            try updateBinary(t, offset: 0, [UInt8(m.count >> 8), UInt8(m.count & 0xFF)])
         }
     }
 
@@ -143,36 +126,37 @@ public struct BasicNDEFProcedures: NDEFTagProcedures {
 
     // MARK: Type 4
 
-    private struct Type4CC { var mle: Int; var mlc: Int; var fileID: [UInt8]; var maxFile: Int; var writable: Bool }
-
-    private func type4CC(_ t: any APDUTransport) throws -> Type4CC? {
-        let app: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
-        guard Self.ok(try t.transmit(app)) else { return nil }
-        guard try selectFile(t, [0xE1, 0x03]) else { return nil }
-        let cc = try readBinary(t, offset: 0, count: 15)
-        guard cc.count >= 15, cc[7] == 0x04, cc[8] >= 6 else { return nil }
-        let mle = max(1, Int(cc[3]) << 8 | Int(cc[4]))
-        let mlc = max(1, Int(cc[5]) << 8 | Int(cc[6]))
-        let maxFile = Int(cc[11]) << 8 | Int(cc[12])
-        return Type4CC(mle: mle, mlc: mlc, fileID: [cc[9], cc[10]], maxFile: maxFile, writable: cc[14] == 0x00)
+    /// NDEF detection; `nil` when the target has no NDEF application or CC (not NDEF).
+    private static func type4Detect(_ t: any APDUTransport) throws -> Type4CapabilityContainer? {
+        do { return try t4Detect(t) } catch {
+            switch error.code {
+            case .communication(let e): throw NFCReaderError(e)
+            case .applicationNotFound, .fileNotFound, .ccInvalid, .unsupportedVersion: return nil
+            default: throw map(error, writing: false)
+            }
+        }
     }
 
-    private func selectFile(_ t: any APDUTransport, _ id: [UInt8]) throws -> Bool {
-        Self.ok(try t.transmit([0x00, 0xA4, 0x00, 0x0C, 0x02] + id))
+    private static func t4Detect<T: APDUTransport>(_ t: T) throws(Type4TagError) -> Type4CapabilityContainer {
+        try Type4TagReader(transport: t).detect()
     }
 
-    private func readBinary(_ t: any APDUTransport, offset: Int, count: Int) throws -> [UInt8] {
-        let r = try t.transmit([0x00, 0xB0, UInt8((offset >> 8) & 0x7F), UInt8(offset & 0xFF), UInt8(count & 0xFF)])
-        guard Self.ok(r) else { throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: "READ BINARY \(Array(r.suffix(2)).hexString())") }
-        return Array(r.dropLast(2))
+    private static func t4Read<T: APDUTransport>(_ t: T, _ cc: Type4CapabilityContainer) throws(Type4TagError) -> [UInt8] {
+        try Type4TagReader(transport: t).readNDEF(capabilityContainer: cc)
     }
 
-    private func updateBinary(_ t: any APDUTransport, offset: Int, _ data: [UInt8]) throws {
-        let r = try t.transmit([0x00, 0xD6, UInt8((offset >> 8) & 0x7F), UInt8(offset & 0xFF), UInt8(data.count)] + data)
-        guard Self.ok(r) else { throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: "UPDATE BINARY \(Array(r.suffix(2)).hexString())") }
+    private static func t4Write<T: APDUTransport>(_ t: T, _ m: [UInt8], _ cc: Type4CapabilityContainer) throws(Type4TagError) {
+        try Type4TagReader(transport: t).writeNDEF(m, capabilityContainer: cc)
     }
 
-    private static func ok(_ r: [UInt8]) -> Bool {
-        r.count >= 2 && r[r.count - 2] == 0x90 && r[r.count - 1] == 0x00
+    private static func map(_ e: Type4TagError, writing: Bool) -> NFCReaderError {
+        switch e.code {
+        case .communication(let c): NFCReaderError(c)
+        case .readOnly: NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: e.reason)
+        case .messageTooLarge: NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: e.reason)
+        default:
+            NFCReaderError(writing ? .ndefReaderSessionErrorTagUpdateFailure : .readerTransceiveErrorTagResponseError,
+                           detail: e.description)
+        }
     }
 }
