@@ -92,21 +92,21 @@ struct LibNFCBackendTests {
         defer { fake.stop() }
         let system = NFCReaderSystem(backend: backend, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled)
         final class Delegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
-            func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {}
+            func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
             func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
         }
         let delegate = Delegate()
         let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: true, system: system)
         var events = session.events.makeAsyncIterator()
         session.begin()
-        var messages: [NDEFMessageBytes] = []
+        var messages: [NFCNDEFMessage] = []
         var end: NFCReaderError?
         while let e = await events.next() {
             if case .didDetectNDEFs(let m) = e { messages = m }
             if case .didInvalidate(let err) = e { end = err }
         }
         let expected = try #require(file.pages.count > 10 ? Array(file.pages[4...].joined().dropFirst(2).prefix(0x19)) : nil)
-        #expect(messages == [NDEFMessageBytes(expected)])
+        #expect(messages == [try NFCNDEFMessage(bytes: expected)])
         #expect(end?.code == .readerSessionInvalidationErrorFirstNDEFTagRead)
         let record = try NFCNDEFMessage(bytes: expected).records.first
         #expect(record?.wellKnownTypeURIPayload()?.absoluteString == "https://example.com/nfcbench")

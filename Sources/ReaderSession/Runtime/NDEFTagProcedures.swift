@@ -18,145 +18,102 @@ public protocol NDEFTagProcedures: Sendable {
     func writeNDEF(_ message: NDEFMessageBytes, _ connection: TagConnection) throws
 }
 
-/// The NFC Forum procedures over a ``TagConnection`` (Type 2 here until NFCTags'
-/// `Type2TagReader` lands):
-/// - Type 2 (NFC Forum T2T 1.0 §6): CC in page 3 (`E1`, version, size/8, access), TLVs from
-///   page 4 (NULL `00`, Lock/Memory Control `01`/`02` skipped, NDEF `03`, Terminator `FE`);
-///   writing puts `03 L message FE` at page 4.
-/// - Type 4: NFCTags' `Type4TagReader` (NFC Forum T4T 2.0/3.0 §5.4); its errors map as
-///   `Type4TagError` documents (400 read-only, 402 too large, transport → 100–105).
-public struct BasicNDEFProcedures: NDEFTagProcedures {
+/// The NFC Forum procedures from NFCTags: ``Type2TagReader`` (T2T 1.0: CC, TLV walk with
+/// Lock/Memory Control areas skipped, safe-order writes, lock bits honoured) and
+/// ``Type4TagReader`` (T4T 2.0/3.0: NDEF application, CC file, NDEF file id from the CC,
+/// MLe/MLc-bounded reads and writes, ODO past 7FFF).
+///
+/// Errors: a carrier failure is rethrown as the `TagCommunicationError` it is (the runtime
+/// maps it: 100 lost, 102 response error, 105 too long); a tag without an NDEF area reads
+/// as `.notNDEF`; a CC, TLV or length that lies fails with 102; writes fail with 400
+/// (read-only or locked), 402 (too large) or 401 (anything else; a Type 2 write cut short
+/// names the pages it wrote in the error's detail).
+public struct NFCForumNDEFProcedures: NDEFTagProcedures {
     public init() {}
 
     public func queryNDEFStatus(_ connection: TagConnection) throws -> (status: NFCNDEFStatus, capacity: Int) {
         switch connection {
         case .type2(let t):
-            guard let cc = try type2CC(t) else { return (.notSupported, 0) }
-            return (cc.writable ? .readWrite : .readOnly, max(0, cc.dataSize - 4))
+            let reader = Type2TagReader(transport: t)
+            let layout: Type2TagLayout
+            do { layout = try reader.readLayout() } catch { return try Self.notNDEF(error, status: (.notSupported, 0)) }
+            let locked = (try? reader.lockedPages()).map { !$0.isEmpty } ?? false
+            let writable = layout.capabilityContainer.isWritable && !locked
+            return (writable ? .readWrite : .readOnly, layout.maximumNDEFMessageSize)
         case .iso7816(let t):
-            guard let cc = try Self.type4Detect(t) else { return (.notSupported, 0) }
-            return (cc.isWritable ? .readWrite : .readOnly, cc.maximumNDEFMessageSize)
+            let reader = Type4TagReader(transport: AnyAPDUTransport(t))
+            let cc: Type4CapabilityContainer
+            do { cc = try reader.detect() } catch { return try Self.notNDEF(error, status: (.notSupported, 0)) }
+            return (cc.writeAccess == 0x00 ? .readWrite : .readOnly, cc.maximumNDEFMessageSize)
         }
     }
 
     public func readNDEF(_ connection: TagConnection) throws -> NDEFReadOutcome {
+        let bytes: [UInt8]
         switch connection {
         case .type2(let t):
-            guard let cc = try type2CC(t) else { return .notNDEF }
-            var data: [UInt8] = []
-            var page: UInt8 = 4
-            func need(_ n: Int) throws -> Bool {
-                while data.count < n {
-                    guard data.count < cc.dataSize else { return false }
-                    let chunk = try t.read(page: page)
-                    guard chunk.count == 16 else { throw TagCommunicationError.malformedResponse("READ returned \(chunk.count) bytes") }
-                    data += chunk
-                    page &+= 4
-                }
-                return true
+            do { bytes = try Type2TagReader(transport: t).readNDEF() } catch {
+                if case .noNDEF = error.code { return .notNDEF }
+                return try Self.notNDEF(error, status: .notNDEF)
             }
-            var i = 0
-            while try need(i + 1) {
-                let tag = data[i]
-                if tag == 0x00 { i += 1; continue }
-                if tag == 0xFE { return .notNDEF }
-                guard try need(i + 2) else { return .notNDEF }
-                var length = Int(data[i + 1])
-                var header = 2
-                if length == 0xFF {
-                    guard try need(i + 4) else { return .notNDEF }
-                    length = Int(data[i + 2]) << 8 | Int(data[i + 3])
-                    header = 4
-                }
-                if tag == 0x03 {
-                    if length == 0 { return .empty }
-                    guard i + header + length <= cc.dataSize, try need(i + header + length) else { return .notNDEF }
-                    return .message(NDEFMessageBytes(Array(data[(i + header)..<(i + header + length)])))
-                }
-                i += header + length
-            }
-            return .notNDEF
         case .iso7816(let t):
-            guard let cc = try Self.type4Detect(t) else { return .notNDEF }
-            let bytes: [UInt8]
-            do { bytes = try Self.t4Read(t, cc) } catch {
-                throw Self.map(error, writing: false)
+            do { bytes = try Type4TagReader(transport: AnyAPDUTransport(t)).readNDEF() } catch {
+                return try Self.notNDEF(error, status: .notNDEF)
             }
-            return bytes.isEmpty ? .empty : .message(NDEFMessageBytes(bytes))
         }
+        return bytes.isEmpty ? .empty : .message(NDEFMessageBytes(bytes))
     }
 
     public func writeNDEF(_ message: NDEFMessageBytes, _ connection: TagConnection) throws {
-        let m = message.bytes
         switch connection {
         case .type2(let t):
-            guard let cc = try type2CC(t) else { throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable) }
-            guard cc.writable else { throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable) }
-            var tlv: [UInt8] = m.count < 0xFF ? [0x03, UInt8(m.count)] : [0x03, 0xFF, UInt8(m.count >> 8), UInt8(m.count & 0xFF)]
-            tlv += m
-            if tlv.count < cc.dataSize { tlv.append(0xFE) }
-            guard tlv.count <= cc.dataSize else { throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall) }
-            while tlv.count % 4 != 0 { tlv.append(0x00) }
-            var page: UInt8 = 4
-            var i = 0
-            while i < tlv.count {
-                do { try t.write(page: page, data: Array(tlv[i..<(i + 4)])) } catch TagCommunicationError.nak {
-                    throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure)
+            do { try Type2TagReader(transport: t).writeNDEF(message.bytes) } catch {
+                switch error.code {
+                case .communication(let e): throw e
+                case .readOnly, .pagesLocked: throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
+                case .messageTooLong: throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
+                case .writeInterrupted(_, let cause) where cause == .tagLost || cause == .noResponse:
+                    throw NFCReaderError(.readerTransceiveErrorTagConnectionLost, detail: error.description)
+                case .ccInvalid, .unsupportedVersion, .noNDEF:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
+                default: throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: error.description)
                 }
-                page &+= 1
-                i += 4
             }
         case .iso7816(let t):
-            guard let cc = try Self.type4Detect(t) else { throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: "no NDEF application") }
-            do { try Self.t4Write(t, m, cc) } catch {
-                throw Self.map(error, writing: true)
+            do { try Type4TagReader(transport: AnyAPDUTransport(t)).writeNDEF(message.bytes) } catch {
+                switch error.code {
+                case .communication(let e): throw e
+                case .readOnly, .accessDenied, .applicationNotFound, .ccInvalid, .unsupportedVersion, .fileNotFound:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
+                case .messageTooLarge: throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
+                default: throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: error.description)
+                }
             }
         }
     }
 
-    // MARK: Type 2
-
-    private struct Type2CC { var dataSize: Int; var writable: Bool }
-
-    private func type2CC(_ t: any Type2TagTransport) throws -> Type2CC? {
-        let p = try t.read(page: 3)
-        guard p.count >= 4, p[0] == 0xE1, p[1] >> 4 == 1 else { return nil }
-        return Type2CC(dataSize: Int(p[2]) * 8, writable: p[3] & 0x0F == 0)
-    }
-
-    // MARK: Type 4
-
-    /// NDEF detection; `nil` when the target has no NDEF application or CC (not NDEF).
-    private static func type4Detect(_ t: any APDUTransport) throws -> Type4CapabilityContainer? {
-        do { return try t4Detect(t) } catch {
-            switch error.code {
-            case .communication(let e): throw NFCReaderError(e)
-            case .applicationNotFound, .fileNotFound, .ccInvalid, .unsupportedVersion: return nil
-            default: throw map(error, writing: false)
-            }
+    /// A tag without an NDEF area answers `status`; a carrier failure is rethrown; a lying
+    /// CC, TLV or length is 102.
+    private static func notNDEF<T>(_ error: Type2TagError, status: T) throws -> T {
+        switch error.code {
+        case .communication(let e): throw e
+        case .ccInvalid, .unsupportedVersion, .noNDEF: return status
+        default: throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: error.description)
         }
     }
 
-    private static func t4Detect<T: APDUTransport>(_ t: T) throws(Type4TagError) -> Type4CapabilityContainer {
-        try Type4TagReader(transport: t).detect()
-    }
-
-    private static func t4Read<T: APDUTransport>(_ t: T, _ cc: Type4CapabilityContainer) throws(Type4TagError) -> [UInt8] {
-        try Type4TagReader(transport: t).readNDEF(capabilityContainer: cc)
-    }
-
-    private static func t4Write<T: APDUTransport>(_ t: T, _ m: [UInt8], _ cc: Type4CapabilityContainer) throws(Type4TagError) {
-        try Type4TagReader(transport: t).writeNDEF(m, capabilityContainer: cc)
-    }
-
-    private static func map(_ e: Type4TagError, writing: Bool) -> NFCReaderError {
-        switch e.code {
-        case .communication(let c): NFCReaderError(c)
-        case .readOnly: NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: e.reason)
-        case .messageTooLarge: NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: e.reason)
-        default:
-            NFCReaderError(writing ? .ndefReaderSessionErrorTagUpdateFailure : .readerTransceiveErrorTagResponseError,
-                           detail: e.description)
+    private static func notNDEF<T>(_ error: Type4TagError, status: T) throws -> T {
+        switch error.code {
+        case .communication(let e): throw e
+        case .applicationNotFound, .ccInvalid, .unsupportedVersion, .fileNotFound: return status
+        default: throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: error.description)
         }
     }
+}
+
+/// `Type4TagReader` is generic over a concrete transport; this carries an existential one.
+struct AnyAPDUTransport: APDUTransport {
+    let base: any APDUTransport
+    init(_ base: any APDUTransport) { self.base = base }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
 }

@@ -25,6 +25,8 @@ extension SessionTraceRecord {
             case .tag: o["mode"] = "tag"
             }
             o["reader"] = .string(reader)
+        case .readerLockFailed(let why):
+            o["error"] = .string(why)
         case .thermal(let heat, let limit):
             o["heat"] = .double((heat * 1000).rounded() / 1000)
             o["time_limit_s"] = limit.map { .double(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? .null

@@ -197,7 +197,7 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
                 let message = try await tag.readNDEF()
                 runner.countRead()
                 tagsRead += 1
-                runner.note("readNDEF", message.json)
+                runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
                 session.alertMessage = "Tag \(tagsRead) read. Hold your iPhone near the next one."
             } catch {
                 let c = code(error)
@@ -217,7 +217,7 @@ private final class ReadOnlyDelegate: NFCNDEFReaderSessionDelegate, @unchecked S
         self.app = app
         keepAlive = self
     }
-    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {}
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
         app?.readerSession(session, didInvalidateWithError: error)
         keepAlive = nil
