@@ -128,6 +128,9 @@ func run(_ tool: String, _ arguments: [String], input: String? = nil) throws -> 
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+// Nested in PCSCVirtualBenchSuites (PCSCBackendTests.swift), whose .serialized keeps it from
+// running beside the backend suite on the same vpcd readers.
+extension PCSCVirtualBenchSuites {
 @Suite("PC/SC against pcscd and the virtual card on vpcd", .serialized,
        .enabled(if: PCSCBench.enabled, "needs pcscd with the vpcd reader: run through scripts/with-pcscd"))
 struct PCSCIntegrationTests {
@@ -295,7 +298,7 @@ struct PCSCIntegrationTests {
         #expect(result.3 == PCSCTestType2Core.version)
         #expect(result.4 == .nak(0))
         #expect(result.5 == .pcscPart3)
-        #expect(result.6 == VirtualCardATR.storageCard())
+        #expect(result.6 == ATR.storageCard(standard: .iso14443APart3, cardName: .mifareUltralight).bytes)
         #expect(result.7 == [0xCA, 0xFE, 0xBA, 0xBE])
     }
 
@@ -322,6 +325,7 @@ struct PCSCIntegrationTests {
         print("vpcd APDU round trip median: \(fast) with TCP_QUICKACK (1000 SELECTs), \(slow) without (40)")
         #expect(fast < slow, "re-arming TCP_QUICKACK must beat the delayed ACK")
     }
+}
 }
 
 struct PCSCBenchMissing: Error, CustomStringConvertible {

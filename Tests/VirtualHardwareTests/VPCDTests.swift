@@ -4,18 +4,19 @@ import VirtualHardware
 
 @Suite("Virtual card personalities (pure)")
 struct VPCDPersonalityTests {
-    @Test("The storage-card ATR is PC/SC part 3's Ultralight ATR with a correct TCK")
+    @Test("The storage-card personality's default ATR is PC/SC part 3's Ultralight ATR with a correct TCK")
     func storageATR() {
-        let atr = VirtualCardATR.storageCard()
+        let atr = StorageCardPersonality(core: VPCDTestType2Core()).atr
         #expect(atr == [UInt8](hex: "3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 00 03 00 00 00 00 68"))
         #expect(atr.dropFirst().reduce(0, ^) == 0, "T0 … TCK XOR to zero (ISO/IEC 7816-3 §8.2.5)")
     }
 
     @Test("An ISO 14443-4 ATR from historical bytes matches the one verified against pcscd")
     func part4ATR() {
-        let atr = VirtualCardATR.iso14443Part4(historicalBytes: [UInt8](hex: "00 00 00 00 00 71 81 00")!)
+        let atr = ISO14443Part4Personality(core: PCSCFreeT4TCore(), historicalBytes: [UInt8](hex: "00 00 00 00 00 71 81 00")!).atr
         #expect(atr == [UInt8](hex: "3B 88 80 01 00 00 00 00 00 71 81 00 F9"))
-        #expect(VirtualCardATR.iso14443Part4(historicalBytes: .init(repeating: 0, count: 16)) == nil)
+        let cut = ISO14443Part4Personality(core: PCSCFreeT4TCore(), historicalBytes: .init(repeating: 0, count: 16)).atr
+        #expect(cut.count == 20 && cut[1] == 0x8F, "more than 15 historical bytes are cut to 15")
     }
 
     @Test("GET DATA FF CA answers the 7-byte UID from pages 0-2")
@@ -177,4 +178,9 @@ struct VPCDWireTests {
         let accepted = try await onThread { server.accept() }
         #expect(accepted)
     }
+}
+
+/// A core that answers every APDU with `6D 00` (only the personality's ATR matters here).
+struct PCSCFreeT4TCore: VirtualAPDUResponder {
+    mutating func respond(to apdu: [UInt8]) -> [UInt8] { [0x6D, 0x00] }
 }

@@ -37,7 +37,7 @@ public final class NFCReaderSystem: Sendable {
         clock: any ReaderSessionClock = ContinuousReaderClock(),
         arbiter: SessionArbiter = .shared,
         thermal: ThermalModel = ThermalModel(),
-        procedures: any NDEFTagProcedures = BasicNDEFProcedures(),
+        procedures: any NDEFTagProcedures = NFCForumNDEFProcedures(),
         observer: @escaping @Sendable (SessionTraceRecord) -> Void = { _ in },
         callObserver: @escaping @Sendable (SessionCallRecord) -> Void = { _ in }
     ) {

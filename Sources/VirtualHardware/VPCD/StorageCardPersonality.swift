@@ -1,7 +1,8 @@
-import NFCTags
+public import NFCTags
 
 /// A Type 2 tag (MIFARE Ultralight, NTAG21x) as a PC/SC 2.02 part 3 contactless reader
-/// presents it: a storage-card ATR (``VirtualCardATR/storageCard(standard:cardName:)``) and
+/// presents it: a storage-card ATR (NFCTags `ATR.storageCard(standard:cardName:)`; by default ISO/IEC 14443-A
+/// part 3, card name MIFARE Ultralight `00 03`, which readers report for NTAG21x too) and
 /// the reader's pseudo-APDUs, each turned into Type 2 frames for the core:
 ///
 /// | APDU | core frames | answer |
@@ -19,7 +20,9 @@ public struct StorageCardPersonality<Core: VirtualType2Responder>: VirtualCardPe
     public var core: Core
     public let atr: [UInt8]
 
-    public init(core: Core, atr: [UInt8] = VirtualCardATR.storageCard()) {
+    public init(
+        core: Core, atr: [UInt8] = ATR.storageCard(standard: .iso14443APart3, cardName: .mifareUltralight).bytes
+    ) {
         self.core = core
         self.atr = atr
     }

@@ -37,32 +37,8 @@ extension VirtualType2Responder {
     public mutating func reactivate() {}
 }
 
-/// The ATRs a PC/SC 2.02 part 3 (§3.1.3.2.3) contactless reader builds for the card in its field.
-public enum VirtualCardATR {
-    /// `3B 8n 80 01 <historical bytes> TCK` for an ISO/IEC 14443-4 card, n = the number of
-    /// historical bytes (at most 15: the ATS's historical bytes, or `00…` when it has none).
-    /// Returns `nil` for more than 15 bytes.
-    public static func iso14443Part4(historicalBytes: [UInt8]) -> [UInt8]? {
-        guard historicalBytes.count <= 15 else { return nil }
-        return withTCK([0x3B, 0x80 | UInt8(historicalBytes.count), 0x80, 0x01] + historicalBytes)
-    }
-
-    /// The storage-card ATR `3B 8F 80 01 80 4F 0C A0 00 00 03 06 <SS> <NN NN> 00 00 00 00 TCK`
-    /// (RID `A0 00 00 03 06` = PC/SC; SS `03` = ISO/IEC 14443-A part 3; card name
-    /// `00 03` = MIFARE Ultralight, which NTAG21x readers report too).
-    public static func storageCard(standard: UInt8 = 0x03, cardName: UInt16 = 0x0003) -> [UInt8] {
-        withTCK(
-            [0x3B, 0x8F, 0x80, 0x01, 0x80, 0x4F, 0x0C, 0xA0, 0x00, 0x00, 0x03, 0x06, standard,
-             UInt8(cardName >> 8), UInt8(cardName & 0xFF), 0x00, 0x00, 0x00, 0x00])
-    }
-
-    /// Appends TCK: the XOR of every byte from T0 to the last historical byte (ISO/IEC 7816-3 §8.2.5).
-    static func withTCK(_ atr: [UInt8]) -> [UInt8] {
-        atr + [atr.dropFirst().reduce(0, ^)]
-    }
-}
-
-/// An ISO/IEC 14443-4 (ISO-DEP) card behind a contactless reader: the ATR built from
+/// An ISO/IEC 14443-4 (ISO-DEP) card behind a contactless reader: the PC/SC part 3 ATR
+/// (`ATR.iso14443_4(historicalBytes:)`, `3B 8n 80 01 <historical bytes> TCK`) built from
 /// historical bytes, every APDU passed to the core unchanged (a T4T NDEF application,
 /// for example).
 public struct ISO14443Part4Personality<Core: VirtualAPDUResponder>: VirtualCardPersonality {
@@ -72,7 +48,8 @@ public struct ISO14443Part4Personality<Core: VirtualAPDUResponder>: VirtualCardP
     /// - Parameter historicalBytes: at most 15 bytes (more are cut to 15).
     public init(core: Core, historicalBytes: [UInt8] = []) {
         self.core = core
-        self.atr = VirtualCardATR.iso14443Part4(historicalBytes: Array(historicalBytes.prefix(15)))
+        // At most 15 bytes after the cut, so the builder cannot fail.
+        self.atr = (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes)
             ?? [0x3B, 0x80, 0x80, 0x01, 0x01]
     }
 

@@ -3,8 +3,18 @@ enum Registry {
     static let commands: [Command] = [
         VersionText.command,
         TagCommand.show,
+        SessionCommand.command,
         WalkCommand.command,
         ProfileCommand.command,
+        DevicesCommand.command,
+        VirtualCardCommand.command,
+        DumpCommand.command,
+        MeasureCommand.command,
+        VirtualPN532Command.command,
+        WriteCommand.command,
+        FormatCommand.command,
+        LockCommand.command,
+        DoctorCommand.command,
         ConformanceCommand.command,
     ]
 }

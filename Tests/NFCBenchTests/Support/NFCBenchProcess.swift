@@ -65,3 +65,33 @@ enum NFCBench {
                       stderr: String(decoding: errData, as: UTF8.self))
     }
 }
+
+extension NFCBench {
+    /// Runs `nfcbench args…` with posix_spawn and waitpid (no Foundation run-loop polling
+    /// between exit and notice), output to a file, and returns the wall time from spawn to
+    /// reaped exit: for tests that bound how fast a process ends.
+    static func runTimed(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, elapsed: Duration) {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-timed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let argv = ([binary.path] + args).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let start = ContinuousClock.now
+        let rc = posix_spawn(&pid, binary.path, &actions, nil, argv, envp)
+        guard rc == 0 else { throw CocoaError(.executableLoad) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let elapsed = ContinuousClock.now - start
+        let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (code, text, elapsed)
+    }
+}

@@ -1,0 +1,68 @@
+import Dispatch
+import Foundation
+import NFCTags
+import ReaderSession
+import Synchronization
+
+/// Follows one backend's event stream and lets a bench command wait for the next
+/// detection or loss, with a deadline; timestamps are taken when the event arrives.
+final class BackendWatcher: Sendable {
+    struct Stamped: Sendable {
+        var event: ReaderBackendEvent
+        var at: ContinuousClock.Instant
+    }
+    private let state = Mutex<(events: [Stamped], error: (any Error)?, finished: Bool)>(([], nil, false))
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    let backend: any ReaderBackend
+
+    init(_ backend: any ReaderBackend) {
+        self.backend = backend
+        let stream = backend.events(.iso14443)
+        let t = Task { [self] in
+            do {
+                for try await e in stream { self.state.withLock { $0.events.append(Stamped(event: e, at: .now)) } }
+                self.state.withLock { $0.finished = true }
+            } catch {
+                self.state.withLock { $0.error = error; $0.finished = true }
+            }
+        }
+        task.withLock { $0 = t }
+    }
+
+    func stop() { task.withLock { $0?.cancel() } }
+
+    var count: Int { state.withLock { $0.events.count } }
+
+    /// Waits for the first event at index ≥ `from` that `match` accepts; throws the stream's
+    /// error if it ended, `CLIError.unavailable` on timeout.
+    func next<T>(from index: Int, timeout: Duration, what: String, _ match: (ReaderBackendEvent) -> T?) async throws -> (T, ContinuousClock.Instant, Int) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (events, error, finished) = state.withLock { ($0.events, $0.error, $0.finished) }
+            for i in index..<max(index, events.count) {
+                if let v = match(events[i].event) { return (v, events[i].at, i + 1) }
+            }
+            if let error { throw CLIError.unavailable("the reader failed: \(error)") }
+            if finished { throw CLIError.failure("the reader stopped polling") }
+            if ContinuousClock.now >= deadline { throw CLIError.unavailable("no \(what) within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    static func detected(_ e: ReaderBackendEvent) -> DetectedTarget? {
+        if case .detected(let t) = e { return t.first }
+        return nil
+    }
+
+    static func lost(_ e: ReaderBackendEvent) -> DetectedTargetID? {
+        if case .lost(let id) = e { return id }
+        return nil
+    }
+}
+
+/// Runs blocking work (a backend's `withTag`) on a thread of its own.
+func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { k in
+        Thread { k.resume(with: Result { try body() }) }.start()
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+/// min / median / p99 / max of a set of durations: pure, for `nfcbench measure`.
+///
+/// Percentiles use the nearest-rank method (the ⌈p·n⌉-th smallest sample), so every
+/// figure is a measured sample; the median of an even count is the lower middle sample.
+struct TimingStatistics: Sendable, Equatable {
+    var count: Int
+    var min: Duration
+    var median: Duration
+    var p99: Duration
+    var max: Duration
+
+    /// `nil` for no samples.
+    init?(_ samples: [Duration]) {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted()
+        count = sorted.count
+        min = sorted[0]
+        max = sorted[sorted.count - 1]
+        median = Self.nearestRank(sorted, 0.5)
+        p99 = Self.nearestRank(sorted, 0.99)
+    }
+
+    /// The ⌈p·n⌉-th smallest (1-based) of `sorted`, p in 0…1.
+    static func nearestRank(_ sorted: [Duration], _ p: Double) -> Duration {
+        let rank = Swift.max(1, Swift.min(sorted.count, Int((p * Double(sorted.count)).rounded(.up))))
+        return sorted[rank - 1]
+    }
+
+    static func microseconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12
+    }
+
+    /// `min 120.0 µs  median 150.3 µs  p99 410.2 µs  max 600.0 µs  (n=100)`
+    var text: String {
+        func f(_ d: Duration) -> String {
+            let us = Self.microseconds(d)
+            return us >= 10_000 ? String(format: "%.1f ms", us / 1000) : String(format: "%.1f µs", us)
+        }
+        return "min \(f(min))  median \(f(median))  p99 \(f(p99))  max \(f(max))  (n=\(count))"
+    }
+}

@@ -1,0 +1,99 @@
+import NFCHardware
+import NFCTags
+import ReaderSession
+
+/// `nfcbench devices`: the PC/SC readers pcscd serves, with their state and the card's ATR.
+enum DevicesCommand {
+    static let command = Command(
+        path: ["devices"],
+        abstract: "List PC/SC readers (state, ATR) and libnfc devices",
+        usage: "devices [--json]",
+        help: """
+        OPTIONS:
+          --json   one JSON object per device: backend, device (the --device string), state, atr
+
+        PC/SC readers come from pcscd (SCardListReaders, SCardGetStatusChange). libnfc devices
+        come from libnfc's scan (nfc_list_devices; UART devices only with LIBNFC_DEVICE or a
+        libnfc.conf entry). When pcscd is not running this says so; the exit status is 69 only
+        when nothing at all could be listed.
+        """,
+        run: { args in
+            let json = args.flag("json")
+            try args.finish()
+            return list(json: json)
+        })
+
+    static func list(json: Bool) -> Int32 {
+        var reachable = 0
+        do {
+            let context = try PCSCContext()
+            reachable += 1
+            let readers = try context.readers()
+            if readers.isEmpty && !json { Output.out("pcsc: pcscd runs, no reader connected") }
+            let states: [PCSCReaderState]
+            if readers.isEmpty {
+                states = []
+            } else if case .changed(let s) = try context.waitForStatusChange(readers: readers.map(PCSCReaderState.unaware), timeout: .milliseconds(500)) {
+                states = s
+            } else {
+                states = readers.map { PCSCReaderState(reader: $0, flags: []) }
+            }
+            for s in states {
+                let card = s.hasCard ? PCSCCardIdentification.classify(atr: s.atr) : nil
+                if json {
+                    var o: JSONObject = ["backend": "pcsc", "device": .string("pcsc:\(s.reader)"), "reader": .string(s.reader),
+                                         "state": .array(stateNames(s.flags).map { .string($0) }),
+                                         "events": .int(Int64(s.eventCount))]
+                    if s.hasCard {
+                        o["atr"] = .string(s.atr.hexString())
+                        o["card"] = .string(kindName(card?.kind))
+                    }
+                    Output.out(JSONValue.object(o).serialized)
+                } else {
+                    var line = "pcsc:\(s.reader)  \(stateNames(s.flags).joined(separator: ","))"
+                    if s.hasCard { line += "  ATR \(s.atr.hexString(separator: " "))  (\(kindName(card?.kind)))" }
+                    Output.out(line)
+                }
+            }
+        } catch {
+            let why = error == .noService ? "pcscd is not running" : "\(error)"
+            if json {
+                Output.out(JSONValue.object(["backend": "pcsc", "error": .string(why)]).serialized)
+            } else {
+                Output.err("pcsc: \(why) (start it, or run through scripts/with-pcscd)")
+            }
+        }
+        do {
+            let libnfc = try LibNFCContext()
+            reachable += 1
+            for device in libnfc.listDevices() {
+                if json {
+                    Output.out(JSONValue.object(["backend": "libnfc", "device": .string(device)]).serialized)
+                } else {
+                    Output.out("\(device)  (libnfc)")
+                }
+            }
+        } catch {
+            if !json { Output.err("libnfc: \(error)") }
+        }
+        return reachable == 0 ? 69 : 0
+    }
+
+    static func stateNames(_ f: PCSCReaderFlags) -> [String] {
+        if f.contains(.present) {
+            return ["present"] + (f.contains(.mute) ? ["mute"] : []) + (f.contains(.exclusive) ? ["exclusive"] : [])
+                + (f.contains(.inUse) ? ["in use"] : [])
+        }
+        if f.contains(.empty) { return ["empty"] }
+        if f.contains(.unavailable) { return ["unavailable"] }
+        return ["unknown"]
+    }
+
+    static func kindName(_ k: DetectedTarget.Kind?) -> String {
+        switch k {
+        case .type2?: "Type 2 tag"
+        case .type4?: "ISO 14443-4 / Type 4"
+        default: "other card"
+        }
+    }
+}

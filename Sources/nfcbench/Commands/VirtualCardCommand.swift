@@ -1,0 +1,221 @@
+import Dispatch
+import Foundation
+import NFCHardware
+import NFCTags
+import ReaderSession
+import Synchronization
+import VirtualHardware
+
+/// `nfcbench virtual card`: a tag file served as a vsmartcard vpcd card to the real pcscd.
+enum VirtualCardCommand {
+    static let command = Command(
+        path: ["virtual", "card"],
+        abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
+        usage: "virtual card --tag FILE [--port N | --slot 0|1] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet]",
+        help: """
+        OPTIONS:
+          --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
+          --port N          vpcd's TCP port (default 35963 = "Virtual PCD 00 00")
+          --slot 0|1        the Debian vpcd slot: 0 = port 35963, 1 = port 35964
+          --present-for S --absent-for S
+                            alternate presence: in the field S seconds, out S seconds, forever
+          --remove-after S  take the card out of the field after S seconds
+          --json            print the trace records (JSON Lines) instead of text lines
+          --quiet           print only the start line and errors (the trace keeps everything)
+
+        A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
+        file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
+        One line per connection, control byte and APDU; every line is also in the trace,
+        whose path is printed first. Standard input takes commands, one per line:
+        'remove', 'present', 'quit'. Ctrl-C (SIGINT) or SIGTERM stops the card cleanly.
+        vpcd must be configured in pcscd (scripts/with-pcscd runs a private one).
+        """,
+        run: { args in try await run(&args) })
+
+    static func run(_ args: inout Arguments) async throws -> Int32 {
+        let tagName = try args.option("tag")
+        let portOption = try args.int("port", in: 1...65535)
+        let slot = try args.int("slot", in: 0...1)
+        let presentFor = try args.seconds("present-for")
+        let absentFor = try args.seconds("absent-for")
+        let removeAfter = try args.seconds("remove-after")
+        let json = args.flag("json")
+        let quiet = args.flag("quiet")
+        try args.finish()
+        guard let tagName else { throw CLIError.usage("--tag FILE is required") }
+        if portOption != nil && slot != nil { throw CLIError.usage("give --port or --slot, not both") }
+        if (presentFor == nil) != (absentFor == nil) { throw CLIError.usage("--present-for and --absent-for go together") }
+        let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
+
+        let path = try DataLocation.require(tagName, in: "tags")
+        let file: TagFile
+        let personality: any VirtualCardPersonality
+        do {
+            file = try TagFile.load(path: path)
+            personality = try file.makeVirtualCardPersonality()
+        } catch let e as TagFileError {
+            throw CLIError.data("\(path): \(e)")
+        } catch {
+            throw CLIError.data("\(path): \(error)")
+        }
+
+        let card = VirtualCard(personality: personality, configuration: .init(port: port))
+        let trace = try BenchTrace.open(
+            command: "virtual-card", json: json,
+            header: ["command": "virtual card", "tag_file": .string(path), "tag_type": .string(file.type.rawValue),
+                     "port": .int(Int64(port)), "atr": .string(personality.atr.hexString())])
+        let start = BenchTrace.monotonicMicros()
+        if !json {
+            Output.out("virtual card: \(file.type.rawValue) from \(path) on vpcd port \(port), ATR \(personality.atr.hexString(separator: " "))")
+            Output.out("trace: \(trace.path ?? "(none)")")
+        }
+
+        let done = DispatchSemaphore(value: 0)
+        let signals = SignalWatcher([SIGINT, SIGTERM]) { _ in done.signal() }
+        defer { signals.cancel() }
+        card.start()
+        if let presentFor, let absentFor { card.cyclePresence(present: presentFor, absent: absentFor) }
+        if let removeAfter {
+            DispatchQueue.global().asyncAfter(deadline: .now() + BenchTrace.seconds(removeAfter)) {
+                trace.record("command", ["input": "remove-after"])
+                card.remove()
+            }
+        }
+        StdinCommands.start { line in
+            switch line {
+            case "remove":
+                trace.record("command", ["input": "remove"])
+                card.remove()
+            case "present":
+                trace.record("command", ["input": "present"])
+                card.present()
+            case "quit", "exit":
+                done.signal()
+            case "":
+                break
+            default:
+                Output.err("unknown command '\(line)': remove, present or quit")
+            }
+        } onEnd: {}
+
+        // Follow the card's log: trace every event, print the human line.
+        let stopFollowing = BenchFlag()
+        let follower = Thread {
+            var index = 0
+            while true {
+                let new = card.events(from: index)
+                index += new.count
+                for e in new {
+                    let (name, fields) = BenchTrace.fields(of: e)
+                    let t = Int64(e.timestampMicros) - Int64(start)
+                    trace.record(name, at: t, fields)
+                    if !json && !quiet {
+                        Output.out(String(format: "%10.3f ms  ", Double(t) / 1000) + BenchTrace.text(of: e))
+                    }
+                }
+                if new.isEmpty {
+                    if stopFollowing.isSet { return }
+                    usleep(10_000)
+                }
+            }
+        }
+        follower.start()
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                done.wait()
+                k.resume()
+            }
+        }
+        card.stop()
+        usleep(50_000)
+        stopFollowing.set()
+        usleep(30_000)
+        trace.record("stopped", [:])
+        if !json { Output.out("stopped") }
+        return 0
+    }
+}
+
+
+/// Reads standard input line by line on a thread of its own.
+enum StdinCommands {
+    static func start(_ handle: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void) {
+        let t = Thread {
+            while let line = readLine(strippingNewline: true) {
+                handle(line.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+            onEnd()
+        }
+        t.name = "nfcbench.stdin"
+        t.start()
+    }
+}
+
+/// The bench commands' trace files and their record shapes.
+enum BenchTrace {
+    /// A trace in the default location (``TraceLocation``), echoed to stdout with `json`.
+    static func open(command: String, json: Bool, header: JSONObject) throws -> TraceWriter {
+        var h: JSONObject = ["tool": .string("nfcbench \(CLI.version)"), "pcsc_lite": .string(NativeLibraries.pcscLiteVersion),
+                             "libnfc": .string(NativeLibraries.libnfcVersion)]
+        for e in header.entries { h[e.key] = e.value }
+        let path = TraceLocation().newTracePath(command: command)
+        var echo: (@Sendable (String) -> Void)? = nil
+        if json { echo = { @Sendable line in Output.out(line) } }
+        do {
+            return try TraceWriter(path: path, header: h, echo: echo)
+        } catch {
+            throw CLIError.failure("cannot write the trace at \(path): \(error)")
+        }
+    }
+
+    static func monotonicMicros() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    static func fields(of e: VirtualCardEvent) -> (String, JSONObject) {
+        switch e.kind {
+        case .connected(let port): ("card_connected", ["port": .int(Int64(port))])
+        case .disconnected(let why): ("card_disconnected", ["reason": .string(why.rawValue)])
+        case .control(let c): ("vpcd_control", ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
+        case .atr(let b): ("atr", ["atr": .string(b.hexString())])
+        case .command(let b): ("c_apdu", ["apdu": .string(b.hexString())])
+        case .response(let b): ("r_apdu", ["response": .string(b.hexString())])
+        case .fault(let f): ("fault", ["fault": .string("\(f)")])
+        }
+    }
+
+    static func controlName(_ c: UInt8) -> String {
+        switch c {
+        case 0x00: "power off"
+        case 0x01: "power on"
+        case 0x02: "reset"
+        case 0x04: "get ATR"
+        default: "unknown"
+        }
+    }
+
+    static func text(of e: VirtualCardEvent) -> String {
+        switch e.kind {
+        case .connected(let port): "in the field (connected to vpcd :\(port))"
+        case .disconnected(let why): "out of the field (\(why.rawValue))"
+        case .control(let c): "vpcd \(String(format: "%02X", c)) \(controlName(c))"
+        case .atr(let b): "ATR    \(b.hexString(separator: " "))"
+        case .command(let b): "C-APDU \(b.hexString(separator: " "))"
+        case .response(let b): "R-APDU \(b.hexString(separator: " "))"
+        case .fault(let f): "fault \(f)"
+        }
+    }
+}
+
+/// A flag one thread sets and another polls.
+final class BenchFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}
