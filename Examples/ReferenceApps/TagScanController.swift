@@ -1,4 +1,5 @@
 public import Dispatch
+public import NFCTags
 public import ReaderSession
 import Foundation
 import Synchronization
@@ -51,7 +52,7 @@ public final class TagScanController: @unchecked Sendable {
     private var lastTag: (any NFCNDEFTag)?
     private var lastEnding: NFCReaderError.Code?
     private var _status = "Tap Scan to read a tag."
-    private var _messages: [[UInt8]] = []
+    private var _messages: [NFCNDEFMessage] = []
     private var readOnly: ReadOnlyDelegate?
     private var readWrite: ReadWriteDelegate?
 
@@ -80,8 +81,8 @@ public final class TagScanController: @unchecked Sendable {
 
     /// What the screen shows.
     public var status: String { queue.sync { _status } }
-    /// The NDEF messages read so far (raw bytes, NFC Forum NDEF 1.0 §3).
-    public var messages: [[UInt8]] { queue.sync { _messages } }
+    /// The NDEF messages read so far.
+    public var messages: [NFCNDEFMessage] { queue.sync { _messages } }
     /// True while a session (a sheet) is up.
     public var isScanning: Bool { queue.sync { session?.isReady ?? false } }
 
@@ -138,9 +139,20 @@ public final class TagScanController: @unchecked Sendable {
         return NFCNDEFReaderSession(delegate: d, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead)
     }
 
-    fileprivate func didRead(_ bytes: [UInt8]) {
-        _messages.append(bytes)
-        _status = "Read \(bytes.count) bytes."
+    fileprivate func didRead(_ message: NFCNDEFMessage) {
+        _messages.append(message)
+        _status = "Read: " + Self.summary(message)
+    }
+
+    /// The first record as a person would read it: its URI or text, else its type.
+    static func summary(_ m: NFCNDEFMessage) -> String {
+        guard let r = m.records.first else { return "an empty message" }
+        if let url = r.wellKnownTypeURIPayload() { return url.absoluteString }
+        if let d = m.descriptions.first {
+            if let t = d.text { return "\"\(t)\"" }
+            return "a \(d.type) record of \(r.payload.count) bytes"
+        }
+        return "\(m.records.count) record(s)"
     }
 
     fileprivate func didDetect(_ tags: [any NFCNDEFTag], in s: NFCNDEFReaderSession) {
@@ -168,16 +180,16 @@ public final class TagScanController: @unchecked Sendable {
         tag.readNDEF { [weak self] message, error in self?.read(tag, id, message, error, s) }
     }
 
-    private func read(_ tag: any NFCNDEFTag, _ id: Data?, _ message: NDEFMessageBytes?, _ error: (any Error)?, _ s: NFCNDEFReaderSession) {
+    private func read(_ tag: any NFCNDEFTag, _ id: Data?, _ message: NFCNDEFMessage?, _ error: (any Error)?, _ s: NFCNDEFReaderSession) {
         guard s === session, s.isReady else { return }
         if let error { return tagFailed(error, s) }
         guard let message else { return }
-        didRead(message.bytes)
+        didRead(message)
         if let id { readIdentifiers.insert(id) }
         let done = readIdentifiers.count >= request.tagCount || id == nil
         if done {
             s.alertMessage = request.tagCount > 1 ? "All \(request.tagCount) tags read." : "Tag read."
-            _status = request.tagCount > 1 ? "Read \(request.tagCount) tags." : _status
+            if request.tagCount > 1 { _status = "Read \(request.tagCount) tags." }
             s.invalidate()
             return
         }
@@ -235,8 +247,8 @@ public final class TagScanController: @unchecked Sendable {
 private final class ReadOnlyDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     unowned let owner: TagScanController
     init(_ owner: TagScanController) { self.owner = owner }
-    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {
-        for m in messages { owner.didRead(m.bytes) }
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
+        for m in messages { owner.didRead(m) }
     }
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
         owner.didInvalidate(error, in: session)

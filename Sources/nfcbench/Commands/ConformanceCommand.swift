@@ -162,7 +162,7 @@ enum ConformanceCommand {
             so["thermal_refusal"] = .bool(x.refusedByThermalModel)
             so["ended_ms"] = x.endedAt.map { .int(ms($0)) } ?? .null
             so["code"] = x.ending.map { .int(Int64($0.rawValue)) } ?? .null
-            so["reason"] = x.ending.map { .string("\($0)") } ?? .null
+            so["reason"] = x.ending.map { .string($0.name) } ?? .null
             if let m = x.errorMessage { so["error_message"] = .string(m) }
             return .object(so)
         })
