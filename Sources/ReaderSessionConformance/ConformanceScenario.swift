@@ -260,3 +260,23 @@ extension ConformanceScenario {
 
 /// JSON `true`/`false` as Foundation parses them (an NSNumber of type `c`), not 0 or 1.
 private func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+
+extension ConformanceScenario {
+    /// Loads every `*.json` in `directory`, looking tag references up as paths or as
+    /// names (with or without `.json`) in `tagDirectories`, in order.
+    public static func loadSuite(directory: String, tagDirectories: [String]) throws(ConformanceFormatError) -> [ConformanceScenario] {
+        try loadSuite(directory: directory) { ref in try loadTagFile(ref, in: tagDirectories) }
+    }
+
+    /// A tag file by path, or by name in the first of `directories` that has it.
+    public static func loadTagFile(_ ref: String, in directories: [String]) throws -> TagFile {
+        let fm = FileManager.default
+        var candidates = ref.contains("/") ? [ref] : []
+        for d in directories { candidates += ["\(d)/\(ref)", "\(d)/\(ref).json"] }
+        for c in candidates {
+            var isDir: ObjCBool = false
+            if fm.fileExists(atPath: c, isDirectory: &isDir), !isDir.boolValue { return try TagFile.load(path: c) }
+        }
+        throw TagFileError(.io, "no tag file '\(ref)' in \(directories.joined(separator: ", "))")
+    }
+}

@@ -76,24 +76,10 @@ enum ConformanceCommand {
         }
         let tagDirs = [dir + "/tags", dir] + (DataLocation.hardwareDirectory().map { ["\($0)/conformance/tags", "\($0)/tags"] } ?? [])
         do {
-            return try ConformanceScenario.loadSuite(directory: dir) { ref in
-                try loadTag(ref, in: tagDirs)
-            }
+            return try ConformanceScenario.loadSuite(directory: dir, tagDirectories: tagDirs)
         } catch {
             throw CLIError.data("\(error)")
         }
-    }
-
-    static func loadTag(_ ref: String, in dirs: [String]) throws -> TagFile {
-        let fm = FileManager.default
-        var candidates = ref.contains("/") ? [ref] : []
-        for d in dirs { candidates += ["\(d)/\(ref)", "\(d)/\(ref).json"] }
-        for c in candidates where fm.fileExists(atPath: c) {
-            var isDir: ObjCBool = false
-            if fm.fileExists(atPath: c, isDirectory: &isDir), isDir.boolValue { continue }
-            return try TagFile.load(path: c)
-        }
-        throw CLIError.data("no tag file '\(ref)' (looked in \(dirs.joined(separator: ", ")))")
     }
 
     // MARK: Output
