@@ -1,0 +1,101 @@
+import Foundation
+import ReaderSession
+import Testing
+
+/// `nfcbench conformance` end to end, through the built binary.
+@Suite("nfcbench conformance")
+struct ConformanceCLITests {
+    private func summary(_ r: NFCBench.Result) throws -> JSONValue {
+        guard let last = r.stdoutLines.last else { throw ConformanceCLIFailure("no output; stderr: \(r.stderr)") }
+        return try JSONValue(parsing: last)
+    }
+
+    @Test("The reference app passes every built-in scenario (at least 30): exit 0, a table row each")
+    func reference() throws {
+        let r = try NFCBench.run(["conformance"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let rows = r.stdoutLines.filter { $0.contains(" pass ") }
+        #expect(rows.count >= 30)
+        #expect(!r.stdout.contains(" breach "))
+        #expect(r.stdout.contains("thermal-back-to-back-until-refused"))
+        #expect(r.stdout.contains("60.000 s, 40.000 s, 25.000 s, refused"))
+    }
+
+    @Test("Each faulty app is caught with its rule and exits 1", arguments: [
+        ("autorestart", "no-auto-restart-after-timeout"),
+        ("busyloop", "no-retry-loop-on-busy"),
+        ("staletag", "no-stale-tag-after-restartPolling"),
+        ("restartonreturn", "restart-on-return-needs-user"),
+    ])
+    func faulty(app: String, rule: String) throws {
+        let r = try NFCBench.run(["conformance", "--app", app, "--json"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        let s = try summary(r)
+        #expect(s["summary"] == .bool(true))
+        #expect(s["app"]?.stringValue == app)
+        #expect(s["rules_breached"] == .array([.string(rule)]))
+        #expect((s["breach"]?.intValue ?? 0) >= 1)
+        // One JSON line per scenario plus the summary; each breach names its rule, time and what the app did.
+        let lines = try r.stdoutLines.dropLast().map { try JSONValue(parsing: $0) }
+        #expect(Int64(lines.count) == s["scenarios"]?.intValue)
+        let breached = lines.filter { $0["verdict"]?.stringValue == "breach" }
+        #expect(!breached.isEmpty)
+        for line in breached {
+            guard case .array(let bs)? = line["breaches"], case .object(let b)? = bs.first else {
+                Issue.record("breach without details: \(line.serialized)"); continue
+            }
+            #expect(b["rule"]?.stringValue == rule)
+            #expect(b["t_ms"]?.intValue != nil)
+            #expect(b["what"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test("--suite DIR runs another folder; tags are found in DIR/tags, then the shipped ones")
+    func otherSuite() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-suite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try #"""
+        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000,
+         "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag213-text"}], "expect_endings": [204]}
+        """#.write(to: dir.appendingPathComponent("one-read.json"), atomically: true, encoding: .utf8)
+        let r = try NFCBench.run(["conformance", "--suite", dir.path, "--json"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdoutLines.count == 2)
+        let line = try JSONValue(parsing: r.stdoutLines[0])
+        #expect(line["scenario"]?.stringValue == "one-read")
+        #expect(line["verdict"]?.stringValue == "pass")
+    }
+
+    @Test("A malformed scenario exits 65 naming file and field; an unknown app exits 64")
+    func errors() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-bad-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try #"{"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000, "steps": [{"at_ms": 0, "user": "wave"}]}"#
+            .write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
+        let bad = try NFCBench.run(["conformance", "--suite", dir.path])
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("bad: steps[0].user"))
+        let unknown = try NFCBench.run(["conformance", "--app", "nosuchapp"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("reference"))
+    }
+
+    @Test("--thermal prints the limits after 0 s, 3 s and 30 s gaps, shrinking with less rest")
+    func thermal() throws {
+        let r = try NFCBench.run(["conformance", "--thermal", "--json"])
+        #expect(r.status == 0)
+        let rows = try r.stdoutLines.map { try JSONValue(parsing: $0) }
+        let limits = rows.compactMap { $0["time_limit_ms"]?.intValue }
+        #expect(rows.prefix(3).compactMap { $0["gap_ms"]?.intValue } == [0, 3000, 30000])
+        #expect(limits.count == rows.count)
+        #expect(limits == limits.sorted())
+        #expect(limits.allSatisfy { $0 <= 60000 && $0 >= 15000 })
+    }
+}
+
+struct ConformanceCLIFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
