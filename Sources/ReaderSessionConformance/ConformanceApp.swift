@@ -23,7 +23,10 @@ public struct ScanRequest: Sendable, Hashable {
 /// `NFCTagReaderSession(pollingOption:delegate:queue:)`), against the system the harness
 /// installs (``NFCReaderSystem/current``, or ``ConformanceEnvironment/system``), and waits
 /// with ``ConformanceEnvironment/asyncAfter(_:on:_:)`` (virtual time) rather than
-/// `DispatchQueue.asyncAfter` (real time, invisible to the harness).
+/// `DispatchQueue.asyncAfter` (real time, invisible to the harness). Delegate queues are
+/// the app's own serial queues or `nil`, not `DispatchQueue.main` (nothing drains it in a
+/// test process). Work the app hands to its own queues outside these paths is not waited
+/// for: use ``ConformanceEnvironment/async(on:_:)``.
 public protocol ConformanceApp: AnyObject, Sendable {
     /// The user taps the app's Scan button (UIKit: a button action).
     func scanTapped(_ request: ScanRequest)

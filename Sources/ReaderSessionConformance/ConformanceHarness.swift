@@ -61,7 +61,7 @@ public struct ConformanceHarness: Sendable {
         defer { NFCReaderSystem.install(nil) }
         let env = ConformanceEnvironment(system: system, clock: clock, hops: hops)
         let app = makeApp(env)
-        let other = OtherApp(system: system, hops: hops)
+        let other = OtherApp(system: system)
 
         func settle() async {
             let start = ContinuousClock.now
@@ -157,12 +157,10 @@ func format(_ d: Duration) -> String {
 /// harness excludes it from judging.
 private final class OtherApp: NFCTagReaderSessionDelegate, @unchecked Sendable {
     let system: NFCReaderSystem
-    let hops: PendingHops
     private let sessions = Mutex<[NFCTagReaderSession]>([])
 
-    init(system: NFCReaderSystem, hops: PendingHops) {
+    init(system: NFCReaderSystem) {
         self.system = system
-        self.hops = hops
     }
 
     func begin(for length: Duration, clock: ConformanceClock) {
