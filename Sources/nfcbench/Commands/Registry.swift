@@ -15,5 +15,7 @@ enum Registry {
         FormatCommand.command,
         LockCommand.command,
         DoctorCommand.command,
+        BenchCommand.session,
+        BenchCommand.ndefFuzz,
     ]
 }
