@@ -4,6 +4,7 @@ enum Registry {
         VersionText.command,
         TagCommand.show,
         WalkCommand.command,
+        EmulateCommand.command,
         ProfileCommand.command,
     ]
 }
