@@ -1,4 +1,4 @@
-public import Dispatch
+import Dispatch
 public import HCEEvents
 import NFCTags
 import Synchronization
