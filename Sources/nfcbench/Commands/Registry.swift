@@ -5,6 +5,7 @@ enum Registry {
         TagCommand.show,
         SessionCommand.command,
         WalkCommand.command,
+        EmulateCommand.command,
         ProfileCommand.command,
         DevicesCommand.command,
         VirtualCardCommand.command,
