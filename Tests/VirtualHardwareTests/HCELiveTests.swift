@@ -36,7 +36,8 @@ struct HCEIdentityTests {
     func historicalBytes() {
         let id = HCEPhoneIdentity(ats: [0x06, 0x75, 0x77, 0x81, 0x02, 0x80])
         #expect(id.historicalBytes == [0x80])
-        #expect(id.atr == VirtualCardATR.iso14443Part4(historicalBytes: [0x80]))
+        // 3B 81 80 01 80, TCK = 81 ⊕ 80 ⊕ 01 ⊕ 80 = 80.
+        #expect(id.atr == [0x3B, 0x81, 0x80, 0x01, 0x80, 0x80])
         #expect(HCEPhoneIdentity(ats: [0x05]).historicalBytes == [], "a truncated ATS gives none, no crash")
         #expect(HCEPhoneIdentity(ats: [0x09, 0x78, 0x80]).historicalBytes == [], "TL past the end is cut")
     }

@@ -46,7 +46,7 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
     /// The PC/SC 2.02 part 3 §3.1.3.2.3 ATR for this card: `3B 8n 80 01 <historical bytes> TCK`
     /// (the iPhone's empty historical bytes give `3B 80 80 01 01`).
     public var atr: [UInt8] {
-        VirtualCardATR.iso14443Part4(historicalBytes: Array(historicalBytes.prefix(15))) ?? [0x3B, 0x80, 0x80, 0x01, 0x01]
+        (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes) ?? [0x3B, 0x80, 0x80, 0x01, 0x01]
     }
 }
 
