@@ -5,6 +5,7 @@ enum Registry {
         TagCommand.show,
         SessionCommand.command,
         WalkCommand.command,
+        EmulateCommand.command,
         ProfileCommand.command,
         DevicesCommand.command,
         VirtualCardCommand.command,
@@ -15,6 +16,8 @@ enum Registry {
         FormatCommand.command,
         LockCommand.command,
         DoctorCommand.command,
+        BenchCommand.session,
+        BenchCommand.ndefFuzz,
         ConformanceCommand.command,
     ]
 }
