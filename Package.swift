@@ -40,7 +40,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "NFCTags", "VirtualHardware"],
+            dependencies: ["ReaderSession", "NFCTags"],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
