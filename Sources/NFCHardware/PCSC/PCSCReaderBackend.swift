@@ -125,8 +125,15 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
             throw isCurrent(id) ? error.tagCommunicationError : TagCommunicationError.tagLost
         } catch let error as TagCommunicationError {
             if case .readerFailure = error, !isCurrent(id) { throw TagCommunicationError.tagLost }
+            // pcscd dying looks like a card leaving (vpcd answers 0 bytes): tell them apart.
+            if error == .tagLost, !Self.serviceRunning() { throw TagCommunicationError.readerFailure("pcscd stopped") }
             throw error
         }
+    }
+
+    /// True when a new context can be established (pcscd answers).
+    static func serviceRunning() -> Bool {
+        (try? PCSCContext()) != nil
     }
 
     private func isCurrent(_ id: DetectedTargetID) -> Bool {
