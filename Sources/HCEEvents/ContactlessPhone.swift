@@ -112,6 +112,25 @@ public final class ContactlessPhone: Sendable {
         case fieldOff
     }
 
+    /// The name a timeline or trace gives a log event (`fieldOn`, `nfcEvent`,
+    /// `wakeSuppressed`, `isoDepActivated`, `apdu`, the CardSession event's name,
+    /// `startEmulation`, `stopEmulation`, `fieldOff`) and its one-line detail.
+    public static func describe(_ e: LogEvent) -> (name: String, detail: String?) {
+        switch e {
+        case .fieldOn(let tech, let ecp): ("fieldOn", tech.rawValue + (ecp.map { " ECP " + $0.hexString() } ?? ""))
+        case .nfcEvent: ("nfcEvent", nil)
+        case .wakeSuppressed(.presentmentIntentAssertion): ("wakeSuppressed", "presentmentIntentAssertion")
+        case .wakeSuppressed(.expressCredential(let n)): ("wakeSuppressed", "expressCredential " + n)
+        case .isoDepActivated: ("isoDepActivated", nil)
+        case .apdu(_, let r, _): ("apdu", r == nil ? "reader timeout" : nil)
+        case .session(_, let se):
+            if case .sessionInvalidated(let reason) = se { (se.name, reason.description) } else { (se.name, nil) }
+        case .emulationStarted: ("startEmulation", nil)
+        case .emulationStopped(_, let status): ("stopEmulation", status.rawValue)
+        case .fieldOff: ("fieldOff", nil)
+        }
+    }
+
     /// The reader's view of one command.
     public enum ReaderExchange: Sendable, Equatable {
         /// Answered at once.

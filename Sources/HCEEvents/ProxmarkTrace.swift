@@ -52,16 +52,8 @@ public struct ProxmarkTrace: Sendable, Equatable {
         (carrierPeriods * 100 + 678) / 1356
     }
 
-    /// CRC_A of ISO/IEC 14443-3 (initial 6363, reflected polynomial 8408), low byte first.
-    public static func crcA(_ data: some Sequence<UInt8>) -> [UInt8] {
-        var crc: UInt16 = 0x6363
-        for byte in data {
-            var b = byte ^ UInt8(truncatingIfNeeded: crc)
-            b ^= b << 4
-            crc = (crc >> 8) ^ UInt16(b) << 8 ^ UInt16(b) << 3 ^ UInt16(b) >> 4
-        }
-        return [UInt8(truncatingIfNeeded: crc), UInt8(truncatingIfNeeded: crc >> 8)]
-    }
+    /// CRC_A of ISO/IEC 14443-3 (NFCTags' ``iso14443CRCA(_:)``).
+    public static func crcA(_ data: some Sequence<UInt8>) -> [UInt8] { iso14443CRCA(data) }
 
     /// `frame` without its CRC when the CRC is valid; nil otherwise.
     static func payload(_ frame: [UInt8]) -> [UInt8]? {

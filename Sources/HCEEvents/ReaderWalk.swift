@@ -163,35 +163,17 @@ public struct ReaderWalk: Sendable {
             let log = phone.log
             var toApp = 0, bySystem = 0
             for (t, e) in log[logIndex...] {
-                var w = WalkEvent(time: t, reader: profile.name, event: "")
+                let (name, detail) = ContactlessPhone.describe(e)
+                var w = WalkEvent(time: t, reader: profile.name, event: name)
+                w.detail = detail
                 switch e {
-                case .fieldOn(let tech, let ecp):
-                    w.event = "fieldOn"
-                    w.detail = tech.rawValue + (ecp.map { " ECP " + $0.hexString() } ?? "")
-                case .nfcEvent: w.event = "nfcEvent"
-                case .wakeSuppressed(let why):
-                    w.event = "wakeSuppressed"
-                    switch why {
-                    case .presentmentIntentAssertion: w.detail = "presentmentIntentAssertion"
-                    case .expressCredential(let n): w.detail = "expressCredential " + n
-                    }
-                case .isoDepActivated: w.event = "isoDepActivated"
                 case .apdu(let c, let r, let by):
-                    w.event = "apdu"
                     w.command = c
                     w.response = r
                     w.answeredBy = by
-                    if r == nil { w.detail = "reader timeout" }
                     if by == .app { toApp += 1 } else if by == .system { bySystem += 1 }
-                case .session(_, let se):
-                    w.event = se.name
-                    if case .received(let a) = se { w.command = a.payload }
-                    if case .sessionInvalidated(let reason) = se { w.detail = reason.description }
-                case .emulationStarted: w.event = "startEmulation"
-                case .emulationStopped(_, let status):
-                    w.event = "stopEmulation"
-                    w.detail = status.rawValue
-                case .fieldOff: w.event = "fieldOff"
+                case .session(_, .received(let a)): w.command = a.payload
+                default: break
                 }
                 events.append(w)
             }

@@ -96,7 +96,7 @@ struct LibNFCDeviceTests {
         defer { fake.stop() }
         let device = try open()
         #expect(try device.poll(count: 1, period: .milliseconds(150)) == nil)
-        fake.present(LibNFCTestBench.ntag215())
+        fake.present(try LibNFCTestBench.ntag215())
         let target = try #require(try device.poll(count: 1))
         #expect(target.uid == LibNFCTestBench.uid)
         #expect(target.atqa == [0x00, 0x44])
@@ -113,8 +113,8 @@ struct LibNFCDeviceTests {
     func readType2() throws {
         defer { fake.stop() }
         let device = try open()
-        let reference = LibNFCTestNTAG215()
-        fake.present(LibNFCTestBench.ntag215())
+        let reference = LibNFCTestNTAG215.self
+        fake.present(try LibNFCTestBench.ntag215())
         let target = try #require(try device.selectPassiveTarget())
         let tag = try LibNFCType2Transport(device: device, target: target)
         #expect(try tag.getVersion() == [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
@@ -148,7 +148,7 @@ struct LibNFCDeviceTests {
     func presence() throws {
         defer { fake.stop() }
         let device = try open()
-        fake.present(LibNFCTestBench.ntag215())
+        fake.present(try LibNFCTestBench.ntag215())
         _ = try #require(try device.selectPassiveTarget())
         #expect(try device.isTargetPresent())
         fake.remove()
@@ -167,7 +167,7 @@ struct LibNFCDeviceTests {
         #expect(throws: LibNFCError(code: .aborted, operation: "", message: "")) { _ = try result.get() }
         #expect(ContinuousClock.now - started < .seconds(2))
         // The device is usable afterwards.
-        fake.present(LibNFCTestBench.ntag215())
+        fake.present(try LibNFCTestBench.ntag215())
         #expect(try device.selectPassiveTarget()?.uid == LibNFCTestBench.uid)
     }
 
@@ -175,7 +175,7 @@ struct LibNFCDeviceTests {
     func pollWaitsForCard() async throws {
         defer { fake.stop() }
         let device = try open()
-        fake.schedule(present: LibNFCTestBench.ntag215(), after: .milliseconds(100))
+        fake.schedule(present: try LibNFCTestBench.ntag215(), after: .milliseconds(100))
         let target = try await device.perform { try $0.poll(count: nil) }
         #expect(target?.uid == LibNFCTestBench.uid)
     }

@@ -2,39 +2,24 @@ import Foundation
 import NFCTags
 import VirtualHardware
 
-/// A minimal NTAG215 for the libnfc wrapper tests (READ, WRITE, GET_VERSION; NAK `0` and
-/// idle on a bad page). Replace with NFCTags' `NTAG21xCore` once it lands on main.
-struct LibNFCTestNTAG215: PN532Type2Responder {
+/// The NTAG215 image of the libnfc wrapper tests, served by NFCTags' `NTAG21xCore`:
+/// UID `04 A1 B2 C3 D4 E5 F6`, CC `E1 10 3E 00`, a recognisable pattern in every other page.
+enum LibNFCTestNTAG215 {
     static let pageCount = 135
-    var pages: [[UInt8]] = (0..<135).map { p in
+    static let pages: [[UInt8]] = (0..<135).map { p in
         switch p {
         case 0: [0x04, 0xA1, 0xB2, 0x88 ^ 0x04 ^ 0xA1 ^ 0xB2]
         case 1: [0xC3, 0xD4, 0xE5, 0xF6]
         case 2: [0xC3 ^ 0xD4 ^ 0xE5 ^ 0xF6, 0x48, 0x00, 0x00]
         case 3: [0xE1, 0x10, 0x3E, 0x00]
-        case 133, 134: [0, 0, 0, 0]
+        case 130: [0x00, 0x00, 0x00, 0xBD]  // dynamic lock bytes
+        case 131: [0x04, 0x00, 0x00, 0xFF]  // CFG0: AUTH0 FF (no page protected)
+        case 132: [0x00, 0x05, 0x00, 0x00]  // CFG1
+        case 133, 134: [0, 0, 0, 0]  // PWD, PACK (read as 00 anyway)
         default: [UInt8(p), 0x11, 0x22, UInt8(255 - p)]
         }
     }
-    var active = true
-
-    mutating func respond(to frame: [UInt8]) -> Type2Answer {
-        guard active, let command = frame.first else { return .silent }
-        switch command {
-        case 0x30 where frame.count == 2 && Int(frame[1]) < Self.pageCount:
-            return .data((0..<4).flatMap { pages[(Int(frame[1]) + $0) % Self.pageCount] })
-        case 0xA2 where frame.count == 6 && (2..<Self.pageCount).contains(Int(frame[1])):
-            pages[Int(frame[1])] = Array(frame[2...])
-            return .ack
-        case 0x60 where frame.count == 1:
-            return .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
-        default:
-            active = false
-            return .nak(0x0)
-        }
-    }
-    mutating func halt() { active = false }
-    mutating func wakeUp() { active = true }
+    static func core() throws -> NTAG21xCore { try NTAG21xCore(variant: .ntag215, pages: pages) }
 }
 
 struct LibNFCTestSelectApp: PN532APDUResponder {
@@ -45,8 +30,8 @@ struct LibNFCTestSelectApp: PN532APDUResponder {
 
 enum LibNFCTestBench {
     static let uid: [UInt8] = [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6]
-    static func ntag215() -> PN532Card {
-        PN532Card(uid: uid, atqa: [0x44, 0x00], sak: 0x00, function: .type2(LibNFCTestNTAG215()))
+    static func ntag215() throws -> PN532Card {
+        PN532Card(uid: uid, atqa: [0x44, 0x00], sak: 0x00, function: .type2(try LibNFCTestNTAG215.core()))
     }
     static func isoDEP() -> PN532Card {
         PN532Card(uid: [0x08, 0x11, 0x22, 0x33], atqa: [0x04, 0x00], sak: 0x20,

@@ -19,8 +19,8 @@ struct LibNFCTimingTests {
         let link = LibNFCTestBench.linkPath("timing")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
-        fake.present(LibNFCTestBench.ntag215())
-        let reference = LibNFCTestNTAG215().pages.flatMap { $0 }
+        fake.present(try LibNFCTestBench.ntag215())
+        let reference = LibNFCTestNTAG215.pages.flatMap { $0 }
         let context = try LibNFCContext()
         var ours: [Duration] = []
         var readOnly: [Duration] = []

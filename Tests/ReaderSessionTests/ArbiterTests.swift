@@ -1,4 +1,5 @@
 import Foundation
+import NFCTags
 import ReaderSession
 import Testing
 
@@ -100,7 +101,7 @@ struct ArbiterTests {
 }
 
 private final class Delegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
-    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {}
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
 }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFCTags
 import ReaderSession
 import Synchronization
 import Testing
@@ -12,7 +13,7 @@ private func next<S: AsyncSequence & Sendable>(_ it: inout S.AsyncIterator, _: S
 private final class NDEFDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     let log = Mutex<[String]>([])
     func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) { log.withLock { $0.append("active") } }
-    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
         log.withLock { $0.append("ndefs:\(messages.count)") }
     }
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
@@ -52,7 +53,8 @@ struct RuntimeTests {
         #expect(isActive(await it.next()))
         bench.backend.present([(1, MemoryType2Tag(ndef: nil)), (2, MemoryType2Tag(ndef: uriMessage))])
         guard case .didDetectNDEFs(let messages) = await it.next() else { Issue.record("no didDetectNDEFs"); return }
-        #expect(messages == [NDEFMessageBytes(uriMessage)])
+        #expect(messages.map(\.bytes) == [uriMessage])
+        #expect(messages.first?.records.first?.wellKnownTypeURIPayload()?.absoluteString == "https://example.com")
         #expect(code(await it.next()) == .readerSessionInvalidationErrorFirstNDEFTagRead)
         #expect(await it.next() == nil)
         #expect(!session.isReady)
@@ -61,7 +63,8 @@ struct RuntimeTests {
         #expect(events.first == .sessionBegan(kind: .ndef(invalidateAfterFirstRead: true), reader: bench.backend.identifier))
         #expect(events.last == .didInvalidateWithError(.readerSessionInvalidationErrorFirstNDEFTagRead, errorMessage: nil))
         #expect(events.contains(.alertMessage("Hold your iPhone near the tag")))
-        #expect(events.contains { if case .frame(_, command: [0x30, 0x03], response: _) = $0 { true } else { false } })
+        // The Type 2 procedure's READs are in the trace (the CC sits in the block READ 00 returns).
+        #expect(events.contains { if case .frame(_, command: let c, response: _) = $0 { c.first == 0x30 } else { false } })
         #expect(events.contains(.ndefRead(DetectedTargetID(1), .empty)))
     }
 
@@ -154,14 +157,15 @@ struct RuntimeTests {
         guard case .didDetectTags(let tags) = await it.next(), tags.count == 2 else { Issue.record("no tags"); return }
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
         try await s.connect(to: tags[0])
-        #expect(try await tags[0].readNDEF() == NDEFMessageBytes(uriMessage))
+        #expect(try await tags[0].readNDEF() .bytes == uriMessage)
         #expect(tags[0].isAvailable)
         try await s.connect(to: tags[1])
         await #expect(throws: NFCReaderError(.ndefReaderSessionErrorZeroLengthMessage)) { try await tags[1].readNDEF() }
         let (status, capacity) = try await tags[1].queryNDEFStatus()
-        #expect(status == .readWrite && capacity == 140)
-        try await tags[1].writeNDEF(NDEFMessageBytes(uriMessage))
-        #expect(try await tags[1].readNDEF() == NDEFMessageBytes(uriMessage))
+        // NTAG213 data area 144 bytes, no control TLVs: T (1) + 1-byte L + 142 bytes of message.
+        #expect(status == .readWrite && capacity == 142)
+        try await tags[1].writeNDEF(try NFCNDEFMessage(bytes: uriMessage))
+        #expect(try await tags[1].readNDEF() .bytes == uriMessage)
 
         s.restartPolling()
         #expect(!tags[0].isAvailable)
@@ -195,6 +199,31 @@ struct RuntimeTests {
         s.invalidate()
         guard case .didInvalidate(let e) = await it.next() else { Issue.record("no end"); return }
         #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
+    }
+
+    @Test("Tag session: a Type 4 tag arrives as .iso7816; SELECT by APDU and readNDEF go through NFCTags' T4T reader")
+    func type4() async throws {
+        let bench = Bench()
+        let s = try #require(NFCTagReaderSession(pollingOption: [.iso14443], delegate: TagDelegate(), queue: nil, system: bench.system))
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        guard case .didBecomeActive = await it.next() else { Issue.record("not active"); return }
+        bench.backend.present([(9, try MemoryType4Tag(ndef: uriMessage))])
+        guard case .didDetect(let tags) = await it.next(), let first = tags.first, case .iso7816(let tag) = first else {
+            Issue.record("no ISO 7816 tag"); return
+        }
+        #expect(tag.historicalBytes == Data([0x80]))
+        try await s.connect(to: first)
+        let select = NFCISO7816APDU(instructionClass: 0, instructionCode: 0xA4, p1Parameter: 4, p2Parameter: 0,
+                                    data: Data([0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]), expectedResponseLength: 256)
+        let (_, sw1, sw2) = try await tag.sendCommand(apdu: select)
+        #expect((sw1, sw2) == (0x90, 0x00))
+        #expect(try await tag.readNDEF().bytes == uriMessage)
+        let (status, _) = try await tag.queryNDEFStatus()
+        #expect(status == .readWrite)
+        s.invalidate()
+        guard case .didInvalidate = await it.next() else { Issue.record("no end"); return }
+        #expect(bench.trace.events().contains { if case .frame(_, command: let c, response: [0x90, 0x00]) = $0 { c.prefix(2) == [0x00, 0xA4] } else { false } })
     }
 
     @Test("An empty polling option is refused like Core NFC (nil)")

@@ -87,8 +87,8 @@ struct PN532FrameCodecTests {
 
     @Test("CRC_A matches ISO/IEC 14443-3 (GET_VERSION 60 → F8 32, READ 30 00 → 02 A8)")
     func crcA() {
-        #expect(pn532CRCA([0x60]) == [0xF8, 0x32])
-        #expect(pn532CRCA([0x30, 0x00]) == [0x02, 0xA8])
+        #expect(iso14443CRCA([0x60]) == [0xF8, 0x32])
+        #expect(iso14443CRCA([0x30, 0x00]) == [0x02, 0xA8])
     }
 }
 
@@ -143,12 +143,12 @@ struct PN532ChipTests {
         // CRC off (nfc-mfultralight's GET_VERSION): 42 60 F8 32
         _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x00, 0x63, 0x03, 0x00]))
         let version: [UInt8] = [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03]
-        #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0xF8, 0x32]))) == [[0x43, 0x00] + version + pn532CRCA(version)])
+        #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0xF8, 0x32]))) == [[0x43, 0x00] + version + iso14443CRCA(version)])
         // A wrong CRC from the host: the tag stays silent.
         #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0x00, 0x00]))) == [[0x43, 0x01]])
         // A 4-bit ACK to WRITE comes back as one byte.
         let write: [UInt8] = [0xA2, 0x04, 1, 2, 3, 4]
-        #expect(responses(chip.receive(hostFrame([0x42] + write + pn532CRCA(write)))) == [[0x43, 0x00, 0x0A]])
+        #expect(responses(chip.receive(hostFrame([0x42] + write + iso14443CRCA(write)))) == [[0x43, 0x00, 0x0A]])
         // CRC on again: the chip appends and strips it.
         _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x80, 0x63, 0x03, 0x80]))
         #expect(responses(chip.receive(hostFrame([0x42, 0x60]))) == [[0x43, 0x00] + version])

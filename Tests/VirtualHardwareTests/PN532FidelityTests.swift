@@ -11,7 +11,7 @@ struct PN532FidelityTests {
         let link = pn532TestLinkPath("list")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
-        fake.present(PN532TestCards.ntag215())
+        fake.present(try PN532TestCards.ntag215())
         let result = try LibNFCTool.run("nfc-list", [], device: link)
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("1 ISO14443A passive target(s) found"))
@@ -27,7 +27,7 @@ extension PN532FidelityTests {
         let link = pn532TestLinkPath("poll")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
-        fake.present(PN532TestCards.ntag215())
+        fake.present(try PN532TestCards.ntag215())
         fake.schedule(removeAfter: .milliseconds(700))
         let result = try LibNFCTool.run("nfc-poll", [], device: link)
         #expect(!result.timedOut)
@@ -42,8 +42,8 @@ extension PN532FidelityTests {
         let link = pn532TestLinkPath("mfu")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
-        let tag = PN532TestNTAG215()
-        fake.present(PN532TestCards.ntag215(tag))
+        let pages = PN532TestNTAG215.image()
+        fake.present(try PN532TestCards.ntag215(PN532TestNTAG215.core(pages: pages)))
         let dump = "\(NSTemporaryDirectory())nfcbench-mfu-\(getpid()).mfd"
         defer { try? FileManager.default.removeItem(atPath: dump) }
         let result = try LibNFCTool.run("nfc-mfultralight", ["r", dump], device: link)
@@ -51,7 +51,7 @@ extension PN532FidelityTests {
         #expect(result.output.contains("NTAG215"), "\(result.output)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dump)))
         #expect(bytes.count == PN532TestNTAG215.pageCount * 4)
-        let expected = (0..<PN532TestNTAG215.pageCount).flatMap { tag.pages[$0] }
+        let expected = (0..<PN532TestNTAG215.pageCount).flatMap { pages[$0] }
         func masked(_ b: [UInt8]) -> [UInt8] { Array(b.prefix(133 * 4)) }
         #expect(masked(bytes) == masked(expected))
     }

@@ -3,16 +3,13 @@ import NFCTags
 import Testing
 import VirtualHardware
 
-/// A small NTAG215 for the PN532 tests (NTAG213/215/216 datasheet rev. 3.2): 135 pages,
-/// READ `30` with roll-over, WRITE `A2`, GET_VERSION `60`, FAST_READ `3A`, PWD_AUTH `1B`,
-/// READ_SIG `3C`; a NAK `0` for an out-of-range page, after which the tag is idle.
-struct PN532TestNTAG215: PN532Type2Responder {
+/// The NTAG215 the PN532 tests use, served by NFCTags' `NTAG21xCore` (the same core the
+/// simulator and the bench use): 135 pages, UID `04 A1 B2 C3 D4 E5 F6`.
+enum PN532TestNTAG215 {
     static let pageCount = 135
-    var pages: [[UInt8]]
-    var active = true
 
-    /// The factory-like image: UID `04 A1 B2 C3 D4 E5 F6` with valid BCCs, CC `E1 10 3E 00`,
-    /// an NDEF message with one URI record, config pages with AUTH0 `FF`.
+    /// The factory-like image: UID with valid BCCs, CC `E1 10 3E 00`, an NDEF message with
+    /// one URI record, a pattern after it, config pages with AUTH0 `FF`.
     static func image(uid: [UInt8] = [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6]) -> [[UInt8]] {
         var pages = [[UInt8]](repeating: [0, 0, 0, 0], count: pageCount)
         let bcc0 = 0x88 ^ uid[0] ^ uid[1] ^ uid[2]
@@ -34,45 +31,13 @@ struct PN532TestNTAG215: PN532Type2Responder {
         return pages
     }
 
-    init(pages: [[UInt8]] = Self.image()) { self.pages = pages }
+    /// The emulation core holding `pages`.
+    static func core(pages: [[UInt8]] = image()) throws -> NTAG21xCore {
+        try NTAG21xCore(variant: .ntag215, pages: pages)
+    }
 
     /// What a READ shows of page `p`: PWD and PACK read as zeros.
-    func visible(_ p: Int) -> [UInt8] { p == 133 || p == 134 ? [0, 0, 0, 0] : pages[p] }
-
-    mutating func respond(to frame: [UInt8]) -> Type2Answer {
-        guard active, let command = frame.first else { return .silent }
-        switch command {
-        case 0x30 where frame.count == 2:
-            let start = Int(frame[1])
-            guard start < Self.pageCount else { return nakAndIdle() }
-            return .data((0..<4).flatMap { visible((start + $0) % Self.pageCount) })
-        case 0x3A where frame.count == 3:
-            let (start, end) = (Int(frame[1]), Int(frame[2]))
-            guard start <= end, end < Self.pageCount else { return nakAndIdle() }
-            return .data((start...end).flatMap { visible($0) })
-        case 0xA2 where frame.count == 6:
-            let page = Int(frame[1])
-            guard (2..<Self.pageCount).contains(page) else { return nakAndIdle() }
-            pages[page] = Array(frame[2..<6])
-            return .ack
-        case 0x60 where frame.count == 1:
-            return .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
-        case 0x1B where frame.count == 5:
-            return .data([0x00, 0x00])
-        case 0x3C where frame.count == 2:
-            return .data([UInt8](repeating: 0, count: 32))
-        default:
-            return nakAndIdle()
-        }
-    }
-
-    private mutating func nakAndIdle() -> Type2Answer {
-        active = false
-        return .nak(0x0)
-    }
-
-    mutating func halt() { active = false }
-    mutating func wakeUp() { active = true }
+    static func visible(_ pages: [[UInt8]], _ p: Int) -> [UInt8] { p == 133 || p == 134 ? [0, 0, 0, 0] : pages[p] }
 }
 
 /// An ISO-DEP card that answers SELECT by AID with `90 00` and anything else with `6D 00`.
@@ -86,8 +51,9 @@ struct PN532TestAPDUCard: PN532APDUResponder {
 }
 
 enum PN532TestCards {
-    static func ntag215(_ tag: PN532TestNTAG215 = PN532TestNTAG215()) -> PN532Card {
-        PN532Card(uid: [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6], atqa: [0x44, 0x00], sak: 0x00, function: .type2(tag))
+    static func ntag215(_ core: NTAG21xCore? = nil) throws -> PN532Card {
+        PN532Card(uid: [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6], atqa: [0x44, 0x00], sak: 0x00,
+                  function: .type2(try core ?? PN532TestNTAG215.core()))
     }
     static func isoDEP() -> PN532Card {
         PN532Card(uid: [0x04, 0xA1, 0xB2, 0xC3], atqa: [0x04, 0x00], sak: 0x20,

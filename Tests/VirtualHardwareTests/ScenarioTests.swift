@@ -1,4 +1,5 @@
 import Foundation
+import NFCTags
 import Testing
 import VirtualHardware
 
@@ -18,7 +19,7 @@ struct ScenarioTests {
         #expect(s.reader == "file-name")
         #expect(s.description == "d")
         #expect(s.steps == [
-            .init(at: .milliseconds(300), action: .present(tag: "ntag215-uri", as: "A", faults: [.init(kind: .tagLost, afterCommands: 2)])),
+            .init(at: .milliseconds(300), action: .present(tag: "ntag215-uri", as: "A", faults: [TagFault(afterCommands: 2, kind: .tagLost)])),
             .init(at: .microseconds(2_300_500), action: .remove("A")),
         ])
     }

@@ -34,7 +34,7 @@ public final class LibNFCType2Transport: Type2TagTransport {
     func exchange(_ frame: [UInt8]) throws -> Type2Answer {
         let answer: [UInt8]
         do {
-            answer = try device.transceive(frame + libnfcCRCA(frame), timeout: timeout)
+            answer = try device.transceive(frame + iso14443CRCA(frame), timeout: timeout)
         } catch let e as LibNFCError {
             throw e.tagCommunicationError
         }
@@ -44,7 +44,7 @@ public final class LibNFCType2Transport: Type2TagTransport {
         case 2: throw TagCommunicationError.malformedResponse("2-byte answer \(answer.hexString(separator: " "))")
         default:
             let data = Array(answer.dropLast(2))
-            guard libnfcCRCA(data) == Array(answer.suffix(2)) else {
+            guard iso14443CRCA(data) == Array(answer.suffix(2)) else {
                 throw TagCommunicationError.malformedResponse("CRC_A mismatch in \(answer.hexString(separator: " "))")
             }
             return .data(data)
@@ -124,13 +124,3 @@ public final class LibNFCAPDUTransport: APDUTransport {
     }
 }
 
-/// ISO/IEC 14443-3 CRC_A (init `6363`), low byte first.
-func libnfcCRCA(_ bytes: [UInt8]) -> [UInt8] {
-    var crc: UInt16 = 0x6363
-    for byte in bytes {
-        var b = byte ^ UInt8(truncatingIfNeeded: crc)
-        b ^= b << 4
-        crc = (crc >> 8) ^ (UInt16(b) << 8) ^ (UInt16(b) << 3) ^ (UInt16(b) >> 4)
-    }
-    return [UInt8(truncatingIfNeeded: crc), UInt8(truncatingIfNeeded: crc >> 8)]
-}

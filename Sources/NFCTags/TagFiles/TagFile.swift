@@ -430,6 +430,33 @@ public struct TagFile: Sendable, Hashable {
         }
     }
 
+    /// The T4T NDEF application core serving this Type 4 file's NDEF file exactly as stored
+    /// (padded with zeros to the maximum size; a lying NLEN stays a lying NLEN) behind a CC
+    /// built from the file's mapping version, maximum size, access and file id. Throws
+    /// `.unsupported` for a Type 2 file and `.invalidValue` when the CC can't hold the values.
+    public func makeType4Core() throws(TagFileError) -> Type4NDEFApplication {
+        guard let t4 = type4 else {
+            throw TagFileError(.unsupported, field: "type", "a Type 2 file has no NDEF application")
+        }
+        guard t4.fileID.count == 2 else { throw TagFileError(.invalidValue, field: "file_id", "needs 2 bytes") }
+        let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : 0x20
+        let fileID = UInt16(t4.fileID[0]) << 8 | UInt16(t4.fileID[1])
+        let cc: Type4CapabilityContainer
+        do {
+            cc = try Type4CapabilityContainer(
+                mappingVersion: version, maximumReadLength: 0xFF, maximumWriteLength: 0xFF, ndefFileID: fileID,
+                maximumNDEFFileSize: t4.maximumNDEFFileSize, writeAccess: t4.readOnly ? 0xFF : 0x00,
+                extendedFile: t4.lengthFieldSize == 4)
+        } catch {
+            throw TagFileError(.invalidValue, field: "max_ndef_file_size", "\(error)")
+        }
+        var file = t4.ndefFile
+        if file.count < t4.maximumNDEFFileSize { file += [UInt8](repeating: 0, count: t4.maximumNDEFFileSize - file.count) }
+        return Type4NDEFApplication(
+            rawCapabilityContainer: cc.bytes, ndefFileID: fileID, ndefFile: file, mappingVersion: version,
+            readOnly: t4.readOnly, lengthFieldSize: t4.lengthFieldSize)
+    }
+
     // MARK: Saving
 
     /// Our JSON (`hardware/tags/FORMAT.md`), one page a line.

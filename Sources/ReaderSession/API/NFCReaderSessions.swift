@@ -1,4 +1,5 @@
 public import Dispatch
+public import NFCTags
 import Synchronization
 
 /// Core NFC `NFCNDEFReaderSessionDelegate`. Called on the session's queue.
@@ -11,7 +12,7 @@ public protocol NFCNDEFReaderSessionDelegate: AnyObject {
     /// Core NFC `readerSessionDidBecomeActive(_:)` (optional there; empty by default here).
     func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession)
     /// Core NFC `readerSession(_:didDetectNDEFs:)`: read-only mode's messages.
-    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes])
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage])
     /// Core NFC `readerSession(_:didInvalidateWithError:)`: always last, exactly once.
     /// The error is an ``NFCReaderError``.
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error)
@@ -30,7 +31,7 @@ public protocol NFCNDEFReaderSessionTagDelegate: NFCNDEFReaderSessionDelegate {
 }
 
 extension NFCNDEFReaderSessionTagDelegate {
-    public func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NDEFMessageBytes]) {}
+    public func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
 }
 
 /// Core NFC `NFCTagReaderSessionDelegate`. Called on the session's queue.
@@ -50,7 +51,7 @@ extension NFCTagReaderSessionDelegate {
 /// What an ``NFCNDEFReaderSession`` delivers, as a value (the `events` sequence).
 public enum NFCNDEFReaderSessionEvent: Sendable {
     case didBecomeActive
-    case didDetectNDEFs([NDEFMessageBytes])
+    case didDetectNDEFs([NFCNDEFMessage])
     case didDetectTags([any NFCNDEFTag])
     case didInvalidate(NFCReaderError)
 }
@@ -163,7 +164,8 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
             case .didBecomeActive:
                 box.value?.readerSessionDidBecomeActive(self)
                 k.yield(.didBecomeActive)
-            case .didDetectNDEFs(let m):
+            case .didDetectNDEFs(let raw):
+                let m = raw.compactMap(\.message)
                 box.value?.readerSession(self, didDetectNDEFs: m)
                 k.yield(.didDetectNDEFs(m))
             case .didDetectTags(let delivered):

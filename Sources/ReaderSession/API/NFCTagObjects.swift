@@ -1,5 +1,5 @@
 public import Foundation
-import NFCTags
+public import NFCTags
 import Synchronization
 
 /// Core NFC `NFCNDEFTag`: a tag object whose NDEF area can be queried, read and written.
@@ -12,9 +12,9 @@ public protocol NFCNDEFTag: AnyObject, Sendable {
     func queryNDEFStatus(completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, (any Error)?) -> Void)
     /// Core NFC `readNDEF(completionHandler:)`. An NDEF-formatted tag holding an empty
     /// message fails with 403 `ndefReaderSessionErrorZeroLengthMessage`.
-    func readNDEF(completionHandler: @escaping @Sendable (NDEFMessageBytes?, (any Error)?) -> Void)
+    func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void)
     /// Core NFC `writeNDEF(_:completionHandler:)`: 400 read-only, 402 too large.
-    func writeNDEF(_ message: NDEFMessageBytes, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+    func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
 }
 
 extension NFCNDEFTag {
@@ -25,7 +25,7 @@ extension NFCNDEFTag {
         }
     }
     /// Async `readNDEF()`.
-    public func readNDEF() async throws -> NDEFMessageBytes {
+    public func readNDEF() async throws -> NFCNDEFMessage {
         try await withCheckedThrowingContinuation { k in
             readNDEF { m, e in
                 if let m { k.resume(returning: m) } else { k.resume(throwing: e ?? NFCReaderError(.readerTransceiveErrorTagResponseError)) }
@@ -33,7 +33,7 @@ extension NFCNDEFTag {
         }
     }
     /// Async `writeNDEF(_:)`.
-    public func writeNDEF(_ message: NDEFMessageBytes) async throws {
+    public func writeNDEF(_ message: NFCNDEFMessage) async throws {
         try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
             writeNDEF(message) { e in if let e { k.resume(throwing: e) } else { k.resume() } }
         }
@@ -190,14 +190,17 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     }
 
     var identifier: Data { Data(target.uid) }
+    /// The ATS's historical bytes: after TL, T0 and the interface bytes T0 announces
+    /// (ISO/IEC 14443-4 §5.2).
     var historicalBytes: Data? {
-        guard let ats = target.ats, let t0 = ats.first else { return nil }
-        var i = 1
-        if t0 & 0x10 != 0 { i += 1 }
-        if t0 & 0x20 != 0 { i += 1 }
-        if t0 & 0x40 != 0 { i += 1 }
-        return i <= ats.count ? Data(ats[i...]) : nil
+        guard let ats = target.ats, ats.count >= 2 else { return nil }
+        let length = min(Int(ats[0]), ats.count)
+        let t0 = ats[1]
+        var i = 2
+        for bit: UInt8 in [0x10, 0x20, 0x40] where t0 & bit != 0 { i += 1 }
+        return i <= length ? Data(ats[i..<length]) : nil
     }
+
     var mifareFamily: NFCMiFareFamily {
         switch target.kind {
         case .type2: .ultralight
@@ -234,10 +237,13 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
-    func readNDEF(completionHandler: @escaping @Sendable (NDEFMessageBytes?, (any Error)?) -> Void) {
-        run("readNDEF", { c, p -> NDEFMessageBytes in
+    func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void) {
+        run("readNDEF", { c, p -> NFCNDEFMessage in
             switch try p.readNDEF(c) {
-            case .message(let m): return m
+            case .message(let m):
+                do { return try NFCNDEFMessage(bytes: m.bytes) } catch {
+                    throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: "malformed NDEF message: \(error)")
+                }
             case .empty: throw NFCReaderError(.ndefReaderSessionErrorZeroLengthMessage)
             case .notNDEF: throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "the tag has no NDEF area")
             case .failed(let code): throw NFCReaderError(code)
@@ -250,8 +256,8 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
-    func writeNDEF(_ message: NDEFMessageBytes, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        run("writeNDEF", { c, p in try p.writeNDEF(message, c) }) { r in
+    func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        run("writeNDEF", { c, p in try p.writeNDEF(NDEFMessageBytes(message.bytes), c) }) { r in
             switch r {
             case .success: completionHandler(nil)
             case .failure(let e): completionHandler(e)

@@ -1,3 +1,5 @@
+public import NFCTags
+
 /// Which Core NFC session the machine plays.
 ///
 /// - `ndef(invalidateAfterFirstRead:)`: `NFCNDEFReaderSession` whose delegate implements only
@@ -71,45 +73,15 @@ public struct NDEFMessageBytes: Sendable, Hashable, CustomStringConvertible {
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
     public var description: String { "NDEF[\(bytes.count) B]" }
 
-    /// True when the bytes are one or more records whose headers chain correctly
-    /// (MB on the first, ME on the last, lengths inside the message, TNF ≤ 6, no trailing
-    /// bytes), NFC Forum NDEF 1.0 §3.2. An empty record (TNF 0) alone counts as empty.
+    /// True when the bytes parse as an NDEF message (NFCTags' strict parser, NFC Forum
+    /// NDEF 1.0 §3) with at least one record that is not the empty record (TNF 0).
     public var isWellFormedNonEmpty: Bool {
-        var i = 0
-        var first = true
-        var sawContent = false
-        let b = bytes
-        while i < b.count {
-            let h = b[i]
-            let mb = h & 0x80 != 0, me = h & 0x40 != 0, sr = h & 0x10 != 0, il = h & 0x08 != 0
-            let tnf = h & 0x07
-            if mb != first || tnf == 7 { return false }
-            i += 1
-            guard i < b.count else { return false }
-            let typeLength = Int(b[i]); i += 1
-            var payloadLength = 0
-            if sr {
-                guard i < b.count else { return false }
-                payloadLength = Int(b[i]); i += 1
-            } else {
-                guard i + 4 <= b.count else { return false }
-                payloadLength = Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
-                i += 4
-            }
-            var idLength = 0
-            if il {
-                guard i < b.count else { return false }
-                idLength = Int(b[i]); i += 1
-            }
-            let body = typeLength + idLength + payloadLength
-            guard body <= b.count - i else { return false }
-            i += body
-            if tnf != 0 || body > 0 { sawContent = true }
-            first = false
-            if me { return i == b.count && sawContent }
-        }
-        return false
+        guard let m = try? NFCNDEFMessage(bytes: bytes) else { return false }
+        return m.records.contains { $0.typeNameFormat != .empty }
     }
+
+    /// The parsed message, or `nil` when the bytes do not parse.
+    public var message: NFCNDEFMessage? { try? NFCNDEFMessage(bytes: bytes) }
 }
 
 /// What reading a tag's NDEF area found (Core NFC `NFCNDEFStatus` plus the message).

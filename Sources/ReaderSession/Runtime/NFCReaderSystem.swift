@@ -30,7 +30,7 @@ public final class NFCReaderSystem: Sendable {
         clock: any ReaderSessionClock = ContinuousReaderClock(),
         arbiter: SessionArbiter = .shared,
         thermal: ThermalModel = ThermalModel(),
-        procedures: any NDEFTagProcedures = BasicNDEFProcedures(),
+        procedures: any NDEFTagProcedures = NFCForumNDEFProcedures(),
         observer: @escaping @Sendable (SessionTraceRecord) -> Void = { _ in }
     ) {
         self.backend = backend

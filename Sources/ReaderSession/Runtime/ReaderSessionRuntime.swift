@@ -90,7 +90,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 admission = .anotherSessionActive
             case .failed(let why):
                 admission = .refused(.readerErrorUnsupportedFeature)
-                trace(.alertMessage("reader lock failed: \(why)"))
+                trace(.readerLockFailed(why))
             case .acquired(let l):
                 let (decision, heat) = system.thermalBegin(at: now)
                 switch decision {

@@ -3,6 +3,8 @@
 public enum SessionTraceEvent: Sendable, Hashable {
     /// `begin()` was called: the session's kind and reader; `t_us` 0 is this instant.
     case sessionBegan(kind: ReaderSessionKind, reader: String)
+    /// The reader's lock file could not be used (errno text); the begin was refused with 1.
+    case readerLockFailed(String)
     /// The thermal model at begin: heat in field-seconds and the granted time limit
     /// (`nil` when refused); also at the end, with the limit a begin would now get.
     case thermal(heat: Double, timeLimit: Duration?)
@@ -36,6 +38,7 @@ public enum SessionTraceEvent: Sendable, Hashable {
     public var name: String {
         switch self {
         case .sessionBegan: "begin"
+        case .readerLockFailed: "readerLockFailed"
         case .thermal: "thermal"
         case .didBecomeActive: "readerSessionDidBecomeActive"
         case .detected: "detected"

@@ -1,3 +1,4 @@
+import NFCTags
 /// A fault the virtual PN532 puts on the wire once, for the next command that qualifies.
 public enum PN532WireFault: Sendable, Equatable {
     /// The next response frame carries a wrong data checksum (libnfc: `NFC_EIO`).
@@ -330,7 +331,7 @@ public struct PN532Chip: Sendable {
             defer { present.function = .type2(core) }
             switch core.respond(to: frame) {
             case .data(let d):
-                if raw && registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + pn532CRCA(d)) }
+                if raw && registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + iso14443CRCA(d)) }
                 return .reply([0x00] + d)
             case .ack:
                 registers[0x633C - 0x6301] = (registers[0x633C - 0x6301] & 0xF8) | 0x04
@@ -368,7 +369,7 @@ public struct PN532Chip: Sendable {
         guard !params.isEmpty, txMode & 0x03 == 0x00, card != nil else { return .reply([0x01]) }
         var frame = params
         if txMode & 0x80 == 0 {  // CRC off: the host appended CRC_A itself
-            guard frame.count >= 3, pn532CRCA(frame.dropLast(2)) == Array(frame.suffix(2)) else {
+            guard frame.count >= 3, iso14443CRCA(frame.dropLast(2)) == Array(frame.suffix(2)) else {
                 return .reply([0x01])  // a bad CRC: the tag stays silent
             }
             frame.removeLast(2)

@@ -128,14 +128,3 @@ extension UInt8 {
     }
 }
 
-/// ISO/IEC 14443-3 CRC_A (initial value `6363`, reflected polynomial `8408`), low byte first
-/// as it goes on the air.
-public func pn532CRCA(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-    var crc: UInt16 = 0x6363
-    for byte in bytes {
-        var b = byte ^ UInt8(truncatingIfNeeded: crc)
-        b ^= b << 4
-        crc = (crc >> 8) ^ (UInt16(b) << 8) ^ (UInt16(b) << 3) ^ (UInt16(b) >> 4)
-    }
-    return [UInt8(truncatingIfNeeded: crc), UInt8(truncatingIfNeeded: crc >> 8)]
-}

@@ -1,29 +1,13 @@
 public import Foundation
+public import NFCTags
 
 /// A simulated-reader scenario: when tags enter and leave the field, and which faults to
-/// inject. File format: `hardware/scenarios/FORMAT.md`.
+/// inject (the tag files' own ``TagFault`` model: the same three kinds, counted the same
+/// way). File format: `hardware/scenarios/FORMAT.md`.
 public struct Scenario: Sendable, Equatable {
-    public struct Fault: Sendable, Equatable {
-        public enum Kind: String, Sendable, Equatable {
-            /// The tag leaves the field instead of answering (pulled mid-read).
-            case tagLost = "tag_lost"
-            /// The tag stays silent to one command.
-            case noAnswer = "no_answer"
-            /// The reply's first byte is XORed with 0xFF.
-            case corruptReply = "corrupt_reply"
-        }
-        public var kind: Kind
-        /// The reader's command count to this presentation at which the fault fires (0-based).
-        public var afterCommands: Int
-        public init(kind: Kind, afterCommands: Int) {
-            self.kind = kind
-            self.afterCommands = afterCommands
-        }
-    }
-
     public enum Action: Sendable, Equatable {
         /// A tag enters the field: the tag file reference, the presentation's name, faults.
-        case present(tag: String, as: String, faults: [Fault])
+        case present(tag: String, as: String, faults: [TagFault])
         /// The named presentation leaves the field.
         case remove(String)
     }
@@ -85,14 +69,14 @@ public struct Scenario: Sendable, Equatable {
                 let name = s["as"] as? String ?? tag
                 guard !inField.contains(name) else { throw fail("\(f).as", "'\(name)' is already in the field") }
                 inField.insert(name)
-                var faults: [Fault] = []
+                var faults: [TagFault] = []
                 for (j, rf) in ((s["faults"] as? [Any]) ?? []).enumerated() {
-                    guard let fo = rf as? [String: Any], let k = fo["kind"] as? String, let kind = Fault.Kind(rawValue: k) else {
+                    guard let fo = rf as? [String: Any], let k = fo["kind"] as? String, let kind = TagFault.Kind(rawValue: k) else {
                         throw fail("\(f).faults[\(j)].kind", "one of tag_lost, no_answer, corrupt_reply")
                     }
                     let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
                     guard n >= 0 else { throw fail("\(f).faults[\(j)].after_commands", "must be ≥ 0") }
-                    faults.append(Fault(kind: kind, afterCommands: n))
+                    faults.append(TagFault(afterCommands: n, kind: kind))
                 }
                 steps.append(Step(at: at, action: .present(tag: tag, as: name, faults: faults)))
             case (nil, let name?):

@@ -7,15 +7,17 @@ import ReaderSession
 /// | --- | --- |
 /// | `pcsc:READER NAME` | ``PCSCReaderBackend`` on that PC/SC reader (`nfcbench devices` lists the names) |
 /// | `pcsc` | the only PC/SC reader, or an error naming the choices |
-/// | `sim:NAME` | the in-process simulated reader (not in this build yet) |
-/// | `pn532_uart:PATH`, other libnfc connstrings | libnfc (not wired to a backend yet) |
+/// | `sim:NAME` | the in-process simulated reader playing `hardware/scenarios/NAME.json` (``SimulatedDevice``) |
+/// | `pn532_uart:PATH`, other libnfc connstrings | ``LibNFCReaderBackend`` (hook: `openLibNFCBackend` in LibNFCDevices.swift) |
 enum DeviceFactory {
     struct Options: Sendable {
         var presenceCheckInterval: Duration = .milliseconds(250)
     }
 
     static func backend(_ device: String, options: Options = Options()) throws(CLIError) -> any ReaderBackend {
-        try pcscBackend(device, options: options)
+        if isLibNFCDevice(device) { return try openLibNFCBackend(device) }
+        if split(device).scheme == "sim" { return try SimulatedDevice.backend(split(device).rest, clock: ContinuousReaderClock()) }
+        return try pcscBackend(device, options: options)
     }
 
     /// The PC/SC backend for `device`, or an error saying why it can't be one.
@@ -26,7 +28,7 @@ enum DeviceFactory {
             let reader = rest.isEmpty ? try onlyPCSCReader() : rest
             return PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: options.presenceCheckInterval))
         case "sim":
-            throw .unavailable("the simulated reader ('sim:') is not available in this build yet")
+            throw .usage("'\(device)' is the simulated reader, not a PC/SC reader")
         case "pn532_uart", "pn533_usb", "acr122_usb", "pn53x_usb", "arygon", "pn532_spi", "pn532_i2c":
             throw .unavailable("libnfc devices ('\(scheme):') are not available to this command yet; use a pcsc: reader")
         default:

@@ -26,6 +26,7 @@ enum DumpCommand {
             let wait = try args.seconds("wait") ?? .seconds(10)
             try args.finish()
             guard let device else { throw CLIError.usage("--device is required") }
+            if isLibNFCDevice(device) { return try await dumpLibNFC(device: device, out: out, wait: wait) }
             let backend = try DeviceFactory.pcscBackend(device)
             let watcher = BackendWatcher(backend)
             defer { watcher.stop() }

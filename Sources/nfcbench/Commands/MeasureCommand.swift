@@ -43,6 +43,7 @@ enum MeasureCommand {
         let port = try args.int("port", in: 1...65535) ?? 35963
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
+        if isLibNFCDevice(device) { return try await measureLibNFC(what.rawValue, device: device, count: count, json: json) }
         let backend = try DeviceFactory.pcscBackend(device, options: .init(presenceCheckInterval: .milliseconds(interval)))
 
         var card: VirtualCard? = nil

@@ -3,11 +3,20 @@ enum Registry {
     static let commands: [Command] = [
         VersionText.command,
         TagCommand.show,
+        SessionCommand.command,
         WalkCommand.command,
+        EmulateCommand.command,
         ProfileCommand.command,
         DevicesCommand.command,
         VirtualCardCommand.command,
         DumpCommand.command,
         MeasureCommand.command,
+        VirtualPN532Command.command,
+        WriteCommand.command,
+        FormatCommand.command,
+        LockCommand.command,
+        DoctorCommand.command,
+        BenchCommand.session,
+        BenchCommand.ndefFuzz,
     ]
 }

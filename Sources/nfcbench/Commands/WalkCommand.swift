@@ -1,14 +1,16 @@
 import Foundation
 import HCEEvents
+import NFCHardware
 import NFCTags
 import ReaderSession
+import VirtualHardware
 
 /// `nfcbench walk`: reader profiles played against the phone model, in virtual time.
 enum WalkCommand {
     static let command = Command(
         path: ["walk"],
         abstract: "Walk a phone past reader profiles: who wakes the default app, who it could serve",
-        usage: "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--express ECP,...] [--gap SECONDS] [--json]",
+        usage: "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--express ECP,...] [--gap SECONDS] [--json]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE]",
         help: """
         OPTIONS:
           --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
@@ -22,18 +24,40 @@ enum WalkCommand {
                                 a reader polling with one of them wins over the default app
           --gap SECONDS         virtual time between two readers (default 2)
           --json                JSON Lines: one object per event, then a summary object
+          --device pcsc:READER  play the walk through the real pcscd instead (below)
+          --port N              with --device: the vpcd TCP port of READER (default
+                                35963, Debian's "Virtual PCD 00 00"; 35964 is "… 00 01")
+          --trace FILE          with --device: where the trace goes
 
         Virtual time only: no hardware, no real waiting. The stand-in app creates a
         CardSession on each wake, starts emulation and answers every APDU with 90 00.
+
+        With --device pcsc:READER the same phone model is a virtual card on vpcd and each
+        ISO-DEP profile is played by a PC/SC client through pcscd, in real time: the
+        card's connection to vpcd is the phone entering the field (the wake, logged
+        before any APDU), the client connects and transmits the profile's C-APDUs no
+        earlier than their times (pcscd first needs ~0.4 s to notice the card), and the
+        card disconnecting is field off. pcscd's power-up/down control bytes are logged,
+        not taken as fields. Profiles that never reach ISO-DEP (MIFARE Classic doors,
+        FeliCa, Type 2 readers) can't be shown over PC/SC: each gets a 'notShowable'
+        line. --gap defaults to 0.2 s here; --policy is not available (the app stays).
+        Every line also goes to the trace (µs since the start, monotonic).
         """,
         run: { args in
             let profilesArg = try args.option("profiles")
             let prefixesArg = try args.option("app-prefixes")
             let policyArg = try args.option("policy") ?? "stay"
             let expressArg = try args.option("express")
-            let gap = try args.seconds("gap") ?? .seconds(2)
+            let gapArg = try args.seconds("gap")
+            let gap = gapArg ?? .seconds(2)
             let json = args.flag("json")
+            let device = try args.option("device")
+            let port = try args.int("port", in: 1...65535)
+            let tracePath = try args.option("trace")
             try args.finish()
+            if device == nil, port != nil || tracePath != nil {
+                throw CLIError.usage("--port and --trace go with --device pcsc:READER")
+            }
 
             guard let policy = AppPolicy(policyArg) else {
                 throw CLIError.usage("--policy takes 'stay' or 'step-aside:N' (e.g. step-aside:300ms), not '\(policyArg)'")
@@ -52,6 +76,17 @@ enum WalkCommand {
                 express.append(.init(name: "express\(i + 1)", ecpFrame: b))
             }
             let profiles = try loadProfiles(profilesArg)
+            if let device {
+                guard device.hasPrefix("pcsc:"), device.count > 5 else {
+                    throw CLIError.usage("--device takes pcsc:READER (e.g. 'pcsc:Virtual PCD 00 00'), not '\(device)'")
+                }
+                guard policyArg == "stay" else { throw CLIError.usage("--policy is not available with --device") }
+                return try await PCSCWalk(
+                    reader: String(device.dropFirst(5)), port: UInt16(port ?? 35963), profiles: profiles,
+                    app: .init(name: "app", selectIdentifierPrefixes: prefixes), express: express,
+                    gap: gapArg ?? .milliseconds(200), json: json, tracePath: tracePath
+                ).run()
+            }
             let walk = ReaderWalk(
                 profiles: profiles, app: .init(name: "app", selectIdentifierPrefixes: prefixes),
                 policy: policy, expressCredentials: express, gap: gap)
@@ -186,4 +221,145 @@ enum WalkCommand {
 
 extension String {
     fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+}
+
+/// `walk --device pcsc:READER`: the phone model as a virtual card on vpcd, each ISO-DEP
+/// reader profile played by a PC/SC client (`PCSCContext`, `SCardConnect`,
+/// `SCardTransmit`) through the real pcscd. Everything blocking runs on one thread of its
+/// own; the stand-in app's task runs on the cooperative pool.
+struct PCSCWalk: Sendable {
+    var reader: String
+    var port: UInt16
+    var profiles: [ReaderProfile]
+    var app: ContactlessPhone.DefaultApp
+    var express: [ContactlessPhone.ExpressCredential]
+    var gap: Duration
+    var json: Bool
+    var tracePath: String?
+    /// How long pcscd may take to report an insertion or a removal (its presence poll is ≈ 0.4 s).
+    var pcscdNoticeLimit: Duration = .seconds(5)
+
+    func run() async throws(CLIError) -> Int32 {
+        let context: PCSCContext
+        do { context = try PCSCContext() } catch {
+            throw .unavailable("no pcscd (\(error)); start it, or run under scripts/with-pcscd")
+        }
+        let readers: [String]
+        do { readers = try context.readers() } catch { throw .unavailable("pcscd lists no readers: \(error)") }
+        guard readers.contains(reader) else {
+            throw .unavailable("pcscd has no reader '\(reader)' (readers: \(readers.isEmpty ? "none" : readers.joined(separator: ", ")))")
+        }
+        let identity = HCEPhoneIdentity()
+        let trace = try HCELiveCLI.openTrace(
+            command: "walk-pcsc", path: tracePath, json: json,
+            header: HCELiveCLI.header(command: "walk", device: "pcsc:\(reader) (vpcd port \(port))", app: app, identity: identity))
+        let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json, expressCredentials: express)
+        var configuration = VirtualCard.Configuration(port: port)
+        configuration.retryInterval = .milliseconds(20)
+        let card = HCEPhoneCard(phone: phone, configuration: configuration)
+        if !json { Output.err("walking \(profiles.count) profile(s) through pcscd, reader '\(reader)', vpcd port \(port). Trace: \(trace.path ?? "none")") }
+
+        let failure: String? = await HCELiveCLI.onThread { self.walk(context: context, card: card, phone: phone) }
+        trace.emit(HCELiveCLI.summary(phone.events, extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
+        if !json { Output.out(HCELiveCLI.summaryText(phone.events)) }
+        if let failure { throw .unavailable(failure) }
+        return 0
+    }
+
+    /// Plays every profile; returns why the walk had to stop, or nil.
+    private func walk(context: PCSCContext, card: HCEPhoneCard, phone: HCELivePhone) -> String? {
+        for (i, profile) in profiles.enumerated() {
+            if i > 0 { sleep(gap) }
+            phone.setReader(profile.name)
+            guard profile.reachesISODEP else {
+                phone.note(.bench, "notShowable", detail: "\(profile.technology.rawValue) reader that never reaches ISO-DEP: PC/SC shows only cards a contactless reader activates; not played, not faked")
+                continue
+            }
+            if let problem = play(profile, context: context, card: card, phone: phone) { return problem }
+        }
+        return nil
+    }
+
+    private func play(_ profile: ReaderProfile, context: PCSCContext, card: HCEPhoneCard, phone: HCELivePhone) -> String? {
+        card.enterField(reader: profile.name, technology: profile.technology, ecp: profile.ecp)
+        // The field on is the vpcdConnected line; the profile's times count from it.
+        let connectLimit = phone.elapsed + pcscdNoticeLimit
+        while !card.isConnected && phone.elapsed < connectLimit { sleep(.milliseconds(1)) }
+        guard let fieldOn = phone.events.last(where: { $0.event == "vpcdConnected" && $0.reader == profile.name })?.time else {
+            card.leaveField()
+            return "the phone card could not connect to vpcd on port \(port) (is it the port of '\(reader)'?)"
+        }
+        guard let state = waitFor(context, until: { $0.hasCard }) else {
+            card.leaveField()
+            return "pcscd never reported the phone card in '\(reader)' (is vpcd's port \(port) this reader's?)"
+        }
+        phone.note(.pcsc, "pcscCardPresent", response: state.atr,
+                   detail: "pcscd saw the card \(ms(phone.elapsed - fieldOn)) ms after field on (event #\(state.eventCount))")
+        var stopped = false
+        var connection: PCSCCard?
+        do {
+            let c = try context.connect(reader: reader, shareMode: .shared, protocols: [.t0, .t1])
+            connection = c
+            phone.note(.pcsc, "pcscConnect", detail: "SCardConnect, protocol \(c.activeProtocol)")
+        } catch {
+            phone.note(.pcsc, "error", detail: "SCardConnect: \(error)")
+        }
+        if let connection {
+            for step in profile.steps {
+                let due = fieldOn + step.offset
+                let now = phone.elapsed
+                if due > now { sleep(due - now) }
+                let sent = phone.elapsed
+                let response: [UInt8]?
+                do {
+                    response = try connection.transmit(step.apdu)
+                    phone.note(.pcsc, "pcscTransmit", command: step.apdu, response: response,
+                               detail: "round trip \((phone.elapsed - sent).wholeMicroseconds) µs"
+                                   + (due < sent ? ", \(ms(sent - due)) ms after its profile time" : ""))
+                } catch {
+                    response = nil
+                    phone.note(.pcsc, "error", command: step.apdu, detail: "SCardTransmit: \(error)")
+                }
+                if step.stopOnFailure && !step.accepts(response) {
+                    phone.note(.bench, "stopped", detail: "'\(step.note ?? step.apdu.hexString())' failed and the profile stops on failure: field off now")
+                    stopped = true
+                    break
+                }
+            }
+            do {
+                try connection.disconnect(.leave)
+                phone.note(.pcsc, "pcscDisconnect", detail: "SCardDisconnect(SCARD_LEAVE_CARD)")
+            } catch {
+                phone.note(.pcsc, "error", detail: "SCardDisconnect: \(error)")
+            }
+        }
+        let off = fieldOn + profile.fieldOffOffset
+        let now = phone.elapsed
+        if !stopped && off > now { sleep(off - now) }
+        card.leaveField()
+        // Let pcscd see the removal, so the next field is a new insertion.
+        if waitFor(context, until: { !$0.flags.contains(.present) }) == nil {
+            return "pcscd did not report the phone card's removal from '\(reader)'"
+        }
+        return nil
+    }
+
+    /// Waits (blocking) for `reader`'s state to satisfy `done`, at most ``pcscdNoticeLimit``.
+    private func waitFor(_ context: PCSCContext, until done: (PCSCReaderState) -> Bool) -> PCSCReaderState? {
+        let limit = ContinuousClock.now + pcscdNoticeLimit
+        var known = PCSCReaderState.unaware(reader)
+        while ContinuousClock.now < limit {
+            guard let change = try? context.waitForStatusChange(readers: [known], timeout: .milliseconds(100)) else { return nil }
+            if case .changed(let states) = change, let s = states.first { known = s }
+            if !known.flags.isEmpty, done(known) { return known }
+        }
+        return nil
+    }
+
+    private func sleep(_ d: Duration) {
+        guard d > .zero else { return }
+        Thread.sleep(forTimeInterval: Double(d.wholeMicroseconds) / 1e6)
+    }
+
+    private func ms(_ d: Duration) -> String { String(format: "%.1f", Double(d.wholeMicroseconds) / 1000) }
 }

@@ -26,7 +26,8 @@ enum NFCBench {
     }
 
     /// Starts `nfcbench args…` and returns the running process with pipes for its output.
-    static func start(_ args: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+    static func start(_ args: [String], environment: [String: String] = [:],
+                      onExit: (@Sendable () -> Void)? = nil) throws -> (Process, Pipe, Pipe) {
         let p = Process()
         p.executableURL = binary
         p.arguments = args
@@ -37,13 +38,15 @@ enum NFCBench {
         p.standardOutput = out
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
+        if let onExit { p.terminationHandler = { _ in onExit() } }
         try p.run()
         return (p, out, err)
     }
 
     /// Runs `nfcbench args…` to completion (killed after `timeout`).
     static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) throws -> Result {
-        let (p, out, err) = try start(args, environment: environment)
+        let exited = DispatchSemaphore(value: 0)
+        let (p, out, err) = try start(args, environment: environment, onExit: { exited.signal() })
         let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
         let c = timeout.components
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000)), execute: killer)
@@ -55,10 +58,40 @@ enum NFCBench {
         group.enter()
         DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         group.wait()
-        p.waitUntilExit()
+        exited.wait()  // Process.waitUntilExit polls a run loop in ~1 s steps on Linux
         killer.cancel()
         return Result(status: p.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),
                       stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+extension NFCBench {
+    /// Runs `nfcbench args…` with posix_spawn and waitpid (no Foundation run-loop polling
+    /// between exit and notice), output to a file, and returns the wall time from spawn to
+    /// reaped exit: for tests that bound how fast a process ends.
+    static func runTimed(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, elapsed: Duration) {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-timed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, out.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let argv = ([binary.path] + args).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
+        let start = ContinuousClock.now
+        let rc = posix_spawn(&pid, binary.path, &actions, nil, argv, envp)
+        guard rc == 0 else { throw CocoaError(.executableLoad) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let elapsed = ContinuousClock.now - start
+        let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (code, text, elapsed)
     }
 }

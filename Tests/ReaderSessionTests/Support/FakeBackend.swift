@@ -3,9 +3,30 @@ import NFCTags
 import ReaderSession
 import Synchronization
 
+/// A tag the fake reader can hold in its field.
+protocol FieldTag: AnyObject, Sendable {
+    var kind: DetectedTarget.Kind { get }
+    var connection: TagConnection { get }
+    func markRemoved()
+}
+
+/// A Type 4 tag: NFCTags' T4T NDEF application emulation core behind an APDU transport.
+final class MemoryType4Tag: FieldTag, APDUTransport {
+    private let core: Mutex<Type4NDEFApplication>
+    private let removed = Atomic<Bool>(false)
+    init(ndef message: [UInt8]) throws { core = Mutex(try Type4NDEFApplication(ndefMessage: message)) }
+    var kind: DetectedTarget.Kind { .type4 }
+    var connection: TagConnection { .iso7816(self) }
+    func markRemoved() { removed.store(true, ordering: .releasing) }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        if removed.load(ordering: .acquiring) { throw TagCommunicationError.tagLost }
+        return core.withLock { $0.respond(to: command) }
+    }
+}
+
 /// A Type 2 tag in memory (NTAG213-like: 45 pages, CC `E1 10 12 00`), thread-safe;
 /// `ndef: nil` is a freshly formatted tag (`03 00 FE`).
-final class MemoryType2Tag: Type2TagTransport, Sendable {
+final class MemoryType2Tag: FieldTag, Type2TagTransport {
     private let pages: Mutex<[[UInt8]]>
     let removed = Atomic<Bool>(false)
 
@@ -30,6 +51,10 @@ final class MemoryType2Tag: Type2TagTransport, Sendable {
         pages.withLock { $0[Int(page)] = data }
     }
 
+    var kind: DetectedTarget.Kind { .type2 }
+    var connection: TagConnection { .type2(self) }
+    func markRemoved() { removed.store(true, ordering: .releasing) }
+
     func getVersion() throws -> [UInt8]? { [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x0F, 0x03] }
     func reactivate() throws {}
 }
@@ -39,7 +64,7 @@ final class FakeBackend: ReaderBackend {
     let identifier: String
     private struct State {
         var continuation: AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation?
-        var field: [(DetectedTarget, MemoryType2Tag)] = []
+        var field: [(DetectedTarget, any FieldTag)] = []
         var restarts = 0
         var streams = 0
     }
@@ -71,12 +96,12 @@ final class FakeBackend: ReaderBackend {
 
     func withTag<R>(_ id: DetectedTargetID, _ body: (TagConnection) throws -> R) throws -> R {
         guard let tag = state.withLock({ s in s.field.first { $0.0.id == id }?.1 }) else { throw TagCommunicationError.tagLost }
-        return try body(.type2(tag))
+        return try body(tag.connection)
     }
 
     /// Puts tags into the field (reported together).
-    func present(_ tags: [(UInt64, MemoryType2Tag)]) {
-        let targets = tags.map { DetectedTarget(id: DetectedTargetID($0.0), kind: .type2, uid: [0x04, 0x11, 0x22, UInt8($0.0 & 0xFF)], atqa: [0x44, 0x00], sak: 0x00) }
+    func present(_ tags: [(UInt64, any FieldTag)]) {
+        let targets = tags.map { DetectedTarget(id: DetectedTargetID($0.0), kind: $0.1.kind, uid: [0x04, 0x11, 0x22, UInt8($0.0 & 0xFF)], atqa: [0x44, 0x00], sak: $0.1.kind == .type4 ? 0x20 : 0x00, ats: $0.1.kind == .type4 ? [0x06, 0x75, 0x77, 0x81, 0x02, 0x80] : nil) }
         let k = state.withLock { s in
             s.field += zip(targets, tags.map(\.1)).map { ($0, $1) }
             return s.continuation
@@ -87,7 +112,7 @@ final class FakeBackend: ReaderBackend {
     /// Takes a tag out of the field; its transport fails with `tagLost` from now on.
     func remove(_ id: UInt64, announce: Bool = true) {
         let k = state.withLock { s in
-            s.field.filter { $0.0.id.rawValue == id }.forEach { $0.1.removed.store(true, ordering: .releasing) }
+            s.field.filter { $0.0.id.rawValue == id }.forEach { $0.1.markRemoved() }
             s.field.removeAll { $0.0.id.rawValue == id }
             return s.continuation
         }

@@ -1,0 +1,132 @@
+import NFCTags
+
+extension SessionTraceRecord {
+    /// The record in the one trace schema (``TraceWriter/schema``) that `--json` shares:
+    /// `t_us`, `event`, `session`, then the event's own fields. `event` is the Core NFC
+    /// delegate method's short name where there is one (`didBecomeActive`,
+    /// `didDetectNDEFs`, `didDetectTags`, `didInvalidateWithError`), otherwise a noun
+    /// (`begin`, `thermal`, `detected`, `lost`, `ndefRead`, `restartPolling`,
+    /// `alertMessage`, `tagOperation`, `tagOperationEnded`, `frame`). Invalidations carry
+    /// `code` (Apple's raw value) and `reason` (Core NFC's case name).
+    ///
+    /// - Parameter tMicroseconds: the time to write as `t_us` (µs since the trace began);
+    ///   the session-relative time is kept as `session_t_us`.
+    public func json(tMicroseconds t: Int64? = nil) -> JSONObject {
+        var o: JSONObject = ["t_us": .int(t ?? tMicroseconds), "event": .string(jsonEventName)]
+        o["session"] = .int(Int64(session))
+        if t != nil { o["session_t_us"] = .int(tMicroseconds) }
+        switch event {
+        case .sessionBegan(let kind, let reader):
+            switch kind {
+            case .ndef(let first):
+                o["mode"] = "ndef"
+                o["invalidate_after_first_read"] = .bool(first)
+            case .ndefReadWrite: o["mode"] = "ndef-rw"
+            case .tag: o["mode"] = "tag"
+            }
+            o["reader"] = .string(reader)
+        case .readerLockFailed(let why):
+            o["error"] = .string(why)
+        case .thermal(let heat, let limit):
+            o["heat"] = .double((heat * 1000).rounded() / 1000)
+            o["time_limit_s"] = limit.map { .double(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? .null
+        case .didBecomeActive:
+            break
+        case .detected(let targets):
+            o["targets"] = .array(targets.map { .object($0.json) })
+        case .lost(let id):
+            o["target"] = .int(Int64(id.rawValue))
+        case .ndefRead(let id, let outcome):
+            o["target"] = .int(Int64(id.rawValue))
+            switch outcome {
+            case .message(let m):
+                o["outcome"] = "message"
+                o.merge(m.json)
+            case .empty: o["outcome"] = "empty"
+            case .notNDEF: o["outcome"] = "notNDEF"
+            case .failed(let code):
+                o["outcome"] = "failed"
+                o["code"] = .int(Int64(code.rawValue))
+                o["reason"] = .string(code.name)
+            }
+        case .didDetectNDEFs(let messages):
+            o["messages"] = .array(messages.map { .object($0.json) })
+            if messages.count == 1, let records = messages[0].json["records"] { o["records"] = records }
+        case .didDetectTags(let tags):
+            o["tags"] = .array(tags.map { .string($0.description) })
+        case .restartPolling(let generation):
+            o["generation"] = .int(Int64(generation))
+        case .alertMessage(let text):
+            o["message"] = .string(text)
+        case .tagOperation(let op, let name, let tag):
+            o["operation"] = .string(op.description)
+            o["name"] = .string(name)
+            o["tag"] = .string(tag.description)
+        case .tagOperationEnded(let op, let code):
+            o["operation"] = .string(op.description)
+            if let code {
+                o["code"] = .int(Int64(code.rawValue))
+                o["reason"] = .string(code.name)
+            } else {
+                o["result"] = "success"
+            }
+        case .frame(let id, let command, let response):
+            o["target"] = .int(Int64(id.rawValue))
+            o["command"] = .string(command.hexString())
+            o["response"] = response.map { .string($0.hexString()) } ?? .null
+        case .didInvalidateWithError(let code, let message):
+            o["code"] = .int(Int64(code.rawValue))
+            o["reason"] = .string(code.name)
+            if let message { o["error_message"] = .string(message) }
+        }
+        return o
+    }
+
+    /// `event` as the JSON schema names it (Core NFC's short delegate names).
+    public var jsonEventName: String {
+        switch event {
+        case .didBecomeActive: "didBecomeActive"
+        default: event.name
+        }
+    }
+}
+
+extension DetectedTarget {
+    /// `id`, `kind`, `uid`, and `atqa`/`sak`/`ats`/`atr` when known (hex).
+    public var json: JSONObject {
+        var o: JSONObject = ["id": .int(Int64(id.rawValue))]
+        let kindName = switch kind {
+        case .type2: "type2"
+        case .type4: "type4"
+        case .other: "other"
+        }
+        o["kind"] = .string(kindName)
+        o["uid"] = .string(uid.hexString())
+        if let atqa { o["atqa"] = .string(atqa.hexString()) }
+        if let sak { o["sak"] = .string([sak].hexString()) }
+        if let ats { o["ats"] = .string(ats.hexString()) }
+        if let atr { o["atr"] = .string(atr.hexString()) }
+        return o
+    }
+}
+
+extension NDEFMessageBytes {
+    /// `ndef` (hex) and the decoded `records` (``NDEFRecordDescription/json``), or
+    /// `ndef_error` when the bytes do not parse.
+    public var json: JSONObject {
+        var o: JSONObject = ["ndef": .string(bytes.hexString())]
+        do {
+            o["records"] = try NFCNDEFMessage(bytes: bytes).recordsJSON
+        } catch {
+            o["ndef_error"] = .string("\(error)")
+        }
+        return o
+    }
+}
+
+extension JSONObject {
+    /// Appends `other`'s entries (replacing equal keys in place).
+    public mutating func merge(_ other: JSONObject) {
+        for e in other.entries { self[e.key] = e.value }
+    }
+}

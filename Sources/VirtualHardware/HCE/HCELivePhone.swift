@@ -1,0 +1,311 @@
+import Dispatch
+public import HCEEvents
+import NFCTags
+import Synchronization
+
+/// How the phone presents itself to a reader's ISO/IEC 14443-4 A activation, and the
+/// PC/SC ATR a contactless reader builds from that.
+///
+/// Defaults are an iPhone's as the corpus sniff `pm3_hf_visa_apple_ecp.trace` shows them:
+/// a random UID starting `08` (ISO/IEC 14443-3 §6.5.4: `08` = random UID), ATS
+/// `05 78 80 70 02` (TL 5, T0 `78`: FSCI 8, TA/TB/TC present; TB(1) `70`: FWI 7, SFGI 0;
+/// no historical bytes). ATQA `00 04` (libnfc order) and SAK `20` (ISO/IEC 14443-4
+/// compliant) are the usual single-size-UID ISO-DEP values.
+public struct HCEPhoneIdentity: Sendable, Equatable {
+    /// NFCID1, 4 bytes (a PN532 in target mode takes only 4 and forces the first to `08`).
+    public var uid: [UInt8]
+    /// ATQA as libnfc stores it (`00 04`).
+    public var atqa: [UInt8]
+    /// SAK; bit `20` announces ISO/IEC 14443-4.
+    public var sak: UInt8
+    /// ATS including TL (ISO/IEC 14443-4 §5.2).
+    public var ats: [UInt8]
+
+    public init(uid: [UInt8] = [0x08, 0x5A, 0x3C, 0x91], atqa: [UInt8] = [0x00, 0x04], sak: UInt8 = 0x20,
+                ats: [UInt8] = [0x05, 0x78, 0x80, 0x70, 0x02]) {
+        self.uid = uid
+        self.atqa = atqa
+        self.sak = sak
+        self.ats = ats
+    }
+
+    /// The ATS's historical bytes (ISO/IEC 14443-4 §5.2.7): after TL, T0 and the interface
+    /// bytes T0 announces (b5 TA, b6 TB, b7 TC). Empty when the ATS is too short.
+    public var historicalBytes: [UInt8] {
+        guard ats.count >= 2 else { return [] }
+        let t0 = ats[1]
+        let interface = [0x10, 0x20, 0x40].filter { t0 & UInt8($0) != 0 }.count
+        let start = 2 + interface
+        let end = min(Int(ats[0]), ats.count)
+        return start < end ? Array(ats[start..<end]) : []
+    }
+
+    /// The ATS without TL, as `nfc_target_init` takes it.
+    public var atsWithoutLength: [UInt8] { Array(ats.dropFirst()) }
+
+    /// The PC/SC 2.02 part 3 §3.1.3.2.3 ATR for this card: `3B 8n 80 01 <historical bytes> TCK`
+    /// (the iPhone's empty historical bytes give `3B 80 80 01 01`).
+    public var atr: [UInt8] {
+        (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes) ?? [0x3B, 0x80, 0x80, 0x01, 0x01]
+    }
+}
+
+/// One line of a live emulation's timeline: a transport event (what the wire showed) or
+/// a phone-model event, with microseconds since the bench started.
+public struct HCELiveEvent: Sendable, Equatable {
+    /// Where the event comes from.
+    public enum Source: String, Sendable, Equatable {
+        /// The ``ContactlessPhone`` model (wake, CardSession events, routing).
+        case model
+        /// The vpcd connection of the virtual phone card.
+        case vpcd
+        /// The PC/SC client playing a reader profile through pcscd.
+        case pcsc
+        /// libnfc target mode (PN53x TgInitAsTarget / TgGetData / TgSetData).
+        case libnfc
+        /// The bench itself (a profile that can't be shown, a skipped step).
+        case bench
+    }
+
+    /// Microseconds since the bench started (monotonic clock; virtual in tests).
+    public var time: Duration
+    public var source: Source
+    /// Model: `fieldOn`, `nfcEvent`, `wakeSuppressed`, `isoDepActivated`, `apdu`,
+    /// `sessionStarted`, `readerDetected`, `received`, `readerDeselected`,
+    /// `sessionInvalidated`, `startEmulation`, `stopEmulation`, `fieldOff`.
+    /// Transports: `vpcdConnected`, `vpcdControl`, `vpcdATR`, `vpcdDisconnected`,
+    /// `pcscCardPresent`, `pcscConnect`, `pcscTransmit`, `pcscDisconnect`, `activation`,
+    /// `targetReceive`, `targetSend`, `released`, `notShowable`, `error`.
+    public var event: String
+    /// The reader (profile) name, when known.
+    public var reader: String?
+    public var command: [UInt8]?
+    public var response: [UInt8]?
+    public var answeredBy: Responder?
+    /// Technology, reason, status, control byte meaning, error text…
+    public var detail: String?
+
+    public init(time: Duration, source: Source, event: String, reader: String? = nil, command: [UInt8]? = nil,
+                response: [UInt8]? = nil, answeredBy: Responder? = nil, detail: String? = nil) {
+        self.time = time
+        self.source = source
+        self.event = event
+        self.reader = reader
+        self.command = command
+        self.response = response
+        self.answeredBy = answeredBy
+        self.detail = detail
+    }
+}
+
+/// What one command got from the live phone.
+public enum HCELiveAnswer: Sendable, Equatable {
+    /// Answered (by the system, the app or an express credential).
+    case answered(by: Responder, response: [UInt8])
+    /// The app did not answer within the frame waiting time: a real reader times out.
+    case timedOut
+    /// No ISO-DEP link: no field, or not activated.
+    case notActivated
+}
+
+/// The ``ContactlessPhone`` model on a monotonic clock, for transports that carry a real
+/// reader's commands (the vpcd virtual card, libnfc target mode). Model time is the
+/// time since this object was made, so model and wire events share one µs timeline.
+///
+/// It plays the stand-in default app like ``ReaderWalk`` (policy `stay`): on every wake it
+/// makes a `CardSession`, starts emulation, answers each `received(_:)` APDU with
+/// `answer(payload)` (default `90 00`), and at field off stops emulation (`success` when it
+/// was reached, else `none`) and invalidates the session.
+///
+/// Every method blocks the calling thread (at most the frame waiting time in
+/// ``exchange(_:)``): call them from a transport's own thread, never from Swift's
+/// cooperative pool, since the app runs there as a task.
+public final class HCELivePhone: Sendable {
+    public let phone: ContactlessPhone
+    public let identity: HCEPhoneIdentity
+    private let clock: @Sendable () -> Duration
+    private let answer: @Sendable ([UInt8]) -> [UInt8]
+    private let onEvent: (@Sendable (HCELiveEvent) -> Void)?
+    private let appAnswered = DispatchSemaphore(value: 0)
+    private let state = Mutex(State())
+
+    private struct State {
+        var events: [HCELiveEvent] = []
+        var logIndex = 0
+        var reader: String?
+        var session: CardSession?
+        var served = false
+        var appTask: Task<Void, Never>?
+    }
+
+    /// - Parameters:
+    ///   - app: the default contactless app and its select-identifier prefixes.
+    ///   - identity: UID/ATQA/SAK/ATS (and ATR) the phone presents.
+    ///   - parameters: the model's unpublished numbers.
+    ///   - clock: time since the bench started; default a monotonic clock from now. Tests
+    ///     pass a virtual one.
+    ///   - answer: what the stand-in app answers to each APDU routed to it.
+    ///   - onEvent: called for every timeline line as it is made (for a trace flushed per line).
+    public init(app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity = HCEPhoneIdentity(),
+                parameters: HCEParameters = HCEParameters(),
+                expressCredentials: [ContactlessPhone.ExpressCredential] = [],
+                clock: (@Sendable () -> Duration)? = nil,
+                answer: @escaping @Sendable ([UInt8]) -> [UInt8] = { _ in [0x90, 0x00] },
+                onEvent: (@Sendable (HCELiveEvent) -> Void)? = nil) {
+        phone = ContactlessPhone(defaultApp: app, expressCredentials: expressCredentials, parameters: parameters)
+        self.identity = identity
+        if let clock {
+            self.clock = clock
+        } else {
+            let start = ContinuousClock.now
+            self.clock = { ContinuousClock.now - start }
+        }
+        self.answer = answer
+        self.onEvent = onEvent
+    }
+
+    /// Time since the bench started.
+    public var elapsed: Duration { clock() }
+
+    /// The timeline so far, in the order things happened.
+    public var events: [HCELiveEvent] { state.withLock { $0.events } }
+
+    /// Names the reader whose events follow (a profile's name), or nil.
+    public func setReader(_ name: String?) { state.withLock { $0.reader = name } }
+
+    /// Adds a transport (or bench) event at the current time.
+    public func note(_ source: HCELiveEvent.Source, _ event: String, command: [UInt8]? = nil,
+                     response: [UInt8]? = nil, detail: String? = nil) {
+        let t = clock()
+        let e: HCELiveEvent = state.withLock { s in
+            let e = HCELiveEvent(time: t, source: source, event: event, reader: s.reader, command: command,
+                                 response: response, detail: detail)
+            s.events.append(e)
+            return e
+        }
+        onEvent?(e)
+    }
+
+    /// A reader's field reaches the phone now: the model's `fieldOn`; when the default
+    /// app is woken, its stand-in makes a `CardSession` and starts emulation.
+    /// Returns true when the app was woken.
+    @discardableResult
+    public func fieldOn(_ technology: ReaderTechnology = .iso14443A, ecp: [UInt8]? = nil) -> Bool {
+        let woke = phone.fieldOn(technology, ecp: ecp, at: clock())
+        if woke {
+            let session = phone.makeCardSession()
+            Self.blocking { try? await session.startEmulation() }
+            let task = Task.detached { [phone, answer, appAnswered, clock] in
+                for await event in session.eventStream {
+                    guard case .received(let apdu) = event else { continue }
+                    let response = answer(apdu.payload)
+                    phone.advance(to: clock())  // a late answer fails like on a phone
+                    // A transmissionError means the reader had already given up; either way
+                    // the reader's side may look now.
+                    try? await apdu.respond(response: response)
+                    appAnswered.signal()
+                }
+            }
+            state.withLock { s in
+                s.session = session
+                s.served = false
+                s.appTask = task
+            }
+        }
+        sync()
+        return woke
+    }
+
+    /// ISO-DEP activation now (RATS answered with ``HCEPhoneIdentity/ats``).
+    @discardableResult
+    public func activateISODEP() -> Bool {
+        let ok = phone.activateISODEP(at: clock())
+        sync()
+        return ok
+    }
+
+    /// The reader sends `command` now. Blocks until the model (or the app, within the
+    /// frame waiting time ``HCEParameters/frameWaitingTime``) answers.
+    public func exchange(_ command: [UInt8]) -> HCELiveAnswer {
+        while appAnswered.wait(timeout: .now()) == .success {}  // forget stale signals
+        var result: HCELiveAnswer
+        switch phone.readerCommand(command, at: clock()) {
+        case .answered(let by, let r): result = .answered(by: by, response: r)
+        case .timedOut: result = .timedOut
+        case .notActivated: result = .notActivated
+        case .awaitingApp(let deadline):
+            state.withLock { $0.served = true }
+            // One wait for the app's answer, up to the deadline (a virtual clock that does
+            // not move waits the frame waiting time in real time); then the reader looks.
+            let left = deadline - clock()
+            let us = max(left.wholeMicroseconds, 0)
+            if us > 0 { _ = appAnswered.wait(timeout: .now() + .microseconds(Int(us))) }
+            var look = phone.collectResponse(at: clock())
+            if case .awaitingApp = look { look = phone.collectResponse(at: deadline) }
+            switch look {
+            case .answered(let by, let r): result = .answered(by: by, response: r)
+            case .notActivated: result = .notActivated
+            case .timedOut, .awaitingApp: result = .timedOut
+            }
+        }
+        sync()
+        return result
+    }
+
+    /// The field leaves now: the model's `fieldOff` (`readerDeselected` to the app), then the
+    /// stand-in app stops emulation and invalidates its session.
+    public func fieldOff() {
+        phone.fieldOff(at: clock())
+        let (session, served, task) = state.withLock { s in
+            defer { s.session = nil; s.appTask = nil }
+            return (s.session, s.served, s.appTask)
+        }
+        if let session {
+            Self.blocking { await session.stopEmulation(status: served ? .success : .none) }
+            session.invalidate()
+        }
+        if let task { Self.blocking { await task.value } }
+        sync()
+    }
+
+    /// Copies the model's new log lines into the timeline.
+    private func sync() {
+        let log = phone.log
+        let new: [HCELiveEvent] = state.withLock { s in
+            guard s.logIndex < log.count else { return [] }
+            let fresh = log[s.logIndex...].map { Self.event(from: $0.event, at: $0.at, reader: s.reader) }
+            s.logIndex = log.count
+            s.events += fresh
+            return fresh
+        }
+        if let onEvent { new.forEach(onEvent) }
+    }
+
+    static func event(from e: ContactlessPhone.LogEvent, at t: Duration, reader: String?) -> HCELiveEvent {
+        let (name, detail) = ContactlessPhone.describe(e)
+        var w = HCELiveEvent(time: t, source: .model, event: name, reader: reader)
+        w.detail = detail
+        switch e {
+        case .apdu(let c, let r, let by):
+            w.command = c
+            w.response = r
+            w.answeredBy = by
+        case .session(_, .received(let a)): w.command = a.payload
+        default: break
+        }
+        return w
+    }
+
+    /// Runs `body` as a task and blocks this (non-pool) thread until it is done.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<T?>(nil)
+        Task.detached {
+            let value = await body()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0! }
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+
+/// `nfcbench doctor`: checks a bench and says what to fix.
+///
+/// Reads everything below a root folder (`/` by default; `$NFCBENCH_DOCTOR_ROOT` or the
+/// hidden `--root DIR` for tests, holding `proc/`, `sys/`, `dev/`, `var/lib/dpkg/status`).
+enum DoctorCommand {
+    static let command = Command(
+        path: ["doctor"],
+        abstract: "Check the bench (kernel modules, pcscd, permissions, busy ports, packages, LIBNFC_*) and say what to fix",
+        usage: "doctor [--device D] [--json]",
+        help: """
+        Checks, each with a fix line when something is wrong:
+          - the kernel's pn533/pn533_usb modules (/proc/modules) and readers they claim: libnfc
+            can't open a reader the kernel NFC stack holds
+          - pcscd running while an ACR122U is plugged in: Debian's libnfc has no PC/SC driver, so
+            libnfc's acr122_usb can't have it while pcscd does
+          - permissions on /dev/bus/usb nodes of known readers and on /dev/ttyUSB*/ttyACM*
+          - a tty held by two processes (libnfc takes no lock), or the --device port already in use
+          - missing Debian packages (libnfc6, libnfc-bin, pcscd, libpcsclite1, pcsc-tools, vsmartcard-vpcd)
+          - LIBNFC_* environment variables, and a LIBNFC_DEVICE that points nowhere
+        Exit 0 when all is well, 1 when something needs fixing.
+        """,
+        run: { args in
+            let device = try args.option("device")
+            let json = args.flag("json")
+            let root = try args.option("root") ?? ProcessInfo.processInfo.environment["NFCBENCH_DOCTOR_ROOT"] ?? "/"
+            let uid = try args.int("as-uid", in: 0...Int(UInt32.max)).map { UInt32($0) } ?? getuid()
+            try args.finish()
+            let doctor = BenchDoctor(root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
+                                     environment: ProcessInfo.processInfo.environment)
+            let findings = doctor.run(device: device)
+            for f in findings {
+                if json {
+                    var line = "{\"check\":\"\(f.check)\",\"ok\":\(f.ok),\"message\":\(quote(f.message))"
+                    if let fix = f.fix { line += ",\"fix\":\(quote(fix))" }
+                    Output.out(line + "}")
+                } else {
+                    Output.out((f.ok ? "ok    " : "FIX   ") + f.message)
+                    if let fix = f.fix { Output.out("      fix: \(fix)") }
+                }
+            }
+            let problems = findings.filter { !$0.ok }.count
+            if !json { Output.out(problems == 0 ? "all is well" : "\(problems) thing(s) to fix") }
+            return problems == 0 ? 0 : 1
+        })
+
+    static func currentGroups() -> Set<UInt32> {
+        var list = [gid_t](repeating: 0, count: 256)
+        let n = getgroups(Int32(list.count), &list)
+        return Set(list.prefix(max(0, Int(n)))).union([getgid()])
+    }
+
+    static func quote(_ s: String) -> String {
+        var o = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": o += "\\\""
+            case "\\": o += "\\\\"
+            case _ where u.value < 0x20: o += String(format: "\\u%04x", u.value)
+            default: o.unicodeScalars.append(u)
+            }
+        }
+        return o + "\""
+    }
+}
+
+/// One result of ``BenchDoctor``.
+struct DoctorFinding: Sendable, Equatable {
+    var check: String
+    var ok: Bool
+    var message: String
+    var fix: String?
+}
+
+/// The checks, over a root folder so tests can fake `/proc`, `/sys`, `/dev` and dpkg's status.
+struct BenchDoctor {
+    var root: String
+    var uid: UInt32
+    var groups: Set<UInt32>
+    var environment: [String: String]
+
+    /// USB readers libnfc drives (vendor:product → name).
+    static let knownReaders: [String: String] = [
+        "072f:2200": "ACS ACR122U", "04cc:2533": "NXP PN533", "04e6:5591": "SCM SCL3711",
+        "054c:02e1": "Sony RC-S360", "1fd3:0608": "ASK LoGO", "072f:90cc": "ACS ACR38U-CCID",
+    ]
+    static let packages = ["libnfc6", "libnfc-bin", "pcscd", "libpcsclite1", "pcsc-tools", "vsmartcard-vpcd"]
+
+    private func path(_ p: String) -> String { root == "/" ? p : root + p }
+    private let fm = FileManager.default
+
+    func run(device: String?) -> [DoctorFinding] {
+        modules() + pcscd() + permissions() + busyPorts(device: device) + packages() + libnfcEnvironment()
+    }
+
+    func modules() -> [DoctorFinding] {
+        guard let text = try? String(contentsOfFile: path("/proc/modules"), encoding: .utf8) else {
+            return [DoctorFinding(check: "modules", ok: true, message: "cannot read /proc/modules; kernel NFC modules not checked")]
+        }
+        let loaded = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+        let nfc = ["pn533_usb", "pn533"].filter(loaded.contains)
+        guard !nfc.isEmpty else { return [DoctorFinding(check: "modules", ok: true, message: "kernel pn533 modules not loaded")] }
+        let claimed = (try? fm.contentsOfDirectory(atPath: path("/sys/bus/usb/drivers/pn533_usb")))?
+            .filter { $0.first?.isNumber == true } ?? []
+        let what = claimed.isEmpty ? "" : " and claim USB interface(s) \(claimed.sorted().joined(separator: ", "))"
+        return [DoctorFinding(
+            check: "modules", ok: false,
+            message: "kernel module(s) \(nfc.joined(separator: ", ")) loaded\(what): libnfc can't open a reader the kernel NFC stack holds",
+            fix: "sudo modprobe -r pn533_usb pn533 nfc; to keep them off: sudo cp hardware/modprobe/nfcbench-blacklist-pn533.conf /etc/modprobe.d/")]
+    }
+
+    /// Processes whose `comm` is `name`.
+    private func processes(named name: String) -> [String] {
+        (try? fm.contentsOfDirectory(atPath: path("/proc")))?.filter { pid in
+            pid.allSatisfy(\.isNumber)
+                && (try? String(contentsOfFile: path("/proc/\(pid)/comm"), encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        } ?? []
+    }
+
+    /// Plugged-in USB devices: (vendor:product, sysfs name, busnum, devnum).
+    private func usbDevices() -> [(id: String, name: String, bus: Int, dev: Int)] {
+        let base = path("/sys/bus/usb/devices")
+        return ((try? fm.contentsOfDirectory(atPath: base)) ?? []).sorted().compactMap { d in
+            func read(_ f: String) -> String? {
+                (try? String(contentsOfFile: "\(base)/\(d)/\(f)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            guard let v = read("idVendor"), let p = read("idProduct") else { return nil }
+            return ("\(v.lowercased()):\(p.lowercased())", d, Int(read("busnum") ?? "") ?? 0, Int(read("devnum") ?? "") ?? 0)
+        }
+    }
+
+    func pcscd() -> [DoctorFinding] {
+        let running = !processes(named: "pcscd").isEmpty
+        let acr = usbDevices().filter { $0.id == "072f:2200" }
+        if running && !acr.isEmpty {
+            return [DoctorFinding(
+                check: "pcscd", ok: false,
+                message: "pcscd is running and holds the ACR122U (072f:2200): Debian's libnfc has no PC/SC driver, so libnfc's acr122_usb can't open it",
+                fix: "use it through PC/SC (--device pcsc:…), or for libnfc: sudo systemctl stop pcscd.socket pcscd")]
+        }
+        return [DoctorFinding(check: "pcscd", ok: true, message: running ? "pcscd running (no ACR122U for libnfc to compete for)" : "pcscd not running")]
+    }
+
+    private func accessible(_ p: String) -> Bool? {
+        var st = stat()
+        guard stat(p, &st) == 0 else { return nil }
+        if uid == 0 { return true }
+        let mode = st.st_mode
+        if st.st_uid == uid { return mode & 0o600 == 0o600 }
+        if groups.contains(st.st_gid) { return mode & 0o060 == 0o060 }
+        return mode & 0o006 == 0o006
+    }
+
+    func permissions() -> [DoctorFinding] {
+        var out: [DoctorFinding] = []
+        for d in usbDevices() {
+            guard let name = Self.knownReaders[d.id] else { continue }
+            let node = String(format: "/dev/bus/usb/%03d/%03d", d.bus, d.dev)
+            switch accessible(path(node)) {
+            case false?:
+                out.append(DoctorFinding(check: "permissions", ok: false,
+                                         message: "\(name) (\(d.id)) at \(node) is not readable and writable by uid \(uid)",
+                                         fix: "sudo cp hardware/udev/60-nfcbench-readers.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger (then re-plug)"))
+            case true?:
+                out.append(DoctorFinding(check: "permissions", ok: true, message: "\(name) (\(d.id)) at \(node) is accessible"))
+            case nil:
+                out.append(DoctorFinding(check: "permissions", ok: false, message: "\(name) (\(d.id)) has no device node \(node)",
+                                         fix: "check udev is running (systemctl status systemd-udevd) and re-plug the reader"))
+            }
+        }
+        let ttys = ((try? fm.contentsOfDirectory(atPath: path("/dev"))) ?? [])
+            .filter { $0.hasPrefix("ttyUSB") || $0.hasPrefix("ttyACM") }.sorted()
+        for t in ttys where accessible(path("/dev/\(t)")) == false {
+            out.append(DoctorFinding(check: "permissions", ok: false, message: "/dev/\(t) is not readable and writable by uid \(uid)",
+                                     fix: "sudo usermod -aG dialout $USER (then log in again), or the udev rules in hardware/udev/"))
+        }
+        if out.isEmpty { out.append(DoctorFinding(check: "permissions", ok: true, message: "no known USB reader or serial port with wrong permissions")) }
+        return out
+    }
+
+    /// Which processes hold each tty (from `/proc/*/fd` links).
+    private func ttyHolders() -> [String: Set<String>] {
+        var holders: [String: Set<String>] = [:]
+        for pid in ((try? fm.contentsOfDirectory(atPath: path("/proc"))) ?? []) where pid.allSatisfy(\.isNumber) {
+            let fdDir = path("/proc/\(pid)/fd")
+            for fd in (try? fm.contentsOfDirectory(atPath: fdDir)) ?? [] {
+                guard let target = try? fm.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)") else { continue }
+                if target.hasPrefix("/dev/tty") || target.hasPrefix("/dev/pts/") { holders[target, default: []].insert(pid) }
+            }
+        }
+        return holders
+    }
+
+    func busyPorts(device: String?) -> [DoctorFinding] {
+        let holders = ttyHolders()
+        var out: [DoctorFinding] = []
+        for (tty, pids) in holders.sorted(by: { $0.key < $1.key })
+        where pids.count > 1 && (tty.hasPrefix("/dev/ttyUSB") || tty.hasPrefix("/dev/ttyACM") || tty.hasPrefix("/dev/ttyS") || tty.hasPrefix("/dev/ttyAMA")) {
+            out.append(DoctorFinding(check: "busy-port", ok: false,
+                                     message: "\(tty) is open in \(pids.count) processes (\(pids.sorted().joined(separator: ", "))): libnfc takes no lock, their frames will mix",
+                                     fix: "stop all but one (ps -p \(pids.sorted().joined(separator: ",")) -o pid,comm,args)"))
+        }
+        if let device, device.hasPrefix("pn532_uart:") {
+            var p = String(device.dropFirst("pn532_uart:".count))
+            if let colon = p.lastIndex(of: ":"), p[p.index(after: colon)...].allSatisfy(\.isNumber) { p = String(p[..<colon]) }
+            let resolved = (try? fm.destinationOfSymbolicLink(atPath: path(p))).map { $0.hasPrefix("/") ? $0 : (p as NSString).deletingLastPathComponent + "/" + $0 } ?? p
+            if !fm.fileExists(atPath: path(p)) {
+                out.append(DoctorFinding(check: "busy-port", ok: false, message: "\(p) does not exist",
+                                         fix: "plug the reader in, or start 'nfcbench virtual pn532 --pty \(p) --tag …'"))
+            } else if let pids = holders[resolved], !pids.isEmpty {
+                out.append(DoctorFinding(check: "busy-port", ok: false,
+                                         message: "\(p) (\(resolved)) is already open in process(es) \(pids.sorted().joined(separator: ", ")); libnfc would share it",
+                                         fix: "stop that process first (ps -p \(pids.sorted().joined(separator: ",")) -o pid,comm,args)"))
+            }
+        }
+        if out.isEmpty { out.append(DoctorFinding(check: "busy-port", ok: true, message: "no serial port held by two processes")) }
+        return out
+    }
+
+    func packages() -> [DoctorFinding] {
+        guard let status = try? String(contentsOfFile: path("/var/lib/dpkg/status"), encoding: .utf8) else {
+            return [DoctorFinding(check: "packages", ok: true, message: "no dpkg status file; packages not checked")]
+        }
+        var installed = Set<String>()
+        for stanza in status.components(separatedBy: "\n\n") {
+            var name: String?, ok = false
+            for line in stanza.split(separator: "\n") {
+                if line.hasPrefix("Package: ") { name = String(line.dropFirst(9)) }
+                if line.hasPrefix("Status: ") && line.hasSuffix(" installed") && line.contains("install ok") { ok = true }
+            }
+            if let name, ok { installed.insert(name) }
+        }
+        let missing = Self.packages.filter { !installed.contains($0) }
+        if missing.isEmpty { return [DoctorFinding(check: "packages", ok: true, message: "packages installed: \(Self.packages.joined(separator: ", "))")] }
+        return [DoctorFinding(check: "packages", ok: false, message: "missing package(s): \(missing.joined(separator: ", "))",
+                              fix: "sudo apt-get install \(missing.joined(separator: " "))")]
+    }
+
+    func libnfcEnvironment() -> [DoctorFinding] {
+        let vars = environment.filter { $0.key.hasPrefix("LIBNFC_") }.sorted { $0.key < $1.key }
+        var out: [DoctorFinding] = []
+        if let d = environment["LIBNFC_DEVICE"], !d.isEmpty {
+            let parts = d.split(separator: ":", maxSplits: 1).map(String.init)
+            if parts.count == 2, parts[0].hasPrefix("pn532_uart"), !fm.fileExists(atPath: path(parts[1].split(separator: ":").first.map(String.init) ?? "")) {
+                out.append(DoctorFinding(check: "environment", ok: false,
+                                         message: "LIBNFC_DEVICE=\(d) points to a port that does not exist (it replaces /etc/nfc/libnfc.conf's devices)",
+                                         fix: "unset LIBNFC_DEVICE, or point it at a live port"))
+            }
+        }
+        if environment["LIBNFC_INTRUSIVE_SCAN"] == "true" {
+            out.append(DoctorFinding(check: "environment", ok: true,
+                                     message: "LIBNFC_INTRUSIVE_SCAN=true: libnfc probes every serial port it finds (may disturb other serial devices)"))
+        }
+        if out.isEmpty || out.allSatisfy(\.ok) {
+            out.append(DoctorFinding(check: "environment", ok: true,
+                                     message: vars.isEmpty ? "no LIBNFC_* variables set" : "LIBNFC_* set: " + vars.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
+        }
+        return out
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import HCEEvents
+import NFCTags
+import ReaderSession
+import Synchronization
+import VirtualHardware
+
+/// `nfcbench virtual pn532`: a virtual PN532 on a pty serving a tag file through the real
+/// NFCTags cores, for libnfc clients (ours, nfc-list, nfc-poll, nfc-mfultralight).
+enum VirtualPN532Command {
+    static let command = Command(
+        path: ["virtual", "pn532"],
+        abstract: "Run a virtual PN532 on a pseudo-terminal serving a tag file (libnfc pn532_uart)",
+        usage: "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--save FILE] [--quiet]",
+        help: """
+        Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
+        pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
+        The tag (our JSON, a Flipper .nfc or a Proxmark3 JSON dump; a name in hardware/tags works)
+        is served by the NFCTags emulation cores: NTAG21x/Ultralight or a Type 4 NDEF application;
+        writes stay in memory for the run (and go to --save FILE on exit).
+
+        With --reader PROFILE (hardware/readers/, see 'nfcbench profile') the PN532 is a card
+        emulator's chip instead (TgInitAsTarget, e.g. nfc-emulate-forum-tag4 or an HCE host) and
+        the profile's reader comes into its field: RATS, then its C-APDUs one by one; each
+        exchange is printed at the end. Only profiles that reach ISO-DEP can be played this way.
+
+        OPTIONS:
+          --present-after S   put the tag in the field (or bring the reader) S seconds after start (default 0)
+          --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
+          --json              one JSON line per frame and event (the trace schema) instead of text
+          --trace FILE        where the trace goes (default: the trace folder, see 'nfcbench help')
+          --save FILE         on exit, write the tag as it is then (our JSON)
+          --quiet             no per-frame lines (the trace still has them)
+        stdin: 'remove' takes the tag out of the field, 'present' puts it back.
+        SIGINT/SIGTERM stop it cleanly (link removed, exit 0).
+        """,
+        run: { args in
+            guard let pty = try args.option("pty") else { throw CLIError.usage("--pty PATH is required") }
+            let tagName = try args.option("tag")
+            let readerName = try args.option("reader")
+            let after = try args.seconds("present-after") ?? .zero
+            let presentFor = try args.seconds("present-for")
+            let absentFor = try args.seconds("absent-for")
+            let json = args.flag("json")
+            let quiet = args.flag("quiet")
+            let tracePath = try args.option("trace")
+            let savePath = try args.option("save")
+            try args.finish()
+            if (presentFor == nil) != (absentFor == nil) {
+                throw CLIError.usage("--present-for and --absent-for go together")
+            }
+            let cycle = presentFor.flatMap { p in absentFor.map { (p, $0) } }
+            if let readerName {
+                guard tagName == nil, savePath == nil else { throw CLIError.usage("--reader plays a reader: no --tag or --save with it") }
+                let script = try readerScript(readerName)
+                return try await run(pty: pty, file: nil, card: nil, reader: script, after: after, cycle: cycle,
+                                     json: json, quiet: quiet, tracePath: tracePath, savePath: nil)
+            }
+            guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
+            let path = try DataLocation.require(tagName, in: "tags")
+            let file: TagFile
+            let card: PN532Card
+            do {
+                file = try TagFile.load(path: path)
+                card = try PN532Card(tagFile: file)
+            } catch {
+                throw CLIError.data("\(path): \(error)")
+            }
+            return try await run(pty: pty, file: file, card: card, reader: nil, after: after, cycle: cycle,
+                                 json: json, quiet: quiet, tracePath: tracePath, savePath: savePath)
+        })
+
+    /// The reader profile as the scripted external reader of a PN532 in target mode.
+    static func readerScript(_ name: String) throws(CLIError) -> PN532ReaderScript {
+        let path = try DataLocation.require(name, in: "readers")
+        guard let data = FileManager.default.contents(atPath: path) else { throw .data("cannot read \(path)") }
+        let profile: ReaderProfile
+        do { profile = try ReaderProfile(json: data, file: URL(fileURLWithPath: path).lastPathComponent) } catch {
+            throw .data(error.description)
+        }
+        guard profile.reachesISODEP else {
+            throw .data("\(profile.name) never reaches ISO-DEP (\(profile.technology)); a PN532 in target mode would never see it")
+        }
+        return PN532ReaderScript(rats: profile.rats ?? [0xE0, 0x80], steps: profile.steps.map { .init(command: $0.apdu) })
+    }
+
+    private final class Control: Sendable {
+        struct State {
+            var stopped = false
+            /// The card with its memory as the tag last left the field.
+            var card: PN532Card?
+            var inField = false
+        }
+        let state: Mutex<State>
+        let fake: VirtualPN532
+        let reader: PN532ReaderScript?
+        init(fake: VirtualPN532, card: PN532Card?, reader: PN532ReaderScript?) {
+            self.fake = fake
+            self.reader = reader
+            state = Mutex(State(card: card))
+        }
+        func present() {
+            if let reader {
+                fake.startReader(reader)
+                return
+            }
+            state.withLock { s in
+                guard !s.inField, var card = s.card else { return }
+                s.inField = true
+                // A tag file's faults fire once per run; a re-presented tag is the plain core.
+                if let core = card.ntag21xCore { card.function = .type2(core) }
+                s.card = card
+                fake.present(card)
+            }
+        }
+        func remove() {
+            state.withLock { s in
+                guard s.inField else { return }
+                if let now = fake.chip.card { s.card = now }
+                s.inField = false
+                fake.remove()
+            }
+        }
+        var inField: Bool { state.withLock { $0.inField } }
+        var current: PN532Card? { state.withLock { s in s.inField ? (fake.chip.card ?? s.card) : s.card } }
+        var stopped: Bool { state.withLock { $0.stopped } }
+        func stop() { state.withLock { $0.stopped = true } }
+    }
+
+    static func run(pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, after: Duration, cycle: (Duration, Duration)?,
+                    json: Bool, quiet: Bool, tracePath: String?, savePath: String?) async throws -> Int32 {
+        let fake: VirtualPN532
+        do { fake = try VirtualPN532.start(ptyPath: pty) } catch {
+            throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
+        }
+        let control = Control(fake: fake, card: card, reader: reader)
+        let trace: TraceWriter
+        var header = JSONObject()
+        header["tool"] = .string("nfcbench \(CLI.version)")
+        header["command"] = .string("virtual pn532")
+        header["pty"] = .string(pty)
+        header["slave"] = .string(fake.slavePath)
+        if let file {
+            header["tag_type"] = .string(file.type.rawValue)
+            header["uid"] = .string(file.activation.uid.hexString())
+        }
+        var echo: (@Sendable (String) -> Void)? = nil
+        if json && !quiet { echo = { @Sendable line in Output.out(line) } }
+        do {
+            let where_ = tracePath ?? TraceLocation().newTracePath(command: "virtual-pn532")
+            trace = try TraceWriter(path: where_, header: header, echo: echo)
+        } catch {
+            fake.stop()
+            throw CLIError.failure("cannot open the trace: \(error)")
+        }
+        let signals = SignalWatcher([SIGINT, SIGTERM]) { _ in control.stop() }
+        defer { signals.cancel() }
+        if !json {
+            Output.out("virtual PN532 on \(pty) -> \(fake.slavePath); connect with pn532_uart:\(pty)")
+            let what = file.map { "tag: \($0.type.rawValue) UID \($0.activation.uid.hexString())" }
+                ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
+            Output.out(what + (trace.path.map { "; trace \($0)" } ?? ""))
+        }
+        // stdin commands.
+        let input = Thread {
+            while let line = readLine() {
+                switch line.trimmingCharacters(in: .whitespaces) {
+                case "remove": control.remove()
+                case "present": control.present()
+                case "": continue
+                default: Output.err("unknown command '\(line)': use 'remove' or 'present'")
+                }
+            }
+        }
+        input.start()
+
+        let start = ContinuousClock.now
+        var nextChange: ContinuousClock.Instant? = start + after
+        var printed = 0
+        var phaseInField = false
+        while !control.stopped {
+            let now = ContinuousClock.now
+            if let at = nextChange, now >= at {
+                if phaseInField {
+                    control.remove()
+                    nextChange = cycle.map { now + $0.1 }
+                } else {
+                    control.present()
+                    nextChange = cycle.map { now + $0.0 }
+                }
+                phaseInField.toggle()
+            }
+            let log = fake.frameLog
+            if log.count > printed {
+                for entry in log[printed...] { emit(entry, trace: trace, text: !json && !quiet) }
+                printed = log.count
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for entry in fake.frameLog.dropFirst(printed) { emit(entry, trace: trace, text: !json && !quiet) }
+        let final = control.current
+        let exchanges = fake.chip.readerExchanges
+        fake.stop()
+        trace.record("stopped", ["reason": "signal"])
+        if reader != nil {
+            for (i, x) in exchanges.enumerated() {
+                var fields = JSONObject()
+                fields["apdu"] = .string(x.command.hexString())
+                fields["response"] = x.response.map { .string($0.hexString()) } ?? .null
+                fields["index"] = .int(Int64(i))
+                trace.record("reader_exchange", fields)
+                if !json {
+                    Output.out("reader C-APDU \(x.command.hexString(separator: " ")) -> \(x.response.map { $0.hexString(separator: " ") } ?? "no answer")")
+                }
+            }
+        }
+        if let savePath, let final, let file {
+            do { try final.updating(file).save(path: savePath) } catch {
+                throw CLIError.failure("cannot save the tag to \(savePath): \(error)")
+            }
+            if !json { Output.out("saved the tag as it is now to \(savePath)") }
+        }
+        if !json { Output.out("stopped; removed \(pty)") }
+        return 0
+    }
+
+    private static func emit(_ e: PN532FrameLogEntry, trace: TraceWriter, text: Bool) {
+        let dir: String = switch e.direction {
+        case .hostToChip: "host_to_chip"
+        case .chipToHost: "chip_to_host"
+        case .event: "event"
+        }
+        if e.direction == .event {
+            trace.record("pn532_event", at: e.microseconds, ["note": .string(e.note)])
+        } else {
+            trace.record("frame", at: e.microseconds, ["dir": .string(dir), "frame": .string(e.bytes.hexString())])
+        }
+        guard text else { return }
+        let ms = String(format: "%10.3f ms", Double(e.microseconds) / 1000)
+        switch e.direction {
+        case .hostToChip: Output.out("\(ms)  host > chip  \(e.bytes.hexString(separator: " "))")
+        case .chipToHost: Output.out("\(ms)  chip > host  \(e.bytes.hexString(separator: " "))")
+        case .event: Output.out("\(ms)  --- \(e.note)")
+        }
+    }
+}

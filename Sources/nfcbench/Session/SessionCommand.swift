@@ -1,0 +1,99 @@
+import Foundation
+import NFCHardware
+import ReaderSession
+
+/// `nfcbench session`: an iPhone-faithful Core NFC reader session on a reader.
+enum SessionCommand {
+    static let command = Command(
+        path: ["session"],
+        abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
+        usage: "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--json]",
+        help: """
+        OPTIONS:
+          --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
+                              pn532_uart:PATH or another libnfc connstring ('nfcbench devices')
+          --mode M            ndef     NFCNDEFReaderSession, read-only: didDetectNDEFs (default)
+                              ndef-rw  NFCNDEFReaderSession with tag objects: connect, readNDEF,
+                                       restartPolling() for the next tag
+                              tag      NFCTagReaderSession (ISO 14443), the same app behaviour
+          --first-read        invalidateAfterFirstRead: end with 204 after the first read
+                              (ndef mode only, as in Core NFC)
+          --timeout S         the session's time limit in seconds (Core NFC: 60)
+          --no-thermal        switch the thermal and quick-restart model off
+          --host-wide         lock every reader of this host, like one phone (default: per reader)
+          --alert-message T   the sheet's text
+          --json              JSON Lines on stdout: the trace's records (t_us, event, code, reason…)
+          --trace PATH        write the trace here (default: see README "Traces")
+          --redact            replace UIDs and payloads in the trace and output
+          --verbose           also show frames and tag operations
+          --presence-interval MS   PC/SC presence-check interval (default 250)
+
+        Ctrl-C is the sheet's Done (200). Ctrl-Z or SIGTSTP is leaving the foreground: the
+        session ends with 202, then the process stops if it is the terminal's foreground job;
+        nothing restarts on SIGCONT. A second session on the same reader, in this process or
+        another, is refused at once with 203.
+
+        EXIT STATUS:
+          0   204 (first read), or Done (200) after at least one read
+          10  Done (200) with nothing read     11  timeout (201)
+          12  left the foreground (202)        13  system busy (203)
+          1   any other ending (1-8, 100-105, 300, 400-403) or a failure
+          64  usage error                      69  the device or its service is missing
+        """,
+        run: { args in
+            guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
+            var options = SessionRunner.Options()
+            if let m = try args.option("mode") {
+                guard let mode = SessionRunner.Mode(rawValue: m) else {
+                    throw CLIError.usage("--mode is one of \(SessionRunner.Mode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(m)'")
+                }
+                options.mode = mode
+            }
+            options.firstRead = args.flag("first-read")
+            if options.firstRead && options.mode != .ndef {
+                throw CLIError.usage("--first-read is Core NFC's invalidateAfterFirstRead: only for --mode ndef")
+            }
+            if let t = try args.seconds("timeout") {
+                guard t > .zero else { throw CLIError.usage("--timeout must be more than 0 seconds") }
+                options.timeLimit = t
+            }
+            options.thermal = !args.flag("no-thermal")
+            options.hostWide = args.flag("host-wide")
+            if let a = try args.option("alert-message") { options.alertMessage = a }
+            options.json = args.flag("json")
+            options.verbose = args.flag("verbose")
+            let tracePath = try args.option("trace")
+            let redact = args.flag("redact")
+            var factory = DeviceFactory.Options()
+            if let ms = try args.int("presence-interval", in: 10...10_000) { factory.presenceCheckInterval = .milliseconds(ms) }
+            try args.finish()
+
+            let backend = try DeviceFactory.backend(device, options: factory)
+            let trace = try openTrace(command: "session", device: device, path: tracePath, redact: redact, json: options.json,
+                                      model: ["mode": .string(options.mode.rawValue), "time_limit_s": .double(Double(options.timeLimit.components.seconds)),
+                                              "thermal": .bool(options.thermal), "host_wide": .bool(options.hostWide)])
+            options.statusLine = Output.stdoutIsTerminal
+            let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
+            if !options.json, let path = trace.path { Output.out("trace: \(path)") }
+            return ending.exitStatus
+        })
+
+    /// Opens the run's trace (header: tool and library versions, command, device, model).
+    static func openTrace(command: String, device: String, path: String?, redact: Bool, json: Bool,
+                          model: JSONObject) throws(CLIError) -> TraceWriter {
+        let file = path ?? TraceLocation().newTracePath(command: command)
+        let header: JSONObject = [
+            "tool": .string("nfcbench \(CLI.version)"), "libnfc": .string(NativeLibraries.libnfcVersion),
+            "pcsclite": .string(NativeLibraries.pcscLiteVersion), "command": .string(command),
+            "device": .string(device), "pid": .int(Int64(getpid())),
+            "started": .string(ISO8601DateFormatter().string(from: Date())), "model": .object(model),
+        ]
+        var echo: (@Sendable (String) -> Void)? = nil
+        if json { echo = { line in Output.out(line) } }
+        do {
+            return try TraceWriter(path: file, header: header, redact: redact, echo: echo)
+        } catch {
+            throw .failure("can't write the trace at \(file): \(error)")
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import Dispatch
+import Foundation
+import NFCHardware
+import NFCTags
+import ReaderSession
+import Synchronization
+
+/// Runs one Core NFC-shaped reader session on a backend the way an app would, and reports
+/// it through the always-on trace: every line printed (human or `--json`) is a trace record.
+///
+/// Modes: `ndef` (`NFCNDEFReaderSession`, read-only `didDetectNDEFs`), `ndef-rw` (the same
+/// session with a tag delegate: connect, `readNDEF`, `alertMessage` "Tag N read",
+/// `restartPolling()` for the next tag), `tag` (`NFCTagReaderSession`, the same app
+/// behaviour). Several tags at once: the alert Apple's sample shows and `restartPolling()`
+/// after 500 ms. Ctrl-C is the sheet's Done (200); Ctrl-Z/SIGTSTP is leaving the
+/// foreground (202): the session ends, then the process stops if it is the terminal's
+/// foreground job; nothing restarts on SIGCONT.
+final class SessionRunner: @unchecked Sendable {
+    enum Mode: String, CaseIterable {
+        case ndef, ndefRW = "ndef-rw", tag
+    }
+
+    struct Options {
+        var mode: Mode = .ndef
+        var firstRead = false
+        var timeLimit: Duration = .seconds(60)
+        var thermal = true
+        var hostWide = false
+        var alertMessage = "Hold your iPhone near an NFC tag."
+        var json = false
+        var verbose = false
+        var statusLine = false
+    }
+
+    /// How a session ended, and whether anything was read.
+    struct Ending {
+        var code: NFCReaderError.Code
+        var reads: Int
+
+        /// Exit status: 0 for 204 and for a user's Done (200) after reads; 10 + (code − 200)
+        /// for 200 without a read (10), 201 (11), 202 (12), 203 (13); 1 for any other code.
+        var exitStatus: Int32 {
+            switch code.rawValue {
+            case 204: 0
+            case 200: reads > 0 ? 0 : 10
+            case 201...203: Int32(10 + code.rawValue - 200)
+            default: 1
+            }
+        }
+    }
+
+    let backend: any ReaderBackend
+    let options: Options
+    let trace: TraceWriter
+    private let reads = ReadCounter()
+    private let status: StatusLine?
+    let system: NFCReaderSystem
+
+    init(backend: any ReaderBackend, options: Options, trace: TraceWriter) {
+        self.backend = backend
+        self.options = options
+        self.trace = trace
+        let status = options.statusLine && !options.json ? StatusLine(alert: options.alertMessage) : nil
+        self.status = status
+        var params = options.thermal ? ThermalModel.Parameters() : ThermalModel.disabled.parameters
+        params.baseLimit = options.timeLimit
+        if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
+        let json = options.json, verbose = options.verbose
+        system = NFCReaderSystem(
+            backend: backend, clock: ContinuousReaderClock(),
+            arbiter: SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
+            thermal: ThermalModel(parameters: params),
+            observer: { [trace, reads] record in
+                let o = record.json(tMicroseconds: trace.elapsedMicroseconds)
+                if case .didDetectNDEFs = record.event { reads.add() }
+                trace.emit(o)
+                if !json, let line = TraceLines.render(o, verbose: verbose) { Self.show(line, status: status) }
+                status?.update(record)
+            })
+    }
+
+    static func show(_ line: String, status: StatusLine?) {
+        if let status { status.printAbove(line) } else { Output.out(line) }
+    }
+
+    /// Records a bench-level event (what the bench app did) in the trace and the output.
+    func note(_ event: String, _ fields: JSONObject) {
+        var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": .string(event)]
+        o.merge(fields)
+        trace.emit(o)
+        if !options.json, let line = TraceLines.render(o, verbose: options.verbose) { Self.show(line, status: status) }
+    }
+
+    func run() async -> Ending {
+        let done = AsyncStream<NFCReaderError.Code>.makeStream()
+        let app = BenchApp(runner: self, finished: { done.continuation.yield($0); done.continuation.finish() })
+        let signals = SignalWatcher([SIGINT, SIGTSTP]) { [system] sig in
+            if sig == SIGINT { system.userTappedDone() } else { app.leftForeground = true; system.appDidEnterBackground() }
+        }
+        defer { signals.cancel() }
+        status?.start()
+        app.begin()
+        var code = NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled
+        for await c in done.stream { code = c }
+        status?.stop()
+        if app.leftForeground { SignalWatcher.stopIfForegroundOfTerminal() }
+        return Ending(code: code, reads: reads.value)
+    }
+
+    func countRead() { reads.add() }
+}
+
+final class ReadCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// The bench's "app": begins the session the user asked for and, in read-write and tag
+/// modes, reads each tag and asks for the next one, as Apple's sample app does.
+private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
+    let runner: SessionRunner
+    let finished: @Sendable (NFCReaderError.Code) -> Void
+    var ndefSession: NFCNDEFReaderSession?
+    var tagSession: NFCTagReaderSession?
+    var leftForeground = false
+    var tagsRead = 0
+
+    init(runner: SessionRunner, finished: @escaping @Sendable (NFCReaderError.Code) -> Void) {
+        self.runner = runner
+        self.finished = finished
+    }
+
+    func begin() {
+        let o = runner.options
+        switch o.mode {
+        case .ndef:
+            let s = NFCNDEFReaderSession(delegate: ReadOnlyDelegate(app: self), queue: nil,
+                                         invalidateAfterFirstRead: o.firstRead, system: runner.system)
+            s.alertMessage = o.alertMessage
+            ndefSession = s
+            s.begin()
+        case .ndefRW:
+            let s = NFCNDEFReaderSession(delegate: self, queue: nil, invalidateAfterFirstRead: false, system: runner.system)
+            s.alertMessage = o.alertMessage
+            ndefSession = s
+            s.begin()
+        case .tag:
+            guard let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: runner.system) else {
+                finished(.readerErrorInvalidParameter)
+                return
+            }
+            s.alertMessage = o.alertMessage
+            tagSession = s
+            s.begin()
+        }
+    }
+
+    private func code(_ error: any Error) -> NFCReaderError.Code {
+        (error as? NFCReaderError)?.code ?? .readerErrorUnsupportedFeature
+    }
+
+    // Read-write NDEF session.
+    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {
+        handle(tags, session: session, connect: { tag in try await session.connect(to: tag) })
+    }
+
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+        finished(code(error))
+    }
+
+    // Tag session.
+    func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {
+        let byObject = tags
+        handle(tags.map(\.ndefTag), session: session, connect: { tag in
+            guard let t = byObject.first(where: { $0.ndefTag === tag }) else { return }
+            try await session.connect(to: t)
+        })
+    }
+
+    func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {
+        finished(code(error))
+    }
+
+    private func handle(_ tags: [any NFCNDEFTag], session: NFCReaderSessionCore,
+                        connect: @escaping @Sendable (any NFCNDEFTag) async throws -> Void) {
+        if tags.count > 1 {
+            session.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { session.restartPolling() }
+            return
+        }
+        guard let tag = tags.first else { return }
+        let runner = self.runner
+        Task { [self] in
+            do {
+                try await connect(tag)
+                let message = try await tag.readNDEF()
+                runner.countRead()
+                tagsRead += 1
+                runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
+                session.alertMessage = "Tag \(tagsRead) read. Hold your iPhone near the next one."
+            } catch {
+                let c = code(error)
+                runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
+            }
+            session.restartPolling()
+        }
+    }
+}
+
+/// The read-only delegate (no `didDetect tags`: Core NFC's read-only mode).
+private final class ReadOnlyDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+    weak var app: BenchApp?
+    // The session holds its delegate weakly, as Core NFC does; the app holds this one.
+    private var keepAlive: ReadOnlyDelegate?
+    init(app: BenchApp) {
+        self.app = app
+        keepAlive = self
+    }
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+        app?.readerSession(session, didInvalidateWithError: error)
+        keepAlive = nil
+    }
+}

@@ -1,0 +1,103 @@
+import ReaderSession
+
+/// Renders trace records (the JSON written to the trace) as the bench's human lines, so
+/// what a person reads is exactly what the trace holds.
+enum TraceLines {
+    static func seconds(_ us: Int64) -> String {
+        let s = Double(us) / 1_000_000
+        let text = String(format: "%.3f", s)
+        return String(repeating: " ", count: max(0, 8 - text.count)) + "+" + text + " s"
+    }
+
+    /// One or more lines for a record, or nil for records a person doesn't need to see
+    /// (frames, thermal bookkeeping) — those stay in the trace.
+    static func render(_ r: JSONObject, verbose: Bool = false) -> String? {
+        let t = seconds(r["t_us"]?.intValue ?? 0)
+        let event = r["event"]?.stringValue ?? "?"
+        func hex(_ key: String) -> String { spaced(r[key]?.stringValue ?? "") }
+        switch event {
+        case "header":
+            return nil
+        case "begin":
+            var mode = r["mode"]?.stringValue ?? "?"
+            if r["invalidate_after_first_read"] == .bool(true) { mode += ", invalidateAfterFirstRead" }
+            return "\(t)  begin          session \(r["session"]?.intValue ?? 0) (\(mode)) on \(r["reader"]?.stringValue ?? "?")"
+        case "thermal":
+            guard r["time_limit_s"] != nil else { return nil }
+            if case .double(let limit)? = r["time_limit_s"] {
+                return "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s, heat \(r["heat"].map { "\($0.serialized)" } ?? "0")"
+            }
+            return "\(t)  thermal        a start now would be refused (heat \(r["heat"].map { "\($0.serialized)" } ?? "?"))"
+        case "didBecomeActive":
+            return "\(t)  didBecomeActive"
+        case "detected":
+            guard case .array(let targets)? = r["targets"] else { return nil }
+            return targets.map { tg in
+                "\(t)  detected       \(tg["kind"]?.stringValue ?? "?") UID \(spaced(tg["uid"]?.stringValue ?? ""))"
+                    + (tg["sak"].flatMap(\.stringValue).map { " SAK \($0)" } ?? "")
+            }.joined(separator: "\n")
+        case "lost":
+            return "\(t)  lost           target \(r["target"]?.intValue ?? 0)"
+        case "ndefRead":
+            let outcome = r["outcome"]?.stringValue ?? "?"
+            if outcome == "message" { return nil }  // shown by didDetectNDEFs / readNDEF
+            if outcome == "failed" { return "\(t)  ndefRead       failed: \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")" }
+            return "\(t)  ndefRead       \(outcome == "empty" ? "empty NDEF message (keeps polling)" : "no NDEF on this tag (keeps polling)")"
+        case "didDetectNDEFs", "readNDEF":
+            var lines = ["\(t)  \(event.padding(toLength: 14, withPad: " ", startingAt: 0)) " + recordCount(r)]
+            lines += recordLines(r)
+            return lines.joined(separator: "\n")
+        case "didDetectTags":
+            guard case .array(let tags)? = r["tags"] else { return nil }
+            return "\(t)  didDetectTags  \(tags.count) tag\(tags.count == 1 ? "" : "s")"
+        case "restartPolling":
+            return "\(t)  restartPolling generation \(r["generation"]?.intValue ?? 0)"
+        case "alertMessage":
+            return "\(t)  alertMessage   \"\(r["message"]?.stringValue ?? "")\""
+        case "tagOperation":
+            return verbose ? "\(t)  \(r["name"]?.stringValue ?? "operation")" : nil
+        case "tagOperationEnded":
+            guard let code = r["code"]?.intValue else { return nil }
+            return "\(t)  tag operation failed: \(code) \(r["reason"]?.stringValue ?? "")"
+        case "frame":
+            return verbose ? "\(t)  frame          \(hex("command")) → \(hex("response"))" : nil
+        case "didInvalidateWithError":
+            var s = "\(t)  didInvalidateWithError \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")"
+            if let m = r["error_message"]?.stringValue { s += " \"\(m)\"" }
+            return s
+        default:
+            return verbose ? "\(t)  \(event)" : nil
+        }
+    }
+
+    static func recordCount(_ r: JSONObject) -> String {
+        if case .array(let records)? = r["records"] { return "\(records.count) record\(records.count == 1 ? "" : "s")" }
+        if case .array(let messages)? = r["messages"] { return "\(messages.count) messages" }
+        return ""
+    }
+
+    static func recordLines(_ r: JSONObject) -> [String] {
+        var records: [JSONValue] = []
+        if case .array(let rs)? = r["records"] { records = rs }
+        else if case .array(let ms)? = r["messages"] {
+            for m in ms { if case .array(let rs)? = m["records"] { records += rs } }
+        }
+        return records.map { rec in
+            let type = rec["type"]?.stringValue ?? ""
+            let body: String
+            if let uri = rec["uri"]?.stringValue { body = uri }
+            else if let text = rec["text"]?.stringValue { body = "\"\(text)\"" + (rec["lang"]?.stringValue.map { " (\($0))" } ?? "") }
+            else { body = spaced(rec["payload"]?.stringValue ?? "") }
+            return "                 \(rec["tnf_name"]?.stringValue ?? "") \(type): \(body)"
+        }
+    }
+
+    static func spaced(_ hex: String) -> String {
+        var out = ""
+        for (i, c) in hex.enumerated() {
+            if i > 0 && i % 2 == 0 { out += " " }
+            out.append(c)
+        }
+        return out
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+/// A fake `/` for `nfcbench doctor --root`: proc, sys, dev and dpkg's status file.
+struct FakeBenchRoot {
+    let path = "\(NSTemporaryDirectory())nfcbench-doctor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let fm = FileManager.default
+
+    func file(_ p: String, _ text: String, mode: Int = 0o644) throws {
+        let full = path + p
+        try fm.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: full, atomically: false, encoding: .utf8)
+        try fm.setAttributes([.posixPermissions: mode], ofItemAtPath: full)
+    }
+
+    func link(_ p: String, to target: String) throws {
+        let full = path + p
+        try fm.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: full, withDestinationPath: target)
+    }
+
+    func dir(_ p: String) throws { try fm.createDirectory(atPath: path + p, withIntermediateDirectories: true) }
+
+    static let allPackages = ["libnfc6", "libnfc-bin", "pcscd", "libpcsclite1", "pcsc-tools", "vsmartcard-vpcd"]
+
+    func dpkg(_ installed: [String]) throws {
+        try file("/var/lib/dpkg/status", installed.map { "Package: \($0)\nStatus: install ok installed\nVersion: 1\n" }.joined(separator: "\n"))
+    }
+
+    func usb(_ name: String, vendor: String, product: String, bus: Int, dev: Int, nodeMode: Int) throws {
+        try file("/sys/bus/usb/devices/\(name)/idVendor", vendor + "\n")
+        try file("/sys/bus/usb/devices/\(name)/idProduct", product + "\n")
+        try file("/sys/bus/usb/devices/\(name)/busnum", "\(bus)\n")
+        try file("/sys/bus/usb/devices/\(name)/devnum", "\(dev)\n")
+        try file(String(format: "/dev/bus/usb/%03d/%03d", bus, dev), "", mode: nodeMode)
+    }
+
+    func remove() { try? fm.removeItem(atPath: path) }
+}
+
+@Suite("doctor on fake /proc, /sys and /dev roots")
+struct DoctorTests {
+    @Test("A healthy bench: exit 0 and every check ok")
+    func healthy() throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.file("/proc/modules", "snd_hda 1 0 - Live 0x0\nusbhid 1 0 - Live 0x0\n")
+        try root.dpkg(FakeBenchRoot.allPackages)
+        try root.dir("/dev")
+        let r = try NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("all is well"))
+        #expect(!r.stdout.contains("FIX"))
+    }
+
+    @Test("Each problem is reported with a fix line: pn533 modules, pcscd with an ACR122U, permissions, a shared tty, missing packages, a dead LIBNFC_DEVICE")
+    func everyProblem() throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.file("/proc/modules", "pn533_usb 20480 0 - Live 0x0\npn533 45056 1 pn533_usb, Live 0x0\nnfc 135168 1 pn533, Live 0x0\n")
+        try root.dir("/sys/bus/usb/drivers/pn533_usb/1-2:1.0")
+        try root.file("/proc/311/comm", "pcscd\n")
+        try root.usb("1-3", vendor: "072f", product: "2200", bus: 1, dev: 7, nodeMode: 0o600)
+        try root.file("/dev/ttyUSB0", "", mode: 0o660)
+        try root.link("/proc/400/fd/3", to: "/dev/ttyUSB0")
+        try root.link("/proc/401/fd/5", to: "/dev/ttyUSB0")
+        try root.dpkg(["libnfc6", "pcscd", "libpcsclite1"])
+        let r = try NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"],
+                                 environment: ["LIBNFC_DEVICE": "pn532_uart:/dev/ttyUSB9"])
+        #expect(r.status == 1)
+        let out = r.stdout
+        #expect(out.contains("pn533_usb, pn533 loaded and claim USB interface(s) 1-2:1.0"), "\(out)")
+        #expect(out.contains("modprobe -r pn533_usb"))
+        #expect(out.contains("pcscd is running and holds the ACR122U"))
+        #expect(out.contains("ACS ACR122U (072f:2200) at /dev/bus/usb/001/007 is not readable and writable by uid 1000"))
+        #expect(out.contains("/dev/ttyUSB0 is not readable and writable by uid 1000"))
+        #expect(out.contains("/dev/ttyUSB0 is open in 2 processes (400, 401)"))
+        #expect(out.contains("missing package(s): libnfc-bin, pcsc-tools, vsmartcard-vpcd"))
+        #expect(out.contains("sudo apt-get install libnfc-bin pcsc-tools vsmartcard-vpcd"))
+        #expect(out.contains("LIBNFC_DEVICE=pn532_uart:/dev/ttyUSB9 points to a port that does not exist"))
+        let problems = out.split(separator: "\n").filter { $0.hasPrefix("FIX") }.count
+        let fixes = out.split(separator: "\n").filter { $0.contains("fix: ") }.count
+        #expect(problems == 7)
+        #expect(fixes == problems, "every problem has a fix line")
+        #expect(out.contains("7 thing(s) to fix"))
+    }
+
+    @Test("--device names a port another process already holds; --json gives one object per check")
+    func busyDeviceJSON() throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.file("/proc/modules", "")
+        try root.dpkg(FakeBenchRoot.allPackages)
+        try root.file("/dev/ttyACM0", "", mode: 0o666)
+        try root.link("/proc/77/fd/4", to: "/dev/ttyACM0")
+        let r = try NFCBench.run(["doctor", "--root", root.path, "--device", "pn532_uart:/dev/ttyACM0", "--json"],
+                                 environment: ["LIBNFC_DEVICE": ""])
+        #expect(r.status == 1)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.allSatisfy { $0?["check"] is String && $0?["message"] is String })
+        let busy = objects.compactMap { $0 }.first { ($0["message"] as? String)?.contains("already open in process(es) 77") == true }
+        #expect(busy?["fix"] != nil)
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import HCEEvents
+import ReaderSession
+import Testing
+import VirtualHardware
+
+/// The emulation paths end to end, through the built `nfcbench` binary:
+/// `walk --device pcsc:…` against the real pcscd and vpcd (run the suite through
+/// `scripts/with-pcscd swift test --filter HCE`), and `emulate` in libnfc target mode
+/// against the virtual PN532 (no daemon needed).
+enum HCEEmulateBench {
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    /// `scripts/with-pcscd` exports `NFCBENCH_PCSCD=private` next to its pcscd.
+    static let pcscdReady = ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] == "private"
+    static var pcscEnabled: Bool { pcscdReady || isCI }
+
+    static let readers = NFCBench.packageRoot.appendingPathComponent("hardware/readers")
+
+    static func profile(_ name: String) throws -> ReaderProfile {
+        let url = readers.appendingPathComponent(name + ".json")
+        return try ReaderProfile(json: try Data(contentsOf: url), file: url.lastPathComponent)
+    }
+
+    static func records(_ stdout: String) throws -> [JSONValue] {
+        try stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-hce-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+}
+
+@Suite("HCE emulation through pcscd and vpcd (walk --device)", .serialized,
+       .enabled(if: HCEEmulateBench.pcscEnabled, "needs the private pcscd: run 'scripts/with-pcscd swift test --filter HCE'"))
+struct HCEEmulatePCSCTests {
+    @Test("Every shipped profile through pcscd: Visa SELECT reaches the app, VAS/T4T get 6A 82, wakes precede APDUs, non-ISO-DEP readers are not shown")
+    func walkThroughPCSCD() throws {
+        #expect(HCEEmulateBench.pcscdReady, "CI=true but no private pcscd: run the suite through scripts/with-pcscd")
+        guard HCEEmulateBench.pcscdReady else { return }
+        let traces = try HCEEmulateBench.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: traces) }
+        let trace = traces.appendingPathComponent("walk.jsonl")
+        let r = try NFCBench.run(
+            ["walk", "--device", "pcsc:Virtual PCD 00 00", "--port", "35963", "--app-prefixes", "A0000000031010",
+             "--json", "--trace", trace.path],
+            timeout: .seconds(90))
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let lines = try HCEEmulateBench.records(r.stdout)
+        let fileLines = try HCEEmulateBench.records(try String(contentsOf: trace, encoding: .utf8))
+        #expect(fileLines == lines, "--json prints exactly the trace's records")
+        #expect(lines.first?["event"]?.stringValue == "header")
+
+        let all = try FileManager.default.contentsOfDirectory(atPath: HCEEmulateBench.readers.path)
+            .filter { $0.hasSuffix(".json") }.sorted().map { try HCEEmulateBench.profile(String($0.dropLast(5))) }
+        var times: [Int64] = []
+        for profile in all {
+            let mine = lines.filter { $0["reader"]?.stringValue == profile.name }
+            if !profile.reachesISODEP {
+                #expect(mine.map { $0["event"]?.stringValue } == ["notShowable"], "\(profile.name) is reported, not played")
+                continue
+            }
+            let events = mine.compactMap { $0["event"]?.stringValue }
+            let wake = try #require(events.firstIndex(of: "vpcdConnected"), "\(profile.name): no field on")
+            let firstAPDU = try #require(events.firstIndex(of: "apdu"), "\(profile.name): no APDU")
+            #expect(events.firstIndex(of: "nfcEvent").map { $0 > wake && $0 < firstAPDU } == true,
+                    "\(profile.name): the wake comes before the first APDU")
+            #expect((mine[wake]["t_us"]?.intValue ?? .max) <= (mine[firstAPDU]["t_us"]?.intValue ?? -1))
+            #expect(events.filter { $0 == "fieldOn" }.count == 1, "\(profile.name): pcscd's power cycles are not fields")
+            #expect(events.last == "sessionInvalidated" || events.contains("fieldOff"))
+            times += mine.compactMap { $0["t_us"]?.intValue }
+        }
+        #expect(times == times.sorted(), "µs timestamps never go back")
+
+        func apdus(_ reader: String) -> [JSONValue] {
+            lines.filter { $0["reader"]?.stringValue == reader && $0["event"]?.stringValue == "apdu" }
+        }
+        let emv = apdus("emv-payment")
+        #expect(emv.count == 3)
+        #expect(emv.first?["answered_by"]?.stringValue == "system", "PPSE is the system's")
+        #expect(emv.first?["response"]?.stringValue?.contains("4F07A0000000031010") == true, "the FCI lists the Visa AID")
+        #expect(emv.dropFirst().first?["apdu"]?.stringValue == "00A4040007A000000003101000")
+        #expect(emv.dropFirst().first?["answered_by"]?.stringValue == "app", "the Visa SELECT reaches the CardSession")
+        #expect(lines.contains { $0["reader"]?.stringValue == "emv-payment" && $0["event"]?.stringValue == "received" })
+        for reader in ["apple-vas", "nfc-forum-t4t"] {
+            let first = apdus(reader).first
+            #expect(first?["response"]?.stringValue == "6A82" && first?["answered_by"]?.stringValue == "system", "\(reader)")
+        }
+        let summary = try #require(lines.last)
+        #expect(summary["event"]?.stringValue == "summary")
+        if case .array(let notShown)? = summary["not_showable"] {
+            let names = Set(notShown.compactMap(\.stringValue))
+            #expect(names == Set(all.filter { !$0.reachesISODEP }.map(\.name)))
+        } else {
+            Issue.record("summary without not_showable")
+        }
+    }
+
+    @Test("A reader pcscd does not have is a clear 'unavailable' error (exit 69)")
+    func unknownReader() throws {
+        #expect(HCEEmulateBench.pcscdReady, "CI=true but no private pcscd: run the suite through scripts/with-pcscd")
+        guard HCEEmulateBench.pcscdReady else { return }
+        let r = try NFCBench.run(["walk", "--device", "pcsc:No Such Reader", "--profiles", "emv-payment"])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("No Such Reader") && r.stderr.contains("Virtual PCD 00 00"))
+    }
+}
+
+@Suite("HCE emulation in libnfc target mode against the virtual PN532", .serialized)
+struct HCEEmulateLibNFCTests {
+    @Test("The virtual PN532 plays the EMV profile against 'nfcbench emulate': activation first, answers as the model's")
+    func emvAgainstVirtualPN532() async throws {
+        let emv = try HCEEmulateBench.profile("emv-payment")
+        // The model's answers, from the pure virtual-time walk (the same phone, another path).
+        let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try SelectIdentifierPrefix(hex: "A0000000031010")])
+        let walk = await ReaderWalk(profiles: [emv], app: app).run()
+        let expected = walk.events.filter { $0.event == "apdu" }.map(\.response)
+        #expect(expected.count == 3)
+
+        let dir = try HCEEmulateBench.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let link = dir.appendingPathComponent("pn532").path
+        let fake = try VirtualPN532.start(ptyPath: link)
+        defer { fake.stop() }
+        fake.startReader(try #require(PN532ReaderScript(profile: emv, expectedResponses: expected)))
+
+        let trace = dir.appendingPathComponent("emulate.jsonl")
+        let r = try NFCBench.run(
+            ["emulate", "--device", "pn532_uart:\(link)", "--app-prefixes", "A0000000031010", "--json", "--trace", trace.path],
+            timeout: .seconds(30))
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let lines = try HCEEmulateBench.records(r.stdout)
+        let events = lines.compactMap { $0["event"]?.stringValue }
+        let activation = try #require(events.firstIndex(of: "activation"))
+        let firstReceive = try #require(events.firstIndex(of: "targetReceive"))
+        let wake = try #require(events.firstIndex(of: "nfcEvent"))
+        #expect(activation < wake && wake < firstReceive, "activation, then the model's wake, then the first APDU")
+        #expect(!events.contains("vpcdConnected") && lines.filter { $0["source"]?.stringValue == "libnfc" }
+            .allSatisfy { !($0["event"]?.stringValue ?? "").lowercased().contains("field") }, "libnfc logs no field")
+        #expect((lines[activation]["t_us"]?.intValue ?? .max) <= (lines[firstReceive]["t_us"]?.intValue ?? -1))
+        let sent = lines.filter { $0["event"]?.stringValue == "targetSend" }.map { $0["response"]?.stringValue }
+        #expect(sent == expected.map { $0?.hexString() }, "PPSE and Visa SELECT answers match the model's")
+        #expect(events.contains("released"))
+        #expect(lines.last?["outcome"]?.stringValue == "reader released the card after 3 APDU(s)")
+
+        let exchanges = fake.chip.readerExchanges
+        #expect(exchanges.count == 3)
+        #expect(exchanges.allSatisfy { $0.matched }, "the scripted reader got exactly the model's answers")
+        #expect(try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count == lines.count)
+    }
+
+    @Test("A device libnfc can't open is 'unavailable' (exit 69), with no crash")
+    func missingDevice() throws {
+        let dir = try HCEEmulateBench.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try NFCBench.run(["emulate", "--device", "pn532_uart:\(dir.path)/absent", "--app-prefixes", "A0000000031010",
+                                  "--trace", dir.appendingPathComponent("t.jsonl").path])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("can't open libnfc device"))
+    }
+
+    @Test("Bad options are usage errors (exit 64)")
+    func usage() throws {
+        #expect(try NFCBench.run(["emulate", "--app-prefixes", "A0000000031010"]).status == 64)
+        #expect(try NFCBench.run(["emulate", "--device", "pn532_uart:x", "--app-prefixes", "A000"]).status == 64)
+        #expect(try NFCBench.run(["emulate", "--device", "pn532_uart:x", "--uid", "0102"]).status == 64)
+        #expect(try NFCBench.run(["walk", "--device", "acr122:x"]).status == 64)
+        #expect(try NFCBench.run(["walk", "--port", "35963"]).status == 64)
+    }
+}

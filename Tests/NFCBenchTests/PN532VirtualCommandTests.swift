@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@Suite("virtual pn532 and libnfc dump with the built binary", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["CI"] == "true" || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
+struct PN532VirtualCommandTests {
+    static func nfcList(_ link: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-list")
+        var env = ProcessInfo.processInfo.environment
+        env["LIBNFC_DEVICE"] = "pn532_uart:\(link)"
+        env["LIBNFC_AUTO_SCAN"] = "false"
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test("--json prints trace lines for every frame; stdin 'remove'/'present' take the tag away and back; SIGINT removes the link")
+    func jsonStdinAndSignal() throws {
+        let link = "\(NSTemporaryDirectory())nfcbench-vp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let p = Process()
+        p.executableURL = NFCBench.binary
+        p.arguments = ["virtual", "pn532", "--pty", link, "--tag", NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag213-text.json").path,
+                       "--json", "--trace", link + ".jsonl"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil { usleep(10_000) }
+        let seen = try Self.nfcList(link)
+        #expect(seen.contains("04  ") && seen.contains("SAK (SEL_RES): 00"), "\(seen)")
+        input.fileHandleForWriting.write(Data("remove\n".utf8))
+        usleep(200_000)
+        let empty = try Self.nfcList(link)
+        #expect(empty.contains("0 ISO14443A passive target(s) found") || !empty.contains("SAK (SEL_RES)"), "\(empty)")
+        input.fileHandleForWriting.write(Data("present\n".utf8))
+        usleep(200_000)
+        let back = try Self.nfcList(link)
+        #expect(back.contains("SAK (SEL_RES): 00"), "\(back)")
+        p.interrupt()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil, "the link is removed on SIGINT")
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == lines.count, "every line is JSON")
+        #expect(objects.first?["schema"] as? String == "nfcbench.trace/1")
+        #expect(objects.contains { $0["event"] as? String == "frame" && $0["dir"] as? String == "host_to_chip" })
+        #expect(objects.contains { ($0["note"] as? String)?.hasPrefix("remove") == true })
+        try? FileManager.default.removeItem(atPath: link + ".jsonl")
+    }
+
+    @Test("dump --device pn532_uart: reads the whole NTAG215 into our JSON, equal to the file it serves (PWD aside)")
+    func dumpThroughLibNFC() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let r = try NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
+        _ = try fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        var expected = VirtualPN532Process.pages(try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
+        expected[133] = "00000000"
+        #expect(VirtualPN532Process.pages(r.stdout) == expected)
+        #expect(r.stdout.contains("\"type\": \"ntag215\""))
+        #expect(r.stdout.contains("\"get_version\": \"0004040201001103\""))
+    }
+
+    @Test("--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
+    func readerProfile() throws {
+        let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
+                                             "--quiet", "--trace", link + ".jsonl"])
+        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil { usleep(10_000) }
+        let emulator = Process()
+        emulator.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-emulate-forum-tag4")
+        var env = ProcessInfo.processInfo.environment
+        env["LIBNFC_DEVICE"] = "pn532_uart:\(link)"
+        env["LIBNFC_AUTO_SCAN"] = "false"
+        emulator.environment = env
+        emulator.standardOutput = FileHandle.nullDevice
+        emulator.standardError = FileHandle.nullDevice
+        try emulator.run()
+        let killer = DispatchWorkItem { if emulator.isRunning { emulator.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: killer)
+        emulator.waitUntilExit()
+        killer.cancel()
+        p.interrupt()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: link + ".jsonl")
+        let exchanges = text.split(separator: "\n").filter { $0.hasPrefix("reader C-APDU") }
+        #expect(exchanges.count == 5, "\(text)")
+        #expect(exchanges.first?.hasSuffix("-> 90 00") == true)
+        #expect(exchanges.allSatisfy { !$0.hasSuffix("no answer") })
+        let door = try NFCBench.run(["virtual", "pn532", "--pty", link, "--reader", "mifare-classic-door"])
+        #expect(door.status == 65)
+        #expect(door.stderr.contains("never reaches ISO-DEP"))
+    }
+
+    @Test("measure read --device pn532_uart: times whole NDEF reads through the real procedure (JSON like the PC/SC one)")
+    func measureRead() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let r = try NFCBench.run(["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
+        _ = try fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(o?["count"] as? Int == 20)
+        let median = try #require(o?["median_us"] as? Double)
+        #expect(median > 0 && median < 1_000_000)
+        let detect = try NFCBench.run(["measure", "detect", "--device", "pn532_uart:/nonexistent"])
+        #expect(detect.status == 64)
+    }
+}

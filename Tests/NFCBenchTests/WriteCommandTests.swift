@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+/// A `nfcbench virtual pn532` process serving a tag file, stopped with SIGINT; its `--save`
+/// file shows what the tag holds afterwards.
+struct VirtualPN532Process {
+    let process: Process
+    let link: String
+    let saved: String
+    let output: Pipe
+
+    static let tags = NFCBench.packageRoot.appendingPathComponent("hardware/tags").path
+
+    init(tag: String) throws {
+        let base = "\(NSTemporaryDirectory())nfcbench-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        link = base + ".pty"
+        saved = base + "-saved.json"
+        let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--tag", tag, "--quiet",
+                                             "--save", saved, "--trace", base + ".jsonl"])
+        process = p
+        output = out
+        // Wait for the link.
+        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
+            usleep(10_000)
+        }
+    }
+
+    var device: String { "pn532_uart:\(link)" }
+
+    /// SIGINT, wait, and the tag as saved.
+    func stop() throws -> String {
+        process.interrupt()
+        process.waitUntilExit()
+        defer {
+            try? FileManager.default.removeItem(atPath: saved)
+            try? FileManager.default.removeItem(atPath: String(saved.dropLast("-saved.json".count)) + ".jsonl")
+        }
+        return try String(contentsOfFile: saved, encoding: .utf8)
+    }
+
+    static func pages(_ json: String) -> [String] {
+        guard let start = json.range(of: "\"pages\": [")?.upperBound, let end = json[start...].firstIndex(of: "]") else { return [] }
+        return json[start..<end].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines.union(["\""])) }
+    }
+}
+
+@Suite("write, format and lock with the built binary on a virtual PN532", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["CI"] == "true" || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
+struct WriteCommandTests {
+    @Test("write --dry-run prints the exact page writes and leaves the tag image unchanged")
+    func dryRun() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
+        let after = try fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("page 4: 03 00 D1 01"), "length 0 first: \(r.stdout)")
+        #expect(r.stdout.contains("page 4: 03 0C D1 01"), "the real length last")
+        #expect(r.stdout.contains("dry run: nothing written"))
+        let original = try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8)
+        #expect(VirtualPN532Process.pages(after) == VirtualPN532Process.pages(original))
+        #expect(VirtualPN532Process.pages(after).count == 135)
+    }
+
+    @Test("write saves a backup of the old content first, then the tag holds the new message")
+    func writeWithBackup() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let backup = "\(NSTemporaryDirectory())nfcbench-backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { try? FileManager.default.removeItem(atPath: backup) }
+        let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
+                                 timeout: .seconds(30))
+        let after = try fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("read back identical"))
+        let old = try String(contentsOfFile: backup, encoding: .utf8)
+        let original = try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8)
+        // A tag never reveals its PWD (page 133 on an NTAG215): READ returns 00s there.
+        var expected = VirtualPN532Process.pages(original)
+        expected[133] = "00000000"
+        #expect(VirtualPN532Process.pages(old) == expected, "the backup holds the old image")
+        // 03 13 | D1 01 0F 55 04 "nfcbench.dev/x" | FE
+        let pages = VirtualPN532Process.pages(after)
+        #expect(pages[4] == "0313D101")
+        #expect(pages[5] == "0F55046E")
+        #expect(pages.dropFirst(4).prefix(6).joined().contains("6E666362656E63682E6465762F78FE"))
+    }
+
+    @Test("write is refused on a read-only CC, with nothing written and no backup needed")
+    func readOnlyRefused() throws {
+        var text = try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"E1103E00\"", with: "\"E1103E0F\"")
+        let path = "\(NSTemporaryDirectory())nfcbench-ro-\(getpid()).json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let fake = try VirtualPN532Process(tag: path)
+        let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:Hi"], timeout: .seconds(30))
+        let after = try fake.stop()
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("read-only"), "\(r.stderr)")
+        #expect(VirtualPN532Process.pages(after) == VirtualPN532Process.pages(text))
+    }
+
+    @Test("format writes an empty NDEF message (03 00 FE) after the Lock Control TLV; --lock needs the confirmation flag")
+    func formatAndLockGuard() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
+        let formatBackup = "\(NSTemporaryDirectory())nfcbench-fmt-\(getpid()).json"
+        defer { try? FileManager.default.removeItem(atPath: formatBackup) }
+        let r = try NFCBench.run(["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
+        let refused = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
+        let after = try fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("empty NDEF message"))
+        // NTAG213 as shipped: Lock Control TLV 01 03 A0 0C 34 first, then the NDEF TLV.
+        let pages = VirtualPN532Process.pages(after)
+        #expect(pages[4] == "0103A00C")
+        #expect(pages[5].hasPrefix("340300FE"))
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("irreversible"))
+    }
+
+    @Test("A bad --ndef SPEC is a data error before any device is touched")
+    func badSpec() throws {
+        let r = try NFCBench.run(["write", "--device", "pn532_uart:/nonexistent", "--ndef", "bogus:thing"])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("unknown NDEF spec kind"))
+        let notLibNFC = try NFCBench.run(["write", "--device", "sim:x", "--ndef", "text:a"])
+        #expect(notLibNFC.status == 64)
+    }
+
+    @Test("lock sets CC write access Fh and the static lock bytes; a later write is refused")
+    func lockThenWrite() throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
+        let lock = try NFCBench.run(["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
+        let write = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
+        let pages = VirtualPN532Process.pages(try fake.stop())
+        #expect(lock.status == 0, "\(lock.stderr)")
+        #expect(lock.stdout.contains("read-only for good"))
+        #expect(pages[3] == "E110120F")
+        #expect(pages[2].hasSuffix("FFFF"))
+        #expect(write.status == 1)
+        #expect(write.stderr.contains("read-only"))
+    }
+}

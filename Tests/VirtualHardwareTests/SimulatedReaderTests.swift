@@ -1,0 +1,128 @@
+import Foundation
+import NFCTags
+import ReaderSession
+import Testing
+import VirtualHardware
+
+/// The simulated reader on a manual clock: tags arrive and leave on the scenario's
+/// schedule and are read through the real NFC Forum procedures.
+@Suite("Simulated reader")
+struct SimulatedReaderTests {
+    /// An NTAG213 holding `03 0B D1 01 07 55 04 61 2E 62 63 2F 78 FE` (URI https://a.bc/x) —
+    /// written by hand: UID 04 11 22 / 33 44 55 66, BCC0 = 88⊕04⊕11⊕22 = BF, BCC1 = 33⊕44⊕55⊕66 = 44.
+    static func ntag213() throws -> TagFile {
+        var pages: [[UInt8]] = [
+            [0x04, 0x11, 0x22, 0xBF], [0x33, 0x44, 0x55, 0x66], [0x44, 0x48, 0x00, 0x00], [0xE1, 0x10, 0x12, 0x00],
+            [0x03, 0x0B, 0xD1, 0x01], [0x07, 0x55, 0x04, 0x61], [0x2E, 0x62, 0x63, 0x2F], [0x78, 0xFE, 0x00, 0x00],
+        ]
+        pages += Array(repeating: [0, 0, 0, 0], count: 45 - pages.count)
+        pages[41] = [0x00, 0x00, 0x00, 0xBD]  // dynamic lock bytes, RFUI
+        pages[42] = [0x04, 0x00, 0x00, 0xFF]  // CFG0: AUTH0 = FF (no protection)
+        return TagFile(
+            type: .ntag213, activation: try ISO14443AActivation(uid: [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66], atqa: [0x44, 0x00], sak: 0),
+            getVersion: [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x0F, 0x03], pages: pages)
+    }
+
+    func scenario(_ steps: [Scenario.Step]) -> Scenario { Scenario(reader: "bench", steps: steps) }
+
+    /// Collects events as they arrive, without blocking.
+    final class Collector: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _events: [ReaderBackendEvent] = []
+        var events: [ReaderBackendEvent] { lock.withLock { _events } }
+        func start(_ stream: AsyncThrowingStream<ReaderBackendEvent, any Error>) -> Task<Void, Never> {
+            Task { do { for try await e in stream { lock.withLock { _events.append(e) } } } catch {} }
+        }
+    }
+
+    func settle(_ c: Collector, count: Int) async {
+        for _ in 0..<200 where c.events.count < count { await Task.yield(); try? await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    @Test("A tag is detected at its step time, read through Type2TagReader, and lost at its remove step")
+    func presentReadRemove() async throws {
+        let clock = ManualClock()
+        let reader = try SimulatedReader(
+            scenario: scenario([.init(at: .milliseconds(300), action: .present(tag: "t", as: "A", faults: [])),
+                                .init(at: .milliseconds(2300), action: .remove("A"))]),
+            tags: ["t": try Self.ntag213()], clock: clock)
+        #expect(reader.identifier == "sim:bench")
+        let c = Collector()
+        let task = c.start(reader.events(.iso14443))
+        clock.advance(by: .milliseconds(299))
+        await settle(c, count: 1)
+        #expect(c.events.isEmpty)
+        clock.advance(by: .milliseconds(1))
+        await settle(c, count: 1)
+        guard case .detected(let targets)? = c.events.first, let target = targets.first else {
+            Issue.record("expected a detection, got \(c.events)"); return
+        }
+        #expect(target.kind == .type2)
+        #expect(target.uid == [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66])
+        let ndef = try reader.withTag(target.id) { connection -> [UInt8] in
+            guard case .type2(let t) = connection else { throw TagCommunicationError.malformedResponse("not type 2") }
+            let r = Type2TagReader(transport: t)
+            return try r.readNDEF()
+        }
+        #expect(ndef == [0xD1, 0x01, 0x07, 0x55, 0x04, 0x61, 0x2E, 0x62, 0x63, 0x2F, 0x78])
+        clock.advance(by: .seconds(2))
+        await settle(c, count: 2)
+        #expect(c.events.last == .lost(target.id))
+        #expect(throws: TagCommunicationError.tagLost) { try reader.withTag(target.id) { _ in 0 } }
+        task.cancel()
+    }
+
+    @Test("A tag_lost fault takes the tag out of the field mid-read and reports it lost")
+    func tagLostMidRead() async throws {
+        let clock = ManualClock()
+        let reader = try SimulatedReader(
+            scenario: scenario([.init(at: .zero, action: .present(tag: "t", as: "A", faults: [TagFault(afterCommands: 1, kind: .tagLost)]))]),
+            tags: ["t": try Self.ntag213()], clock: clock)
+        let c = Collector()
+        let task = c.start(reader.events(.iso14443))
+        clock.advance(by: .zero)
+        await settle(c, count: 1)
+        guard case .detected(let targets)? = c.events.first, let target = targets.first else { Issue.record("no detection"); return }
+        #expect(throws: Type2TagError.self) {
+            try reader.withTag(target.id) { connection in
+                guard case .type2(let t) = connection else { return }
+                let r = Type2TagReader(transport: t)
+                _ = try r.readNDEF()
+            }
+        }
+        await settle(c, count: 2)
+        #expect(c.events.last == .lost(target.id))
+        #expect(reader.tagsInField.isEmpty)
+        task.cancel()
+    }
+
+    @Test("restartPolling reports the tags still in the field again, under new ids")
+    func restartPolling() async throws {
+        let clock = ManualClock()
+        let reader = try SimulatedReader(
+            scenario: scenario([.init(at: .zero, action: .present(tag: "t", as: "A", faults: [])),
+                                .init(at: .zero, action: .present(tag: "t", as: "B", faults: []))]),
+            tags: ["t": try Self.ntag213()], clock: clock)
+        let c = Collector()
+        let task = c.start(reader.events(.iso14443))
+        clock.advance(by: .zero)
+        await settle(c, count: 1)
+        guard case .detected(let first)? = c.events.first else { Issue.record("no detection"); return }
+        #expect(first.count == 2, "two tags arriving together are detected together")
+        reader.restartPolling()
+        await settle(c, count: 2)
+        guard case .detected(let again)? = c.events.last else { Issue.record("no re-detection"); return }
+        #expect(again.count == 2)
+        #expect(Set(again.map(\.id)).isDisjoint(with: first.map(\.id)))
+        #expect(throws: TagCommunicationError.tagLost) { try reader.withTag(first[0].id) { _ in 0 } }
+        task.cancel()
+    }
+
+    @Test("A scenario naming a tag file that was not loaded is refused")
+    func missingTag() {
+        #expect(throws: Scenario.FormatError.self) {
+            _ = try SimulatedReader(scenario: scenario([.init(at: .zero, action: .present(tag: "nope", as: "A", faults: []))]),
+                                    tags: [:], clock: ManualClock())
+        }
+    }
+}
