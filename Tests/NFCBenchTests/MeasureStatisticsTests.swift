@@ -33,11 +33,11 @@ struct MeasureStatisticsTests {
         #expect(s.text == "min 150.0 µs  median 150.0 µs  p99 12.0 ms  max 12.0 ms  (n=2)")
     }
 
-    @Test("Device strings: pcsc: names a reader, sim: and libnfc connstrings are not available yet, junk is a usage error")
+    @Test("Device strings: pcsc: names a PC/SC reader; sim:, libnfc connstrings and junk are not PC/SC readers")
     func devices() throws {
         let b = try DeviceFactory.pcscBackend("pcsc:Virtual PCD 00 00")
         #expect(b.identifier == "pcsc:Virtual PCD 00 00")
-        #expect(throws: CLIError.unavailable("the simulated reader ('sim:') is not available in this build yet")) {
+        #expect(throws: CLIError.usage("'sim:desk' is the simulated reader, not a PC/SC reader")) {
             try DeviceFactory.pcscBackend("sim:desk")
         }
         #expect(throws: CLIError.self) { try DeviceFactory.pcscBackend("pn532_uart:/dev/ttyUSB0") }

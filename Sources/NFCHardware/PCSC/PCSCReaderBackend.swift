@@ -53,6 +53,7 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
         var restartRequested = false
         var streams: [UInt64: PollControl] = [:]
         var nextStream: UInt64 = 0
+        var serviceStopped = false
     }
     private let state = Mutex(State())
 
@@ -126,14 +127,21 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
         } catch let error as TagCommunicationError {
             if case .readerFailure = error, !isCurrent(id) { throw TagCommunicationError.tagLost }
             // pcscd dying looks like a card leaving (vpcd answers 0 bytes): tell them apart.
-            if error == .tagLost, !Self.serviceRunning() { throw TagCommunicationError.readerFailure("pcscd stopped") }
+            if error == .tagLost, serviceStoppedRecently() { throw TagCommunicationError.readerFailure("pcscd stopped") }
             throw error
         }
     }
 
-    /// True when a new context can be established (pcscd answers).
-    static func serviceRunning() -> Bool {
-        (try? PCSCContext()) != nil
+    /// After a "tag lost": true when pcscd turns out to be gone. Asks for up to 600 ms, as a
+    /// killed pcscd may break its reader connections before its socket stops accepting; ends
+    /// early when the polling thread saw pcscd fail or saw the card leave.
+    private func serviceStoppedRecently() -> Bool {
+        for _ in 0..<6 {
+            if state.withLock({ $0.serviceStopped }) { return true }
+            if (try? PCSCContext()) == nil { return true }
+            usleep(100_000)
+        }
+        return false
     }
 
     private func isCurrent(_ id: DetectedTargetID) -> Bool {
@@ -188,8 +196,10 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
                 outcome = try watcher.waitForStatusChange(readers: [known], timeout: configuration.presenceCheckInterval)
             } catch {
                 if control.isStopped { break }
+                let failure = PCSCReaderBackendError(error, reader: reader)
+                if case .serviceStopped = failure { state.withLock { $0.serviceStopped = true } }
                 drop()
-                continuation.finish(throwing: PCSCReaderBackendError(error, reader: reader))
+                continuation.finish(throwing: failure)
                 return
             }
             if control.isStopped { break }
