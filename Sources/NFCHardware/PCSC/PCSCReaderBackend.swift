@@ -53,6 +53,7 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
         var restartRequested = false
         var streams: [UInt64: PollControl] = [:]
         var nextStream: UInt64 = 0
+        var serviceStopped = false
     }
     private let state = Mutex(State())
 
@@ -125,8 +126,22 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
             throw isCurrent(id) ? error.tagCommunicationError : TagCommunicationError.tagLost
         } catch let error as TagCommunicationError {
             if case .readerFailure = error, !isCurrent(id) { throw TagCommunicationError.tagLost }
+            // pcscd dying looks like a card leaving (vpcd answers 0 bytes): tell them apart.
+            if error == .tagLost, serviceStoppedRecently() { throw TagCommunicationError.readerFailure("pcscd stopped") }
             throw error
         }
+    }
+
+    /// After a "tag lost": true when pcscd turns out to be gone. Asks for up to 600 ms, as a
+    /// killed pcscd may break its reader connections before its socket stops accepting; ends
+    /// early when the polling thread saw pcscd fail or saw the card leave.
+    private func serviceStoppedRecently() -> Bool {
+        for _ in 0..<6 {
+            if state.withLock({ $0.serviceStopped }) { return true }
+            if (try? PCSCContext()) == nil { return true }
+            usleep(100_000)
+        }
+        return false
     }
 
     private func isCurrent(_ id: DetectedTargetID) -> Bool {
@@ -181,8 +196,10 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
                 outcome = try watcher.waitForStatusChange(readers: [known], timeout: configuration.presenceCheckInterval)
             } catch {
                 if control.isStopped { break }
+                let failure = PCSCReaderBackendError(error, reader: reader)
+                if case .serviceStopped = failure { state.withLock { $0.serviceStopped = true } }
                 drop()
-                continuation.finish(throwing: PCSCReaderBackendError(error, reader: reader))
+                continuation.finish(throwing: failure)
                 return
             }
             if control.isStopped { break }

@@ -1,0 +1,46 @@
+import Testing
+@testable import nfcbench
+
+@Suite("Timing statistics for nfcbench measure (pure)")
+struct MeasureStatisticsTests {
+    @Test("Nearest-rank median and p99 are samples; min and max are the extremes, whatever the order")
+    func statistics() throws {
+        let samples: [Duration] = (1...100).reversed().map { .microseconds($0) }
+        let s = try #require(TimingStatistics(samples))
+        #expect(s.count == 100)
+        #expect(s.min == .microseconds(1))
+        #expect(s.max == .microseconds(100))
+        #expect(s.median == .microseconds(50))
+        #expect(s.p99 == .microseconds(99))
+    }
+
+    @Test("One sample is every figure; no sample is nil; an outlier moves only p99 and max")
+    func edges() throws {
+        let one = try #require(TimingStatistics([.milliseconds(3)]))
+        #expect([one.min, one.median, one.p99, one.max] == Array(repeating: .milliseconds(3), count: 4))
+        #expect(TimingStatistics([]) == nil)
+        let s = try #require(TimingStatistics(Array(repeating: .microseconds(150), count: 99) + [.seconds(2)]))
+        #expect(s.median == .microseconds(150))
+        #expect(s.p99 == .microseconds(150))
+        #expect(s.max == .seconds(2))
+        let t = try #require(TimingStatistics(Array(repeating: .microseconds(150), count: 98) + [.seconds(2), .seconds(3)]))
+        #expect(t.p99 == .seconds(2))
+    }
+
+    @Test("The text line shows µs below 10 ms and ms above")
+    func text() throws {
+        let s = try #require(TimingStatistics([.microseconds(150), .milliseconds(12)]))
+        #expect(s.text == "min 150.0 µs  median 150.0 µs  p99 12.0 ms  max 12.0 ms  (n=2)")
+    }
+
+    @Test("Device strings: pcsc: names a PC/SC reader; sim:, libnfc connstrings and junk are not PC/SC readers")
+    func devices() throws {
+        let b = try DeviceFactory.pcscBackend("pcsc:Virtual PCD 00 00")
+        #expect(b.identifier == "pcsc:Virtual PCD 00 00")
+        #expect(throws: CLIError.usage("'sim:desk' is the simulated reader, not a PC/SC reader")) {
+            try DeviceFactory.pcscBackend("sim:desk")
+        }
+        #expect(throws: CLIError.self) { try DeviceFactory.pcscBackend("pn532_uart:/dev/ttyUSB0") }
+        #expect(throws: CLIError.self) { try DeviceFactory.pcscBackend("bogus") }
+    }
+}

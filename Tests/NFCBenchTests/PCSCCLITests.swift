@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// Runs a shell script inside its own `scripts/with-pcscd` (own pcscd, own network
+/// namespace: vpcd's ports are private, so these tests never meet another suite's card).
+enum PrivateBench {
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    static let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
+
+    /// Exit status 69 from with-pcscd means the bench is missing (no unshare, pcscd or vpcd).
+    static func run(_ shell: String, timeout: Duration = .seconds(60)) throws -> NFCBench.Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // Background jobs (a virtual card) end with the script, so no pipe stays open.
+        p.arguments = [script, "bash", "-c", "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + shell]
+        var env = ProcessInfo.processInfo.environment
+        env["B"] = NFCBench.binary.path
+        env["NFCBENCH_TRACE_DIR"] = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)").path
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
+        let group = DispatchGroup()
+        nonisolated(unsafe) var o = Data(), e = Data()
+        group.enter(); DispatchQueue.global().async { o = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter(); DispatchQueue.global().async { e = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.wait()
+        p.waitUntilExit()
+        killer.cancel()
+        return NFCBench.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// Fails under CI, skips with a message otherwise, when with-pcscd can't run.
+    static func available(_ r: NFCBench.Result) -> Bool {
+        guard r.status == 69, r.stderr.contains("with-pcscd:") else { return true }
+        if isCI { Issue.record("the private pcscd bench is missing: \(r.stderr)") }
+        else { print("skipped: the private pcscd bench is missing: \(r.stderr)") }
+        return false
+    }
+}
+
+@Suite("nfcbench virtual card, devices, dump and measure against a private pcscd", .serialized)
+struct PCSCCLITests {
+    @Test("devices lists the vpcd reader with the virtual card's ATR; dump gives back the tag file's NDEF; measure apdu gives statistics")
+    func endToEnd() throws {
+        let r = try PrivateBench.run("""
+            "$B" virtual card --tag t4t-uri --json > "$NFCBENCH_TRACE_DIR.card" 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" devices --json 2>/dev/null
+            echo ---
+            "$B" dump --device "pcsc:Virtual PCD 00 00"
+            echo ---
+            "$B" measure apdu --device "pcsc:Virtual PCD 00 00" --count 300 --json
+            echo ---
+            kill -INT $card; wait $card; echo "card exit $?"
+            grep -c '"event":"c_apdu"' "$NFCBENCH_TRACE_DIR.card"
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 4, "\(r.stdout)\n\(r.stderr)")
+        #expect(parts[0].contains(#""device":"pcsc:Virtual PCD 00 00""#))
+        #expect(parts[0].contains(#""atr":"3B8180018080""#))
+        #expect(parts[1].contains(#""ndef_file": "001DD1011955046578616D706C652E636F6D2F6E666362656E63682F743474""#))
+        #expect(parts[1].contains(#""uid": "04518A2B6C1F90""#))
+        let measure = try #require(parts[2].split(separator: "\n").first)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(measure.utf8)) as? [String: Any])
+        #expect(json["count"] as? Int == 300)
+        let median = try #require(json["median_us"] as? Double)
+        let p99 = try #require(json["p99_us"] as? Double)
+        #expect(median > 0 && median <= p99)
+        #expect(parts[3].contains("card exit 0"), "SIGINT stops the card cleanly")
+        let apdus = Int(parts[3].split(separator: "\n").last ?? "") ?? 0
+        #expect(apdus > 300, "the card's --json lines (its trace) show every APDU")
+    }
+
+    @Test("measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process")
+    func presence() throws {
+        let r = try PrivateBench.run("""
+            "$B" measure removal --device "pcsc:Virtual PCD 00 01" --virtual-card ntag213-text --port 35964 --count 3 --presence-interval 50 --json
+            echo ---
+            (sleep 0.7; echo remove; sleep 1.5; echo present; sleep 1.5; echo quit) | "$B" virtual card --tag ntag213-text --port 35963
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
+        #expect(parts[0].contains(#""measure":"removal""#) && parts[0].contains(#""count":3"#))
+        let lines = parts[1]
+        #expect(lines.contains("out of the field (removed)"))
+        #expect(lines.components(separatedBy: "in the field (connected").count - 1 == 2, "present reconnects: \(lines)")
+        #expect(lines.hasSuffix("stopped\n"))
+    }
+
+    @Test("pcscd killed under a running measurement: clear error, non-zero exit")
+    func pcscdKilled() throws {
+        let r = try PrivateBench.run("""
+            "$B" virtual card --tag t4t-uri --quiet >/dev/null 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" measure apdu --device "pcsc:Virtual PCD 00 00" --count 1000000 2>"$NFCBENCH_TRACE_DIR.err" &
+            m=$!
+            sleep 1
+            # Only the pcscd of this network namespace (ours), by pid.
+            for p in $(pgrep -x pcscd); do
+                [ "$(readlink /proc/$p/ns/net)" = "$(readlink /proc/self/ns/net)" ] && kill -KILL $p
+            done
+            wait $m; echo "measure exit $?"
+            kill -INT $card
+            cat "$NFCBENCH_TRACE_DIR.err"
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.stdout.contains("measure exit 1"), "\(r.stdout)")
+        #expect(r.stdout.contains("error: "), "\(r.stdout)")
+        withKnownIssue("pcscd's death sometimes surfaces as 'tag lost' (vpcd's 0-byte answer) before the backend can tell", isIntermittent: true) {
+            #expect(r.stdout.contains("pcscd stopped"), "\(r.stdout)")
+        }
+    }
+}
