@@ -4,8 +4,8 @@ import Testing
 @Suite("nfcbench command line basics")
 struct CLIBasicsTests {
     @Test("--version names the tool, libnfc and pcsc-lite")
-    func version() throws {
-        let r = try NFCBench.run(["--version"])
+    func version() async throws {
+        let r = try await NFCBench.run(["--version"])
         #expect(r.status == 0)
         let lines = r.stdoutLines
         #expect(lines.count == 3)
@@ -15,23 +15,23 @@ struct CLIBasicsTests {
     }
 
     @Test("An unknown command is a usage error: exit 64 and a message on stderr")
-    func unknownCommand() throws {
-        let r = try NFCBench.run(["frobnicate"])
+    func unknownCommand() async throws {
+        let r = try await NFCBench.run(["frobnicate"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown command 'frobnicate'"))
         #expect(r.stdout.isEmpty)
     }
 
     @Test("An unknown option is a usage error naming it")
-    func unknownOption() throws {
-        let r = try NFCBench.run(["version", "--bogus"])
+    func unknownOption() async throws {
+        let r = try await NFCBench.run(["version", "--bogus"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown option '--bogus'"))
     }
 
     @Test("--help prints the command list on stdout and exits 0")
-    func help() throws {
-        let r = try NFCBench.run(["--help"])
+    func help() async throws {
+        let r = try await NFCBench.run(["--help"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("COMMANDS:"))
         #expect(r.stdout.contains("version"))

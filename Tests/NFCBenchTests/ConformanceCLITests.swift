@@ -11,8 +11,8 @@ struct ConformanceCLITests {
     }
 
     @Test("The reference app passes every built-in scenario (at least 30): exit 0, a table row each")
-    func reference() throws {
-        let r = try NFCBench.run(["conformance"])
+    func reference() async throws {
+        let r = try await NFCBench.run(["conformance"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let rows = r.stdoutLines.filter { $0.contains(" pass ") }
         #expect(rows.count >= 30)
@@ -27,8 +27,8 @@ struct ConformanceCLITests {
         ("staletag", "no-stale-tag-after-restartPolling"),
         ("restartonreturn", "restart-on-return-needs-user"),
     ])
-    func faulty(app: String, rule: String) throws {
-        let r = try NFCBench.run(["conformance", "--app", app, "--json"])
+    func faulty(app: String, rule: String) async throws {
+        let r = try await NFCBench.run(["conformance", "--app", app, "--json"])
         #expect(r.status == 1, "stderr: \(r.stderr)")
         let s = try summary(r)
         #expect(s["summary"] == .bool(true))
@@ -51,7 +51,7 @@ struct ConformanceCLITests {
     }
 
     @Test("--suite DIR runs another folder; tags are found in DIR/tags, then the shipped ones")
-    func otherSuite() throws {
+    func otherSuite() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-suite-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -59,7 +59,7 @@ struct ConformanceCLITests {
         {"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000,
          "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag213-text"}], "expect_endings": [204]}
         """#.write(to: dir.appendingPathComponent("one-read.json"), atomically: true, encoding: .utf8)
-        let r = try NFCBench.run(["conformance", "--suite", dir.path, "--json"])
+        let r = try await NFCBench.run(["conformance", "--suite", dir.path, "--json"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stdoutLines.count == 2)
         let line = try JSONValue(parsing: r.stdoutLines[0])
@@ -68,23 +68,23 @@ struct ConformanceCLITests {
     }
 
     @Test("A malformed scenario exits 65 naming file and field; an unknown app exits 64")
-    func errors() throws {
+    func errors() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-bad-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         try #"{"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000, "steps": [{"at_ms": 0, "user": "wave"}]}"#
             .write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
-        let bad = try NFCBench.run(["conformance", "--suite", dir.path])
+        let bad = try await NFCBench.run(["conformance", "--suite", dir.path])
         #expect(bad.status == 65)
         #expect(bad.stderr.contains("bad: steps[0].user"))
-        let unknown = try NFCBench.run(["conformance", "--app", "nosuchapp"])
+        let unknown = try await NFCBench.run(["conformance", "--app", "nosuchapp"])
         #expect(unknown.status == 64)
         #expect(unknown.stderr.contains("reference"))
     }
 
     @Test("--thermal prints the limits after 0 s, 3 s and 30 s gaps, shrinking with less rest")
-    func thermal() throws {
-        let r = try NFCBench.run(["conformance", "--thermal", "--json"])
+    func thermal() async throws {
+        let r = try await NFCBench.run(["conformance", "--thermal", "--json"])
         #expect(r.status == 0)
         let rows = try r.stdoutLines.map { try JSONValue(parsing: $0) }
         let limits = rows.compactMap { $0["time_limit_ms"]?.intValue }

@@ -41,20 +41,20 @@ struct FakeBenchRoot {
 @Suite("doctor on fake /proc, /sys and /dev roots")
 struct DoctorTests {
     @Test("A healthy bench: exit 0 and every check ok")
-    func healthy() throws {
+    func healthy() async throws {
         let root = FakeBenchRoot()
         defer { root.remove() }
         try root.file("/proc/modules", "snd_hda 1 0 - Live 0x0\nusbhid 1 0 - Live 0x0\n")
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.dir("/dev")
-        let r = try NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let r = try await NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("all is well"))
         #expect(!r.stdout.contains("FIX"))
     }
 
     @Test("Each problem is reported with a fix line: pn533 modules, pcscd with an ACR122U, permissions, a shared tty, missing packages, a dead LIBNFC_DEVICE")
-    func everyProblem() throws {
+    func everyProblem() async throws {
         let root = FakeBenchRoot()
         defer { root.remove() }
         try root.file("/proc/modules", "pn533_usb 20480 0 - Live 0x0\npn533 45056 1 pn533_usb, Live 0x0\nnfc 135168 1 pn533, Live 0x0\n")
@@ -65,7 +65,7 @@ struct DoctorTests {
         try root.link("/proc/400/fd/3", to: "/dev/ttyUSB0")
         try root.link("/proc/401/fd/5", to: "/dev/ttyUSB0")
         try root.dpkg(["libnfc6", "pcscd", "libpcsclite1"])
-        let r = try NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"],
+        let r = try await NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"],
                                  environment: ["LIBNFC_DEVICE": "pn532_uart:/dev/ttyUSB9"])
         #expect(r.status == 1)
         let out = r.stdout
@@ -86,14 +86,14 @@ struct DoctorTests {
     }
 
     @Test("--device names a port another process already holds; --json gives one object per check")
-    func busyDeviceJSON() throws {
+    func busyDeviceJSON() async throws {
         let root = FakeBenchRoot()
         defer { root.remove() }
         try root.file("/proc/modules", "")
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.file("/dev/ttyACM0", "", mode: 0o666)
         try root.link("/proc/77/fd/4", to: "/dev/ttyACM0")
-        let r = try NFCBench.run(["doctor", "--root", root.path, "--device", "pn532_uart:/dev/ttyACM0", "--json"],
+        let r = try await NFCBench.run(["doctor", "--root", root.path, "--device", "pn532_uart:/dev/ttyACM0", "--json"],
                                  environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)

@@ -32,20 +32,19 @@ enum HCEEmulateBench {
     }
 }
 
-@Suite("HCE emulation through pcscd and vpcd (walk --device)", .serialized,
-       .enabled(if: HCEEmulateBench.pcscEnabled, "needs the private pcscd: run 'scripts/with-pcscd swift test --filter HCE'"))
+/// Each test runs in its own `scripts/with-pcscd` (own pcscd and network namespace), so the
+/// phone card never meets another suite's virtual card on the vpcd ports.
+@Suite("HCE emulation through pcscd and vpcd (walk --device)", .serialized)
 struct HCEEmulatePCSCTests {
     @Test("Every shipped profile through pcscd: Visa SELECT reaches the app, VAS/T4T get 6A 82, wakes precede APDUs, non-ISO-DEP readers are not shown")
-    func walkThroughPCSCD() throws {
-        #expect(HCEEmulateBench.pcscdReady, "CI=true but no private pcscd: run the suite through scripts/with-pcscd")
-        guard HCEEmulateBench.pcscdReady else { return }
+    func walkThroughPCSCD() async throws {
         let traces = try HCEEmulateBench.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: traces) }
         let trace = traces.appendingPathComponent("walk.jsonl")
-        let r = try NFCBench.run(
-            ["walk", "--device", "pcsc:Virtual PCD 00 00", "--port", "35963", "--app-prefixes", "A0000000031010",
-             "--json", "--trace", trace.path],
+        let r = try await PrivateBench.run(
+            "\"$B\" walk --device 'pcsc:Virtual PCD 00 00' --port 35963 --app-prefixes A0000000031010 --json --trace '\(trace.path)'",
             timeout: .seconds(90))
+        guard PrivateBench.available(r) else { return }
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let lines = try HCEEmulateBench.records(r.stdout)
         let fileLines = try HCEEmulateBench.records(try String(contentsOf: trace, encoding: .utf8))
@@ -98,10 +97,9 @@ struct HCEEmulatePCSCTests {
     }
 
     @Test("A reader pcscd does not have is a clear 'unavailable' error (exit 69)")
-    func unknownReader() throws {
-        #expect(HCEEmulateBench.pcscdReady, "CI=true but no private pcscd: run the suite through scripts/with-pcscd")
-        guard HCEEmulateBench.pcscdReady else { return }
-        let r = try NFCBench.run(["walk", "--device", "pcsc:No Such Reader", "--profiles", "emv-payment"])
+    func unknownReader() async throws {
+        let r = try await PrivateBench.run("\"$B\" walk --device 'pcsc:No Such Reader' --profiles emv-payment")
+        guard PrivateBench.available(r) else { return }
         #expect(r.status == 69)
         #expect(r.stderr.contains("No Such Reader") && r.stderr.contains("Virtual PCD 00 00"))
     }
@@ -126,7 +124,7 @@ struct HCEEmulateLibNFCTests {
         fake.startReader(try #require(PN532ReaderScript(profile: emv, expectedResponses: expected)))
 
         let trace = dir.appendingPathComponent("emulate.jsonl")
-        let r = try NFCBench.run(
+        let r = try await NFCBench.run(
             ["emulate", "--device", "pn532_uart:\(link)", "--app-prefixes", "A0000000031010", "--json", "--trace", trace.path],
             timeout: .seconds(30))
         #expect(r.status == 0, "stderr: \(r.stderr)")
@@ -151,21 +149,21 @@ struct HCEEmulateLibNFCTests {
     }
 
     @Test("A device libnfc can't open is 'unavailable' (exit 69), with no crash")
-    func missingDevice() throws {
+    func missingDevice() async throws {
         let dir = try HCEEmulateBench.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try NFCBench.run(["emulate", "--device", "pn532_uart:\(dir.path)/absent", "--app-prefixes", "A0000000031010",
+        let r = try await NFCBench.run(["emulate", "--device", "pn532_uart:\(dir.path)/absent", "--app-prefixes", "A0000000031010",
                                   "--trace", dir.appendingPathComponent("t.jsonl").path])
         #expect(r.status == 69)
         #expect(r.stderr.contains("can't open libnfc device"))
     }
 
     @Test("Bad options are usage errors (exit 64)")
-    func usage() throws {
-        #expect(try NFCBench.run(["emulate", "--app-prefixes", "A0000000031010"]).status == 64)
-        #expect(try NFCBench.run(["emulate", "--device", "pn532_uart:x", "--app-prefixes", "A000"]).status == 64)
-        #expect(try NFCBench.run(["emulate", "--device", "pn532_uart:x", "--uid", "0102"]).status == 64)
-        #expect(try NFCBench.run(["walk", "--device", "acr122:x"]).status == 64)
-        #expect(try NFCBench.run(["walk", "--port", "35963"]).status == 64)
+    func usage() async throws {
+        #expect(try await NFCBench.run(["emulate", "--app-prefixes", "A0000000031010"]).status == 64)
+        #expect(try await NFCBench.run(["emulate", "--device", "pn532_uart:x", "--app-prefixes", "A000"]).status == 64)
+        #expect(try await NFCBench.run(["emulate", "--device", "pn532_uart:x", "--uid", "0102"]).status == 64)
+        #expect(try await NFCBench.run(["walk", "--device", "acr122:x"]).status == 64)
+        #expect(try await NFCBench.run(["walk", "--port", "35963"]).status == 64)
     }
 }

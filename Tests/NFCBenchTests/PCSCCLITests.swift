@@ -8,7 +8,11 @@ enum PrivateBench {
     static let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
 
     /// Exit status 69 from with-pcscd means the bench is missing (no unshare, pcscd or vpcd).
-    static func run(_ shell: String, timeout: Duration = .seconds(60)) throws -> NFCBench.Result {
+    static func run(_ shell: String, timeout: Duration = .seconds(60)) async throws -> NFCBench.Result {
+        try await NFCBench.offPool { try runBlocking(shell, timeout: timeout) }
+    }
+
+    static func runBlocking(_ shell: String, timeout: Duration) throws -> NFCBench.Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Background jobs (a virtual card) end with the script, so no pipe stays open.
@@ -46,8 +50,8 @@ enum PrivateBench {
 @Suite("nfcbench virtual card, devices, dump and measure against a private pcscd", .serialized)
 struct PCSCCLITests {
     @Test("devices lists the vpcd reader with the virtual card's ATR; dump gives back the tag file's NDEF; measure apdu gives statistics")
-    func endToEnd() throws {
-        let r = try PrivateBench.run("""
+    func endToEnd() async throws {
+        let r = try await PrivateBench.run("""
             "$B" virtual card --tag t4t-uri --json > "$NFCBENCH_TRACE_DIR.card" 2>&1 &
             card=$!
             sleep 1.5
@@ -80,8 +84,8 @@ struct PCSCCLITests {
     }
 
     @Test("measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process")
-    func presence() throws {
-        let r = try PrivateBench.run("""
+    func presence() async throws {
+        let r = try await PrivateBench.run("""
             "$B" measure removal --device "pcsc:Virtual PCD 00 01" --virtual-card ntag213-text --port 35964 --count 3 --presence-interval 50 --json
             echo ---
             (sleep 0.7; echo remove; sleep 1.5; echo present; sleep 1.5; echo quit) | "$B" virtual card --tag ntag213-text --port 35963
@@ -98,8 +102,8 @@ struct PCSCCLITests {
     }
 
     @Test("pcscd killed under a running measurement: clear error, non-zero exit")
-    func pcscdKilled() throws {
-        let r = try PrivateBench.run("""
+    func pcscdKilled() async throws {
+        let r = try await PrivateBench.run("""
             "$B" virtual card --tag t4t-uri --quiet >/dev/null 2>&1 &
             card=$!
             sleep 1.5

@@ -58,9 +58,9 @@ struct PN532VirtualCommandTests {
     }
 
     @Test("dump --device pn532_uart: reads the whole NTAG215 into our JSON, equal to the file it serves (PWD aside)")
-    func dumpThroughLibNFC() throws {
+    func dumpThroughLibNFC() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
-        let r = try NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
+        let r = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
         _ = try fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         var expected = VirtualPN532Process.pages(try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
@@ -72,7 +72,7 @@ struct PN532VirtualCommandTests {
 
     @Test("--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
-    func readerProfile() throws {
+    func readerProfile() async throws {
         let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
                                              "--quiet", "--trace", link + ".jsonl"])
@@ -98,22 +98,22 @@ struct PN532VirtualCommandTests {
         #expect(exchanges.count == 5, "\(text)")
         #expect(exchanges.first?.hasSuffix("-> 90 00") == true)
         #expect(exchanges.allSatisfy { !$0.hasSuffix("no answer") })
-        let door = try NFCBench.run(["virtual", "pn532", "--pty", link, "--reader", "mifare-classic-door"])
+        let door = try await NFCBench.run(["virtual", "pn532", "--pty", link, "--reader", "mifare-classic-door"])
         #expect(door.status == 65)
         #expect(door.stderr.contains("never reaches ISO-DEP"))
     }
 
     @Test("measure read --device pn532_uart: times whole NDEF reads through the real procedure (JSON like the PC/SC one)")
-    func measureRead() throws {
+    func measureRead() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
-        let r = try NFCBench.run(["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
+        let r = try await NFCBench.run(["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
         _ = try fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
         #expect(o?["count"] as? Int == 20)
         let median = try #require(o?["median_us"] as? Double)
         #expect(median > 0 && median < 1_000_000)
-        let detect = try NFCBench.run(["measure", "detect", "--device", "pn532_uart:/nonexistent"])
+        let detect = try await NFCBench.run(["measure", "detect", "--device", "pn532_uart:/nonexistent"])
         #expect(detect.status == 64)
     }
 }

@@ -51,10 +51,10 @@ struct SessionCLITests {
     }
 
     @Test("--first-read on a URI tag prints the record and ends with code 204, exit 0")
-    func firstRead() throws {
+    func firstRead() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try NFCBench.run(["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
+        let r = try await NFCBench.run(["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
         #expect(r.status == 0, "\(r.stderr)")
         let recs = try Self.records(r.stdout)
         let events = recs.compactMap { $0["event"]?.stringValue }
@@ -79,7 +79,7 @@ struct SessionCLITests {
         let (first, out, _) = try NFCBench.start(["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
         let reader = LineReader(out)
         #expect(await reader.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
-        let second = try NFCBench.runTimed(["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
+        let second = try await NFCBench.runTimed(["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
         #expect(second.elapsed < .seconds(1), "the refusal took \(second.elapsed)")
         #expect(second.status == 13)
         let last = try Self.records(second.stdout).last
@@ -97,8 +97,8 @@ struct SessionCLITests {
     func twoReaders() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        async let a = Task { try NFCBench.run(["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env) }.value
-        async let b = Task { try NFCBench.run(["session", "--device", "sim:tap-text", "--first-read", "--json"], environment: bench.env) }.value
+        async let a = Task { try await NFCBench.run(["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env) }.value
+        async let b = Task { try await NFCBench.run(["session", "--device", "sim:tap-text", "--first-read", "--json"], environment: bench.env) }.value
         let (ra, rb) = try await (a, b)
         #expect(ra.status == 0)
         #expect(rb.status == 0)
@@ -113,7 +113,7 @@ struct SessionCLITests {
         let (first, out, _) = try NFCBench.start(["session", "--device", "sim:hold-uri", "--host-wide", "--json"], environment: bench.env)
         let reader = LineReader(out)
         #expect(await reader.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
-        let second = try NFCBench.run(["session", "--device", "sim:tap-text", "--host-wide", "--json"], environment: bench.env)
+        let second = try await NFCBench.run(["session", "--device", "sim:tap-text", "--host-wide", "--json"], environment: bench.env)
         #expect(second.status == 13)
         kill(first.processIdentifier, SIGINT)
         _ = await Self.exit(of: first)
@@ -136,7 +136,7 @@ struct SessionCLITests {
     func timeoutAndDone() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try NFCBench.run(["session", "--device", "sim:no-tag", "--timeout", "0.3", "--json"], environment: bench.env)
+        let r = try await NFCBench.run(["session", "--device", "sim:no-tag", "--timeout", "0.3", "--json"], environment: bench.env)
         #expect(r.status == 11)
         #expect(try Self.records(r.stdout).last?["code"]?.intValue == 201)
         let (p, out, _) = try NFCBench.start(["session", "--device", "sim:no-tag", "--json"], environment: bench.env)
@@ -166,10 +166,10 @@ struct SessionCLITests {
     }
 
     @Test("A tag pulled mid-read is not reported; the session reads it when it is held again")
-    func pulledMidRead() throws {
+    func pulledMidRead() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try NFCBench.run(["session", "--device", "sim:pulled-mid-read", "--first-read", "--json"], environment: bench.env)
+        let r = try await NFCBench.run(["session", "--device", "sim:pulled-mid-read", "--first-read", "--json"], environment: bench.env)
         #expect(r.status == 0)
         let recs = try Self.records(r.stdout)
         #expect(recs.contains { $0["event"]?.stringValue == "ndefRead" && $0["code"]?.intValue == 100 })
@@ -186,10 +186,10 @@ struct SessionCLITests {
     ]
 
     @Test("Usage errors exit 64; an unknown scenario is a data error (65)", arguments: usageCases)
-    func usage(args: [String], status: Int32) throws {
+    func usage(args: [String], status: Int32) async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try NFCBench.run(args, environment: bench.env)
+        let r = try await NFCBench.run(args, environment: bench.env)
         #expect(r.status == status, "\(r.stderr)")
         #expect(r.stderr.hasPrefix("error:"))
     }

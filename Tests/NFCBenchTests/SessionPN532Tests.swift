@@ -22,7 +22,7 @@ struct SessionPN532Tests {
         }
         let env = ["NFCBENCH_LOCK_DIR": dir.appendingPathComponent("locks").path,
                    "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path]
-        let r = try NFCBench.run(["session", "--device", "pn532_uart:\(link)", "--first-read", "--json", "--timeout", "20"],
+        let r = try await NFCBench.run(["session", "--device", "pn532_uart:\(link)", "--first-read", "--json", "--timeout", "20"],
                                  environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         let records = try r.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }

@@ -23,9 +23,9 @@ struct TagShowCLITests {
     }
 
     @Test("Flipper Google NTAG216: the URI record and a warning that the header UID differs from pages 0-2")
-    func flipperGoogle() throws {
+    func flipperGoogle() async throws {
         guard let path = try corpusFile("flipper_Google_ntag216.nfc") else { return }
-        let r = try NFCBench.run(["tag", "show", path, "--json"])
+        let r = try await NFCBench.run(["tag", "show", path, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
         guard case .array(let records)? = o["records"] else { Issue.record("no records in \(r.stdout)"); return }
@@ -45,13 +45,13 @@ struct TagShowCLITests {
     }
 
     @Test("Proxmark3 empty NTAG216: an empty NDEF message and the maximum NDEF size of 868 bytes")
-    func proxmarkEmpty() throws {
+    func proxmarkEmpty() async throws {
         guard let path = try corpusFile("pm3_ntag216-empty.json") else { return }
-        let text = try NFCBench.run(["tag", "show", path])
+        let text = try await NFCBench.run(["tag", "show", path])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("NDEF message: empty"))
         #expect(text.stdout.contains("Maximum NDEF message: 868 bytes"))
-        let json = try NFCBench.run(["tag", "show", path, "--json"])
+        let json = try await NFCBench.run(["tag", "show", path, "--json"])
         let o = try JSONValue(parsing: json.stdout)
         #expect(o["ndef_empty"] == .bool(true))
         // CC E1 10 6D 00: data area 0x6D × 8 = 872; minus T and a 3-byte length = 868.
@@ -61,8 +61,8 @@ struct TagShowCLITests {
     }
 
     @Test("A shipped tag file is found by name, from any working directory")
-    func shippedByName() throws {
-        let r = try NFCBench.run(["tag", "show", "ntag215-uri", "--json"])
+    func shippedByName() async throws {
+        let r = try await NFCBench.run(["tag", "show", "ntag215-uri", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
         #expect(o["product"]?.stringValue == "NTAG215")
@@ -71,23 +71,23 @@ struct TagShowCLITests {
     }
 
     @Test("A missing file is a data error (65); a missing argument is a usage error (64)")
-    func errors() throws {
-        let missing = try NFCBench.run(["tag", "show", "no-such-tag-file"])
+    func errors() async throws {
+        let missing = try await NFCBench.run(["tag", "show", "no-such-tag-file"])
         #expect(missing.status == 65)
         #expect(missing.stderr.contains("no-such-tag-file"))
-        let usage = try NFCBench.run(["tag", "show"])
+        let usage = try await NFCBench.run(["tag", "show"])
         #expect(usage.status == 64)
         #expect(usage.stderr.contains("missing FILE"))
     }
 
     @Test("A malformed tag file is a data error naming the problem")
-    func malformed() throws {
+    func malformed() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-tagshow-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let bad = dir.appendingPathComponent("bad.json")
         try Data(#"{"format":"nfcbench-tag","version":1,"type":"ntag215","uid":"04ZZ"}"#.utf8).write(to: bad)
-        let r = try NFCBench.run(["tag", "show", bad.path])
+        let r = try await NFCBench.run(["tag", "show", bad.path])
         #expect(r.status == 65)
         #expect(r.stderr.contains("bad.json"))
     }

@@ -48,9 +48,9 @@ struct VirtualPN532Process {
        .enabled(if: ProcessInfo.processInfo.environment["CI"] == "true" || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
 struct WriteCommandTests {
     @Test("write --dry-run prints the exact page writes and leaves the tag image unchanged")
-    func dryRun() throws {
+    func dryRun() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
-        let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
+        let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
         let after = try fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("page 4: 03 00 D1 01"), "length 0 first: \(r.stdout)")
@@ -62,11 +62,11 @@ struct WriteCommandTests {
     }
 
     @Test("write saves a backup of the old content first, then the tag holds the new message")
-    func writeWithBackup() throws {
+    func writeWithBackup() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let backup = "\(NSTemporaryDirectory())nfcbench-backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
         defer { try? FileManager.default.removeItem(atPath: backup) }
-        let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
+        let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
                                  timeout: .seconds(30))
         let after = try fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
@@ -85,14 +85,14 @@ struct WriteCommandTests {
     }
 
     @Test("write is refused on a read-only CC, with nothing written and no backup needed")
-    func readOnlyRefused() throws {
+    func readOnlyRefused() async throws {
         var text = try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8)
         text = text.replacingOccurrences(of: "\"E1103E00\"", with: "\"E1103E0F\"")
         let path = "\(NSTemporaryDirectory())nfcbench-ro-\(getpid()).json"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fake = try VirtualPN532Process(tag: path)
-        let r = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:Hi"], timeout: .seconds(30))
+        let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:Hi"], timeout: .seconds(30))
         let after = try fake.stop()
         #expect(r.status == 1)
         #expect(r.stderr.contains("read-only"), "\(r.stderr)")
@@ -100,12 +100,12 @@ struct WriteCommandTests {
     }
 
     @Test("format writes an empty NDEF message (03 00 FE) after the Lock Control TLV; --lock needs the confirmation flag")
-    func formatAndLockGuard() throws {
+    func formatAndLockGuard() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
         let formatBackup = "\(NSTemporaryDirectory())nfcbench-fmt-\(getpid()).json"
         defer { try? FileManager.default.removeItem(atPath: formatBackup) }
-        let r = try NFCBench.run(["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
-        let refused = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
+        let r = try await NFCBench.run(["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
+        let refused = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
         let after = try fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("empty NDEF message"))
@@ -118,19 +118,19 @@ struct WriteCommandTests {
     }
 
     @Test("A bad --ndef SPEC is a data error before any device is touched")
-    func badSpec() throws {
-        let r = try NFCBench.run(["write", "--device", "pn532_uart:/nonexistent", "--ndef", "bogus:thing"])
+    func badSpec() async throws {
+        let r = try await NFCBench.run(["write", "--device", "pn532_uart:/nonexistent", "--ndef", "bogus:thing"])
         #expect(r.status == 65)
         #expect(r.stderr.contains("unknown NDEF spec kind"))
-        let notLibNFC = try NFCBench.run(["write", "--device", "sim:x", "--ndef", "text:a"])
+        let notLibNFC = try await NFCBench.run(["write", "--device", "sim:x", "--ndef", "text:a"])
         #expect(notLibNFC.status == 64)
     }
 
     @Test("lock sets CC write access Fh and the static lock bytes; a later write is refused")
-    func lockThenWrite() throws {
+    func lockThenWrite() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
-        let lock = try NFCBench.run(["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
-        let write = try NFCBench.run(["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
+        let lock = try await NFCBench.run(["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
+        let write = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
         let pages = VirtualPN532Process.pages(try fake.stop())
         #expect(lock.status == 0, "\(lock.stderr)")
         #expect(lock.stdout.contains("read-only for good"))

@@ -140,7 +140,7 @@ struct HCETargetEmulatorTests {
         let outcome = try await onThread { HCETargetEmulator.serveOneReader(link, phone: phone, reader: "emv") }
         #expect(outcome == .released(apdus: 3))
         #expect(link.initArguments?.ats == [0x78, 0x80, 0x70, 0x02], "the ATS goes to nfc_target_init without TL")
-        #expect(link.sent.count == 3)
+        try #require(link.sent.count == 3)
         #expect(link.sent[1] == [0x90, 0x00] && link.sent[2] == [0x90, 0x00])
         let e = phone.events
         #expect(e.first?.event == "activation" && e.first?.source == .libnfc)

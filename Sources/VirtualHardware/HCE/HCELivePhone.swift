@@ -154,6 +154,7 @@ public final class HCELivePhone: Sendable {
                 onEvent: (@Sendable (HCELiveEvent) -> Void)? = nil) {
         phone = ContactlessPhone(defaultApp: app, expressCredentials: expressCredentials, parameters: parameters)
         self.identity = identity
+        isVirtualClock = clock != nil
         if let clock {
             self.clock = clock
         } else {
@@ -166,6 +167,12 @@ public final class HCELivePhone: Sendable {
 
     /// Time since the bench started.
     public var elapsed: Duration { clock() }
+
+    /// With an injected (virtual) clock only virtual time decides a reader timeout: the
+    /// phone waits for the app's answer in real time up to this bound, however slowly the
+    /// machine schedules the app. With the real clock the wait is the frame waiting time.
+    static let virtualClockAnswerBound: Duration = .seconds(10)
+    private let isVirtualClock: Bool
 
     /// The timeline so far, in the order things happened.
     public var events: [HCELiveEvent] { state.withLock { $0.events } }
@@ -235,9 +242,9 @@ public final class HCELivePhone: Sendable {
         case .notActivated: result = .notActivated
         case .awaitingApp(let deadline):
             state.withLock { $0.served = true }
-            // One wait for the app's answer, up to the deadline (a virtual clock that does
-            // not move waits the frame waiting time in real time); then the reader looks.
-            let left = deadline - clock()
+            // One wait for the app's answer, up to the deadline (see `virtualClockAnswerBound`
+            // for virtual clocks); then the reader looks at the deadline.
+            let left = isVirtualClock ? Self.virtualClockAnswerBound : deadline - clock()
             let us = max(left.wholeMicroseconds, 0)
             if us > 0 { _ = appAnswered.wait(timeout: .now() + .microseconds(Int(us))) }
             var look = phone.collectResponse(at: clock())

@@ -43,8 +43,23 @@ enum NFCBench {
         return (p, out, err)
     }
 
-    /// Runs `nfcbench args…` to completion (killed after `timeout`).
-    static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) throws -> Result {
+    /// Runs `blocking` on a thread of its own and awaits it, so tests that wait for a
+    /// process never block the cooperative pool (2 threads on this machine): a blocked pool
+    /// would stall every async test running beside them.
+    static func offPool<T: Sendable>(_ blocking: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { k in
+            Thread.detachNewThread {
+                do { k.resume(returning: try blocking()) } catch { k.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// Runs `nfcbench args…` to completion (killed after `timeout`), off the cooperative pool.
+    static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> Result {
+        try await offPool { try runBlocking(args, environment: environment, timeout: timeout) }
+    }
+
+    static func runBlocking(_ args: [String], environment: [String: String], timeout: Duration) throws -> Result {
         let exited = DispatchSemaphore(value: 0)
         let (p, out, err) = try start(args, environment: environment, onExit: { exited.signal() })
         let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
@@ -70,7 +85,17 @@ extension NFCBench {
     /// Runs `nfcbench args…` with posix_spawn and waitpid (no Foundation run-loop polling
     /// between exit and notice), output to a file, and returns the wall time from spawn to
     /// reaped exit: for tests that bound how fast a process ends.
-    static func runTimed(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, elapsed: Duration) {
+    static func runTimed(_ args: [String], environment: [String: String] = [:]) async throws -> TimedResult {
+        try await offPool { try runTimedBlocking(args, environment: environment) }
+    }
+
+    struct TimedResult: Sendable {
+        var status: Int32
+        var stdout: String
+        var elapsed: Duration
+    }
+
+    static func runTimedBlocking(_ args: [String], environment: [String: String]) throws -> TimedResult {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-timed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         var env = ProcessInfo.processInfo.environment
@@ -92,6 +117,6 @@ extension NFCBench {
         let elapsed = ContinuousClock.now - start
         let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
         let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (code, text, elapsed)
+        return TimedResult(status: code, stdout: text, elapsed: elapsed)
     }
 }
