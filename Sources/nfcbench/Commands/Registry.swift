@@ -4,6 +4,7 @@ enum Registry {
         VersionText.command,
         TagCommand.show,
         SessionCommand.command,
+        DemoCommand.command,
         WalkCommand.command,
         EmulateCommand.command,
         ProfileCommand.command,

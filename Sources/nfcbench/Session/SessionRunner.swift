@@ -30,6 +30,8 @@ final class SessionRunner: @unchecked Sendable {
         var json = false
         var verbose = false
         var statusLine = false
+        /// Added to the `session` numbers in the trace (several runners writing one trace).
+        var sessionNumberOffset: UInt64 = 0
     }
 
     /// How a session ended, and whether anything was read.
@@ -65,13 +67,14 @@ final class SessionRunner: @unchecked Sendable {
         var params = options.thermal ? ThermalModel.Parameters() : ThermalModel.disabled.parameters
         params.baseLimit = options.timeLimit
         if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
-        let json = options.json, verbose = options.verbose
+        let json = options.json, verbose = options.verbose, offset = options.sessionNumberOffset
         system = NFCReaderSystem(
             backend: backend, clock: ContinuousReaderClock(),
             arbiter: SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
             thermal: ThermalModel(parameters: params),
             observer: { [trace, reads] record in
-                let o = record.json(tMicroseconds: trace.elapsedMicroseconds)
+                var o = record.json(tMicroseconds: trace.elapsedMicroseconds)
+                if offset > 0 { o["session"] = .int(Int64(record.session + offset)) }
                 if case .didDetectNDEFs = record.event { reads.add() }
                 trace.emit(o)
                 if !json, let line = TraceLines.render(o, verbose: verbose) { Self.show(line, status: status) }

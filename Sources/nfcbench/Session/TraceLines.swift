@@ -18,6 +18,8 @@ enum TraceLines {
         switch event {
         case "header":
             return nil
+        case "demo":
+            return "\(t)  \(r["message"]?.stringValue ?? "")"
         case "begin":
             var mode = r["mode"]?.stringValue ?? "?"
             if r["invalidate_after_first_read"] == .bool(true) { mode += ", invalidateAfterFirstRead" }
