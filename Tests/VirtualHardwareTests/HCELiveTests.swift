@@ -184,20 +184,23 @@ struct HCEPhoneCardWireTests {
         let server = try VPCDTestServer()
         var config = VirtualCard.Configuration(port: server.port)
         config.retryInterval = .milliseconds(5)
-        let phone = HCELivePhone(app: visaApp)
+        // A virtual clock that stands still: only the wire's order is under test here, not
+        // how fast this machine schedules the app (the frame waiting time is real time only
+        // on the real clock).
+        let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
         let card = HCEPhoneCard(phone: phone, configuration: config)
         card.enterField(reader: "emv")
         let replies = try await onThread { () -> [[UInt8]?] in
-            guard server.accept() else { return [] }
+            guard server.accept(seconds: 20) else { return [] }
             server.send([0x01])  // power on: no answer
             server.send([0x04])
-            let atr = server.receive()
+            let atr = server.receive(milliseconds: 15_000)
             server.send([0x00])  // power off
             server.send([0x01])
             server.send(selectPPSE)
-            let ppse = server.receive()
+            let ppse = server.receive(milliseconds: 15_000)
             server.send(selectVisa)
-            let visa = server.receive()
+            let visa = server.receive(milliseconds: 15_000)
             return [atr, ppse, visa]
         }
         #expect(replies.count == 3)

@@ -7,12 +7,12 @@ import VirtualHardware
 @Suite("Virtual PN532 against libnfc's tools", .serialized)
 struct PN532FidelityTests {
     @Test("nfc-list prints the UID, ATQA and SAK of the presented NTAG", .enabled(if: LibNFCTool.shouldRun("nfc-list")))
-    func nfcListShowsTheTag() throws {
+    func nfcListShowsTheTag() async throws {
         let link = pn532TestLinkPath("list")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         fake.present(try PN532TestCards.ntag215())
-        let result = try LibNFCTool.run("nfc-list", [], device: link)
+        let result = try await LibNFCTool.run("nfc-list", [], device: link)
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("1 ISO14443A passive target(s) found"))
         #expect(result.output.contains("UID (NFCID1): 04  a1  b2  c3  d4  e5  f6"), "\(result.output)")
@@ -23,13 +23,13 @@ struct PN532FidelityTests {
 
 extension PN532FidelityTests {
     @Test("nfc-poll detects the presented NTAG and sees it leave", .enabled(if: LibNFCTool.shouldRun("nfc-poll")))
-    func nfcPollDetectsTheTag() throws {
+    func nfcPollDetectsTheTag() async throws {
         let link = pn532TestLinkPath("poll")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         fake.present(try PN532TestCards.ntag215())
         fake.schedule(removeAfter: .milliseconds(700))
-        let result = try LibNFCTool.run("nfc-poll", [], device: link)
+        let result = try await LibNFCTool.run("nfc-poll", [], device: link)
         #expect(!result.timedOut)
         #expect(result.output.contains("ISO/IEC 14443A (106 kbps) target:"), "\(result.output)")
         #expect(result.output.contains("UID (NFCID1): 04  a1  b2  c3  d4  e5  f6"))
@@ -38,7 +38,7 @@ extension PN532FidelityTests {
 
     @Test("nfc-mfultralight r dumps the NTAG215 image, PWD/PACK pages aside",
           .enabled(if: LibNFCTool.shouldRun("nfc-mfultralight")))
-    func nfcMfultralightDumpsTheImage() throws {
+    func nfcMfultralightDumpsTheImage() async throws {
         let link = pn532TestLinkPath("mfu")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
@@ -46,7 +46,7 @@ extension PN532FidelityTests {
         fake.present(try PN532TestCards.ntag215(PN532TestNTAG215.core(pages: pages)))
         let dump = "\(NSTemporaryDirectory())nfcbench-mfu-\(getpid()).mfd"
         defer { try? FileManager.default.removeItem(atPath: dump) }
-        let result = try LibNFCTool.run("nfc-mfultralight", ["r", dump], device: link)
+        let result = try await LibNFCTool.run("nfc-mfultralight", ["r", dump], device: link)
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("NTAG215"), "\(result.output)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dump)))
@@ -58,7 +58,7 @@ extension PN532FidelityTests {
 
     @Test("nfc-emulate-forum-tag4 answers the simulated reader's SELECTs and READ BINARY, then sees it leave",
           .enabled(if: LibNFCTool.shouldRun("nfc-emulate-forum-tag4")))
-    func forumTag4AnswersTheReader() throws {
+    func forumTag4AnswersTheReader() async throws {
         let link = pn532TestLinkPath("tag4")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
@@ -70,7 +70,7 @@ extension PN532FidelityTests {
             .init(command: [UInt8](hex: "00 A4 00 0C 02 E1 04")!, expectedResponse: ok),
             .init(command: [UInt8](hex: "00 B0 00 00 02")!),
         ]))
-        let result = try LibNFCTool.run("nfc-emulate-forum-tag4", [], device: link, timeout: .seconds(10))
+        let result = try await LibNFCTool.run("nfc-emulate-forum-tag4", [], device: link, timeout: .seconds(10))
         #expect(!result.timedOut, "\(result.output)")
         #expect(result.output.contains("Target Released"), "\(result.output)")
         let exchanges = fake.chip.readerExchanges

@@ -78,8 +78,21 @@ enum LibNFCTool {
 
     /// Runs `name args` with `LIBNFC_DEVICE=pn532_uart:<link>`, `LIBNFC_AUTO_SCAN=false`;
     /// kills it after `timeout`.
+    /// Runs a libnfc tool on a thread of its own (a waiting test must not hold one of the
+    /// cooperative pool's two threads).
     static func run(_ name: String, _ arguments: [String], device link: String,
-                    timeout: Duration = .seconds(20), extraEnvironment: [String: String] = [:]) throws -> Result {
+                    timeout: Duration = .seconds(20), extraEnvironment: [String: String] = [:]) async throws -> Result {
+        try await withCheckedThrowingContinuation { k in
+            Thread.detachNewThread {
+                do {
+                    k.resume(returning: try runBlocking(name, arguments, device: link, timeout: timeout, extraEnvironment: extraEnvironment))
+                } catch { k.resume(throwing: error) }
+            }
+        }
+    }
+
+    static func runBlocking(_ name: String, _ arguments: [String], device link: String,
+                            timeout: Duration, extraEnvironment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(directory)/\(name)")
         process.arguments = arguments
