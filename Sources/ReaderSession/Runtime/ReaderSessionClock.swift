@@ -89,17 +89,31 @@ public final class ManualClock: ReaderSessionClock {
     /// deadline is reached, earliest first.
     public func advance(by d: Duration) {
         let target = state.withLock { $0.now + max(.zero, d) }
-        while true {
-            let next: Entry? = state.withLock { s in
-                guard let e = s.entries.values.filter({ $0.deadline <= target })
-                    .min(by: { ($0.deadline, $0.seq) < ($1.deadline, $1.seq) }) else { return nil }
-                s.entries[e.seq] = nil
-                s.now = max(s.now, e.deadline)
-                return e
+        while fireNext(upTo: target) {}
+    }
+
+    /// The earliest armed deadline, if any (never earlier than `now`): lets a driver step
+    /// from event to event instead of jumping over the reactions to one.
+    public var nextDeadline: Duration? {
+        state.withLock { s in s.entries.values.map(\.deadline).min().map { max($0, s.now) } }
+    }
+
+    /// Fires the earliest timer due at or before `limit` (time moves to its deadline) and
+    /// returns true; otherwise moves time to `limit` and returns false.
+    @discardableResult
+    public func fireNext(upTo limit: Duration) -> Bool {
+        let entry: Entry? = state.withLock { s in
+            guard let e = s.entries.values.filter({ $0.deadline <= limit })
+                .min(by: { ($0.deadline, $0.seq) < ($1.deadline, $1.seq) }) else {
+                s.now = max(s.now, limit)
+                return nil
             }
-            guard let e = next else { break }
-            e.action()
+            s.entries[e.seq] = nil
+            s.now = max(s.now, e.deadline)
+            return e
         }
-        state.withLock { $0.now = max($0.now, target) }
+        guard let entry else { return false }
+        entry.action()
+        return true
     }
 }
