@@ -146,9 +146,9 @@ public final class ConformanceReader: ReaderBackend, Sendable {
         }
         // A tag_lost fault takes the tag out of the field mid-exchange. The procedures may
         // wrap the carrier's error in their own, so watch the carrier itself.
-        let watch = LossWatch()
+        let watch = TagLossWatch()
         defer {
-            if watch.lost.load(ordering: .acquiring) {
+            if watch.tagLost {
                 let gone = state.withLock { s in
                     s.field[name]?.target.id == id ? s.field.removeValue(forKey: name) != nil : false
                 }
@@ -156,8 +156,8 @@ public final class ConformanceReader: ReaderBackend, Sendable {
             }
         }
         switch p.transport {
-        case .type2(let t): return try body(.type2(WatchedType2(base: t, watch: watch)))
-        case .type4(let t): return try body(.iso7816(WatchedAPDU(base: t, watch: watch)))
+        case .type2(let t): return try body(.type2(watch.type2(t)))
+        case .type4(let t): return try body(.iso7816(watch.apdu(t)))
         }
     }
 
@@ -212,29 +212,4 @@ public final class ConformanceReader: ReaderBackend, Sendable {
         let w = state.withLock { $0.streams.removeValue(forKey: id)?.waiter }
         w?.resume(returning: nil)
     }
-}
-
-private final class LossWatch: Sendable {
-    let lost = Atomic<Bool>(false)
-    func run<T>(_ call: () throws -> T) throws -> T {
-        do { return try call() } catch let e as TagCommunicationError where e == .tagLost {
-            lost.store(true, ordering: .releasing)
-            throw e
-        }
-    }
-}
-
-private struct WatchedType2: Type2TagTransport {
-    let base: EmulatedType2Transport
-    let watch: LossWatch
-    func read(page: UInt8) throws -> [UInt8] { try watch.run { try base.read(page: page) } }
-    func write(page: UInt8, data: [UInt8]) throws { try watch.run { try base.write(page: page, data: data) } }
-    func getVersion() throws -> [UInt8]? { try watch.run { try base.getVersion() } }
-    func reactivate() throws { try watch.run { try base.reactivate() } }
-}
-
-private struct WatchedAPDU: APDUTransport {
-    let base: EmulatedAPDUTransport
-    let watch: LossWatch
-    func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
 }

@@ -170,9 +170,9 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         }
         // The procedures wrap carrier errors in their own; watch the carrier itself so a tag
         // that left mid-exchange leaves the field for the reader too.
-        let watch = LossWatch()
+        let watch = TagLossWatch()
         defer {
-            if watch.lost {
+            if watch.tagLost {
                 let c = state.withLock { s in
                     s.inField[p.name]?.target.id == id ? { s.inField[p.name] = nil; return s.continuation }() : nil
                 }
@@ -180,8 +180,8 @@ public final class SimulatedReader: ReaderBackend, Sendable {
             }
         }
         switch p.transport {
-        case .type2(let t): return try body(.type2(WatchedType2Transport(base: t, watch: watch)))
-        case .type4(let t): return try body(.iso7816(WatchedAPDUTransport(base: t, watch: watch)))
+        case .type2(let t): return try body(.type2(watch.type2(t)))
+        case .type4(let t): return try body(.iso7816(watch.apdu(t)))
         }
     }
 
@@ -190,29 +190,4 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         let (id, c) = state.withLock { s in (s.inField.removeValue(forKey: presentation)?.target.id, s.continuation) }
         if let id { c?.yield(.lost(id)) }
     }
-}
-
-private final class LossWatch: @unchecked Sendable {
-    var lost = false
-    func run<T>(_ call: () throws -> T) throws -> T {
-        do { return try call() } catch let e as TagCommunicationError where e == .tagLost {
-            lost = true
-            throw e
-        }
-    }
-}
-
-private struct WatchedType2Transport: Type2TagTransport {
-    let base: EmulatedType2Transport
-    let watch: LossWatch
-    func read(page: UInt8) throws -> [UInt8] { try watch.run { try base.read(page: page) } }
-    func write(page: UInt8, data: [UInt8]) throws { try watch.run { try base.write(page: page, data: data) } }
-    func getVersion() throws -> [UInt8]? { try watch.run { try base.getVersion() } }
-    func reactivate() throws { try watch.run { try base.reactivate() } }
-}
-
-private struct WatchedAPDUTransport: APDUTransport {
-    let base: EmulatedAPDUTransport
-    let watch: LossWatch
-    func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
 }

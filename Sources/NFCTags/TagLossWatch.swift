@@ -1,0 +1,41 @@
+import Synchronization
+
+/// Remembers whether a carrier reported the tag lost (``TagCommunicationError/tagLost``),
+/// whatever a procedure above it wrapped that error in: a reader wraps its transports with
+/// ``type2(_:)`` / ``apdu(_:)`` for one exchange, then asks ``tagLost`` to know that the tag
+/// has left the field.
+public final class TagLossWatch: Sendable {
+    private let lost = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// True once a wrapped transport threw `.tagLost`.
+    public var tagLost: Bool { lost.load(ordering: .acquiring) }
+
+    func run<T>(_ call: () throws -> T) throws -> T {
+        do { return try call() } catch let e as TagCommunicationError where e == .tagLost {
+            lost.store(true, ordering: .releasing)
+            throw e
+        }
+    }
+
+    /// `base`, watched.
+    public func type2(_ base: any Type2TagTransport) -> any Type2TagTransport { WatchedType2Transport(base: base, watch: self) }
+    /// `base`, watched.
+    public func apdu(_ base: any APDUTransport) -> any APDUTransport { WatchedAPDUTransport(base: base, watch: self) }
+}
+
+private struct WatchedType2Transport: Type2TagTransport {
+    let base: any Type2TagTransport
+    let watch: TagLossWatch
+    func read(page: UInt8) throws -> [UInt8] { try watch.run { try base.read(page: page) } }
+    func write(page: UInt8, data: [UInt8]) throws { try watch.run { try base.write(page: page, data: data) } }
+    func getVersion() throws -> [UInt8]? { try watch.run { try base.getVersion() } }
+    func reactivate() throws { try watch.run { try base.reactivate() } }
+}
+
+private struct WatchedAPDUTransport: APDUTransport {
+    let base: any APDUTransport
+    let watch: TagLossWatch
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
+}
