@@ -127,14 +127,14 @@ extension ReaderProfile {
         }
         func time(_ obj: [String: Any], base: String, at path: String, required: Bool) throws(ReaderProfileError) -> Duration? {
             if let v = obj[base + "_us"] {
-                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue.rounded() == n.doubleValue else {
-                    throw fail("\(path).\(base)_us", "must be a whole number of µs ≥ 0")
+                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue <= 1e15, n.doubleValue.rounded() == n.doubleValue else {
+                    throw fail("\(path).\(base)_us", "must be a whole number of µs from 0 to 10^15")
                 }
                 return .microseconds(n.int64Value)
             }
             if let v = obj[base + "_ms"] {
-                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue.isFinite else {
-                    throw fail("\(path).\(base)_ms", "must be a number of ms ≥ 0")
+                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue <= 1e12 else {
+                    throw fail("\(path).\(base)_ms", "must be a number of ms from 0 to 10^12")
                 }
                 return .microseconds(Int64((n.doubleValue * 1000).rounded()))
             }

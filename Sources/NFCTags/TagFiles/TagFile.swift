@@ -200,7 +200,15 @@ public struct TagFile: Sendable, Hashable {
             guard mapping == "2.0" || mapping == "3.0" else {
                 throw TagFileError(.invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"2.0\" or \"3.0\"")
             }
-            let contents = Type4Contents(ndefFile: ndef, maximumNDEFFileSize: try j.int("max_ndef_file_size"),
+            let maxSize = try j.int("max_ndef_file_size")
+            // T4T 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB: the
+            // emulation cores hold the whole file in memory.
+            let allowed = mapping == "2.0" ? 5...0xFFFE : 5...(16 << 20)
+            guard allowed.contains(maxSize) else {
+                throw TagFileError(.invalidValue, field: "max_ndef_file_size",
+                                   "\(maxSize); mapping \(mapping) takes \(allowed.lowerBound) to \(allowed.upperBound)")
+            }
+            let contents = Type4Contents(ndefFile: ndef, maximumNDEFFileSize: maxSize,
                                          mappingVersion: mapping, readOnly: try j.optionalBool("read_only") ?? false,
                                          fileID: try j.optionalHex("file_id", count: 2) ?? [0xE1, 0x04])
             guard contents.ndefFile.count <= contents.maximumNDEFFileSize else {
@@ -214,6 +222,9 @@ public struct TagFile: Sendable, Hashable {
         } else {
             guard let list = j.raw["pages"] as? [Any] else {
                 throw TagFileError(.missingField, field: "pages", "a Type 2 tag needs \"pages\": [\"04A23B91\", ...]")
+            }
+            guard list.count <= Self.maximumPages else {
+                throw TagFileError(.invalidValue, field: "pages", "\(list.count) pages; at most \(Self.maximumPages)")
             }
             var pages: [[UInt8]] = []
             for (i, item) in list.enumerated() {
@@ -254,6 +265,9 @@ public struct TagFile: Sendable, Hashable {
         guard let blocks = j.raw["blocks"] as? [String: Any] else {
             throw TagFileError(.missingField, field: "blocks", "Proxmark3 mfu dump without \"blocks\"")
         }
+        guard blocks.count <= Self.maximumPages else {
+            throw TagFileError(.invalidValue, field: "blocks", "\(blocks.count) blocks; at most \(Self.maximumPages)")
+        }
         var pages: [[UInt8]] = []
         while let item = blocks[String(pages.count)] {
             guard let s = item as? String, let p = [UInt8](hex: s), p.count == 4 else {
@@ -278,10 +292,14 @@ public struct TagFile: Sendable, Hashable {
 
     // MARK: Flipper Zero
 
+    /// The most pages a Type 2 tag file may declare (NTAG216 has 231; NTAG I2C plus 2k 485).
+    static let maximumPages = 1024
+
     private static func parseFlipper(_ text: String) throws(TagFileError) -> TagFile {
         var values: [String: (value: String, line: Int)] = [:]
         var pageLines: [Int: (bytes: [UInt8], line: Int)] = [:]
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Character.isNewline also splits "\r\n" (one Character in Swift): CRLF files read too.
+        for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let colon = line.firstIndex(of: ":") else {
@@ -289,9 +307,15 @@ public struct TagFile: Sendable, Hashable {
             }
             let key = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            if key.hasPrefix("Page "), let n = Int(key.dropFirst(5)) {
+            if key.hasPrefix("Page ") {
+                guard let n = Int(key.dropFirst(5)), (0..<Self.maximumPages).contains(n) else {
+                    throw TagFileError(.invalidValue, field: key, line: i + 1, "page numbers run from 0 to \(Self.maximumPages - 1)")
+                }
                 guard let bytes = [UInt8](hex: value), bytes.count == 4 else {
                     throw TagFileError(.invalidValue, field: key, line: i + 1, "expected 4 hex bytes, got \"\(value)\"")
+                }
+                if let earlier = pageLines[n] {
+                    throw TagFileError(.invalidValue, field: key, line: i + 1, "page \(n) is already given on line \(earlier.line)")
                 }
                 pageLines[n] = (bytes, i + 1)
             } else {
@@ -341,8 +365,14 @@ public struct TagFile: Sendable, Hashable {
             throw TagFileError(.invalidValue, field: "UID", line: values["UID"]?.line, error.description)
         }
         let total = try required("Pages total")
-        guard let pageTotal = Int(total.value), pageTotal > 0 else {
-            throw TagFileError(.invalidValue, field: "Pages total", line: total.line, "\"\(total.value)\"")
+        guard let pageTotal = Int(total.value), (4...Self.maximumPages).contains(pageTotal) else {
+            throw TagFileError(.invalidValue, field: "Pages total", line: total.line,
+                               "\"\(total.value)\"; a Type 2 tag has 4 to \(Self.maximumPages) pages")
+        }
+        if let read = values["Pages read"] {
+            guard let n = Int(read.value), (0...pageTotal).contains(n) else {
+                throw TagFileError(.invalidValue, field: "Pages read", line: read.line, "\"\(read.value)\"; 0 to \(pageTotal)")
+            }
         }
         var pages: [[UInt8]] = []
         for n in 0..<pageTotal {

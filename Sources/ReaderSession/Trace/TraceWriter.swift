@@ -17,7 +17,12 @@ public final class TraceWriter: Sendable {
     /// The schema every record follows; bump the number on any incompatible change.
     public static let schema = "nfcbench.trace/1"
     /// Record keys whose values are redacted when asked: identifiers and payloads.
-    public static let sensitiveKeys: Set<String> = ["uid", "payload", "ndef", "data", "apdu", "response", "frame", "id_hex", "identifierHex"]
+    /// Record keys whose values are redacted when asked: identifiers, payloads, and what was
+    /// decoded from them (URIs, texts, titles, package names), in any nested object.
+    public static let sensitiveKeys: Set<String> = [
+        "uid", "uid_header", "payload", "ndef", "data", "apdu", "response", "command", "frame", "id", "id_hex",
+        "identifierHex", "uri", "text", "title", "package", "bytes", "atr", "ats",
+    ]
 
     public let path: String?
     private let state: Mutex<State>
@@ -36,9 +41,11 @@ public final class TraceWriter: Sendable {
     /// `path == nil` keeps no file (records only reach `echo`). `maxBytes` caps the file:
     /// past it one `"event":"trace_truncated"` line is written and later records are dropped.
     /// `echo` receives every line too (for `--json`). Throws when the file can't be created.
+    /// `createParentDirectory` makes the folder first (the default trace location); a path
+    /// the user named must be in an existing folder.
     public init(
         path: String?, header: JSONObject, redact: Bool = false, maxBytes: Int = 16 << 20,
-        echo: (@Sendable (String) -> Void)? = nil
+        createParentDirectory: Bool = true, echo: (@Sendable (String) -> Void)? = nil
     ) throws {
         self.path = path
         self.redact = redact
@@ -48,9 +55,11 @@ public final class TraceWriter: Sendable {
         var fd: Int32 = -1
         if let path {
             let dir = (path as NSString).deletingLastPathComponent
-            if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            if !dir.isEmpty && createParentDirectory {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            }
             fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
-            if fd < 0 { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
+            if fd < 0 { throw TraceFileError(path: path, reason: String(cString: strerror(errno))) }
         }
         state = Mutex(State(fd: fd, written: 0, capped: false))
         var h: JSONObject = ["schema": .string(Self.schema), "t_us": 0, "event": "header"]
@@ -76,9 +85,12 @@ public final class TraceWriter: Sendable {
         emit(o)
     }
 
-    /// Writes a fully formed record (it should carry `t_us` and `event`).
-    public func emit(_ record: JSONObject) {
-        let line = (redact ? Self.redacted(record) : record).serialized + "\n"
+    /// Writes a fully formed record (it should carry `t_us` and `event`) and returns it as
+    /// written (redacted when asked), for whatever shows it to a person.
+    @discardableResult
+    public func emit(_ record: JSONObject) -> JSONObject {
+        let written = redact ? Self.redacted(record) : record
+        let line = written.serialized + "\n"
         echo?(String(line.dropLast()))
         state.withLock { s in
             guard s.fd >= 0, !s.capped else { return }
@@ -90,6 +102,7 @@ public final class TraceWriter: Sendable {
             }
             s.written += Self.writeAll(s.fd, bytes)
         }
+        return written
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int {
@@ -108,7 +121,8 @@ public final class TraceWriter: Sendable {
         var out = JSONObject()
         for e in o.entries {
             if sensitiveKeys.contains(e.key), case .string(let s) = e.value {
-                out[e.key] = .string("redacted:\(s.count / 2) bytes")
+                let isHex = s.count % 2 == 0 && s.allSatisfy(\.isHexDigit)
+                out[e.key] = .string(isHex ? "redacted:\(s.count / 2) bytes" : "redacted:\(s.utf8.count) bytes")
             } else {
                 out[e.key] = redactedValue(e.value)
             }
@@ -123,6 +137,13 @@ public final class TraceWriter: Sendable {
         default: v
         }
     }
+}
+
+/// The trace file could not be opened: its path and the system's reason.
+public struct TraceFileError: Error, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+    public var description: String { "\(path): \(reason)" }
 }
 
 extension JSONObject {

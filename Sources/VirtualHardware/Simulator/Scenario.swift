@@ -58,8 +58,8 @@ public struct Scenario: Sendable, Equatable {
         for (i, raw) in rawSteps.enumerated() {
             let f = "steps[\(i)]"
             guard let s = raw as? [String: Any] else { throw fail(f, "not an object") }
-            guard let ms = (s["at_ms"] as? NSNumber)?.doubleValue, ms >= 0, ms.isFinite else {
-                throw fail("\(f).at_ms", "missing or negative")
+            guard let ms = (s["at_ms"] as? NSNumber)?.doubleValue, ms >= 0, ms <= 1e12 else {
+                throw fail("\(f).at_ms", "missing, negative or beyond 10^12 ms")
             }
             let at = Duration.microseconds(Int64(ms * 1000))
             guard at >= last else { throw fail("\(f).at_ms", "steps must be in time order") }
@@ -75,7 +75,7 @@ public struct Scenario: Sendable, Equatable {
                         throw fail("\(f).faults[\(j)].kind", "one of tag_lost, no_answer, corrupt_reply")
                     }
                     let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
-                    guard n >= 0 else { throw fail("\(f).faults[\(j)].after_commands", "must be ≥ 0") }
+                    guard n >= 0, n < 1_000_000_000 else { throw fail("\(f).faults[\(j)].after_commands", "must be ≥ 0") }
                     faults.append(TagFault(afterCommands: n, kind: kind))
                 }
                 steps.append(Step(at: at, action: .present(tag: tag, as: name, faults: faults)))
@@ -88,7 +88,7 @@ public struct Scenario: Sendable, Equatable {
         }
         var repeatEvery: Duration? = nil
         if let r = top["repeat_every_ms"] {
-            guard let ms = (r as? NSNumber)?.doubleValue, ms > 0 else { throw fail("repeat_every_ms", "must be > 0") }
+            guard let ms = (r as? NSNumber)?.doubleValue, ms > 0, ms <= 1e12 else { throw fail("repeat_every_ms", "must be > 0 and ≤ 10^12") }
             repeatEvery = .microseconds(Int64(ms * 1000))
         }
         self.init(description: top["description"] as? String ?? "",

@@ -26,6 +26,7 @@ enum DeviceFactory {
         switch scheme {
         case "pcsc":
             let reader = rest.isEmpty ? try onlyPCSCReader() : rest
+            try requirePCSCReader(reader)
             return PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: options.presenceCheckInterval))
         case "sim":
             throw .usage("'\(device)' is the simulated reader, not a PC/SC reader")
@@ -39,6 +40,21 @@ enum DeviceFactory {
     static func split(_ device: String) -> (scheme: String, rest: String) {
         guard let colon = device.firstIndex(of: ":") else { return (device, "") }
         return (String(device[..<colon]), String(device[device.index(after: colon)...]))
+    }
+
+    /// A clear "unavailable" (69) when pcscd does not answer or has no reader of that name,
+    /// before a session begins (a session would otherwise end as if the reader had failed).
+    static func requirePCSCReader(_ reader: String) throws(CLIError) {
+        let readers: [String]
+        do {
+            readers = try PCSCContext().readers()
+        } catch {
+            throw .unavailable("no PC/SC service: \(error) (is pcscd running? 'nfcbench doctor' checks the bench)")
+        }
+        guard readers.contains(reader) else {
+            throw .unavailable("pcscd has no reader '\(reader)'; it has: "
+                + (readers.isEmpty ? "none" : readers.map { "pcsc:\($0)" }.joined(separator: ", ")))
+        }
     }
 
     static func onlyPCSCReader() throws(CLIError) -> String {

@@ -71,8 +71,8 @@ struct Arguments {
     /// `--long` as seconds (a decimal number ≥ 0, e.g. `1.5`), returned as a `Duration`.
     mutating func seconds(_ long: String) throws(CLIError) -> Duration? {
         guard let s = try option(long) else { return nil }
-        guard let v = Double(s), v >= 0, v.isFinite else {
-            throw .usage("--\(long) takes a number of seconds ≥ 0, not '\(s)'")
+        guard let v = Double(s), v >= 0, v <= 1_000_000_000 else {
+            throw .usage("--\(long) takes a number of seconds from 0 to 1000000000, not '\(s)'")
         }
         return .microseconds(Int64((v * 1_000_000).rounded()))
     }

@@ -34,9 +34,12 @@ enum CLI {
     /// Runs `argv` (without the program name) and returns the exit status.
     static func main(_ argv: [String]) async -> Int32 {
         let commands = Registry.commands
-        if argv.isEmpty || argv == ["--help"] || argv == ["-h"] || argv == ["help"] {
+        if argv.isEmpty {
+            return usageError("missing command", help: overview(commands))
+        }
+        if argv == ["--help"] || argv == ["-h"] || argv == ["help"] {
             Output.out(overview(commands))
-            return argv.isEmpty ? 64 : 0
+            return 0
         }
         if argv == ["--version"] {
             Output.out(VersionText.text())
@@ -55,9 +58,12 @@ enum CLI {
             let group = commands.filter { $0.path.first == words.first }
             if !group.isEmpty {
                 let rest = words.dropFirst()
-                if rest.isEmpty || rest.first == "--help" || rest.first == "-h" {
+                if rest.first == "--help" || rest.first == "-h" {
                     Output.out(groupOverview(words[0], group))
-                    return rest.isEmpty ? 64 : 0
+                    return 0
+                }
+                if rest.isEmpty {
+                    return usageError("'nfcbench \(words[0])' needs a command", help: groupOverview(words[0], group))
                 }
                 return usageError("unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group))
             }

@@ -86,7 +86,9 @@ enum DemoCommand {
                         PN532 bench: needs libnfc6 and a pseudo-terminal; './bench demo' installs what is missing
                         """)
                 }
-                say("bench: no pcscd could be had; the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver")
+                say(benchChoice == "pn532"
+                    ? "bench: the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver (no daemon)"
+                    : "bench: no pcscd could be had; the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver")
                 say("presenting \(name) on \(device)")
             } else {
                 throw CLIError.unavailable("no pcscd with a 'Virtual PCD 00 00' reader: install pcscd and vsmartcard-vpcd, or use --bench pn532")

@@ -22,8 +22,8 @@ enum TagCommand {
         NDEF file is decoded). Warnings name what a real reader would trip on: a header UID
         that differs from pages 0-2, a BCC mismatch, a CC size that doesn't fit the product,
         stale bytes after the Terminator, AUTH0 protecting the NDEF pages.
-        Exit status: 0 when the file was analysed (warnings included), 65 when it can't be
-        loaded.
+        Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
+        reader would fail on it (the report says why), 65 when the file can't be loaded.
         """,
         run: { args in
             let json = args.flag("json")
@@ -38,7 +38,7 @@ enum TagCommand {
             } else {
                 Output.out("File:      \(path)\n" + report.text)
             }
-            return 0
+            return report.readError == nil && report.ndefDecodeError == nil ? 0 : 1
         })
 
     static func reportJSON(_ r: TagReport, path: String) -> JSONObject {

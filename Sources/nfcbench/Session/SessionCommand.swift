@@ -91,9 +91,9 @@ enum SessionCommand {
         var echo: (@Sendable (String) -> Void)? = nil
         if json { echo = { line in Output.out(line) } }
         do {
-            return try TraceWriter(path: file, header: header, redact: redact, echo: echo)
+            return try TraceWriter(path: file, header: header, redact: redact, createParentDirectory: path == nil, echo: echo)
         } catch {
-            throw .failure("can't write the trace at \(file): \(error)")
+            throw .failure("can't write the trace: \(error)")
         }
     }
 }

@@ -76,8 +76,8 @@ final class SessionRunner: @unchecked Sendable {
                 var o = record.json(tMicroseconds: trace.elapsedMicroseconds)
                 if offset > 0 { o["session"] = .int(Int64(record.session + offset)) }
                 if case .didDetectNDEFs = record.event { reads.add() }
-                trace.emit(o)
-                if !json, let line = TraceLines.render(o, verbose: verbose) { Self.show(line, status: status) }
+                let written = trace.emit(o)
+                if !json, let line = TraceLines.render(written, verbose: verbose) { Self.show(line, status: status) }
                 status?.update(record)
             })
     }
@@ -90,8 +90,8 @@ final class SessionRunner: @unchecked Sendable {
     func note(_ event: String, _ fields: JSONObject) {
         var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": .string(event)]
         o.merge(fields)
-        trace.emit(o)
-        if !options.json, let line = TraceLines.render(o, verbose: options.verbose) { Self.show(line, status: status) }
+        let written = trace.emit(o)
+        if !options.json, let line = TraceLines.render(written, verbose: options.verbose) { Self.show(line, status: status) }
     }
 
     func run() async -> Ending {
@@ -128,6 +128,7 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
     var tagSession: NFCTagReaderSession?
     var leftForeground = false
     var tagsRead = 0
+    var readUIDs: Set<Data> = []
 
     init(runner: SessionRunner, finished: @escaping @Sendable (NFCReaderError.Code) -> Void) {
         self.runner = runner
@@ -185,29 +186,44 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
         finished(code(error))
     }
 
+    /// Reads a newly detected tag, then asks for the next one a second later (a tag still
+    /// held is re-detected by `restartPolling()`; it is not read again in this session).
     private func handle(_ tags: [any NFCNDEFTag], session: NFCReaderSessionCore,
                         connect: @escaping @Sendable (any NFCNDEFTag) async throws -> Void) {
+        let again = { DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(1)) { session.restartPolling() } }
         if tags.count > 1 {
             session.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { session.restartPolling() }
             return
         }
         guard let tag = tags.first else { return }
+        let uid = Self.identifier(of: tag)
+        if let uid, readUIDs.contains(uid) {
+            again()
+            return
+        }
         let runner = self.runner
         Task { [self] in
             do {
                 try await connect(tag)
                 let message = try await tag.readNDEF()
+                guard session.isReady else { return }
+                if let uid { readUIDs.insert(uid) }
                 runner.countRead()
                 tagsRead += 1
                 runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
                 session.alertMessage = "Tag \(tagsRead) read. Hold your iPhone near the next one."
             } catch {
+                guard session.isReady else { return }
                 let c = code(error)
                 runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
             }
-            session.restartPolling()
+            again()
         }
+    }
+
+    static func identifier(of tag: any NFCNDEFTag) -> Data? {
+        (tag as? any NFCMiFareTag)?.identifier ?? (tag as? any NFCISO7816Tag)?.identifier
     }
 }
 

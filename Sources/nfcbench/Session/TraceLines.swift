@@ -95,6 +95,7 @@ enum TraceLines {
     }
 
     static func spaced(_ hex: String) -> String {
+        guard hex.allSatisfy(\.isHexDigit) else { return hex }  // e.g. "redacted:7 bytes"
         var out = ""
         for (i, c) in hex.enumerated() {
             if i > 0 && i % 2 == 0 { out += " " }
