@@ -34,20 +34,23 @@ struct SessionPCSCTests {
         let r = try await PrivateBench.run("""
             "$B" virtual card --tag t4t-uri --quiet >/dev/null 2>&1 &
             card=$!
-            "$B" session --device "pcsc:Virtual PCD 00 00" --json --timeout 20 > "$NFCBENCH_TRACE_DIR.first" &
+            sleep 1.5
+            "$B" session --device "pcsc:Virtual PCD 00 00" --json --timeout 30 > "$NFCBENCH_TRACE_DIR.first" &
             first=$!
-            for _ in $(seq 600); do grep -q didBecomeActive "$NFCBENCH_TRACE_DIR.first" 2>/dev/null && break; sleep 0.05; done
-            grep -q didBecomeActive "$NFCBENCH_TRACE_DIR.first" && echo "first active"
+            for _ in $(seq 600); do grep -q didDetectNDEFs "$NFCBENCH_TRACE_DIR.first" 2>/dev/null && break; sleep 0.05; done
+            grep -q didDetectNDEFs "$NFCBENCH_TRACE_DIR.first" && echo "first active"
             "$B" session --device "pcsc:Virtual PCD 00 00" --json --timeout 5
             echo "second exit $?"
             kill -INT $first; wait $first; echo "first exit $?"
             kill -INT $card; wait $card
+            echo "--- first"
+            cat "$NFCBENCH_TRACE_DIR.first"
             """)
         guard PrivateBench.available(r) else { return }
-        try #require(r.stdout.contains("first active"), "the first session never became active: \(r.stdout)\n\(r.stderr)")
+        try #require(r.stdout.contains("first active"), "the first session never read the card: \(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("second exit 13"), "\(r.stdout)")
         #expect(Self.records(r.stdout).contains { $0["code"]?.intValue == 203 })
-        #expect(r.stdout.contains("first exit 0") || r.stdout.contains("first exit 10"), "\(r.stdout)")
+        #expect(r.stdout.contains("first exit 0"), "Done after a read: \(r.stdout)")
     }
 
     @Test("pcscd killed mid-session: a clear error, a non-zero exit, and a trace that still parses")
