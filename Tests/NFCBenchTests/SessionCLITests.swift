@@ -106,7 +106,7 @@ struct SessionCLITests {
         #expect(rb.stdout.contains("\"code\":204"))
     }
 
-    @Test("--host-wide makes two different readers one phone: the second gets 203")
+    @Test("--host-wide makes the host one phone: any second session gets 203")
     func hostWide() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
@@ -115,6 +115,9 @@ struct SessionCLITests {
         #expect(await reader.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
         let second = try await NFCBench.run(["session", "--device", "sim:tap-text", "--host-wide", "--json"], environment: bench.env)
         #expect(second.status == 13)
+        // A per-reader session is refused too while a host-wide one runs, on any reader.
+        let plain = try await NFCBench.run(["session", "--device", "sim:tap-text", "--json"], environment: bench.env)
+        #expect(plain.status == 13)
         kill(first.processIdentifier, SIGINT)
         _ = await Self.exit(of: first)
     }

@@ -5,9 +5,11 @@ import Synchronization
 /// `flock(2)` lock file, so a second session in this process or in another process is
 /// refused (Core NFC: one active reader session, else 203 `SystemIsBusy`).
 ///
-/// Scope ``Scope/perReader`` (default) names the lock after the reader identifier
-/// (`sim:desk` → `sim_desk-<fnv1a64>.lock`); ``Scope/hostWide`` uses one `host.lock`,
-/// mimicking one phone with one NFC subsystem. The directory is the `lockDirectory`
+/// Every session locks its reader's file (`sim:desk` → `sim_desk-<fnv1a64>.lock`,
+/// exclusive) and `host.lock`: shared under ``Scope/perReader`` (default), exclusive under
+/// ``Scope/hostWide``, which mimics one phone with one NFC subsystem. So a host-wide session
+/// excludes every other session on the host, and per-reader sessions exclude each other
+/// only on the same reader. The directory is the `lockDirectory`
 /// argument, else `$NFCBENCH_LOCK_DIR`, else `$XDG_RUNTIME_DIR/nfcbench`, else
 /// `/tmp/nfcbench-<uid>`; it is created with mode 0700. Locks are per open file
 /// description, so two arbiters in one process exclude each other too.
@@ -70,54 +72,64 @@ public final class SessionArbiter: Sendable {
         }
     }
 
-    /// Tries to take `reader` without waiting. Wraps `open(2)` + `flock(LOCK_EX|LOCK_NB)`.
+    /// Tries to take `reader` without waiting. Wraps `open(2)` + `flock(LOCK_NB)` on the
+    /// host lock (shared or exclusive by scope), then on the reader's lock (exclusive).
     public func acquire(reader: String) -> Acquisition {
         let key = lockName(for: reader)
         let inserted = held.withLock { $0.insert(key).inserted }
         guard inserted else { return .busy }
-        guard let dir = lockDirectory else {
-            return .acquired(ReaderLease(fd: -1) { [self] in _ = held.withLock { $0.remove(key) } })
-        }
+        let free: @Sendable () -> Void = { [self] in _ = held.withLock { $0.remove(key) } }
+        guard let dir = lockDirectory else { return .acquired(ReaderLease(fds: [], onRelease: free)) }
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
             let e = errno
-            _ = held.withLock { $0.remove(key) }
+            free()
             return .failed("mkdir \(dir): \(String(cString: strerror(e)))")
         }
-        let path = dir + "/" + key + ".lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let e = errno
-            _ = held.withLock { $0.remove(key) }
-            return .failed("open \(path): \(String(cString: strerror(e)))")
+        var fds: [Int32] = []
+        let locks = [("host", scope == .hostWide), (SessionArbiter(scope: .perReader, fileLocks: false).lockName(for: reader), true)]
+        for (stem, exclusive) in locks {
+            let (fd, refusal) = Self.lock(dir + "/" + stem + ".lock", exclusive: exclusive)
+            guard let fd else {
+                for fd in fds { _ = flock(fd, LOCK_UN); close(fd) }
+                free()
+                return refusal ?? .busy
+            }
+            fds.append(fd)
         }
+        return .acquired(ReaderLease(fds: fds, onRelease: free))
+    }
+
+    /// A locked file descriptor, or why not (`.busy` or `.failed`).
+    private static func lock(_ path: String, exclusive: Bool) -> (Int32?, Acquisition?) {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return (nil, .failed("open \(path): \(String(cString: strerror(errno)))")) }
         var rc: Int32
-        repeat { rc = flock(fd, LOCK_EX | LOCK_NB) } while rc != 0 && errno == EINTR
+        repeat { rc = flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) } while rc != 0 && errno == EINTR
         if rc != 0 {
             let e = errno
             close(fd)
-            _ = held.withLock { $0.remove(key) }
-            return e == EWOULDBLOCK ? .busy : .failed("flock \(path): \(String(cString: strerror(e)))")
+            return (nil, e == EWOULDBLOCK ? .busy : .failed("flock \(path): \(String(cString: strerror(e)))"))
         }
-        return .acquired(ReaderLease(fd: fd) { [self] in _ = held.withLock { $0.remove(key) } })
+        return (fd, nil)
     }
 }
 
 /// A held reader: releasing it (or dropping it) unlocks and closes the lock file and frees
 /// the arbiter's entry. `release()` is idempotent.
 public final class ReaderLease: Sendable {
-    private let state: Mutex<(fd: Int32, onRelease: (@Sendable () -> Void)?)>
+    private let state: Mutex<(fds: [Int32], onRelease: (@Sendable () -> Void)?)>
 
-    init(fd: Int32, onRelease: @escaping @Sendable () -> Void) {
-        state = Mutex((fd, onRelease))
+    init(fds: [Int32], onRelease: @escaping @Sendable () -> Void) {
+        state = Mutex((fds, onRelease))
     }
 
-    /// Unlocks (`flock(LOCK_UN)`), closes the lock file and frees the arbiter entry.
+    /// Unlocks (`flock(LOCK_UN)`), closes the lock files and frees the arbiter entry.
     public func release() {
-        let (fd, cb) = state.withLock { s in
-            defer { s = (-1, nil) }
+        let (fds, cb) = state.withLock { s in
+            defer { s = ([], nil) }
             return s
         }
-        if fd >= 0 {
+        for fd in fds {
             _ = flock(fd, LOCK_UN)
             close(fd)
         }
