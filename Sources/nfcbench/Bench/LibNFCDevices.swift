@@ -71,6 +71,8 @@ func withFirstLibNFCTag<R: Sendable>(
     _ body: @escaping @Sendable (LibNFCReaderBackend, DetectedTarget, TagConnection) throws -> R
 ) async throws -> R {
     let backend = try openLibNFCBackend(device)
+    let lease = try takeReader(backend.identifier)
+    defer { lease.release() }
     let stream = backend.events(.iso14443)
     let target: DetectedTarget = try await withThrowingTaskGroup(of: DetectedTarget?.self) { group in
         group.addTask {
@@ -237,4 +239,14 @@ struct AnyAPDUTransport: APDUTransport {
     let base: any APDUTransport
     init(_ base: any APDUTransport) { self.base = base }
     func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+}
+
+/// Takes the reader's session lock for a one-shot command (dump, write, format, lock), so it
+/// never talks to a tag while a session holds the reader (in this process or another).
+func takeReader(_ identifier: String) throws(CLIError) -> ReaderLease {
+    switch SessionArbiter.shared.acquire(reader: identifier) {
+    case .acquired(let lease): return lease
+    case .busy: throw .unavailable("\(identifier) is busy: a reader session holds it (try again when it ends)")
+    case .failed(let why): throw .failure("can't take the reader's lock: \(why)")
+    }
 }

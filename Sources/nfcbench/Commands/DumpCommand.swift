@@ -28,6 +28,8 @@ enum DumpCommand {
             guard let device else { throw CLIError.usage("--device is required") }
             if isLibNFCDevice(device) { return try await dumpLibNFC(device: device, out: out, wait: wait) }
             let backend = try DeviceFactory.pcscBackend(device)
+            let lease = try takeReader(backend.identifier)
+            defer { lease.release() }
             let watcher = BackendWatcher(backend)
             defer { watcher.stop() }
             let (target, _, _) = try await watcher.next(from: 0, timeout: wait, what: "tag", BackendWatcher.detected)
