@@ -14,8 +14,8 @@ enum DevicesCommand {
 
         PC/SC readers come from pcscd (SCardListReaders, SCardGetStatusChange). libnfc devices
         come from libnfc's scan (nfc_list_devices; UART devices only with LIBNFC_DEVICE or a
-        libnfc.conf entry). When pcscd is not running this says so; the exit status is 69 only
-        when nothing at all could be listed.
+        libnfc.conf entry). When pcscd is not running this says so. Exit status: 0 when at
+        least one reader or device is listed, 69 when there is none to use.
         """,
         run: { args in
             let json = args.flag("json")
@@ -24,11 +24,11 @@ enum DevicesCommand {
         })
 
     static func list(json: Bool) -> Int32 {
-        var reachable = 0
+        var listed = 0
         do {
             let context = try PCSCContext()
-            reachable += 1
             let readers = try context.readers()
+            listed += readers.count
             if readers.isEmpty && !json { Output.out("pcsc: pcscd runs, no reader connected") }
             let states: [PCSCReaderState]
             if readers.isEmpty {
@@ -65,8 +65,10 @@ enum DevicesCommand {
         }
         do {
             let libnfc = try LibNFCContext()
-            reachable += 1
-            for device in libnfc.listDevices() {
+            let devices = libnfc.listDevices()
+            listed += devices.count
+            if devices.isEmpty && !json { Output.out("libnfc: no device found (UART readers need LIBNFC_DEVICE or a libnfc.conf entry)") }
+            for device in devices {
                 if json {
                     Output.out(JSONValue.object(["backend": "libnfc", "device": .string(device)]).serialized)
                 } else {
@@ -76,7 +78,7 @@ enum DevicesCommand {
         } catch {
             if !json { Output.err("libnfc: \(error)") }
         }
-        return reachable == 0 ? 69 : 0
+        return listed == 0 ? 69 : 0
     }
 
     static func stateNames(_ f: PCSCReaderFlags) -> [String] {

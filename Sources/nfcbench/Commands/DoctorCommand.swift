@@ -96,7 +96,8 @@ struct BenchDoctor {
 
     func modules() -> [DoctorFinding] {
         guard let text = try? String(contentsOfFile: path("/proc/modules"), encoding: .utf8) else {
-            return [DoctorFinding(check: "modules", ok: true, message: "cannot read /proc/modules; kernel NFC modules not checked")]
+            return [DoctorFinding(check: "modules", ok: false, message: "cannot read /proc/modules; kernel NFC modules not checked",
+                                  fix: "run doctor on the bench machine itself (not in a container without /proc)")]
         }
         let loaded = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
         let nfc = ["pn533_usb", "pn533"].filter(loaded.contains)
