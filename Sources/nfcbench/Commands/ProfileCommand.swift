@@ -41,6 +41,13 @@ enum ProfileCommand {
                 source: "Proxmark3 trace \(base), imported by 'nfcbench profile import'")
             var profile = report.profile
             if let category { profile.category = category }
+            if report.damagedFrames > 0 {
+                Output.err("warning: \(report.damagedFrames) damaged frame(s) (bad CRC or too short) were skipped")
+            }
+            if profile.steps.isEmpty && profile.reachesISODEP {
+                throw CLIError.data("\(path): the reader reached ISO-DEP but no APDU survived the import "
+                    + "(\(report.damagedFrames) damaged frame(s)); is this a Proxmark3 ISO 14443-A trace?")
+            }
             let text = profile.jsonText()
             if let out {
                 guard FileManager.default.createFile(atPath: out, contents: Data(text.utf8)) else {
