@@ -28,7 +28,7 @@ enum VirtualPN532Command {
           --present-after S   put the tag in the field (or bring the reader) S seconds after start (default 0)
           --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
           --json              one JSON line per frame and event (the trace schema) instead of text
-          --trace FILE        where the trace goes (default: the trace folder, see 'nfcbench help')
+          --trace FILE        where the trace goes (default: $NFCBENCH_TRACE_DIR, else ~/.local/state/nfcbench/traces)
           --save FILE         on exit, write the tag as it is then (our JSON)
           --quiet             no per-frame lines (the trace still has them)
         stdin: 'remove' takes the tag out of the field, 'present' puts it back.
