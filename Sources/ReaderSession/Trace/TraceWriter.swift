@@ -91,8 +91,9 @@ public final class TraceWriter: Sendable {
     public func emit(_ record: JSONObject) -> JSONObject {
         let written = redact ? Self.redacted(record) : record
         let line = written.serialized + "\n"
-        echo?(String(line.dropLast()))
+        // Under the lock, so --json prints the records in the trace file's order.
         state.withLock { s in
+            echo?(String(line.dropLast()))
             guard s.fd >= 0, !s.capped else { return }
             var bytes = Array(line.utf8)
             if s.written + bytes.count > maxBytes {

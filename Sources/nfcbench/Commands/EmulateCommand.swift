@@ -187,15 +187,7 @@ enum HCELiveCLI {
         } else if let r = e.response {
             o["response"] = .string(r.hexString())
         }
-        if let d = e.detail {
-            let key = switch e.event {
-            case "sessionInvalidated": "reason"
-            case "stopEmulation": "status"
-            case "fieldOn": "technology"
-            default: "detail"
-            }
-            o[key] = .string(d)
-        }
+        if let d = e.detail { o[WalkCommand.detailKey(e.event)] = .string(d) }
         return o
     }
 

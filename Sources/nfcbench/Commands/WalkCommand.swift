@@ -143,16 +143,19 @@ enum WalkCommand {
             o["response"] = e.response.map { .string($0.hexString()) } ?? .null
             o["answered_by"] = e.answeredBy.map { .string($0.rawValue) } ?? .null
         }
-        if let d = e.detail {
-            let key = switch e.event {
-            case "sessionInvalidated": "reason"
-            case "stopEmulation": "status"
-            case "fieldOn": "technology"
-            default: "detail"
-            }
-            o[key] = .string(d)
-        }
+        if let d = e.detail { o[WalkCommand.detailKey(e.event)] = .string(d) }
         return o
+    }
+
+    /// The JSON key of a timeline event's detail: `reason` (sessionInvalidated), `status`
+    /// (stopEmulation), `technology` (fieldOn), else `detail`.
+    static func detailKey(_ event: String) -> String {
+        switch event {
+        case "sessionInvalidated": "reason"
+        case "stopEmulation": "status"
+        case "fieldOn": "technology"
+        default: "detail"
+        }
     }
 
     static func summaryJSON(_ s: WalkSummary, walk: ReaderWalk) -> JSONObject {
