@@ -1,19 +1,6 @@
 import Foundation
 import NFCTags
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded PRNG, so a fuzz run is reproducible
-/// from its seed on any platform.
-struct NDEFFuzzRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import ReaderSession
 
 /// What a mutation fuzz run of the NDEF parser found.
 struct NDEFFuzzReport: Sendable, CustomStringConvertible {
@@ -76,7 +63,7 @@ private let ndefFuzzSeeds: [[UInt8]] = {
 /// is serialized and parsed again, and must come back equal. Reproducible from `seed`.
 /// `log` gets a progress line every 10⁵ messages and the round-trip failures.
 func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzReport {
-    var rng = NDEFFuzzRandom(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var report = NDEFFuzzReport(seed: seed)
     // The re-parse of our own serialization may expand chunks (a 1-byte initial chunk
     // reserializes as 1-byte chunks), so it gets room the untrusted parse does not.
@@ -112,7 +99,7 @@ func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzRep
     return report
 }
 
-private func mutate(_ b: inout [UInt8], using rng: inout NDEFFuzzRandom) {
+private func mutate(_ b: inout [UInt8], using rng: inout SplitMix64) {
     switch Int.random(in: 0..<6, using: &rng) {
     case 0 where !b.isEmpty:  // bit flip
         let i = Int.random(in: 0..<b.count, using: &rng)
