@@ -48,15 +48,7 @@ func listLibNFCDevices() -> [String] {
 /// `hardware/tags/`), for the demo when no pcscd can be had. Returns the device string
 /// (`pn532_uart:PATH`) and a function that stops it and removes the link.
 func startVirtualPN532Bench(tag: String) throws -> (device: String, stop: @Sendable () -> Void) {
-    let path = try DataLocation.require(tag, in: "tags")
-    let file: TagFile
-    let card: PN532Card
-    do {
-        file = try TagFile.load(path: path)
-        card = try PN532Card(tagFile: file)
-    } catch {
-        throw CLIError.data("\(path): \(error)")
-    }
+    let (_, card) = try loadPN532Card(tag)
     let link = NSTemporaryDirectory() + "nfcbench-pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     let fake = try VirtualPN532.start(ptyPath: link)
     fake.present(card)
@@ -248,5 +240,17 @@ func takeReader(_ identifier: String) throws(CLIError) -> ReaderLease {
     case .acquired(let lease): return lease
     case .busy: throw .unavailable("\(identifier) is busy: a reader session holds it (try again when it ends)")
     case .failed(let why): throw .failure("can't take the reader's lock: \(why)")
+    }
+}
+
+/// A tag file (found by name in `hardware/tags/`, or a path) as a card for the virtual PN532;
+/// a data error (65) naming the file when it can't be loaded or emulated.
+func loadPN532Card(_ tag: String) throws(CLIError) -> (TagFile, PN532Card) {
+    let path = try DataLocation.require(tag, in: "tags")
+    do {
+        let file = try TagFile.load(path: path)
+        return (file, try PN532Card(tagFile: file))
+    } catch {
+        throw .data("\(path): \(error)")
     }
 }

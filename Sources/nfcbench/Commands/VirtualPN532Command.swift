@@ -57,15 +57,7 @@ enum VirtualPN532Command {
                                      json: json, quiet: quiet, tracePath: tracePath, savePath: nil)
             }
             guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
-            let path = try DataLocation.require(tagName, in: "tags")
-            let file: TagFile
-            let card: PN532Card
-            do {
-                file = try TagFile.load(path: path)
-                card = try PN532Card(tagFile: file)
-            } catch {
-                throw CLIError.data("\(path): \(error)")
-            }
+            let (file, card) = try loadPN532Card(tagName)
             return try await run(pty: pty, file: file, card: card, reader: nil, after: after, cycle: cycle,
                                  json: json, quiet: quiet, tracePath: tracePath, savePath: savePath)
         })
