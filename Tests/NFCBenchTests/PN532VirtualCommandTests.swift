@@ -21,7 +21,7 @@ struct PN532VirtualCommandTests {
     }
 
     @Test("--json prints trace lines for every frame; stdin 'remove'/'present' take the tag away and back; SIGINT removes the link")
-    func jsonStdinAndSignal() throws {
+    func jsonStdinAndSignal() async throws {
         let link = "\(NSTemporaryDirectory())nfcbench-vp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let p = Process()
         p.executableURL = NFCBench.binary
@@ -32,21 +32,26 @@ struct PN532VirtualCommandTests {
         p.standardOutput = output
         p.standardError = FileHandle.nullDevice
         try p.run()
-        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil { usleep(10_000) }
-        let seen = try Self.nfcList(link)
+        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let seen = try await NFCBench.offPool { try Self.nfcList(link) }
         #expect(seen.contains("04  ") && seen.contains("SAK (SEL_RES): 00"), "\(seen)")
         input.fileHandleForWriting.write(Data("remove\n".utf8))
-        usleep(200_000)
-        let empty = try Self.nfcList(link)
+        try await Task.sleep(for: .milliseconds(200))
+        let empty = try await NFCBench.offPool { try Self.nfcList(link) }
         #expect(empty.contains("0 ISO14443A passive target(s) found") || !empty.contains("SAK (SEL_RES)"), "\(empty)")
         input.fileHandleForWriting.write(Data("present\n".utf8))
-        usleep(200_000)
-        let back = try Self.nfcList(link)
+        try await Task.sleep(for: .milliseconds(200))
+        let back = try await NFCBench.offPool { try Self.nfcList(link) }
         #expect(back.contains("SAK (SEL_RES): 00"), "\(back)")
         p.interrupt()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        let (data, status) = try await NFCBench.offPool { () -> (Data, Int32) in
+            let d = output.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return (d, p.terminationStatus)
+        }
+        #expect(status == 0)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil, "the link is removed on SIGINT")
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -61,7 +66,7 @@ struct PN532VirtualCommandTests {
     func dumpThroughLibNFC() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let r = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
-        _ = try fake.stop()
+        _ = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         var expected = VirtualPN532Process.pages(try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
         expected[133] = "00000000"
@@ -76,7 +81,9 @@ struct PN532VirtualCommandTests {
         let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
                                              "--quiet", "--trace", link + ".jsonl"])
-        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil { usleep(10_000) }
+        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let emulator = Process()
         emulator.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-emulate-forum-tag4")
         var env = ProcessInfo.processInfo.environment
@@ -86,13 +93,16 @@ struct PN532VirtualCommandTests {
         emulator.standardOutput = FileHandle.nullDevice
         emulator.standardError = FileHandle.nullDevice
         try emulator.run()
-        let killer = DispatchWorkItem { if emulator.isRunning { emulator.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: killer)
-        emulator.waitUntilExit()
-        killer.cancel()
-        p.interrupt()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
+        let text = try await NFCBench.offPool { () -> String in
+            let killer = DispatchWorkItem { if emulator.isRunning { emulator.terminate() } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: killer)
+            emulator.waitUntilExit()
+            killer.cancel()
+            p.interrupt()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return text
+        }
         try? FileManager.default.removeItem(atPath: link + ".jsonl")
         let exchanges = text.split(separator: "\n").filter { $0.hasPrefix("reader C-APDU") }
         #expect(exchanges.count == 5, "\(text)")
@@ -107,7 +117,7 @@ struct PN532VirtualCommandTests {
     func measureRead() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let r = try await NFCBench.run(["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
-        _ = try fake.stop()
+        _ = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
         #expect(o?["count"] as? Int == 20)

@@ -1,49 +1,14 @@
 import Foundation
 import Testing
 
-/// Runs the built `nfcbench` binary (never `swift run`): it sits beside the test bundle
-/// (`<root>/.build/<triple>/debug/nfcbench`).
-private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-private func binaryPath() -> String {
-    let fm = FileManager.default
-    for b in Bundle.allBundles where b.bundlePath.hasSuffix(".xctest") {
-        let p = URL(fileURLWithPath: b.bundlePath).deletingLastPathComponent().appendingPathComponent("nfcbench").path
-        if fm.isExecutableFile(atPath: p) { return p }
-    }
-    let argv0 = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for dir in [argv0, argv0.deletingLastPathComponent()] {
-        let p = dir.appendingPathComponent("nfcbench").path
-        if fm.isExecutableFile(atPath: p) { return p }
-    }
-    return packageRoot.appendingPathComponent(".build/debug/nfcbench").path
-}
+private let packageRoot = NFCBench.packageRoot
 
 private let ecpTrace = packageRoot.deletingLastPathComponent()
     .appendingPathComponent("shared/corpus/pm3_hf_visa_apple_ecp.trace").path
 
-private struct Run {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-private func nfcbench(_ args: [String]) throws -> Run {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: binaryPath())
-    p.arguments = args
-    var env = ProcessInfo.processInfo.environment
-    env["NFCBENCH_DATA"] = packageRoot.appendingPathComponent("hardware").path
-    p.environment = env
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+/// The built binary with the bench data pinned (NFCBench.run: off the cooperative pool).
+private func nfcbench(_ args: [String]) async throws -> NFCBench.Result {
+    try await NFCBench.run(args, environment: ["NFCBENCH_DATA": packageRoot.appendingPathComponent("hardware").path])
 }
 
 private func object(_ line: String) -> [String: Any]? {
@@ -53,8 +18,8 @@ private func object(_ line: String) -> [String: Any]? {
 @Suite("nfcbench walk and profile import (the built binary)")
 struct WalkCLITests {
     @Test("walk --app-prefixes A0000000031010 --json: one line per event, a summary with hand-counted wakes")
-    func walkJSON() throws {
-        let r = try nfcbench(["walk", "--app-prefixes", "A0000000031010", "--json"])
+    func walkJSON() async throws {
+        let r = try await nfcbench(["walk", "--app-prefixes", "A0000000031010", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         let objects = lines.compactMap(object)
@@ -75,8 +40,8 @@ struct WalkCLITests {
     }
 
     @Test("walk timeline: aligned columns and a summary line")
-    func walkText() throws {
-        let r = try nfcbench(["walk", "--profiles", "mifare-classic-door,emv-payment", "--app-prefixes", "A000000003",
+    func walkText() async throws {
+        let r = try await nfcbench(["walk", "--profiles", "mifare-classic-door,emv-payment", "--app-prefixes", "A000000003",
                               "--policy", "step-aside:300ms"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("readers 2, wakes 2, wakes the app could serve 1, useless wakes 1, app up for nothing 300.000 ms"))
@@ -89,8 +54,8 @@ struct WalkCLITests {
         ["walk", "--policy", "sometimes"],
         ["walk", "--profiles", "no-such-reader"],
     ])
-    func usageErrors(args: [String]) throws {
-        let r = try nfcbench(args)
+    func usageErrors(args: [String]) async throws {
+        let r = try await nfcbench(args)
         #expect(r.status == (args.contains("no-such-reader") ? 65 : 64))
         #expect(r.stderr.hasPrefix("error: "))
     }
@@ -98,9 +63,9 @@ struct WalkCLITests {
     @Test("profile import of the ECP trace reproduces the shipped emv-ecp-terminal profile",
           .enabled(if: FileManager.default.fileExists(atPath: ecpTrace) || ProcessInfo.processInfo.environment["CI"] == "true",
                    "shared corpus not found beside the package (CI=true makes this fail)"))
-    func importMatchesShipped() throws {
+    func importMatchesShipped() async throws {
         let trace = ecpTrace
-        let r = try nfcbench(["profile", "import", trace, "--name", "emv-ecp-terminal", "--category", "payment"])
+        let r = try await nfcbench(["profile", "import", trace, "--name", "emv-ecp-terminal", "--category", "payment"])
         #expect(r.status == 0, "\(r.stderr)")
         let shipped = try String(contentsOf: packageRoot.appendingPathComponent("hardware/readers/emv-ecp-terminal.json"), encoding: .utf8)
         #expect(r.stdout == shipped)

@@ -28,9 +28,10 @@ struct VirtualPN532Process {
     var device: String { "pn532_uart:\(link)" }
 
     /// SIGINT, wait, and the tag as saved.
-    func stop() throws -> String {
+    func stop() async throws -> String {
         process.interrupt()
-        process.waitUntilExit()
+        let process = self.process
+        _ = try await NFCBench.offPool { process.waitUntilExit() }
         defer {
             try? FileManager.default.removeItem(atPath: saved)
             try? FileManager.default.removeItem(atPath: String(saved.dropLast("-saved.json".count)) + ".jsonl")
@@ -51,7 +52,7 @@ struct WriteCommandTests {
     func dryRun() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
-        let after = try fake.stop()
+        let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("page 4: 03 00 D1 01"), "length 0 first: \(r.stdout)")
         #expect(r.stdout.contains("page 4: 03 0C D1 01"), "the real length last")
@@ -68,7 +69,7 @@ struct WriteCommandTests {
         defer { try? FileManager.default.removeItem(atPath: backup) }
         let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
                                  timeout: .seconds(30))
-        let after = try fake.stop()
+        let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("read back identical"))
         let old = try String(contentsOfFile: backup, encoding: .utf8)
@@ -93,7 +94,7 @@ struct WriteCommandTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fake = try VirtualPN532Process(tag: path)
         let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:Hi"], timeout: .seconds(30))
-        let after = try fake.stop()
+        let after = try await fake.stop()
         #expect(r.status == 1)
         #expect(r.stderr.contains("read-only"), "\(r.stderr)")
         #expect(VirtualPN532Process.pages(after) == VirtualPN532Process.pages(text))
@@ -106,7 +107,7 @@ struct WriteCommandTests {
         defer { try? FileManager.default.removeItem(atPath: formatBackup) }
         let r = try await NFCBench.run(["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
         let refused = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
-        let after = try fake.stop()
+        let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("empty NDEF message"))
         // NTAG213 as shipped: Lock Control TLV 01 03 A0 0C 34 first, then the NDEF TLV.
@@ -131,7 +132,7 @@ struct WriteCommandTests {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
         let lock = try await NFCBench.run(["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
         let write = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
-        let pages = VirtualPN532Process.pages(try fake.stop())
+        let pages = VirtualPN532Process.pages(try await fake.stop())
         #expect(lock.status == 0, "\(lock.stderr)")
         #expect(lock.stdout.contains("read-only for good"))
         #expect(pages[3] == "E110120F")

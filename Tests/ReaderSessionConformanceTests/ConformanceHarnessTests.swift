@@ -64,7 +64,9 @@ private final class TinyApp: ConformanceApp, NFCTagReaderSessionDelegate, @unche
 
 private func run(_ json: String, _ habits: TinyApp.Habits = []) async throws -> ConformanceResult {
     let s = try scenario(json)
-    return await ConformanceHarness().run(s) { env in TinyApp(env, habits) }
+    // The settle timeout guards against runaway apps in real time; none of these apps runs
+    // away, so a generous one keeps a loaded 2-core test machine from cutting a run short.
+    return await ConformanceHarness(settleTimeout: .seconds(60)).run(s) { env in TinyApp(env, habits) }
 }
 
 private let scanThenTimeout = """
