@@ -10,11 +10,21 @@ public enum ReferenceApps {
     }
 
     public static let all: [Entry] = [
-        Entry(name: "reference", habits: [], summary: "correct: begins only on Scan, waits for the user after every ending"),
-        Entry(name: "autorestart", habits: .restartsAfterTimeout, summary: "begins a new session as soon as one times out (201)"),
-        Entry(name: "busyloop", habits: .retriesWhenBusy, summary: "retries begin() every 250 ms while the system is busy (203)"),
-        Entry(name: "staletag", habits: .reusesTagsAfterRestartPolling, summary: "reads the previous tag object after restartPolling()"),
-        Entry(name: "restartonreturn", habits: .restartsOnReturn, summary: "begins again on return to the foreground after 202, unasked"),
+        Entry(
+            name: "reference", habits: [],
+            summary: "correct: begins only on Scan, waits for the user after every ending"),
+        Entry(
+            name: "autorestart", habits: .restartsAfterTimeout,
+            summary: "begins a new session as soon as one times out (201)"),
+        Entry(
+            name: "busyloop", habits: .retriesWhenBusy,
+            summary: "retries begin() every 250 ms while the system is busy (203)"),
+        Entry(
+            name: "staletag", habits: .reusesTagsAfterRestartPolling,
+            summary: "reads the previous tag object after restartPolling()"),
+        Entry(
+            name: "restartonreturn", habits: .restartsOnReturn,
+            summary: "begins again on return to the foreground after 202, unasked"),
     ]
 
     /// The entry named `name`, if any.

@@ -1,7 +1,7 @@
 public import Dispatch
+import Foundation
 public import NFCTags
 public import ReaderSession
-import Foundation
 import Synchronization
 
 /// Habits real apps have and Core NFC's rules forbid (the seed article's "Handling the
@@ -73,10 +73,14 @@ public final class TagScanController: @unchecked Sendable {
     public init(system: NFCReaderSystem? = nil, habits: ScanHabits = [], after: Scheduler? = nil) {
         self.system = system
         self.habits = habits
-        self.after = after ?? { delay, queue, work in
-            let c = delay.components
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(c.seconds) * 1_000_000_000 + Int(c.attoseconds / 1_000_000_000)), execute: work)
-        }
+        self.after =
+            after ?? { delay, queue, work in
+                let c = delay.components
+                queue.asyncAfter(
+                    deadline: .now()
+                        + .nanoseconds(Int(c.seconds) * 1_000_000_000 + Int(c.attoseconds / 1_000_000_000)),
+                    execute: work)
+            }
     }
 
     /// What the screen shows.
@@ -103,7 +107,9 @@ public final class TagScanController: @unchecked Sendable {
     /// `sceneWillEnterForeground`: the reference app waits for the user.
     public func willEnterForeground() {
         queue.sync {
-            if habits.contains(.restartsOnReturn), lastEnding == .readerSessionInvalidationErrorSessionTerminatedUnexpectedly {
+            if habits.contains(.restartsOnReturn),
+                lastEnding == .readerSessionInvalidationErrorSessionTerminatedUnexpectedly
+            {
                 startSession()
             }
         }
@@ -119,7 +125,8 @@ public final class TagScanController: @unchecked Sendable {
             let d = ReadWriteDelegate(self)
             readWrite = d
             s = makeSession(d, invalidateAfterFirstRead: false)
-            s.alertMessage = request.tagCount > 1
+            s.alertMessage =
+                request.tagCount > 1
                 ? "Hold your iPhone near tag 1 of \(request.tagCount)." : "Hold your iPhone near the tag."
         } else {
             let d = ReadOnlyDelegate(self)
@@ -132,9 +139,12 @@ public final class TagScanController: @unchecked Sendable {
         s.begin()
     }
 
-    private func makeSession(_ d: any NFCNDEFReaderSessionDelegate, invalidateAfterFirstRead: Bool) -> NFCNDEFReaderSession {
+    private func makeSession(_ d: any NFCNDEFReaderSessionDelegate, invalidateAfterFirstRead: Bool)
+        -> NFCNDEFReaderSession
+    {
         if let system {
-            return NFCNDEFReaderSession(delegate: d, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead, system: system)
+            return NFCNDEFReaderSession(
+                delegate: d, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead, system: system)
         }
         return NFCNDEFReaderSession(delegate: d, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead)
     }
@@ -180,7 +190,9 @@ public final class TagScanController: @unchecked Sendable {
         tag.readNDEF { [weak self] message, error in self?.read(tag, id, message, error, s) }
     }
 
-    private func read(_ tag: any NFCNDEFTag, _ id: Data?, _ message: NFCNDEFMessage?, _ error: (any Error)?, _ s: NFCNDEFReaderSession) {
+    private func read(
+        _ tag: any NFCNDEFTag, _ id: Data?, _ message: NFCNDEFMessage?, _ error: (any Error)?, _ s: NFCNDEFReaderSession
+    ) {
         guard s === session, s.isReady else { return }
         if let error { return tagFailed(error, s) }
         guard let message else { return }

@@ -347,7 +347,8 @@ public final class ContactlessPhone: Sendable {
     func respond(apduID: UInt64, session: Int, response: [UInt8]) throws(CardSession.Error) {
         let ok: Bool = state.withLock { s in
             guard s.sessions[session]?.valid == true, var f = s.field, var p = f.pending,
-                  p.apduID == apduID, p.response == nil, s.now <= p.deadline else { return false }
+                p.apduID == apduID, p.response == nil, s.now <= p.deadline
+            else { return false }
             p.response = response
             f.pending = p
             s.field = f
@@ -360,7 +361,8 @@ public final class ContactlessPhone: Sendable {
 
     /// `NFCPresentmentIntentAssertion.acquire()` by the foreground app, now.
     /// Throws ``NFCPresentmentIntentAssertion/Error``.
-    public func acquirePresentmentIntent() throws(NFCPresentmentIntentAssertion.Error) -> NFCPresentmentIntentAssertion {
+    public func acquirePresentmentIntent() throws(NFCPresentmentIntentAssertion.Error) -> NFCPresentmentIntentAssertion
+    {
         let r: Result<NFCPresentmentIntentAssertion, NFCPresentmentIntentAssertion.Error> = state.withLock { s in
             guard s.inForeground else { return .failure(.notInForeground) }
             if let a = s.assertion { return .success(NFCPresentmentIntentAssertion(id: a.id, phone: self)) }
@@ -455,7 +457,8 @@ public final class ContactlessPhone: Sendable {
             at(&s, t)
             guard var f = s.field, f.isoDep else { return .notActivated }
             if let p = f.pending {  // a new command abandons an unanswered one
-                Self.emit(&s, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app))
+                Self.emit(
+                    &s, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app))
                 f.pending = nil
             }
             if let express = f.express {
@@ -482,7 +485,8 @@ public final class ContactlessPhone: Sendable {
                 f.pending = Pending(apduID: id, session: sessionID, command: command, deadline: deadline)
                 s.field = f
                 guard let obj = s.sessionObjects[sessionID] else { return .timedOut }
-                Self.deliver(&s, session: sessionID, .received(CardSession.APDU(payload: command, id: id, session: obj)))
+                Self.deliver(
+                    &s, session: sessionID, .received(CardSession.APDU(payload: command, id: id, session: obj)))
                 return .awaitingApp(deadline: deadline)
             case .systemAfterDeselect(let sessionID, let response):
                 s.field = f
@@ -509,7 +513,10 @@ public final class ContactlessPhone: Sendable {
             at(&s, t)
             guard s.now >= p.deadline else { return .awaitingApp(deadline: p.deadline) }
             // The reader gives up; a late respond() fails with transmissionError.
-            if var f2 = s.field { f2.pending = nil; s.field = f2 }
+            if var f2 = s.field {
+                f2.pending = nil
+                s.field = f2
+            }
             Self.emit(&s, .apdu(command: p.command, response: nil, answeredBy: nil))
             return .timedOut
         }
@@ -527,7 +534,8 @@ public final class ContactlessPhone: Sendable {
     private static func fieldOff(_ s: inout State) {
         guard let f = s.field else { return }
         if let p = f.pending {
-            s.log.append((s.now, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app)))
+            s.log.append(
+                (s.now, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app)))
         }
         if f.express == nil {
             for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
@@ -609,7 +617,8 @@ public final class ContactlessPhone: Sendable {
         guard !adfs.isEmpty else { return StatusWord.fileNotFound.bytes }
         func tlv(_ tag: [UInt8], _ value: [UInt8]) -> [UInt8] {
             // Lengths here stay below 128 for up to 5 entries; longer uses 81 xx.
-            value.count < 0x80 ? tag + [UInt8(value.count)] + value
+            value.count < 0x80
+                ? tag + [UInt8(value.count)] + value
                 : tag + [0x81, UInt8(truncatingIfNeeded: value.count)] + value
         }
         let entries = adfs.prefix(8).flatMap { tlv([0x61], tlv([0x4F], $0)) }

@@ -33,14 +33,17 @@ public struct ProxmarkTrace: Sendable, Equatable {
         var i = 0
         while i < bytes.count {
             guard bytes.count - i >= 8 else { throw .truncatedRecord(offset: i) }
-            let ts = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
+            let ts =
+                UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
             let dur = UInt16(bytes[i + 4]) | UInt16(bytes[i + 5]) << 8
             let lenField = UInt16(bytes[i + 6]) | UInt16(bytes[i + 7]) << 8
             let n = Int(lenField & 0x7FFF)
             let parity = (n + 7) / 8
             guard bytes.count - i - 8 >= n + parity else { throw .truncatedRecord(offset: i) }
-            frames.append(Frame(timestamp: ts, duration: dur, fromTag: lenField & 0x8000 != 0,
-                                bytes: Array(bytes[(i + 8)..<(i + 8 + n)])))
+            frames.append(
+                Frame(
+                    timestamp: ts, duration: dur, fromTag: lenField & 0x8000 != 0,
+                    bytes: Array(bytes[(i + 8)..<(i + 8 + n)])))
             i += 8 + n + parity
         }
         guard !frames.isEmpty else { throw .empty }
@@ -86,11 +89,17 @@ public enum ProxmarkProfileImporter {
             .microseconds(ProxmarkTrace.microseconds(carrierPeriods: Int64(ts) - t0))
         }
         var ecp: [UInt8]?
-        var rats: [UInt8]?, ats: [UInt8]?
+        var rats: [UInt8]?
+        var ats: [UInt8]?
         var activation: Duration?
         var steps: [ReaderProfile.Step] = []
-        var damaged = 0, naks = 0, wtx = 0, deselects = 0, reactivations = 0
-        var readerChain: [UInt8] = [], readerChainStart: UInt32?
+        var damaged = 0
+        var naks = 0
+        var wtx = 0
+        var deselects = 0
+        var reactivations = 0
+        var readerChain: [UInt8] = []
+        var readerChainStart: UInt32?
         var cardChain: [UInt8] = []
         var awaitingAnswer = false
         var expectingATS = false
@@ -102,20 +111,32 @@ public enum ProxmarkProfileImporter {
             if !f.fromTag {
                 // Polling and anticollision (REQA 26, WUPA 52, SEL 93/95/97 20/70) and HLTA.
                 if b.count <= 2, let first = b.first, [0x26, 0x52, 0x93, 0x95, 0x97].contains(first) { continue }
-                guard let p = ProxmarkTrace.payload(b) else { damaged += 1; continue }
-                guard let pcb = p.first else { damaged += 1; continue }
+                guard let p = ProxmarkTrace.payload(b) else {
+                    damaged += 1
+                    continue
+                }
+                guard let pcb = p.first else {
+                    damaged += 1
+                    continue
+                }
                 if pcb == 0x6A {  // Apple ECP (proprietary polling frame)
                     if ecp == nil { ecp = p }
                     continue
                 }
                 if [0x93, 0x95, 0x97].contains(pcb) || (pcb == 0x50 && p.count == 2) { continue }
                 if pcb == 0xE0 && p.count == 2 {  // RATS
-                    if rats == nil { rats = p; activation = us(f.timestamp) } else { reactivations += 1 }
+                    if rats == nil {
+                        rats = p
+                        activation = us(f.timestamp)
+                    } else {
+                        reactivations += 1
+                    }
                     expectingATS = true
                     continue
                 }
                 if pcb & 0xF0 == 0xD0 { continue }  // PPS request (PPSS = Dx)
-                let hasCID = pcb & 0x08 != 0, hasNAD = pcb & 0x04 != 0
+                let hasCID = pcb & 0x08 != 0
+                let hasNAD = pcb & 0x04 != 0
                 let header = 1 + (hasCID ? 1 : 0)
                 if pcb & 0xE2 == 0x02 {  // I-block
                     let inf = Array(p.dropFirst(header + (hasNAD ? 1 : 0)))
@@ -142,7 +163,8 @@ public enum ProxmarkProfileImporter {
                     continue
                 }
                 guard let p = ProxmarkTrace.payload(b), let pcb = p.first else { continue }
-                let hasCID = pcb & 0x08 != 0, hasNAD = pcb & 0x04 != 0
+                let hasCID = pcb & 0x08 != 0
+                let hasNAD = pcb & 0x04 != 0
                 if pcb & 0xE2 == 0x02, awaitingAnswer {
                     cardChain += p.dropFirst(1 + (hasCID ? 1 : 0) + (hasNAD ? 1 : 0))
                     if pcb & 0x10 == 0 {
@@ -173,7 +195,8 @@ public enum ProxmarkProfileImporter {
             activationOffset: activation ?? .zero, steps: rats != nil ? steps : [],
             fieldOffOffset: .microseconds(ProxmarkTrace.microseconds(carrierPeriods: Int64(lastEnd) - t0)),
             source: source, note: notes.joined(separator: "; "))
-        return Report(profile: profile, damagedFrames: damaged, rNAKs: naks, wtxRequests: wtx,
-                      deselects: deselects, reactivations: reactivations)
+        return Report(
+            profile: profile, damagedFrames: damaged, rNAKs: naks, wtxRequests: wtx,
+            deselects: deselects, reactivations: reactivations)
     }
 }

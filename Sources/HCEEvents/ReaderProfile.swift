@@ -20,8 +20,10 @@ public struct ReaderProfile: Sendable, Equatable {
         /// What the step is ("SELECT PPSE").
         public var note: String?
 
-        public init(offset: Duration, apdu: [UInt8], expectedStatusWords: [String] = [],
-                    stopOnFailure: Bool = false, note: String? = nil) {
+        public init(
+            offset: Duration, apdu: [UInt8], expectedStatusWords: [String] = [],
+            stopOnFailure: Bool = false, note: String? = nil
+        ) {
             self.offset = offset
             self.apdu = apdu
             self.expectedStatusWords = expectedStatusWords
@@ -36,7 +38,8 @@ public struct ReaderProfile: Sendable, Equatable {
             guard response.count >= 2 else { return false }
             let sw = Array(response.suffix(2)).hexString()
             return expectedStatusWords.contains { pattern in
-                let p = Array(pattern.uppercased().utf8), s = Array(sw.utf8)
+                let p = Array(pattern.uppercased().utf8)
+                let s = Array(sw.utf8)
                 return p.count == 4 && zip(p, s).allSatisfy { $0 == UInt8(ascii: "X") || $0 == $1 }
             }
         }
@@ -64,10 +67,12 @@ public struct ReaderProfile: Sendable, Equatable {
     public var source: String
     public var note: String?
 
-    public init(name: String, category: String, description: String = "", technology: ReaderTechnology,
-                reachesISODEP: Bool, ecp: [UInt8]? = nil, rats: [UInt8]? = nil, ats: [UInt8]? = nil,
-                activationOffset: Duration, steps: [Step], fieldOffOffset: Duration,
-                source: String, note: String? = nil) {
+    public init(
+        name: String, category: String, description: String = "", technology: ReaderTechnology,
+        reachesISODEP: Bool, ecp: [UInt8]? = nil, rats: [UInt8]? = nil, ats: [UInt8]? = nil,
+        activationOffset: Duration, steps: [Step], fieldOffOffset: Duration,
+        source: String, note: String? = nil
+    ) {
         self.name = name
         self.category = category
         self.description = description
@@ -112,7 +117,9 @@ extension ReaderProfile {
         guard (o["format"] as? String) == Self.formatTag else {
             throw fail("$.format", "must be \"\(Self.formatTag)\"")
         }
-        func string(_ key: String, in obj: [String: Any], at path: String, required: Bool = true) throws(ReaderProfileError) -> String? {
+        func string(_ key: String, in obj: [String: Any], at path: String, required: Bool = true)
+            throws(ReaderProfileError) -> String?
+        {
             guard let v = obj[key] else {
                 if required { throw fail("\(path).\(key)", "missing") }
                 return nil
@@ -120,14 +127,20 @@ extension ReaderProfile {
             guard let s = v as? String else { throw fail("\(path).\(key)", "must be a string") }
             return s
         }
-        func hex(_ key: String, in obj: [String: Any], at path: String, required: Bool) throws(ReaderProfileError) -> [UInt8]? {
+        func hex(_ key: String, in obj: [String: Any], at path: String, required: Bool) throws(ReaderProfileError)
+            -> [UInt8]?
+        {
             guard let s = try string(key, in: obj, at: path, required: required) else { return nil }
             guard let b = [UInt8](hex: s) else { throw fail("\(path).\(key)", "'\(s)' is not hex") }
             return b
         }
-        func time(_ obj: [String: Any], base: String, at path: String, required: Bool) throws(ReaderProfileError) -> Duration? {
+        func time(_ obj: [String: Any], base: String, at path: String, required: Bool) throws(ReaderProfileError)
+            -> Duration?
+        {
             if let v = obj[base + "_us"] {
-                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue <= 1e15, n.doubleValue.rounded() == n.doubleValue else {
+                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue <= 1e15,
+                    n.doubleValue.rounded() == n.doubleValue
+                else {
                     throw fail("\(path).\(base)_us", "must be a whole number of µs from 0 to 10^15")
                 }
                 return .microseconds(n.int64Value)
@@ -141,7 +154,9 @@ extension ReaderProfile {
             if required { throw fail("\(path).\(base)_us", "missing (or \(base)_ms)") }
             return nil
         }
-        func bool(_ key: String, in obj: [String: Any], at path: String, default d: Bool? = nil) throws(ReaderProfileError) -> Bool {
+        func bool(_ key: String, in obj: [String: Any], at path: String, default d: Bool? = nil)
+            throws(ReaderProfileError) -> Bool
+        {
             guard let v = obj[key] else {
                 if let d { return d }
                 throw fail("\(path).\(key)", "missing")
@@ -178,7 +193,8 @@ extension ReaderProfile {
                     let list: [Any] = (e as? [Any]) ?? [e]
                     for (j, item) in list.enumerated() {
                         guard let s = item as? String, s.count == 4,
-                              s.uppercased().allSatisfy({ $0.isHexDigit || $0 == "X" }) else {
+                            s.uppercased().allSatisfy({ $0.isHexDigit || $0 == "X" })
+                        else {
                             throw fail("\(p).expect_sw[\(j)]", "a status word is 4 hex digits (X = any)")
                         }
                         expect.append(s.uppercased())
@@ -209,7 +225,8 @@ extension ReaderProfile {
     /// The profile as a JSON file (keys in the documented order, 2-space indent).
     public func jsonText() -> String {
         func q(_ s: String) -> String {
-            let d = try? JSONSerialization.data(withJSONObject: s, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+            let d = try? JSONSerialization.data(
+                withJSONObject: s, options: [.fragmentsAllowed, .withoutEscapingSlashes])
             return d.flatMap { String(data: $0, encoding: .utf8) } ?? "\"\""
         }
         var lines: [String] = []

@@ -10,7 +10,10 @@ public enum AppPolicy: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `stay` or `step-aside:300ms` (`ms`, `us` or `s`; a bare number is ms).
     public init?(_ text: String) {
-        if text == "stay" { self = .stay; return }
+        if text == "stay" {
+            self = .stay
+            return
+        }
         guard text.hasPrefix("step-aside:") else { return nil }
         var v = String(text.dropFirst("step-aside:".count))
         var scale: Double = 1000
@@ -79,9 +82,11 @@ public struct ReaderWalk: Sendable {
     /// Time between one reader's field off (or the app's end, if later) and the next field on.
     public var gap: Duration
 
-    public init(profiles: [ReaderProfile], app: ContactlessPhone.DefaultApp, policy: AppPolicy = .stay,
-                parameters: HCEParameters = HCEParameters(),
-                expressCredentials: [ContactlessPhone.ExpressCredential] = [], gap: Duration = .seconds(2)) {
+    public init(
+        profiles: [ReaderProfile], app: ContactlessPhone.DefaultApp, policy: AppPolicy = .stay,
+        parameters: HCEParameters = HCEParameters(),
+        expressCredentials: [ContactlessPhone.ExpressCredential] = [], gap: Duration = .seconds(2)
+    ) {
         self.profiles = profiles
         self.app = app
         self.policy = policy
@@ -161,7 +166,8 @@ public struct ReaderWalk: Sendable {
             }
 
             let log = phone.log
-            var toApp = 0, bySystem = 0
+            var toApp = 0
+            var bySystem = 0
             for (t, e) in log[logIndex...] {
                 let (name, detail) = ContactlessPhone.describe(e)
                 var w = WalkEvent(time: t, reader: profile.name, event: name)
@@ -179,8 +185,10 @@ public struct ReaderWalk: Sendable {
             }
             logIndex = log.count
             let upForNothing: Duration = (woke && !served) ? ((appEnd ?? off) - (wakeTime ?? base)) : .zero
-            readers.append(.init(name: profile.name, woke: woke, served: served, apdusToApp: toApp,
-                                 apdusBySystem: bySystem, upForNothing: upForNothing))
+            readers.append(
+                .init(
+                    name: profile.name, woke: woke, served: served, apdusToApp: toApp,
+                    apdusBySystem: bySystem, upForNothing: upForNothing))
             base = max(off, appEnd ?? off) + gap
         }
         return Result(events: events, summary: WalkSummary(readers: readers))

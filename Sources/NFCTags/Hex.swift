@@ -17,7 +17,12 @@ extension Array where Element == UInt8 {
                 continue
             default: return nil
             }
-            if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
+            if let h = high {
+                out.append(h << 4 | v)
+                high = nil
+            } else {
+                high = v
+            }
         }
         if high != nil { return nil }
         self = out

@@ -20,7 +20,9 @@ public final class TagLossWatch: Sendable {
     }
 
     /// `base`, watched.
-    public func type2(_ base: any Type2TagTransport) -> any Type2TagTransport { WatchedType2Transport(base: base, watch: self) }
+    public func type2(_ base: any Type2TagTransport) -> any Type2TagTransport {
+        WatchedType2Transport(base: base, watch: self)
+    }
     /// `base`, watched.
     public func apdu(_ base: any APDUTransport) -> any APDUTransport { WatchedAPDUTransport(base: base, watch: self) }
 }

@@ -57,7 +57,9 @@ public final class ConformanceEnvironment: Sendable {
     /// `DispatchQueue.asyncAfter` in virtual time: runs `work` on `queue` once `delay` has
     /// passed on the scenario's clock, unless the returned timer is cancelled first.
     @discardableResult
-    public func asyncAfter(_ delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) -> ReaderSessionTimer {
+    public func asyncAfter(_ delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void)
+        -> ReaderSessionTimer
+    {
         let hops = self.hops
         return clock.schedule(at: clock.now + max(.zero, delay)) { hops.async(on: queue, work) }
     }

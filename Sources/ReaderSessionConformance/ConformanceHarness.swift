@@ -1,6 +1,6 @@
-import ReaderSession
 import Dispatch
 import NFCTags
+import ReaderSession
 import Synchronization
 
 /// Runs conformance scenarios against an app and judges the Core NFC calls it makes.
@@ -25,7 +25,9 @@ public struct ConformanceHarness: Sendable {
     /// noting it and moving on.
     public var settleTimeout: Duration
 
-    public init(userActionWindow: Duration = .seconds(2), maximumBegins: Int = 500, settleTimeout: Duration = .seconds(5)) {
+    public init(
+        userActionWindow: Duration = .seconds(2), maximumBegins: Int = 500, settleTimeout: Duration = .seconds(5)
+    ) {
         self.userActionWindow = userActionWindow
         self.maximumBegins = maximumBegins
         self.settleTimeout = settleTimeout
@@ -67,7 +69,8 @@ public struct ConformanceHarness: Sendable {
             let start = ContinuousClock.now
             var spins = 0
             while true {
-                let e1 = reader.eventCount, h1 = hops.started
+                let e1 = reader.eventCount
+                let h1 = hops.started
                 let idle = reader.isIdle(ended: recorder.endedSessions) && hops.count == 0 && system.pendingWork == 0
                 if idle && hops.started == h1 && reader.eventCount == e1 { return }
                 spins += 1
@@ -130,8 +133,11 @@ public struct ConformanceHarness: Sendable {
             case .present(let list):
                 var batch: [(name: String, file: TagFile, faults: [TagFault])] = []
                 for item in list {
-                    if let file = scenario.tags[item.tag] { batch.append((item.name, file, item.faults)) }
-                    else { recorder.note("tag '\(item.tag)' was not loaded") }
+                    if let file = scenario.tags[item.tag] {
+                        batch.append((item.name, file, item.faults))
+                    } else {
+                        recorder.note("tag '\(item.tag)' was not loaded")
+                    }
                 }
                 do { try reader.present(batch) } catch { recorder.note("tag could not be presented: \(error)") }
             case .remove(let name):
@@ -164,7 +170,9 @@ private final class OtherApp: NFCTagReaderSessionDelegate, @unchecked Sendable {
     }
 
     func begin(for length: Duration, clock: ConformanceClock) {
-        guard let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: system) else { return }
+        guard let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: system) else {
+            return
+        }
         sessions.withLock { $0.append(s) }
         s.alertMessage = "Another app is reading"
         s.begin()
@@ -187,7 +195,10 @@ final class InstallGate: Sendable {
     func withExclusive<T: Sendable>(_ body: () async -> T) async -> T {
         await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
             let now: Bool = state.withLock { s in
-                if s.busy { s.waiters.append(k); return false }
+                if s.busy {
+                    s.waiters.append(k)
+                    return false
+                }
                 s.busy = true
                 return true
             }
@@ -195,7 +206,10 @@ final class InstallGate: Sendable {
         }
         let r = await body()
         let next: CheckedContinuation<Void, Never>? = state.withLock { s in
-            if s.waiters.isEmpty { s.busy = false; return nil }
+            if s.waiters.isEmpty {
+                s.busy = false
+                return nil
+            }
             return s.waiters.removeFirst()
         }
         next?.resume()

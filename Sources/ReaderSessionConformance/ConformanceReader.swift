@@ -81,9 +81,12 @@ public final class ConformanceReader: ReaderBackend, Sendable {
             let a = t.file.activation
             let faults = t.file.faults + t.faults
             if t.file.type == .type4 {
-                made.append((t.name, .type4(EmulatedAPDUTransport(core: try t.file.makeType4Core(), faults: faults)), .type4, a))
+                made.append(
+                    (t.name, .type4(EmulatedAPDUTransport(core: try t.file.makeType4Core(), faults: faults)), .type4, a)
+                )
             } else {
-                made.append((t.name, .type2(EmulatedType2Transport(core: try t.file.makeCore(), faults: faults)), .type2, a))
+                made.append(
+                    (t.name, .type2(EmulatedType2Transport(core: try t.file.makeCore(), faults: faults)), .type2, a))
             }
         }
         let detected: [DetectedTarget] = state.withLock { s in
@@ -129,7 +132,8 @@ public final class ConformanceReader: ReaderBackend, Sendable {
             for name in s.field.keys.sorted() {
                 guard var p = s.field[name] else { continue }
                 let t = p.target
-                p.target = DetectedTarget(id: DetectedTargetID(s.nextTarget), kind: t.kind, uid: t.uid, atqa: t.atqa, sak: t.sak, ats: t.ats)
+                p.target = DetectedTarget(
+                    id: DetectedTargetID(s.nextTarget), kind: t.kind, uid: t.uid, atqa: t.atqa, sak: t.sak, ats: t.ats)
                 s.nextTarget += 1
                 if case .type4(let a) = p.transport { a.deselect() }
                 s.field[name] = p

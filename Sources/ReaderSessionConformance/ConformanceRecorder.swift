@@ -112,16 +112,25 @@ final class ConformanceRecorder: Sendable {
                 }
                 s.sessions[r.session] = Session(summary: summary)
             case (.begin, .invalidated(let c)):
-                breach(&s, .noCallsAfterInvalidation, now, r.session, "begin() again on a session that ended with \(Self.name(c)); a new session needs a new object")
+                breach(
+                    &s, .noCallsAfterInvalidation, now, r.session,
+                    "begin() again on a session that ended with \(Self.name(c)); a new session needs a new object")
             case (.restartPolling, .invalidated(let c)):
-                breach(&s, .noCallsAfterInvalidation, now, r.session, "restartPolling() on a session that ended with \(Self.name(c))")
+                breach(
+                    &s, .noCallsAfterInvalidation, now, r.session,
+                    "restartPolling() on a session that ended with \(Self.name(c))")
             case (.alertMessage(let m), .invalidated(let c)):
-                breach(&s, .noCallsAfterInvalidation, now, r.session, "set alertMessage \"\(m)\" on a session that ended with \(Self.name(c))")
+                breach(
+                    &s, .noCallsAfterInvalidation, now, r.session,
+                    "set alertMessage \"\(m)\" on a session that ended with \(Self.name(c))")
             case (.tagOperation(let name, let h), .invalidated(let c)):
-                breach(&s, .noCallsAfterInvalidation, now, r.session, "\(name) on tag \(h) of a session that ended with \(Self.name(c))")
+                breach(
+                    &s, .noCallsAfterInvalidation, now, r.session,
+                    "\(name) on tag \(h) of a session that ended with \(Self.name(c))")
             case (.tagOperation(let name, let h), .active(let g)) where h.generation < g:
-                breach(&s, .noStaleTagAfterRestartPolling, now, r.session,
-                       "\(name) on tag \(h), delivered before restartPolling() (now generation \(g))")
+                breach(
+                    &s, .noStaleTagAfterRestartPolling, now, r.session,
+                    "\(name) on tag \(h), delivered before restartPolling() (now generation \(g))")
             default:
                 break
             }
@@ -174,7 +183,9 @@ final class ConformanceRecorder: Sendable {
             var notes = s.notes
             let endings = Set(sessions.compactMap { $0.ending?.rawValue })
             for e in sc.expectEndings where !endings.contains(e) {
-                notes.append("no session of the app ended with \(e) (\(NFCReaderError.Code(rawValue: e).map(Self.name) ?? "unknown code")), which this scenario tests")
+                notes.append(
+                    "no session of the app ended with \(e) (\(NFCReaderError.Code(rawValue: e).map(Self.name) ?? "unknown code")), which this scenario tests"
+                )
             }
             if sc.expectErrorMessage && !sessions.contains(where: { $0.errorMessage != nil }) {
                 notes.append("no session ended through invalidate(errorMessage:), which this scenario tests")
@@ -182,9 +193,11 @@ final class ConformanceRecorder: Sendable {
             if s.breachCount > s.breaches.count {
                 notes.append("\(s.breachCount) breaches, the first \(s.breaches.count) kept")
             }
-            let verdict: ConformanceResult.Verdict = s.breachCount > 0 ? .breach : (notes.isEmpty ? .pass : .inconclusive)
+            let verdict: ConformanceResult.Verdict =
+                s.breachCount > 0 ? .breach : (notes.isEmpty ? .pass : .inconclusive)
             return ConformanceResult(
-                scenario: scenario, description: description, verdict: verdict, breaches: s.breaches, sessions: sessions,
+                scenario: scenario, description: description, verdict: verdict, breaches: s.breaches,
+                sessions: sessions,
                 sheets: s.sheets, alertMessages: s.alertMessages, duration: duration, notes: notes)
         }
     }
@@ -202,9 +215,11 @@ final class ConformanceRecorder: Sendable {
     private static func unaskedBegin(
         _ last: (code: NFCReaderError.Code, at: Duration)?, _ user: (action: String, at: Duration)?, now: Duration
     ) -> (ConformanceRule, String) {
-        let userText = user.map { "; the user's last action was \($0.action) at \(format($0.at))" } ?? "; the user did nothing"
+        let userText =
+            user.map { "; the user's last action was \($0.action) at \(format($0.at))" } ?? "; the user did nothing"
         guard let last else { return (.noBeginWithoutUserAction, "begin() with no user action\(userText)") }
-        let after = "begin() \(format(now - last.at)) after a session ended with \(name(last.code)), no user action\(userText)"
+        let after =
+            "begin() \(format(now - last.at)) after a session ended with \(name(last.code)), no user action\(userText)"
         switch last.code {
         case .readerSessionInvalidationErrorSessionTimeout: return (.noAutoRestartAfterTimeout, after)
         case .readerSessionInvalidationErrorSystemIsBusy: return (.noRetryLoopOnBusy, after)
@@ -220,7 +235,8 @@ extension NFCReaderError.Code {
     /// The case name without Core NFC's long prefix: `sessionTimeout`, `systemIsBusy`...
     var shortName: String {
         let full = "\(self)"
-        for p in ["readerSessionInvalidationError", "readerTransceiveError", "ndefReaderSessionError", "readerError"] where full.hasPrefix(p) {
+        for p in ["readerSessionInvalidationError", "readerTransceiveError", "ndefReaderSessionError", "readerError"]
+        where full.hasPrefix(p) {
             let rest = full.dropFirst(p.count)
             return rest.prefix(1).lowercased() + rest.dropFirst()
         }

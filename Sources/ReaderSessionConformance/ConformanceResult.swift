@@ -27,7 +27,8 @@ public enum ConformanceRule: String, Sendable, Hashable, CaseIterable, Codable {
         case .noRetryLoopOnBusy: "after 203 (system busy) wait; no retry loop"
         case .restartOnReturnNeedsUser: "after 202 (left the foreground) start again only when the user asks"
         case .noStaleTagAfterRestartPolling: "after restartPolling() drop every earlier tag object"
-        case .noCallsAfterInvalidation: "an invalidated session is over: no begin, restartPolling, alertMessage or tag call"
+        case .noCallsAfterInvalidation:
+            "an invalidated session is over: no begin, restartPolling, alertMessage or tag call"
         }
     }
 }
@@ -93,7 +94,8 @@ public struct ConformanceResult: Sendable, Hashable {
     /// Sheets per minute of virtual time, over the scenario's length (at least one minute,
     /// so a short scenario with one sheet reads 1, not 6).
     public var sheetsPerMinute: Double {
-        let minutes = max(1.0, Double(duration.components.seconds) / 60 + Double(duration.components.attoseconds) / 6e19)
+        let minutes = max(
+            1.0, Double(duration.components.seconds) / 60 + Double(duration.components.attoseconds) / 6e19)
         return Double(sheets) / minutes
     }
 

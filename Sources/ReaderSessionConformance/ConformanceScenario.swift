@@ -34,7 +34,8 @@ public struct ConformanceScenario: Sendable, Equatable {
             case (.otherAppSession(let x), .otherAppSession(let y)): x == y
             case (.remove(let x), .remove(let y)): x == y
             case (.present(let x), .present(let y)):
-                x.count == y.count && zip(x, y).allSatisfy { $0.tag == $1.tag && $0.name == $1.name && $0.faults == $1.faults }
+                x.count == y.count
+                    && zip(x, y).allSatisfy { $0.tag == $1.tag && $0.name == $1.name && $0.faults == $1.faults }
             default: false
             }
         }
@@ -112,7 +113,8 @@ extension ConformanceScenario {
             ConformanceFormatError(file: defaultName, field: field, reason: reason)
         }
         func milliseconds(_ v: Any?, _ field: String) throws(ConformanceFormatError) -> Duration {
-            guard let n = v as? NSNumber, !isBoolean(n), n.doubleValue >= 0, n.doubleValue.isFinite, n.doubleValue < 1e9 else {
+            guard let n = v as? NSNumber, !isBoolean(n), n.doubleValue >= 0, n.doubleValue.isFinite, n.doubleValue < 1e9
+            else {
                 throw fail(field, "a number of milliseconds ≥ 0")
             }
             return .microseconds(Int64((n.doubleValue * 1000).rounded()))
@@ -120,7 +122,9 @@ extension ConformanceScenario {
         guard let any = try? JSONSerialization.jsonObject(with: json), let top = any as? [String: Any] else {
             throw fail("(file)", "not a JSON object")
         }
-        guard top["format"] as? String == "nfcbench-conformance" else { throw fail("format", "must be \"nfcbench-conformance\"") }
+        guard top["format"] as? String == "nfcbench-conformance" else {
+            throw fail("format", "must be \"nfcbench-conformance\"")
+        }
         guard let v = top["version"] as? NSNumber, v.intValue == 1 else { throw fail("version", "must be 1") }
         let name = (top["name"] as? String) ?? defaultName
         let duration = try milliseconds(top["duration_ms"], "duration_ms")
@@ -165,7 +169,9 @@ extension ConformanceScenario {
                     guard count >= 1, count <= 100 else { throw fail("\(f).tags", "a number of tags from 1 to 100") }
                     var readWrite = count > 1
                     if let rw = s["read_write"] {
-                        guard let n = rw as? NSNumber, isBoolean(n) else { throw fail("\(f).read_write", "true or false") }
+                        guard let n = rw as? NSNumber, isBoolean(n) else {
+                            throw fail("\(f).read_write", "true or false")
+                        }
                         let b = n.boolValue
                         readWrite = b || count > 1
                     }
@@ -184,7 +190,9 @@ extension ConformanceScenario {
                 let items: [Any] = (s["present"] as? [Any]) ?? [s["present"] as Any]
                 for (j, item) in items.enumerated() {
                     let g = items.count == 1 && !(s["present"] is [Any]) ? "\(f).present" : "\(f).present[\(j)]"
-                    var tag: String, as_: String?, rawFaults: [Any] = []
+                    var tag: String
+                    var as_: String?
+                    var rawFaults: [Any] = []
                     if let t = item as? String {
                         tag = t
                         as_ = items.count == 1 ? s["as"] as? String : nil
@@ -201,8 +209,12 @@ extension ConformanceScenario {
                     inField.insert(name)
                     var faults: [TagFault] = []
                     for (k, rf) in rawFaults.enumerated() {
-                        guard let fo = rf as? [String: Any], let kind = (fo["kind"] as? String).flatMap(TagFault.Kind.init(rawValue:)) else {
-                            throw fail("\(g).faults[\(k)].kind", "one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                        guard let fo = rf as? [String: Any],
+                            let kind = (fo["kind"] as? String).flatMap(TagFault.Kind.init(rawValue:))
+                        else {
+                            throw fail(
+                                "\(g).faults[\(k)].kind",
+                                "one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
                         }
                         let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
                         guard n >= 0 else { throw fail("\(g).faults[\(k)].after_commands", "must be ≥ 0") }
@@ -222,7 +234,9 @@ extension ConformanceScenario {
         }
         var endings: [Int] = []
         for (i, e) in ((top["expect_endings"] as? [Any]) ?? []).enumerated() {
-            guard let n = e as? NSNumber, !isBoolean(n) else { throw fail("expect_endings[\(i)]", "a Core NFC error code, e.g. 201") }
+            guard let n = e as? NSNumber, !isBoolean(n) else {
+                throw fail("expect_endings[\(i)]", "a Core NFC error code, e.g. 201")
+            }
             endings.append(n.intValue)
         }
         var tags: [String: TagFile] = [:]
@@ -230,7 +244,8 @@ extension ConformanceScenario {
             do { tags[ref] = try loadTag(ref) } catch { throw fail("present", "tag '\(ref)': \(error)") }
         }
         self.init(
-            name: name, description: top["description"] as? String ?? "", duration: duration, thermal: thermal, steps: steps,
+            name: name, description: top["description"] as? String ?? "", duration: duration, thermal: thermal,
+            steps: steps,
             expectEndings: endings, expectErrorMessage: top["expect_error_message"] as? Bool ?? false, tags: tags)
     }
 
@@ -264,7 +279,9 @@ private func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "
 extension ConformanceScenario {
     /// Loads every `*.json` in `directory`, looking tag references up as paths or as
     /// names (with or without `.json`) in `tagDirectories`, in order.
-    public static func loadSuite(directory: String, tagDirectories: [String]) throws(ConformanceFormatError) -> [ConformanceScenario] {
+    public static func loadSuite(directory: String, tagDirectories: [String]) throws(ConformanceFormatError)
+        -> [ConformanceScenario]
+    {
         try loadSuite(directory: directory) { ref in try loadTagFile(ref, in: tagDirectories) }
     }
 

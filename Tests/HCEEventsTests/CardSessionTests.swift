@@ -1,10 +1,12 @@
-@testable import HCEEvents
 import NFCTags
 import Testing
 
+@testable import HCEEvents
+
 @Suite("CardSession lifecycle, maximum duration and presentment assertion (virtual time)")
 struct CardSessionTests {
-    let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try! SelectIdentifierPrefix(hex: "A0000000031010")])
+    let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try! SelectIdentifierPrefix(hex: "A0000000031010")]
+    )
 
     @Test("Events: sessionStarted, readerDetected, received, readerDeselected, then sessionInvalidated last")
     func eventOrder() async throws {
@@ -15,7 +17,8 @@ struct CardSessionTests {
         p.fieldOn(.iso14443A, at: .milliseconds(10))
         p.activateISODEP(at: .milliseconds(15))
         guard case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(18)),
-              case .received(let apdu)? = s.history.last?.event else {
+            case .received(let apdu)? = s.history.last?.event
+        else {
             Issue.record("the SELECT did not reach the session")
             return
         }
@@ -28,13 +31,18 @@ struct CardSessionTests {
         s.invalidate()
         var names: [String] = []
         for await e in s.eventStream { names.append(e.description.hasPrefix("received") ? "received" : e.description) }
-        #expect(names == ["sessionStarted", "readerDetected", "received", "readerDeselected",
-                          "sessionInvalidated(reason: .userInvalidated)"])
+        #expect(
+            names == [
+                "sessionStarted", "readerDetected", "received", "readerDeselected",
+                "sessionInvalidated(reason: .userInvalidated)",
+            ])
         #expect(!s.isValid)
         await #expect(throws: CardSession.Error.invalidated) { try await s.startEmulation() }
     }
 
-    @Test("An APDU not answered within the frame waiting time times the reader out; a late respond is a transmissionError")
+    @Test(
+        "An APDU not answered within the frame waiting time times the reader out; a late respond is a transmissionError"
+    )
     func frameWaitingTime() async throws {
         let params = HCEParameters()
         #expect(params.frameWaitingTime == .microseconds(38_664))  // FWI 7: 256·16·128 / 13.56 MHz
@@ -44,7 +52,10 @@ struct CardSessionTests {
         p.fieldOn(.iso14443A, at: .zero)
         p.activateISODEP(at: .milliseconds(5))
         #expect(p.readerCommand(selectVisa, at: .milliseconds(10)) == .awaitingApp(deadline: .microseconds(48_664)))
-        guard case .received(let apdu)? = s.history.last?.event else { Issue.record("not received"); return }
+        guard case .received(let apdu)? = s.history.last?.event else {
+            Issue.record("not received")
+            return
+        }
         #expect(p.collectResponse(at: .microseconds(48_663)) == .awaitingApp(deadline: .microseconds(48_664)))
         #expect(p.collectResponse(at: .microseconds(48_664)) == .timedOut)
         await #expect(throws: CardSession.Error.transmissionError) { try await apdu.respond(response: [0x90, 0x00]) }
@@ -88,7 +99,8 @@ struct CardSessionTests {
     @Test("A second session can't emulate while one is emulating")
     func oneEmulation() async throws {
         let p = ContactlessPhone(defaultApp: app)
-        let a = p.makeCardSession(), b = p.makeCardSession()
+        let a = p.makeCardSession()
+        let b = p.makeCardSession()
         try await a.startEmulation()
         await #expect(throws: CardSession.Error.systemNotAvailable) { try await b.startEmulation() }
     }
@@ -133,6 +145,8 @@ struct CardSessionTests {
         let a = try NFCPresentmentIntentAssertion.acquire(on: p)
         p.setForeground(false)
         #expect(!a.isValid)
-        #expect(throws: NFCPresentmentIntentAssertion.Error.notInForeground) { try NFCPresentmentIntentAssertion.acquire(on: p) }
+        #expect(throws: NFCPresentmentIntentAssertion.Error.notInForeground) {
+            try NFCPresentmentIntentAssertion.acquire(on: p)
+        }
     }
 }

@@ -1,11 +1,13 @@
-@testable import HCEEvents
 import NFCTags
 import Testing
+
+@testable import HCEEvents
 
 @Suite("Default app: wake on every field and SELECT routing")
 struct PhoneRoutingTests {
     func phone(_ prefixes: [String], started: Bool = true) async throws -> (ContactlessPhone, CardSession) {
-        let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: try prefixes.map { try SelectIdentifierPrefix(hex: $0) })
+        let app = ContactlessPhone.DefaultApp(
+            selectIdentifierPrefixes: try prefixes.map { try SelectIdentifierPrefix(hex: $0) })
         let p = ContactlessPhone(defaultApp: app)
         let s = p.makeCardSession()
         if started { try await s.startEmulation() }
@@ -13,7 +15,9 @@ struct PhoneRoutingTests {
     }
 
     /// Sends `command` with ISO-DEP up; the app answers `90 00` when it receives it.
-    func send(_ p: ContactlessPhone, _ s: CardSession, _ command: [UInt8], at t: Duration) async -> ContactlessPhone.ReaderExchange {
+    func send(_ p: ContactlessPhone, _ s: CardSession, _ command: [UInt8], at t: Duration) async
+        -> ContactlessPhone.ReaderExchange
+    {
         let ex = p.readerCommand(command, at: t)
         guard case .awaitingApp = ex, case .received(let apdu)? = s.history.last?.event else { return ex }
         try? await apdu.respond(response: [0x90, 0x00])
@@ -22,7 +26,9 @@ struct PhoneRoutingTests {
 
     @Test("A prefix shorter than a RID is refused with a typed error; 5 and 16 bytes are fine")
     func prefixValidation() throws {
-        #expect(throws: SelectIdentifierPrefix.Error.shorterThanRID(byteCount: 4)) { try SelectIdentifierPrefix(hex: "A0000000") }
+        #expect(throws: SelectIdentifierPrefix.Error.shorterThanRID(byteCount: 4)) {
+            try SelectIdentifierPrefix(hex: "A0000000")
+        }
         #expect(throws: SelectIdentifierPrefix.Error.longerThanAID(byteCount: 17)) {
             try SelectIdentifierPrefix(hex: "A0000000031010000000000000000000FF")
         }
@@ -69,8 +75,12 @@ struct PhoneRoutingTests {
         let (p, s) = try await phone(["A000000003"])
         p.fieldOn(.iso14443A, at: .zero)
         p.activateISODEP(at: .milliseconds(5))
-        #expect(await send(p, s, hex("00A4040205A000000003"), at: .milliseconds(8)) == .answered(by: .app, response: [0x90, 0x00]))
-        #expect(await send(p, s, hex("00A4040105A000000003"), at: .milliseconds(9)) == .answered(by: .system, response: [0x6A, 0x86]))
+        #expect(
+            await send(p, s, hex("00A4040205A000000003"), at: .milliseconds(8))
+                == .answered(by: .app, response: [0x90, 0x00]))
+        #expect(
+            await send(p, s, hex("00A4040105A000000003"), at: .milliseconds(9))
+                == .answered(by: .system, response: [0x6A, 0x86]))
     }
 
     @Test("An unmatched SELECT gets 6A 82 from the system and never reaches the CardSession")
@@ -92,7 +102,9 @@ struct PhoneRoutingTests {
         let fci = hex("6F20840E325041592E5359532E4444463031A50EBF0C0B61094F07A00000000310109000")
         #expect(ex == .answered(by: .system, response: fci))
         // A non-SELECT after the system's PPSE: its responder knows only SELECT.
-        #expect(await send(p, s, hex("80A8000002830000"), at: .milliseconds(9)) == .answered(by: .system, response: [0x6D, 0x00]))
+        #expect(
+            await send(p, s, hex("80A8000002830000"), at: .milliseconds(9))
+                == .answered(by: .system, response: [0x6D, 0x00]))
         #expect(!s.history.contains { if case .received = $0.event { true } else { false } })
     }
 
@@ -112,16 +124,18 @@ struct PhoneRoutingTests {
         #expect(await send(p, s, selectPPSE, at: .milliseconds(8)) == .answered(by: .system, response: [0x6A, 0x82]))
     }
 
-    @Test("Malformed APDUs get the ISO 7816-4 status word", arguments: [
-        ("00A4", "6700"),                       // shorter than a header
-        ("00A404000E3250", "6700"),             // Lc 14, 2 bytes follow
-        ("FFCA000000", "6E00"),                 // CLA FF is invalid
-        ("0060000000", "6D00"),                 // INS 6X is invalid
-        ("0092000000", "6D00"),                 // INS 9X is invalid
-        ("00A4040003A00000", "6A82"),           // DF name shorter than a RID
-        ("00A4041005A000000003", "6A86"),       // P2 with unknown bits
-        ("00B0000002", "6985"),                 // READ BINARY with nothing selected
-    ])
+    @Test(
+        "Malformed APDUs get the ISO 7816-4 status word",
+        arguments: [
+            ("00A4", "6700"),  // shorter than a header
+            ("00A404000E3250", "6700"),  // Lc 14, 2 bytes follow
+            ("FFCA000000", "6E00"),  // CLA FF is invalid
+            ("0060000000", "6D00"),  // INS 6X is invalid
+            ("0092000000", "6D00"),  // INS 9X is invalid
+            ("00A4040003A00000", "6A82"),  // DF name shorter than a RID
+            ("00A4041005A000000003", "6A86"),  // P2 with unknown bits
+            ("00B0000002", "6985"),  // READ BINARY with nothing selected
+        ])
     func malformed(command: String, sw: String) async throws {
         let (p, s) = try await phone(["A000000003"])
         p.fieldOn(.iso14443A, at: .zero)
@@ -135,7 +149,9 @@ struct PhoneRoutingTests {
         p.fieldOn(.iso14443A, at: .zero)
         p.activateISODEP(at: .milliseconds(5))
         _ = await send(p, s, selectVisa, at: .milliseconds(8))
-        #expect(await send(p, s, hex("80A8000002830000"), at: .milliseconds(9)) == .answered(by: .app, response: [0x90, 0x00]))
+        #expect(
+            await send(p, s, hex("80A8000002830000"), at: .milliseconds(9))
+                == .answered(by: .app, response: [0x90, 0x00]))
         #expect(await send(p, s, selectPPSE, at: .milliseconds(10)) != .answered(by: .app, response: [0x90, 0x00]))
         let names = s.history.map(\.event.name)
         #expect(names == ["sessionStarted", "readerDetected", "received", "received", "readerDeselected"])
@@ -163,7 +179,9 @@ struct PhoneRoutingTests {
     @Test("A reader polling with an express credential's ECP frame wins over the default app")
     func expressRule() throws {
         let ecp = hex("6A02C801000300027900000000")  // from pm3_hf_visa_apple_ecp.trace, CRC removed
-        let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try SelectIdentifierPrefix(hex: "A0000000031010")])
+        let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [
+            try SelectIdentifierPrefix(hex: "A0000000031010")
+        ])
         let p = ContactlessPhone(defaultApp: app, expressCredentials: [.init(name: "transit card", ecpFrame: ecp)])
         #expect(!p.fieldOn(.iso14443A, ecp: ecp, at: .zero))
         #expect(p.events.contains(.wakeSuppressed(.expressCredential("transit card"))))

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import HCEEvents
 
 /// Package root, from this file's path (Tests/HCEEventsTests/Support.swift).

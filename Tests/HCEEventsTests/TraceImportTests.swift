@@ -1,10 +1,15 @@
-@testable import HCEEvents
 import NFCTags
 import Testing
 
-@Suite("Proxmark3 trace import", .enabled(if: corpusRequired, "shared corpus not found beside the package (set CI=true to make this fail)"))
+@testable import HCEEvents
+
+@Suite(
+    "Proxmark3 trace import",
+    .enabled(if: corpusRequired, "shared corpus not found beside the package (set CI=true to make this fail)"))
 struct TraceImportTests {
-    @Test("Visa/Apple ECP trace: ECP frame, RATS/ATS, three APDUs unwrapped, chained answer joined, times from timestamps")
+    @Test(
+        "Visa/Apple ECP trace: ECP frame, RATS/ATS, three APDUs unwrapped, chained answer joined, times from timestamps"
+    )
     func visaECP() throws {
         let trace = try ProxmarkTrace(bytes: corpusBytes("pm3_hf_visa_apple_ecp.trace"))
         #expect(trace.frames.count == 34)
@@ -16,13 +21,17 @@ struct TraceImportTests {
         #expect(p.ats == hex("0578807002"))
         // RATS at 128 289 171: (128289171 - 104314499) / 13.56 = 1 768 043.66 µs.
         #expect(p.activationOffset == .microseconds(1_768_044))
-        #expect(p.steps.map(\.apdu) == [
-            hex("00A404000E325041592E5359532E444446303100"),
-            hex("00A4040007A000000003101000"),
-            hex("80A8000037833532804000000000000100000000000000082600000000000826211014002" + "5F8439A000000000000000000000000000000000000000000"),
-        ])
+        #expect(
+            p.steps.map(\.apdu) == [
+                hex("00A404000E325041592E5359532E444446303100"),
+                hex("00A4040007A000000003101000"),
+                hex(
+                    "80A8000037833532804000000000000100000000000000082600000000000826211014002"
+                        + "5F8439A000000000000000000000000000000000000000000"),
+            ])
         // 131308035 - 104314499 = 26 993 536 periods = 1 990 673.75 µs; 132528371: 2 080 669.03.
-        #expect(p.steps.map(\.offset) == [.microseconds(1_990_674), .microseconds(2_080_669), .microseconds(2_248_398)])
+        #expect(
+            p.steps.map(\.offset) == [.microseconds(1_990_674), .microseconds(2_080_669), .microseconds(2_248_398)])
         // PPSE 90 00; Visa SELECT answered in two I-blocks (13 … then 02 … 90 00); GPO 69 86 after S(WTX).
         #expect(p.steps.map(\.expectedStatusWords) == [["9000"], ["9000"], ["6986"]])
         #expect(r.wtxRequests == 1)
@@ -31,7 +40,9 @@ struct TraceImportTests {
         #expect(p.reachesISODEP)
     }
 
-    @Test("DESFire sniff: CID stripped, native commands kept, unanswered commands, R(NAK), DESELECT and the damaged frames counted")
+    @Test(
+        "DESFire sniff: CID stripped, native commands kept, unanswered commands, R(NAK), DESELECT and the damaged frames counted"
+    )
     func desfire() throws {
         let trace = try ProxmarkTrace(bytes: corpusBytes("pm3_hf_mfdes_sniff.trace"))
         let r = ProxmarkProfileImporter.profile(from: trace, name: "desfire", source: "test")
@@ -47,9 +58,9 @@ struct TraceImportTests {
         #expect(p.steps.first?.offset == .microseconds(147_120))
         #expect(p.steps[6].expectedStatusWords.isEmpty)  // 90 BD … never answered
         #expect(p.steps[7].apdu == hex("905A00000300000000"))
-        #expect(r.rNAKs == 2)        // BA 00 BE D9 twice (the third BA 00 has no CRC)
-        #expect(r.deselects == 2)    // CA 00 twice
-        #expect(r.damagedFrames == 2) // 0A 00 50 00 57 CD (bad CRC) and BA 00
+        #expect(r.rNAKs == 2)  // BA 00 BE D9 twice (the third BA 00 has no CRC)
+        #expect(r.deselects == 2)  // CA 00 twice
+        #expect(r.damagedFrames == 2)  // 0A 00 50 00 57 CD (bad CRC) and BA 00
         #expect(r.reactivations == 1)
         #expect(p.ecp == nil)
     }

@@ -1,19 +1,25 @@
 import Foundation
-@testable import HCEEvents
 import NFCTags
 import Testing
+
+@testable import HCEEvents
 
 /// The walk over the shipped profiles with the app declaring only A0000000031010.
 /// Expected values are written by hand from hardware/readers/*.json.
 @Suite("Walk over the shipped reader profiles")
 struct WalkTests {
-    let visaApp = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try! SelectIdentifierPrefix(hex: "A0000000031010")])
+    let visaApp = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [
+        try! SelectIdentifierPrefix(hex: "A0000000031010")
+    ])
 
     @Test("Every shipped profile parses")
     func profilesParse() throws {
         let names = try shippedProfiles().map(\.name)
-        #expect(names == ["access-iso-dep", "apple-vas", "car-key", "emv-ecp-terminal", "emv-payment",
-                          "felica-gate", "hotel-lock", "mifare-classic-door", "nfc-forum-t4t", "transit"])
+        #expect(
+            names == [
+                "access-iso-dep", "apple-vas", "car-key", "emv-ecp-terminal", "emv-payment",
+                "felica-gate", "hotel-lock", "mifare-classic-door", "nfc-forum-t4t", "transit",
+            ])
     }
 
     @Test("Every profile wakes the default app once, before any APDU")
@@ -48,7 +54,8 @@ struct WalkTests {
 
     @Test("Policy step-aside:300ms: the ECP terminal activates at 1.77 s, after the app stepped aside")
     func stepAsideCounts() async throws {
-        let s = await ReaderWalk(profiles: try shippedProfiles(), app: visaApp, policy: AppPolicy("step-aside:300ms")!).run().summary
+        let s = await ReaderWalk(profiles: try shippedProfiles(), app: visaApp, policy: AppPolicy("step-aside:300ms")!)
+            .run().summary
         #expect(s.wakes == 10)
         #expect(s.servableWakes == 1)
         #expect(s.uselessWakes == 9)
@@ -60,7 +67,10 @@ struct WalkTests {
         let events = await ReaderWalk(profiles: try shippedProfiles(), app: visaApp).run().events
         let received = Set(events.filter { $0.event == "received" }.map(\.reader))
         #expect(received == ["emv-payment", "emv-ecp-terminal"])
-        #expect(!events.contains { $0.reader == "mifare-classic-door" && ($0.event == "apdu" || $0.event == "isoDepActivated") })
+        #expect(
+            !events.contains {
+                $0.reader == "mifare-classic-door" && ($0.event == "apdu" || $0.event == "isoDepActivated")
+            })
         let ppse = events.first { $0.reader == "emv-payment" && $0.event == "apdu" }
         #expect(ppse?.answeredBy == .system)
         #expect(ppse?.response?.suffix(2) == [0x90, 0x00])
@@ -76,15 +86,32 @@ struct WalkTests {
         #expect(AppPolicy("step-aside:-1ms") == nil)
     }
 
-    @Test("Bad profile files are refused with the JSON path", arguments: [
-        (#"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"NFC-V","iso_dep":false,"field_off_us":1,"source":"s"}"#, "$.technology"),
-        (#"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"FeliCa","iso_dep":true,"activation_us":1,"field_off_us":1,"source":"s"}"#, "$.iso_dep"),
-        (#"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"ISO14443A","iso_dep":true,"activation_us":1,"steps":[{"t_us":5,"apdu":"00A4ZZ"}],"field_off_us":9,"source":"s"}"#, "$.steps[0].apdu"),
-        (#"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"ISO14443A","iso_dep":false,"steps":[{"t_us":5,"apdu":"00A40400"}],"field_off_us":9,"source":"s"}"#, "$.steps"),
-        (#"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"ISO14443A","iso_dep":true,"activation_us":1,"steps":[{"t_us":5,"apdu":"00A40400","expect_sw":["90"]}],"field_off_us":9,"source":"s"}"#, "$.steps[0].expect_sw[0]"),
-        (#"{"format":"other","name":"x"}"#, "$.format"),
-        (#"[1,2]"#, "$"),
-    ])
+    @Test(
+        "Bad profile files are refused with the JSON path",
+        arguments: [
+            (
+                #"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"NFC-V","iso_dep":false,"field_off_us":1,"source":"s"}"#,
+                "$.technology"
+            ),
+            (
+                #"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"FeliCa","iso_dep":true,"activation_us":1,"field_off_us":1,"source":"s"}"#,
+                "$.iso_dep"
+            ),
+            (
+                #"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"ISO14443A","iso_dep":true,"activation_us":1,"steps":[{"t_us":5,"apdu":"00A4ZZ"}],"field_off_us":9,"source":"s"}"#,
+                "$.steps[0].apdu"
+            ),
+            (
+                #"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"ISO14443A","iso_dep":false,"steps":[{"t_us":5,"apdu":"00A40400"}],"field_off_us":9,"source":"s"}"#,
+                "$.steps"
+            ),
+            (
+                #"{"format":"nfcbench-reader-profile/1","name":"x","category":"c","technology":"ISO14443A","iso_dep":true,"activation_us":1,"steps":[{"t_us":5,"apdu":"00A40400","expect_sw":["90"]}],"field_off_us":9,"source":"s"}"#,
+                "$.steps[0].expect_sw[0]"
+            ),
+            (#"{"format":"other","name":"x"}"#, "$.format"),
+            (#"[1,2]"#, "$"),
+        ])
     func badProfiles(json: String, path: String) {
         #expect(throws: ReaderProfileError.self) { try ReaderProfile(json: Data(json.utf8), file: "t.json") }
         do { _ = try ReaderProfile(json: Data(json.utf8), file: "t.json") } catch { #expect(error.path == path) }

@@ -21,12 +21,14 @@ struct ConformanceCLITests {
         #expect(r.stdout.contains("60.000 s, 40.000 s, 25.000 s, refused"))
     }
 
-    @Test("Each faulty app is caught with its rule and exits 1", arguments: [
-        ("autorestart", "no-auto-restart-after-timeout"),
-        ("busyloop", "no-retry-loop-on-busy"),
-        ("staletag", "no-stale-tag-after-restartPolling"),
-        ("restartonreturn", "restart-on-return-needs-user"),
-    ])
+    @Test(
+        "Each faulty app is caught with its rule and exits 1",
+        arguments: [
+            ("autorestart", "no-auto-restart-after-timeout"),
+            ("busyloop", "no-retry-loop-on-busy"),
+            ("staletag", "no-stale-tag-after-restartPolling"),
+            ("restartonreturn", "restart-on-return-needs-user"),
+        ])
     func faulty(app: String, rule: String) async throws {
         let r = try await NFCBench.run(["conformance", "--app", app, "--json"])
         #expect(r.status == 1, "stderr: \(r.stderr)")
@@ -42,7 +44,8 @@ struct ConformanceCLITests {
         #expect(!breached.isEmpty)
         for line in breached {
             guard case .array(let bs)? = line["breaches"], case .object(let b)? = bs.first else {
-                Issue.record("breach without details: \(line.serialized)"); continue
+                Issue.record("breach without details: \(line.serialized)")
+                continue
             }
             #expect(b["rule"]?.stringValue == rule)
             #expect(b["t_ms"]?.intValue != nil)
@@ -72,7 +75,8 @@ struct ConformanceCLITests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-bad-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        try #"{"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000, "steps": [{"at_ms": 0, "user": "wave"}]}"#
+        try
+            #"{"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000, "steps": [{"at_ms": 0, "user": "wave"}]}"#
             .write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
         let bad = try await NFCBench.run(["conformance", "--suite", dir.path])
         #expect(bad.status == 65)

@@ -15,9 +15,12 @@ struct DemoTests {
     func pn532Bench() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try await NFCBench.run(["demo", "--bench", "pn532", "--timeout", "0.5", "--json"],
-                                       environment: ["NFCBENCH_LOCK_DIR": dir.appendingPathComponent("locks").path,
-                                                     "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path])
+        let r = try await NFCBench.run(
+            ["demo", "--bench", "pn532", "--timeout", "0.5", "--json"],
+            environment: [
+                "NFCBENCH_LOCK_DIR": dir.appendingPathComponent("locks").path,
+                "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path,
+            ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Self.endings(r.stdout) == [204, 201, 203, 200])
         #expect(r.stdout.contains("https://example.com/nfcbench"))
@@ -26,13 +29,16 @@ struct DemoTests {
         // --json prints the trace: the file holds the same records.
         let traces = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("traces").path)
         #expect(traces.count == 1)
-        let file = try String(contentsOfFile: dir.appendingPathComponent("traces").appendingPathComponent(traces[0]).path, encoding: .utf8)
+        let file = try String(
+            contentsOfFile: dir.appendingPathComponent("traces").appendingPathComponent(traces[0]).path, encoding: .utf8
+        )
         #expect(file == r.stdout)
     }
 
     @Test("With a private pcscd and the vpcd card: the same three endings; every text line comes from the trace")
     func pcscdBench() async throws {
-        let r = try await PrivateBench.run(#""$B" demo --timeout 0.5; echo "exit $?"; cat "$NFCBENCH_TRACE_DIR"/*.jsonl"#)
+        let r = try await PrivateBench.run(
+            #""$B" demo --timeout 0.5; echo "exit $?"; cat "$NFCBENCH_TRACE_DIR"/*.jsonl"#)
         guard PrivateBench.available(r) else { return }
         let parts = r.stdout.components(separatedBy: "\n")
         let exitLine = parts.first { $0.hasPrefix("exit ") }
@@ -45,6 +51,9 @@ struct DemoTests {
         #expect(traceLine != nil, "the demo prints its trace's path")
         let records = parts.filter { $0.hasPrefix("{") }.compactMap { try? JSONValue(parsing: $0) }
         #expect(try Self.endings(records.map(\.serialized).joined(separator: "\n")) == [204, 201, 203, 200])
-        #expect(records.contains { $0["event"]?.stringValue == "demo" && $0["message"]?.stringValue?.contains("private pcscd") == true })
+        #expect(
+            records.contains {
+                $0["event"]?.stringValue == "demo" && $0["message"]?.stringValue?.contains("private pcscd") == true
+            })
     }
 }

@@ -24,7 +24,9 @@ struct FakeBenchRoot {
     static let allPackages = ["libnfc6", "libnfc-bin", "pcscd", "libpcsclite1", "pcsc-tools", "vsmartcard-vpcd"]
 
     func dpkg(_ installed: [String]) throws {
-        try file("/var/lib/dpkg/status", installed.map { "Package: \($0)\nStatus: install ok installed\nVersion: 1\n" }.joined(separator: "\n"))
+        try file(
+            "/var/lib/dpkg/status",
+            installed.map { "Package: \($0)\nStatus: install ok installed\nVersion: 1\n" }.joined(separator: "\n"))
     }
 
     func usb(_ name: String, vendor: String, product: String, bus: Int, dev: Int, nodeMode: Int) throws {
@@ -47,17 +49,22 @@ struct DoctorTests {
         try root.file("/proc/modules", "snd_hda 1 0 - Live 0x0\nusbhid 1 0 - Live 0x0\n")
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.dir("/dev")
-        let r = try await NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let r = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("all is well"))
         #expect(!r.stdout.contains("FIX"))
     }
 
-    @Test("Each problem is reported with a fix line: pn533 modules, pcscd with an ACR122U, permissions, a shared tty, missing packages, a dead LIBNFC_DEVICE")
+    @Test(
+        "Each problem is reported with a fix line: pn533 modules, pcscd with an ACR122U, permissions, a shared tty, missing packages, a dead LIBNFC_DEVICE"
+    )
     func everyProblem() async throws {
         let root = FakeBenchRoot()
         defer { root.remove() }
-        try root.file("/proc/modules", "pn533_usb 20480 0 - Live 0x0\npn533 45056 1 pn533_usb, Live 0x0\nnfc 135168 1 pn533, Live 0x0\n")
+        try root.file(
+            "/proc/modules",
+            "pn533_usb 20480 0 - Live 0x0\npn533 45056 1 pn533_usb, Live 0x0\nnfc 135168 1 pn533, Live 0x0\n")
         try root.dir("/sys/bus/usb/drivers/pn533_usb/1-2:1.0")
         try root.file("/proc/311/comm", "pcscd\n")
         try root.usb("1-3", vendor: "072f", product: "2200", bus: 1, dev: 7, nodeMode: 0o600)
@@ -65,14 +72,16 @@ struct DoctorTests {
         try root.link("/proc/400/fd/3", to: "/dev/ttyUSB0")
         try root.link("/proc/401/fd/5", to: "/dev/ttyUSB0")
         try root.dpkg(["libnfc6", "pcscd", "libpcsclite1"])
-        let r = try await NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"],
-                                 environment: ["LIBNFC_DEVICE": "pn532_uart:/dev/ttyUSB9"])
+        let r = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--as-uid", "1000"],
+            environment: ["LIBNFC_DEVICE": "pn532_uart:/dev/ttyUSB9"])
         #expect(r.status == 1)
         let out = r.stdout
         #expect(out.contains("pn533_usb, pn533 loaded and claim USB interface(s) 1-2:1.0"), "\(out)")
         #expect(out.contains("modprobe -r pn533_usb"))
         #expect(out.contains("pcscd is running and holds the ACR122U"))
-        #expect(out.contains("ACS ACR122U (072f:2200) at /dev/bus/usb/001/007 is not readable and writable by uid 1000"))
+        #expect(
+            out.contains("ACS ACR122U (072f:2200) at /dev/bus/usb/001/007 is not readable and writable by uid 1000"))
         #expect(out.contains("/dev/ttyUSB0 is not readable and writable by uid 1000"))
         #expect(out.contains("/dev/ttyUSB0 is open in 2 processes (400, 401)"))
         #expect(out.contains("missing package(s): libnfc-bin, pcsc-tools, vsmartcard-vpcd"))
@@ -93,13 +102,16 @@ struct DoctorTests {
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.file("/dev/ttyACM0", "", mode: 0o666)
         try root.link("/proc/77/fd/4", to: "/dev/ttyACM0")
-        let r = try await NFCBench.run(["doctor", "--root", root.path, "--device", "pn532_uart:/dev/ttyACM0", "--json"],
-                                 environment: ["LIBNFC_DEVICE": ""])
+        let r = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--device", "pn532_uart:/dev/ttyACM0", "--json"],
+            environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.allSatisfy { $0?["check"] is String && $0?["message"] is String })
-        let busy = objects.compactMap { $0 }.first { ($0["message"] as? String)?.contains("already open in process(es) 77") == true }
+        let busy = objects.compactMap { $0 }.first {
+            ($0["message"] as? String)?.contains("already open in process(es) 77") == true
+        }
         #expect(busy?["fix"] != nil)
     }
 }

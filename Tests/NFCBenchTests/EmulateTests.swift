@@ -36,7 +36,9 @@ enum HCEEmulateBench {
 /// phone card never meets another suite's virtual card on the vpcd ports.
 @Suite("HCE emulation through pcscd and vpcd (walk --device)", .serialized)
 struct HCEEmulatePCSCTests {
-    @Test("Every shipped profile through pcscd: Visa SELECT reaches the app, VAS/T4T get 6A 82, wakes precede APDUs, non-ISO-DEP readers are not shown")
+    @Test(
+        "Every shipped profile through pcscd: Visa SELECT reaches the app, VAS/T4T get 6A 82, wakes precede APDUs, non-ISO-DEP readers are not shown"
+    )
     func walkThroughPCSCD() async throws {
         let traces = try HCEEmulateBench.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: traces) }
@@ -57,16 +59,19 @@ struct HCEEmulatePCSCTests {
         for profile in all {
             let mine = lines.filter { $0["reader"]?.stringValue == profile.name }
             if !profile.reachesISODEP {
-                #expect(mine.map { $0["event"]?.stringValue } == ["notShowable"], "\(profile.name) is reported, not played")
+                #expect(
+                    mine.map { $0["event"]?.stringValue } == ["notShowable"], "\(profile.name) is reported, not played")
                 continue
             }
             let events = mine.compactMap { $0["event"]?.stringValue }
             let wake = try #require(events.firstIndex(of: "vpcdConnected"), "\(profile.name): no field on")
             let firstAPDU = try #require(events.firstIndex(of: "apdu"), "\(profile.name): no APDU")
-            #expect(events.firstIndex(of: "nfcEvent").map { $0 > wake && $0 < firstAPDU } == true,
-                    "\(profile.name): the wake comes before the first APDU")
+            #expect(
+                events.firstIndex(of: "nfcEvent").map { $0 > wake && $0 < firstAPDU } == true,
+                "\(profile.name): the wake comes before the first APDU")
             #expect((mine[wake]["t_us"]?.intValue ?? .max) <= (mine[firstAPDU]["t_us"]?.intValue ?? -1))
-            #expect(events.filter { $0 == "fieldOn" }.count == 1, "\(profile.name): pcscd's power cycles are not fields")
+            #expect(
+                events.filter { $0 == "fieldOn" }.count == 1, "\(profile.name): pcscd's power cycles are not fields")
             #expect(events.last == "sessionInvalidated" || events.contains("fieldOff"))
             times += mine.compactMap { $0["t_us"]?.intValue }
         }
@@ -78,13 +83,16 @@ struct HCEEmulatePCSCTests {
         let emv = apdus("emv-payment")
         #expect(emv.count == 3)
         #expect(emv.first?["answered_by"]?.stringValue == "system", "PPSE is the system's")
-        #expect(emv.first?["response"]?.stringValue?.contains("4F07A0000000031010") == true, "the FCI lists the Visa AID")
+        #expect(
+            emv.first?["response"]?.stringValue?.contains("4F07A0000000031010") == true, "the FCI lists the Visa AID")
         #expect(emv.dropFirst().first?["apdu"]?.stringValue == "00A4040007A000000003101000")
         #expect(emv.dropFirst().first?["answered_by"]?.stringValue == "app", "the Visa SELECT reaches the CardSession")
         #expect(lines.contains { $0["reader"]?.stringValue == "emv-payment" && $0["event"]?.stringValue == "received" })
         for reader in ["apple-vas", "nfc-forum-t4t"] {
             let first = apdus(reader).first
-            #expect(first?["response"]?.stringValue == "6A82" && first?["answered_by"]?.stringValue == "system", "\(reader)")
+            #expect(
+                first?["response"]?.stringValue == "6A82" && first?["answered_by"]?.stringValue == "system", "\(reader)"
+            )
         }
         let summary = try #require(lines.last)
         #expect(summary["event"]?.stringValue == "summary")
@@ -107,11 +115,14 @@ struct HCEEmulatePCSCTests {
 
 @Suite("HCE emulation in libnfc target mode against the virtual PN532", .serialized)
 struct HCEEmulateLibNFCTests {
-    @Test("The virtual PN532 plays the EMV profile against 'nfcbench emulate': activation first, answers as the model's")
+    @Test(
+        "The virtual PN532 plays the EMV profile against 'nfcbench emulate': activation first, answers as the model's")
     func emvAgainstVirtualPN532() async throws {
         let emv = try HCEEmulateBench.profile("emv-payment")
         // The model's answers, from the pure virtual-time walk (the same phone, another path).
-        let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try SelectIdentifierPrefix(hex: "A0000000031010")])
+        let app = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [
+            try SelectIdentifierPrefix(hex: "A0000000031010")
+        ])
         let walk = await ReaderWalk(profiles: [emv], app: app).run()
         let expected = walk.events.filter { $0.event == "apdu" }.map(\.response)
         #expect(expected.count == 3)
@@ -125,7 +136,10 @@ struct HCEEmulateLibNFCTests {
 
         let trace = dir.appendingPathComponent("emulate.jsonl")
         let r = try await NFCBench.run(
-            ["emulate", "--device", "pn532_uart:\(link)", "--app-prefixes", "A0000000031010", "--json", "--trace", trace.path],
+            [
+                "emulate", "--device", "pn532_uart:\(link)", "--app-prefixes", "A0000000031010", "--json", "--trace",
+                trace.path,
+            ],
             timeout: .seconds(30))
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let lines = try HCEEmulateBench.records(r.stdout)
@@ -134,8 +148,11 @@ struct HCEEmulateLibNFCTests {
         let firstReceive = try #require(events.firstIndex(of: "targetReceive"))
         let wake = try #require(events.firstIndex(of: "nfcEvent"))
         #expect(activation < wake && wake < firstReceive, "activation, then the model's wake, then the first APDU")
-        #expect(!events.contains("vpcdConnected") && lines.filter { $0["source"]?.stringValue == "libnfc" }
-            .allSatisfy { !($0["event"]?.stringValue ?? "").lowercased().contains("field") }, "libnfc logs no field")
+        #expect(
+            !events.contains("vpcdConnected")
+                && lines.filter { $0["source"]?.stringValue == "libnfc" }
+                    .allSatisfy { !($0["event"]?.stringValue ?? "").lowercased().contains("field") },
+            "libnfc logs no field")
         #expect((lines[activation]["t_us"]?.intValue ?? .max) <= (lines[firstReceive]["t_us"]?.intValue ?? -1))
         let sent = lines.filter { $0["event"]?.stringValue == "targetSend" }.map { $0["response"]?.stringValue }
         #expect(sent == expected.map { $0?.hexString() }, "PPSE and Visa SELECT answers match the model's")
@@ -152,8 +169,10 @@ struct HCEEmulateLibNFCTests {
     func missingDevice() async throws {
         let dir = try HCEEmulateBench.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try await NFCBench.run(["emulate", "--device", "pn532_uart:\(dir.path)/absent", "--app-prefixes", "A0000000031010",
-                                  "--trace", dir.appendingPathComponent("t.jsonl").path])
+        let r = try await NFCBench.run([
+            "emulate", "--device", "pn532_uart:\(dir.path)/absent", "--app-prefixes", "A0000000031010",
+            "--trace", dir.appendingPathComponent("t.jsonl").path,
+        ])
         #expect(r.status == 69)
         #expect(r.stderr.contains("can't open libnfc device"))
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import nfcbench
 
 @Suite("Timing statistics for nfcbench measure (pure)")
@@ -23,7 +24,8 @@ struct MeasureStatisticsTests {
         #expect(s.median == .microseconds(150))
         #expect(s.p99 == .microseconds(150))
         #expect(s.max == .seconds(2))
-        let t = try #require(TimingStatistics(Array(repeating: .microseconds(150), count: 98) + [.seconds(2), .seconds(3)]))
+        let t = try #require(
+            TimingStatistics(Array(repeating: .microseconds(150), count: 98) + [.seconds(2), .seconds(3)]))
         #expect(t.p99 == .seconds(2))
     }
 

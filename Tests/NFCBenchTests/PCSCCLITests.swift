@@ -19,9 +19,11 @@ enum PrivateBench {
         p.arguments = [script, "bash", "-c", "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + shell]
         var env = ProcessInfo.processInfo.environment
         env["B"] = NFCBench.binary.path
-        env["NFCBENCH_TRACE_DIR"] = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)").path
+        env["NFCBENCH_TRACE_DIR"] =
+            FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)").path
         p.environment = env
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardOutput = out
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
@@ -29,29 +31,46 @@ enum PrivateBench {
         let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
         let group = DispatchGroup()
-        nonisolated(unsafe) var o = Data(), e = Data()
-        group.enter(); DispatchQueue.global().async { o = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter(); DispatchQueue.global().async { e = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        nonisolated(unsafe) var o = Data()
+        nonisolated(unsafe) var e = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            o = out.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        group.enter()
+        DispatchQueue.global().async {
+            e = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
         group.wait()
         p.waitUntilExit()
         killer.cancel()
-        return NFCBench.Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return NFCBench.Result(
+            status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
     }
 
     /// Fails under CI, skips with a message otherwise, when with-pcscd can't run.
     static func available(_ r: NFCBench.Result) -> Bool {
         guard r.status == 69, r.stderr.contains("with-pcscd:") else { return true }
-        if isCI { Issue.record("the private pcscd bench is missing: \(r.stderr)") }
-        else { print("skipped: the private pcscd bench is missing: \(r.stderr)") }
+        if isCI {
+            Issue.record("the private pcscd bench is missing: \(r.stderr)")
+        } else {
+            print("skipped: the private pcscd bench is missing: \(r.stderr)")
+        }
         return false
     }
 }
 
 @Suite("nfcbench virtual card, devices, dump and measure against a private pcscd", .serialized)
 struct PCSCCLITests {
-    @Test("devices lists the vpcd reader with the virtual card's ATR; dump gives back the tag file's NDEF; measure apdu gives statistics")
+    @Test(
+        "devices lists the vpcd reader with the virtual card's ATR; dump gives back the tag file's NDEF; measure apdu gives statistics"
+    )
     func endToEnd() async throws {
-        let r = try await PrivateBench.run("""
+        let r = try await PrivateBench.run(
+            """
             "$B" virtual card --tag t4t-uri --json > "$NFCBENCH_TRACE_DIR.card" 2>&1 &
             card=$!
             sleep 1.5
@@ -83,9 +102,12 @@ struct PCSCCLITests {
         #expect(apdus > 300, "the card's --json lines (its trace) show every APDU")
     }
 
-    @Test("measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process")
+    @Test(
+        "measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process"
+    )
     func presence() async throws {
-        let r = try await PrivateBench.run("""
+        let r = try await PrivateBench.run(
+            """
             "$B" measure removal --device "pcsc:Virtual PCD 00 01" --virtual-card ntag213-text --port 35964 --count 3 --presence-interval 50 --json
             echo ---
             (sleep 0.7; echo remove; sleep 1.5; echo present; sleep 1.5; echo quit) | "$B" virtual card --tag ntag213-text --port 35963
@@ -103,7 +125,8 @@ struct PCSCCLITests {
 
     @Test("pcscd killed under a running measurement: clear error, non-zero exit")
     func pcscdKilled() async throws {
-        let r = try await PrivateBench.run("""
+        let r = try await PrivateBench.run(
+            """
             "$B" virtual card --tag t4t-uri --quiet >/dev/null 2>&1 &
             card=$!
             sleep 1.5
@@ -121,7 +144,10 @@ struct PCSCCLITests {
         guard PrivateBench.available(r) else { return }
         #expect(r.stdout.contains("measure exit 1"), "\(r.stdout)")
         #expect(r.stdout.contains("error: "), "\(r.stdout)")
-        withKnownIssue("pcscd's death sometimes surfaces as 'tag lost' (vpcd's 0-byte answer) before the backend can tell", isIntermittent: true) {
+        withKnownIssue(
+            "pcscd's death sometimes surfaces as 'tag lost' (vpcd's 0-byte answer) before the backend can tell",
+            isIntermittent: true
+        ) {
             #expect(r.stdout.contains("pcscd stopped"), "\(r.stdout)")
         }
     }

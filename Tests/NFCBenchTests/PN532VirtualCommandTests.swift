@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 
-@Suite("virtual pn532 and libnfc dump with the built binary", .serialized,
-       .enabled(if: ProcessInfo.processInfo.environment["CI"] == "true" || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
+@Suite(
+    "virtual pn532 and libnfc dump with the built binary", .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["CI"] == "true"
+            || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
 struct PN532VirtualCommandTests {
     static func nfcList(_ link: String) throws -> String {
         let p = Process()
@@ -20,14 +23,20 @@ struct PN532VirtualCommandTests {
         return String(decoding: data, as: UTF8.self)
     }
 
-    @Test("--json prints trace lines for every frame; stdin 'remove'/'present' take the tag away and back; SIGINT removes the link")
+    @Test(
+        "--json prints trace lines for every frame; stdin 'remove'/'present' take the tag away and back; SIGINT removes the link"
+    )
     func jsonStdinAndSignal() async throws {
         let link = "\(NSTemporaryDirectory())nfcbench-vp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let p = Process()
         p.executableURL = NFCBench.binary
-        p.arguments = ["virtual", "pn532", "--pty", link, "--tag", NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag213-text.json").path,
-                       "--json", "--trace", link + ".jsonl"]
-        let input = Pipe(), output = Pipe()
+        p.arguments = [
+            "virtual", "pn532", "--pty", link, "--tag",
+            NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag213-text.json").path,
+            "--json", "--trace", link + ".jsonl",
+        ]
+        let input = Pipe()
+        let output = Pipe()
         p.standardInput = input
         p.standardOutput = output
         p.standardError = FileHandle.nullDevice
@@ -52,7 +61,8 @@ struct PN532VirtualCommandTests {
             return (d, p.terminationStatus)
         }
         #expect(status == 0)
-        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil, "the link is removed on SIGINT")
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil, "the link is removed on SIGINT")
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(objects.count == lines.count, "every line is JSON")
@@ -68,19 +78,23 @@ struct PN532VirtualCommandTests {
         let r = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
         _ = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
-        var expected = VirtualPN532Process.pages(try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
+        var expected = VirtualPN532Process.pages(
+            try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
         expected[133] = "00000000"
         #expect(VirtualPN532Process.pages(r.stdout) == expected)
         #expect(r.stdout.contains("\"type\": \"ntag215\""))
         #expect(r.stdout.contains("\"get_version\": \"0004040201001103\""))
     }
 
-    @Test("--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
+    @Test(
+        "--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
     func readerProfile() async throws {
         let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
-                                             "--quiet", "--trace", link + ".jsonl"])
+        let (p, out, _) = try NFCBench.start([
+            "virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
+            "--quiet", "--trace", link + ".jsonl",
+        ])
         for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -113,10 +127,12 @@ struct PN532VirtualCommandTests {
         #expect(door.stderr.contains("never reaches ISO-DEP"))
     }
 
-    @Test("measure read --device pn532_uart: times whole NDEF reads through the real procedure (JSON like the PC/SC one)")
+    @Test(
+        "measure read --device pn532_uart: times whole NDEF reads through the real procedure (JSON like the PC/SC one)")
     func measureRead() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
-        let r = try await NFCBench.run(["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
+        let r = try await NFCBench.run(
+            ["measure", "read", "--device", fake.device, "--count", "20", "--json"], timeout: .seconds(30))
         _ = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]

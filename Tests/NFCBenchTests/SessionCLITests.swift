@@ -9,8 +9,12 @@ import Testing
 struct SessionCLITests {
     struct Bench {
         let dir: URL
-        var env: [String: String] { ["NFCBENCH_LOCK_DIR": dir.appendingPathComponent("locks").path,
-                                     "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path] }
+        var env: [String: String] {
+            [
+                "NFCBENCH_LOCK_DIR": dir.appendingPathComponent("locks").path,
+                "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path,
+            ]
+        }
         init() throws {
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-session-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -54,7 +58,8 @@ struct SessionCLITests {
     func firstRead() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try await NFCBench.run(["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
+        let r = try await NFCBench.run(
+            ["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
         #expect(r.status == 0, "\(r.stderr)")
         let recs = try Self.records(r.stdout)
         let events = recs.compactMap { $0["event"]?.stringValue }
@@ -64,7 +69,10 @@ struct SessionCLITests {
         #expect(recs.last?["code"]?.intValue == 204)
         #expect(recs.last?["reason"]?.stringValue == "readerSessionInvalidationErrorFirstNDEFTagRead")
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
-        guard case .array(let records)? = ndef?["records"] else { Issue.record("no records"); return }
+        guard case .array(let records)? = ndef?["records"] else {
+            Issue.record("no records")
+            return
+        }
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench")
         // Every line has t_us, and time never goes backwards.
         let times = recs.compactMap { $0["t_us"]?.intValue }
@@ -76,10 +84,12 @@ struct SessionCLITests {
     func busyThenDone() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let (first, out, _) = try NFCBench.start(["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
+        let (first, out, _) = try NFCBench.start(
+            ["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
         let reader = LineReader(out)
         #expect(await reader.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
-        let second = try await NFCBench.runTimed(["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
+        let second = try await NFCBench.runTimed(
+            ["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
         #expect(second.elapsed < .seconds(1), "the refusal took \(second.elapsed)")
         #expect(second.status == 13)
         let last = try Self.records(second.stdout).last
@@ -97,8 +107,14 @@ struct SessionCLITests {
     func twoReaders() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        async let a = Task { try await NFCBench.run(["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env) }.value
-        async let b = Task { try await NFCBench.run(["session", "--device", "sim:tap-text", "--first-read", "--json"], environment: bench.env) }.value
+        async let a = Task {
+            try await NFCBench.run(
+                ["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
+        }.value
+        async let b = Task {
+            try await NFCBench.run(
+                ["session", "--device", "sim:tap-text", "--first-read", "--json"], environment: bench.env)
+        }.value
         let (ra, rb) = try await (a, b)
         #expect(ra.status == 0)
         #expect(rb.status == 0)
@@ -110,10 +126,12 @@ struct SessionCLITests {
     func hostWide() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let (first, out, _) = try NFCBench.start(["session", "--device", "sim:hold-uri", "--host-wide", "--json"], environment: bench.env)
+        let (first, out, _) = try NFCBench.start(
+            ["session", "--device", "sim:hold-uri", "--host-wide", "--json"], environment: bench.env)
         let reader = LineReader(out)
         #expect(await reader.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
-        let second = try await NFCBench.run(["session", "--device", "sim:tap-text", "--host-wide", "--json"], environment: bench.env)
+        let second = try await NFCBench.run(
+            ["session", "--device", "sim:tap-text", "--host-wide", "--json"], environment: bench.env)
         #expect(second.status == 13)
         // A per-reader session is refused too while a host-wide one runs, on any reader.
         let plain = try await NFCBench.run(["session", "--device", "sim:tap-text", "--json"], environment: bench.env)
@@ -139,7 +157,8 @@ struct SessionCLITests {
     func timeoutAndDone() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try await NFCBench.run(["session", "--device", "sim:no-tag", "--timeout", "0.3", "--json"], environment: bench.env)
+        let r = try await NFCBench.run(
+            ["session", "--device", "sim:no-tag", "--timeout", "0.3", "--json"], environment: bench.env)
         #expect(r.status == 11)
         #expect(try Self.records(r.stdout).last?["code"]?.intValue == 201)
         let (p, out, _) = try NFCBench.start(["session", "--device", "sim:no-tag", "--json"], environment: bench.env)
@@ -154,7 +173,8 @@ struct SessionCLITests {
         let bench = try Bench()
         defer { bench.cleanup() }
         let trace = bench.dir.appendingPathComponent("killed.jsonl").path
-        let (p, out, _) = try NFCBench.start(["session", "--device", "sim:hold-uri", "--json", "--trace", trace], environment: bench.env)
+        let (p, out, _) = try NFCBench.start(
+            ["session", "--device", "sim:hold-uri", "--json", "--trace", trace], environment: bench.env)
         let reader = LineReader(out)
         #expect(await reader.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
         kill(p.processIdentifier, SIGKILL)
@@ -172,7 +192,8 @@ struct SessionCLITests {
     func pulledMidRead() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
-        let r = try await NFCBench.run(["session", "--device", "sim:pulled-mid-read", "--first-read", "--json"], environment: bench.env)
+        let r = try await NFCBench.run(
+            ["session", "--device", "sim:pulled-mid-read", "--first-read", "--json"], environment: bench.env)
         #expect(r.status == 0)
         let recs = try Self.records(r.stdout)
         #expect(recs.contains { $0["event"]?.stringValue == "ndefRead" && $0["code"]?.intValue == 100 })

@@ -10,9 +10,12 @@ struct SessionPCSCTests {
         text.split(separator: "\n").filter { $0.hasPrefix("{") }.compactMap { try? JSONValue(parsing: String($0)) }
     }
 
-    @Test("A first-read session on a Type 4 tag served by 'virtual card --port 35963' prints the records and ends with 204")
+    @Test(
+        "A first-read session on a Type 4 tag served by 'virtual card --port 35963' prints the records and ends with 204"
+    )
     func firstRead() async throws {
-        let r = try await PrivateBench.run("""
+        let r = try await PrivateBench.run(
+            """
             "$B" virtual card --port 35963 --tag hardware/tags/t4t-uri.json --quiet >/dev/null 2>&1 &
             card=$!
             "$B" session --device "pcsc:Virtual PCD 00 00" --first-read --json --timeout 20
@@ -23,7 +26,10 @@ struct SessionPCSCTests {
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
         let recs = Self.records(r.stdout)
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
-        guard case .array(let records)? = ndef?["records"] else { Issue.record("no records: \(r.stdout)"); return }
+        guard case .array(let records)? = ndef?["records"] else {
+            Issue.record("no records: \(r.stdout)")
+            return
+        }
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t")
         #expect(recs.last?["event"]?.stringValue == "didInvalidateWithError")
         #expect(recs.last?["code"]?.intValue == 204)
@@ -31,7 +37,8 @@ struct SessionPCSCTests {
 
     @Test("Two processes on one PC/SC reader: the second gets 203 at once")
     func busy() async throws {
-        let r = try await PrivateBench.run("""
+        let r = try await PrivateBench.run(
+            """
             "$B" virtual card --tag t4t-uri --quiet >/dev/null 2>&1 &
             card=$!
             sleep 1.5
@@ -47,7 +54,8 @@ struct SessionPCSCTests {
             cat "$NFCBENCH_TRACE_DIR.first"
             """)
         guard PrivateBench.available(r) else { return }
-        try #require(r.stdout.contains("first active"), "the first session never read the card: \(r.stdout)\n\(r.stderr)")
+        try #require(
+            r.stdout.contains("first active"), "the first session never read the card: \(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("second exit 13"), "\(r.stdout)")
         #expect(Self.records(r.stdout).contains { $0["code"]?.intValue == 203 })
         #expect(r.stdout.contains("first exit 0"), "Done after a read: \(r.stdout)")
@@ -55,7 +63,8 @@ struct SessionPCSCTests {
 
     @Test("pcscd killed mid-session: a clear error, a non-zero exit, and a trace that still parses")
     func pcscdKilled() async throws {
-        let r = try await PrivateBench.run("""
+        let r = try await PrivateBench.run(
+            """
             "$B" virtual card --tag t4t-uri --quiet >/dev/null 2>&1 &
             card=$!
             "$B" session --device "pcsc:Virtual PCD 00 00" --timeout 30 --trace "$NFCBENCH_TRACE_DIR.jsonl" \

@@ -28,7 +28,10 @@ struct TagShowCLITests {
         let r = try await NFCBench.run(["tag", "show", path, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
-        guard case .array(let records)? = o["records"] else { Issue.record("no records in \(r.stdout)"); return }
+        guard case .array(let records)? = o["records"] else {
+            Issue.record("no records in \(r.stdout)")
+            return
+        }
         #expect(records.count == 1)
         #expect(records.first?["uri"]?.stringValue == "https://google.com/?")
         #expect(records.first?["type"]?.stringValue == "U")
@@ -36,7 +39,10 @@ struct TagShowCLITests {
         // Pages 0-2: 04 39 91 (BCC0) C2 FC 67 80; the header says 04 B8 31 3A 30 73 80.
         #expect(o["uid"]?.stringValue == "043991C2FC6780")
         #expect(o["uid_header"]?.stringValue == "04B8313A307380")
-        guard case .array(let warnings)? = o["warnings"] else { Issue.record("no warnings"); return }
+        guard case .array(let warnings)? = o["warnings"] else {
+            Issue.record("no warnings")
+            return
+        }
         #expect(warnings.contains { $0["kind"]?.stringValue == "uidMismatch" })
         // CC E1 10 12 00: 0x12 × 8 = 144 bytes, though an NTAG216 ships with 0x6D.
         #expect(o["cc"]?.stringValue == "E1101200")
@@ -66,7 +72,10 @@ struct TagShowCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
         #expect(o["product"]?.stringValue == "NTAG215")
-        guard case .array(let records)? = o["records"] else { Issue.record("no records"); return }
+        guard case .array(let records)? = o["records"] else {
+            Issue.record("no records")
+            return
+        }
         #expect(records.first?["uri"]?.stringValue?.hasPrefix("https://") == true)
     }
 

@@ -27,7 +27,8 @@ struct WalkCLITests {
         let events = objects.dropLast()
         #expect(events.allSatisfy { $0["t_us"] is NSNumber && $0["reader"] is String && $0["event"] is String })
         #expect(events.filter { $0["event"] as? String == "nfcEvent" }.count == 10)
-        let answeredBy = Set(events.filter { $0["event"] as? String == "apdu" }.compactMap { $0["answered_by"] as? String })
+        let answeredBy = Set(
+            events.filter { $0["event"] as? String == "apdu" }.compactMap { $0["answered_by"] as? String })
         #expect(answeredBy == ["app", "system"])
         let summary = try #require(objects.last)
         #expect(summary["event"] as? String == "summary")
@@ -41,33 +42,44 @@ struct WalkCLITests {
 
     @Test("walk timeline: aligned columns and a summary line")
     func walkText() async throws {
-        let r = try await nfcbench(["walk", "--profiles", "mifare-classic-door,emv-payment", "--app-prefixes", "A000000003",
-                              "--policy", "step-aside:300ms"])
+        let r = try await nfcbench([
+            "walk", "--profiles", "mifare-classic-door,emv-payment", "--app-prefixes", "A000000003",
+            "--policy", "step-aside:300ms",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("readers 2, wakes 2, wakes the app could serve 1, useless wakes 1, app up for nothing 300.000 ms"))
-        let eventColumn = r.stdout.split(separator: "\n").filter { $0.contains("mifare-classic-door") && $0.contains("fieldOn") }
+        #expect(
+            r.stdout.contains(
+                "readers 2, wakes 2, wakes the app could serve 1, useless wakes 1, app up for nothing 300.000 ms"))
+        let eventColumn = r.stdout.split(separator: "\n").filter {
+            $0.contains("mifare-classic-door") && $0.contains("fieldOn")
+        }
         #expect(eventColumn.count == 1)
     }
 
-    @Test("A prefix shorter than a RID and a bad policy are usage errors (exit 64)", arguments: [
-        ["walk", "--app-prefixes", "A0000000"],
-        ["walk", "--policy", "sometimes"],
-        ["walk", "--profiles", "no-such-reader"],
-    ])
+    @Test(
+        "A prefix shorter than a RID and a bad policy are usage errors (exit 64)",
+        arguments: [
+            ["walk", "--app-prefixes", "A0000000"],
+            ["walk", "--policy", "sometimes"],
+            ["walk", "--profiles", "no-such-reader"],
+        ])
     func usageErrors(args: [String]) async throws {
         let r = try await nfcbench(args)
         #expect(r.status == (args.contains("no-such-reader") ? 65 : 64))
         #expect(r.stderr.hasPrefix("error: "))
     }
 
-    @Test("profile import of the ECP trace reproduces the shipped emv-ecp-terminal profile",
-          .enabled(if: FileManager.default.fileExists(atPath: ecpTrace) || ProcessInfo.processInfo.environment["CI"] == "true",
-                   "shared corpus not found beside the package (CI=true makes this fail)"))
+    @Test(
+        "profile import of the ECP trace reproduces the shipped emv-ecp-terminal profile",
+        .enabled(
+            if: FileManager.default.fileExists(atPath: ecpTrace) || ProcessInfo.processInfo.environment["CI"] == "true",
+            "shared corpus not found beside the package (CI=true makes this fail)"))
     func importMatchesShipped() async throws {
         let trace = ecpTrace
         let r = try await nfcbench(["profile", "import", trace, "--name", "emv-ecp-terminal", "--category", "payment"])
         #expect(r.status == 0, "\(r.stderr)")
-        let shipped = try String(contentsOf: packageRoot.appendingPathComponent("hardware/readers/emv-ecp-terminal.json"), encoding: .utf8)
+        let shipped = try String(
+            contentsOf: packageRoot.appendingPathComponent("hardware/readers/emv-ecp-terminal.json"), encoding: .utf8)
         #expect(r.stdout == shipped)
     }
 }

@@ -15,8 +15,10 @@ struct VirtualPN532Process {
         let base = "\(NSTemporaryDirectory())nfcbench-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         link = base + ".pty"
         saved = base + "-saved.json"
-        let (p, out, _) = try NFCBench.start(["virtual", "pn532", "--pty", link, "--tag", tag, "--quiet",
-                                             "--save", saved, "--trace", base + ".jsonl"])
+        let (p, out, _) = try NFCBench.start([
+            "virtual", "pn532", "--pty", link, "--tag", tag, "--quiet",
+            "--save", saved, "--trace", base + ".jsonl",
+        ])
         process = p
         output = out
         // Wait for the link.
@@ -40,18 +42,25 @@ struct VirtualPN532Process {
     }
 
     static func pages(_ json: String) -> [String] {
-        guard let start = json.range(of: "\"pages\": [")?.upperBound, let end = json[start...].firstIndex(of: "]") else { return [] }
-        return json[start..<end].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines.union(["\""])) }
+        guard let start = json.range(of: "\"pages\": [")?.upperBound, let end = json[start...].firstIndex(of: "]")
+        else { return [] }
+        return json[start..<end].split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines.union(["\""]))
+        }
     }
 }
 
-@Suite("write, format and lock with the built binary on a virtual PN532", .serialized,
-       .enabled(if: ProcessInfo.processInfo.environment["CI"] == "true" || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
+@Suite(
+    "write, format and lock with the built binary on a virtual PN532", .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["CI"] == "true"
+            || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
 struct WriteCommandTests {
     @Test("write --dry-run prints the exact page writes and leaves the tag image unchanged")
     func dryRun() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
-        let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
+        let r = try await NFCBench.run(
+            ["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
         let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("page 4: 03 00 D1 01"), "length 0 first: \(r.stdout)")
@@ -67,8 +76,9 @@ struct WriteCommandTests {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let backup = "\(NSTemporaryDirectory())nfcbench-backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
         defer { try? FileManager.default.removeItem(atPath: backup) }
-        let r = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
-                                 timeout: .seconds(30))
+        let r = try await NFCBench.run(
+            ["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
+            timeout: .seconds(30))
         let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("read back identical"))
@@ -100,12 +110,14 @@ struct WriteCommandTests {
         #expect(VirtualPN532Process.pages(after) == VirtualPN532Process.pages(text))
     }
 
-    @Test("format writes an empty NDEF message (03 00 FE) after the Lock Control TLV; --lock needs the confirmation flag")
+    @Test(
+        "format writes an empty NDEF message (03 00 FE) after the Lock Control TLV; --lock needs the confirmation flag")
     func formatAndLockGuard() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
         let formatBackup = "\(NSTemporaryDirectory())nfcbench-fmt-\(getpid()).json"
         defer { try? FileManager.default.removeItem(atPath: formatBackup) }
-        let r = try await NFCBench.run(["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
+        let r = try await NFCBench.run(
+            ["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
         let refused = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
         let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
@@ -130,8 +142,10 @@ struct WriteCommandTests {
     @Test("lock sets CC write access Fh and the static lock bytes; a later write is refused")
     func lockThenWrite() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag213-text.json")
-        let lock = try await NFCBench.run(["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
-        let write = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
+        let lock = try await NFCBench.run(
+            ["lock", "--device", fake.device, "--yes-i-understand-this-is-irreversible"], timeout: .seconds(30))
+        let write = try await NFCBench.run(
+            ["write", "--device", fake.device, "--ndef", "text:again"], timeout: .seconds(30))
         let pages = VirtualPN532Process.pages(try await fake.stop())
         #expect(lock.status == 0, "\(lock.stderr)")
         #expect(lock.stdout.contains("read-only for good"))

@@ -1,8 +1,9 @@
 import Foundation
-@testable import NFCHardware
 import NFCTags
 import Testing
 import VirtualHardware
+
+@testable import NFCHardware
 
 @Suite("libnfc values: timeouts and errors")
 struct LibNFCValueTests {
@@ -38,8 +39,12 @@ struct LibNFCValueTests {
 
     @Test("Errors compare by code, not by text")
     func equality() {
-        #expect(LibNFCError(code: .io, operation: "a", message: "b") == LibNFCError(code: .io, operation: "c", message: "d"))
-        #expect(LibNFCError(code: .io, operation: "a", message: "b") != LibNFCError(code: .timeout, operation: "a", message: "b"))
+        #expect(
+            LibNFCError(code: .io, operation: "a", message: "b") == LibNFCError(code: .io, operation: "c", message: "d")
+        )
+        #expect(
+            LibNFCError(code: .io, operation: "a", message: "b")
+                != LibNFCError(code: .timeout, operation: "a", message: "b"))
     }
 
     @Test("libnfc reports its version")
@@ -54,192 +59,197 @@ struct LibNFCValueTests {
 struct LibNFCInProcessTests {}
 
 extension LibNFCInProcessTests {
-/// The wrappers against the real libnfc `pn532_uart` driver and a virtual PN532.
-@Suite("libnfc wrappers against a virtual PN532", .serialized, .enabled(if: LibNFCTestBench.enabled))
-struct LibNFCDeviceTests {
-    let fake: VirtualPN532
-    let context: LibNFCContext
-    let link: String
+    /// The wrappers against the real libnfc `pn532_uart` driver and a virtual PN532.
+    @Suite("libnfc wrappers against a virtual PN532", .serialized, .enabled(if: LibNFCTestBench.enabled))
+    struct LibNFCDeviceTests {
+        let fake: VirtualPN532
+        let context: LibNFCContext
+        let link: String
 
-    init() throws {
-        link = LibNFCTestBench.linkPath("dev")
-        fake = try VirtualPN532.start(ptyPath: link)
-        context = try LibNFCContext()
-    }
-
-    func open() throws -> LibNFCDevice {
-        let device = try context.open("pn532_uart:\(link)")
-        try device.initiatorInit()
-        return device
-    }
-
-    @Test("Opens by connstring, names the chip and lists its modulations")
-    func openAndDescribe() throws {
-        defer { fake.stop() }
-        let device = try open()
-        #expect(device.name == "pn532_uart:\(link)", "libnfc's pn532_uart driver names the device by its connstring")
-        #expect(device.connstring == "pn532_uart:\(link)")
-        let modulations = try device.supportedModulations()
-        #expect(modulations.contains(.iso14443a) && modulations.contains(.iso14443b) && modulations.contains(.felica))
-    }
-
-    @Test("A failed open throws NFC_ENOTSUCHDEV")
-    func openMissing() throws {
-        fake.stop()
-        #expect(throws: LibNFCError(code: .noSuchDevice, operation: "", message: "")) {
-            _ = try context.open("pn532_uart:\(link)-absent")
+        init() throws {
+            link = LibNFCTestBench.linkPath("dev")
+            fake = try VirtualPN532.start(ptyPath: link)
+            context = try LibNFCContext()
         }
-    }
 
-    @Test("Polling and listing find the presented NTAG; nothing when the field is empty")
-    func pollAndList() throws {
-        defer { fake.stop() }
-        let device = try open()
-        #expect(try device.poll(count: 1, period: .milliseconds(150)) == nil)
-        fake.present(try LibNFCTestBench.ntag215())
-        let target = try #require(try device.poll(count: 1))
-        #expect(target.uid == LibNFCTestBench.uid)
-        #expect(target.atqa == [0x00, 0x44])
-        #expect(target.sak == 0x00)
-        #expect(!target.isISODEP)
-        try device.deselect()
-        try device.idle()
-        try device.initiatorInit()
-        let listed = try device.listPassiveTargets()
-        #expect(listed.map(\.uid) == [LibNFCTestBench.uid])
-    }
-
-    @Test("Reads all 135 pages of an NTAG215, gets its version, and survives a NAK by re-activating")
-    func readType2() throws {
-        defer { fake.stop() }
-        let device = try open()
-        let reference = LibNFCTestNTAG215.self
-        fake.present(try LibNFCTestBench.ntag215())
-        let target = try #require(try device.selectPassiveTarget())
-        let tag = try LibNFCType2Transport(device: device, target: target)
-        #expect(try tag.getVersion() == [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
-        var image: [[UInt8]] = []
-        for page in stride(from: 0, to: 135, by: 4) {
-            let d = try tag.read(page: UInt8(page))
-            for i in 0..<4 where page + i < 135 { image.append(Array(d[(i * 4)..<(i * 4 + 4)])) }
+        func open() throws -> LibNFCDevice {
+            let device = try context.open("pn532_uart:\(link)")
+            try device.initiatorInit()
+            return device
         }
-        #expect(image == reference.pages)
-        #expect(throws: TagCommunicationError.nak(0)) { _ = try tag.read(page: 200) }
-        #expect(throws: TagCommunicationError.noResponse) { _ = try tag.read(page: 4) }  // idle after the NAK
-        try tag.reactivate()
-        try tag.write(page: 4, data: [1, 2, 3, 4])
-        #expect(Array(try tag.read(page: 4).prefix(4)) == [1, 2, 3, 4])
-    }
 
-    @Test("ISO-DEP: the ATS comes with the target and an APDU gets its answer")
-    func isoDEP() throws {
-        defer { fake.stop() }
-        let device = try open()
-        fake.present(LibNFCTestBench.isoDEP())
-        let target = try #require(try device.selectPassiveTarget())
-        #expect(target.isISODEP)
-        #expect(target.ats == [0x75, 0x77, 0x80, 0x02, 0x7A])
-        let apdu = try LibNFCAPDUTransport(device: device)
-        #expect(try apdu.transmit([0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]) == [0x90, 0x00])
-        #expect(try device.isTargetPresent())
-    }
-
-    @Test("Presence check: present, then gone after removal")
-    func presence() throws {
-        defer { fake.stop() }
-        let device = try open()
-        fake.present(try LibNFCTestBench.ntag215())
-        _ = try #require(try device.selectPassiveTarget())
-        #expect(try device.isTargetPresent())
-        fake.remove()
-        #expect(try device.isTargetPresent() == false)
-    }
-
-    @Test("Cancelling the task aborts a blocking endless poll (NFC_EOPABORTED) promptly")
-    func abortPoll() async throws {
-        defer { fake.stop() }
-        let device = try open()
-        let started = ContinuousClock.now
-        let task = Task { try await device.perform { try $0.poll(count: nil) } }
-        try await Task.sleep(for: .milliseconds(200))
-        task.cancel()
-        let result = await task.result
-        #expect(throws: LibNFCError(code: .aborted, operation: "", message: "")) { _ = try result.get() }
-        #expect(ContinuousClock.now - started < .seconds(2))
-        // The device is usable afterwards.
-        fake.present(try LibNFCTestBench.ntag215())
-        #expect(try device.selectPassiveTarget()?.uid == LibNFCTestBench.uid)
-    }
-
-    @Test("An endless poll ends with the card that arrives later")
-    func pollWaitsForCard() async throws {
-        defer { fake.stop() }
-        let device = try open()
-        fake.schedule(present: try LibNFCTestBench.ntag215(), after: .milliseconds(100))
-        let target = try await device.perform { try $0.poll(count: nil) }
-        #expect(target?.uid == LibNFCTestBench.uid)
-    }
-
-    @Test("The pty closed under a running exchange gives a clear error within 1 s")
-    func unplugged() async throws {
-        defer { fake.stop() }
-        let device = try open()
-        let task = Task { try await device.perform { try $0.poll(count: nil) } }
-        try await Task.sleep(for: .milliseconds(200))
-        let unpluggedAt = ContinuousClock.now
-        fake.unplug()
-        let result = await task.result
-        let elapsed = ContinuousClock.now - unpluggedAt
-        #expect(elapsed < .seconds(1), "\(elapsed)")
-        do {
-            _ = try result.get()
-            Issue.record("the poll should fail")
-        } catch let e as LibNFCError {
-            #expect(e.code == .io || e.code == .timeout, "\(e)")
+        @Test("Opens by connstring, names the chip and lists its modulations")
+        func openAndDescribe() throws {
+            defer { fake.stop() }
+            let device = try open()
+            #expect(
+                device.name == "pn532_uart:\(link)", "libnfc's pn532_uart driver names the device by its connstring")
+            #expect(device.connstring == "pn532_uart:\(link)")
+            let modulations = try device.supportedModulations()
+            #expect(
+                modulations.contains(.iso14443a) && modulations.contains(.iso14443b) && modulations.contains(.felica))
         }
-    }
 
-    @Test("Corrupt frames and silence give NFC_EIO and NFC_ETIMEOUT, and the next exchange works")
-    func corruptFrames() throws {
-        defer { fake.stop() }
-        let device = try open()
-        fake.present(LibNFCTestBench.isoDEP())
-        _ = try #require(try device.selectPassiveTarget())
-        let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]
-        fake.inject(.corruptResponseChecksum)
-        #expect(throws: LibNFCError(code: .io, operation: "", message: "")) { _ = try device.transceive(select) }
-        fake.inject(.corruptLengthChecksum)
-        #expect(throws: LibNFCError(code: .io, operation: "", message: "")) { _ = try device.transceive(select) }
-        fake.inject(.silence)
-        #expect(throws: LibNFCError(code: .timeout, operation: "", message: "")) {
-            _ = try device.transceive(select, timeout: .after(.milliseconds(100)))
-        }
-        #expect(try device.transceive(select) == [0x90, 0x00])
-        fake.inject(.fieldLossMidExchange)
-        #expect(throws: TagCommunicationError.noResponse) { _ = try LibNFCAPDUTransport(device: device).transmit(select) }
-    }
-
-    @Test("Target mode: the wrapper emulates a card for the scripted reader until it leaves")
-    func targetMode() throws {
-        defer { fake.stop() }
-        let device = try context.open("pn532_uart:\(link)")
-        fake.startReader(PN532ReaderScript(steps: [
-            .init(command: [0x00, 0xA4, 0x04, 0x00, 0x02, 0xF0, 0x01], expectedResponse: [0x90, 0x00]),
-            .init(command: [0x80, 0xCA, 0x00, 0x00], expectedResponse: [0x42, 0x90, 0x00]),
-        ]))
-        _ = try device.targetInit(timeout: .after(.seconds(2)))
-        var answered = 0
-        while true {
-            let command: [UInt8]
-            do { command = try device.targetReceive(timeout: .after(.seconds(2))) } catch let e as LibNFCError {
-                #expect(e.code == .targetReleased)
-                break
+        @Test("A failed open throws NFC_ENOTSUCHDEV")
+        func openMissing() throws {
+            fake.stop()
+            #expect(throws: LibNFCError(code: .noSuchDevice, operation: "", message: "")) {
+                _ = try context.open("pn532_uart:\(link)-absent")
             }
-            try device.targetSend(command[1] == 0xA4 ? [0x90, 0x00] : [0x42, 0x90, 0x00])
-            answered += 1
         }
-        #expect(answered == 2)
-        #expect(fake.chip.readerExchanges.allSatisfy { $0.matched })
+
+        @Test("Polling and listing find the presented NTAG; nothing when the field is empty")
+        func pollAndList() throws {
+            defer { fake.stop() }
+            let device = try open()
+            #expect(try device.poll(count: 1, period: .milliseconds(150)) == nil)
+            fake.present(try LibNFCTestBench.ntag215())
+            let target = try #require(try device.poll(count: 1))
+            #expect(target.uid == LibNFCTestBench.uid)
+            #expect(target.atqa == [0x00, 0x44])
+            #expect(target.sak == 0x00)
+            #expect(!target.isISODEP)
+            try device.deselect()
+            try device.idle()
+            try device.initiatorInit()
+            let listed = try device.listPassiveTargets()
+            #expect(listed.map(\.uid) == [LibNFCTestBench.uid])
+        }
+
+        @Test("Reads all 135 pages of an NTAG215, gets its version, and survives a NAK by re-activating")
+        func readType2() throws {
+            defer { fake.stop() }
+            let device = try open()
+            let reference = LibNFCTestNTAG215.self
+            fake.present(try LibNFCTestBench.ntag215())
+            let target = try #require(try device.selectPassiveTarget())
+            let tag = try LibNFCType2Transport(device: device, target: target)
+            #expect(try tag.getVersion() == [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
+            var image: [[UInt8]] = []
+            for page in stride(from: 0, to: 135, by: 4) {
+                let d = try tag.read(page: UInt8(page))
+                for i in 0..<4 where page + i < 135 { image.append(Array(d[(i * 4)..<(i * 4 + 4)])) }
+            }
+            #expect(image == reference.pages)
+            #expect(throws: TagCommunicationError.nak(0)) { _ = try tag.read(page: 200) }
+            #expect(throws: TagCommunicationError.noResponse) { _ = try tag.read(page: 4) }  // idle after the NAK
+            try tag.reactivate()
+            try tag.write(page: 4, data: [1, 2, 3, 4])
+            #expect(Array(try tag.read(page: 4).prefix(4)) == [1, 2, 3, 4])
+        }
+
+        @Test("ISO-DEP: the ATS comes with the target and an APDU gets its answer")
+        func isoDEP() throws {
+            defer { fake.stop() }
+            let device = try open()
+            fake.present(LibNFCTestBench.isoDEP())
+            let target = try #require(try device.selectPassiveTarget())
+            #expect(target.isISODEP)
+            #expect(target.ats == [0x75, 0x77, 0x80, 0x02, 0x7A])
+            let apdu = try LibNFCAPDUTransport(device: device)
+            #expect(try apdu.transmit([0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]) == [0x90, 0x00])
+            #expect(try device.isTargetPresent())
+        }
+
+        @Test("Presence check: present, then gone after removal")
+        func presence() throws {
+            defer { fake.stop() }
+            let device = try open()
+            fake.present(try LibNFCTestBench.ntag215())
+            _ = try #require(try device.selectPassiveTarget())
+            #expect(try device.isTargetPresent())
+            fake.remove()
+            #expect(try device.isTargetPresent() == false)
+        }
+
+        @Test("Cancelling the task aborts a blocking endless poll (NFC_EOPABORTED) promptly")
+        func abortPoll() async throws {
+            defer { fake.stop() }
+            let device = try open()
+            let started = ContinuousClock.now
+            let task = Task { try await device.perform { try $0.poll(count: nil) } }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            let result = await task.result
+            #expect(throws: LibNFCError(code: .aborted, operation: "", message: "")) { _ = try result.get() }
+            #expect(ContinuousClock.now - started < .seconds(2))
+            // The device is usable afterwards.
+            fake.present(try LibNFCTestBench.ntag215())
+            #expect(try device.selectPassiveTarget()?.uid == LibNFCTestBench.uid)
+        }
+
+        @Test("An endless poll ends with the card that arrives later")
+        func pollWaitsForCard() async throws {
+            defer { fake.stop() }
+            let device = try open()
+            fake.schedule(present: try LibNFCTestBench.ntag215(), after: .milliseconds(100))
+            let target = try await device.perform { try $0.poll(count: nil) }
+            #expect(target?.uid == LibNFCTestBench.uid)
+        }
+
+        @Test("The pty closed under a running exchange gives a clear error within 1 s")
+        func unplugged() async throws {
+            defer { fake.stop() }
+            let device = try open()
+            let task = Task { try await device.perform { try $0.poll(count: nil) } }
+            try await Task.sleep(for: .milliseconds(200))
+            let unpluggedAt = ContinuousClock.now
+            fake.unplug()
+            let result = await task.result
+            let elapsed = ContinuousClock.now - unpluggedAt
+            #expect(elapsed < .seconds(1), "\(elapsed)")
+            do {
+                _ = try result.get()
+                Issue.record("the poll should fail")
+            } catch let e as LibNFCError {
+                #expect(e.code == .io || e.code == .timeout, "\(e)")
+            }
+        }
+
+        @Test("Corrupt frames and silence give NFC_EIO and NFC_ETIMEOUT, and the next exchange works")
+        func corruptFrames() throws {
+            defer { fake.stop() }
+            let device = try open()
+            fake.present(LibNFCTestBench.isoDEP())
+            _ = try #require(try device.selectPassiveTarget())
+            let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]
+            fake.inject(.corruptResponseChecksum)
+            #expect(throws: LibNFCError(code: .io, operation: "", message: "")) { _ = try device.transceive(select) }
+            fake.inject(.corruptLengthChecksum)
+            #expect(throws: LibNFCError(code: .io, operation: "", message: "")) { _ = try device.transceive(select) }
+            fake.inject(.silence)
+            #expect(throws: LibNFCError(code: .timeout, operation: "", message: "")) {
+                _ = try device.transceive(select, timeout: .after(.milliseconds(100)))
+            }
+            #expect(try device.transceive(select) == [0x90, 0x00])
+            fake.inject(.fieldLossMidExchange)
+            #expect(throws: TagCommunicationError.noResponse) {
+                _ = try LibNFCAPDUTransport(device: device).transmit(select)
+            }
+        }
+
+        @Test("Target mode: the wrapper emulates a card for the scripted reader until it leaves")
+        func targetMode() throws {
+            defer { fake.stop() }
+            let device = try context.open("pn532_uart:\(link)")
+            fake.startReader(
+                PN532ReaderScript(steps: [
+                    .init(command: [0x00, 0xA4, 0x04, 0x00, 0x02, 0xF0, 0x01], expectedResponse: [0x90, 0x00]),
+                    .init(command: [0x80, 0xCA, 0x00, 0x00], expectedResponse: [0x42, 0x90, 0x00]),
+                ]))
+            _ = try device.targetInit(timeout: .after(.seconds(2)))
+            var answered = 0
+            while true {
+                let command: [UInt8]
+                do { command = try device.targetReceive(timeout: .after(.seconds(2))) } catch let e as LibNFCError {
+                    #expect(e.code == .targetReleased)
+                    break
+                }
+                try device.targetSend(command[1] == 0xA4 ? [0x90, 0x00] : [0x42, 0x90, 0x00])
+                answered += 1
+            }
+            #expect(answered == 2)
+            #expect(fake.chip.readerExchanges.allSatisfy { $0.matched })
+        }
     }
-}
 }

@@ -34,14 +34,16 @@ enum LibNFCTestBench {
         PN532Card(uid: uid, atqa: [0x44, 0x00], sak: 0x00, function: .type2(try LibNFCTestNTAG215.core()))
     }
     static func isoDEP() -> PN532Card {
-        PN532Card(uid: [0x08, 0x11, 0x22, 0x33], atqa: [0x04, 0x00], sak: 0x20,
-                  ats: [0x06, 0x75, 0x77, 0x80, 0x02, 0x7A], function: .isoDEP(LibNFCTestSelectApp()))
+        PN532Card(
+            uid: [0x08, 0x11, 0x22, 0x33], atqa: [0x04, 0x00], sak: 0x20,
+            ats: [0x06, 0x75, 0x77, 0x80, 0x02, 0x7A], function: .isoDEP(LibNFCTestSelectApp()))
     }
     static func linkPath(_ tag: String) -> String {
         "\(NSTemporaryDirectory())nfcbench-libnfc-\(tag)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
     /// libnfc is installed (its tools come with the same Debian source); always required under CI.
     static var enabled: Bool {
-        ProcessInfo.processInfo.environment["CI"] == "true" || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")
+        ProcessInfo.processInfo.environment["CI"] == "true"
+            || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")
     }
 }

@@ -34,7 +34,10 @@ final class BackendEventLog: Sendable {
                 for try await e in stream { self.state.withLock { $0.events.append(e) } }
                 self.state.withLock { $0.finished = true }
             } catch {
-                self.state.withLock { $0.error = error; $0.finished = true }
+                self.state.withLock {
+                    $0.error = error
+                    $0.finished = true
+                }
             }
         }
         task.withLock { $0 = t }
@@ -65,8 +68,9 @@ final class BackendEventLog: Sendable {
 }
 
 extension PCSCVirtualBenchSuites {
-    @Suite("PCSCReaderBackend against pcscd and the vpcd card", .serialized,
-           .enabled(if: PCSCBench.enabled, "needs pcscd with the vpcd reader: run through scripts/with-pcscd"))
+    @Suite(
+        "PCSCReaderBackend against pcscd and the vpcd card", .serialized,
+        .enabled(if: PCSCBench.enabled, "needs pcscd with the vpcd reader: run through scripts/with-pcscd"))
     struct PCSCBackendTests {
         let reader = PCSCBench.reader0
 
@@ -85,9 +89,13 @@ extension PCSCVirtualBenchSuites {
         func detectsType4() async throws {
             let file = try BenchTags.load("t4t-uri.json")
             let vcard = try await card(try file.makeVirtualCardPersonality())
-            let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(100)))
+            let backend = PCSCReaderBackend(
+                reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(100)))
             let log = BackendEventLog(backend)
-            defer { log.stop(); vcard.stop() }
+            defer {
+                log.stop()
+                vcard.stop()
+            }
             vcard.start()
             #expect(await log.wait { $0.detected.count == 1 })
             let target = try #require(log.detected.first)
@@ -104,13 +112,19 @@ extension PCSCVirtualBenchSuites {
             #expect(try NFCNDEFMessage(bytes: message).records.count == 1)
         }
 
-        @Test("An NTAG213 tag file behind a storage-card ATR is type2, GET_VERSION says NTAG213, NDEF reads through Type2TagReader")
+        @Test(
+            "An NTAG213 tag file behind a storage-card ATR is type2, GET_VERSION says NTAG213, NDEF reads through Type2TagReader"
+        )
         func detectsType2() async throws {
             let file = try BenchTags.load("ntag213-text.json")
             let vcard = try await card(try file.makeVirtualCardPersonality())
-            let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(100)))
+            let backend = PCSCReaderBackend(
+                reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(100)))
             let log = BackendEventLog(backend)
-            defer { log.stop(); vcard.stop() }
+            defer {
+                log.stop()
+                vcard.stop()
+            }
             vcard.start()
             #expect(await log.wait { $0.detected.count == 1 })
             let target = try #require(log.detected.first)
@@ -130,13 +144,18 @@ extension PCSCVirtualBenchSuites {
             #expect(message == expected)
         }
 
-        @Test("A tag left on the reader is reported once; restartPolling reports it again with a new id; removal is lost")
+        @Test(
+            "A tag left on the reader is reported once; restartPolling reports it again with a new id; removal is lost")
         func reportOnceThenLost() async throws {
             let file = try BenchTags.load("t4t-uri.json")
             let vcard = try await card(try file.makeVirtualCardPersonality())
-            let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
+            let backend = PCSCReaderBackend(
+                reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
             let log = BackendEventLog(backend)
-            defer { log.stop(); vcard.stop() }
+            defer {
+                log.stop()
+                vcard.stop()
+            }
             vcard.start()
             #expect(await log.wait { $0.detected.count == 1 })
             // Stay for several presence slices and pcscd polls, and touch the card meanwhile.
@@ -163,17 +182,24 @@ extension PCSCVirtualBenchSuites {
         func pulledMidRead() async throws {
             let file = try BenchTags.load("t4t-uri.json")
             let vcard = try await card(try file.makeVirtualCardPersonality())
-            let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
+            let backend = PCSCReaderBackend(
+                reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
             defer { vcard.stop() }
             vcard.start()
 
-            let system = NFCReaderSystem(backend: backend, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled)
-            let session = NFCNDEFReaderSession(delegate: PCSCRWDelegate(), queue: nil, invalidateAfterFirstRead: false, system: system)
+            let system = NFCReaderSystem(
+                backend: backend, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled)
+            let session = NFCNDEFReaderSession(
+                delegate: PCSCRWDelegate(), queue: nil, invalidateAfterFirstRead: false, system: system)
             var it = session.events.makeAsyncIterator()
             session.begin()
-            guard case .didBecomeActive? = await it.next() else { Issue.record("not active"); return }
+            guard case .didBecomeActive? = await it.next() else {
+                Issue.record("not active")
+                return
+            }
             guard case .didDetectTags(let tags)? = await it.next(), let tag = tags.first else {
-                Issue.record("no tag delivered"); return
+                Issue.record("no tag delivered")
+                return
             }
             try await session.connect(to: tag)
             // The SELECT of the NDEF application reaches the card, which then leaves the field.
@@ -196,10 +222,11 @@ extension PCSCVirtualBenchSuites {
             vcard.inject(.closeMidAPDU)
             let outcome: Result<[UInt8], TagCommunicationError> = try await onPCSCThread {
                 do {
-                    return .success(try backend.withTag(target.id) { c -> [UInt8] in
-                        guard case .iso7816(let t) = c else { return [] }
-                        return try t.transmit(Type4TagReader<PCSCAPDUTransport>.selectApplicationAPDU)
-                    })
+                    return .success(
+                        try backend.withTag(target.id) { c -> [UInt8] in
+                            guard case .iso7816(let t) = c else { return [] }
+                            return try t.transmit(Type4TagReader<PCSCAPDUTransport>.selectApplicationAPDU)
+                        })
                 } catch let e as TagCommunicationError {
                     return .failure(e)
                 }
@@ -222,13 +249,18 @@ extension PCSCVirtualBenchSuites {
                 ("short CC", shortCC, nil),
                 ("NLEN beyond the file", longNLEN, nil),
             ]
-            let backend = PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
+            let backend = PCSCReaderBackend(
+                reader: reader, configuration: .init(presenceCheckInterval: .milliseconds(50)))
             for (name, app, fault) in cases {
                 let vcard = try await card(ISO14443Part4Personality(core: app))
                 let log = BackendEventLog(backend)
                 vcard.start()
                 #expect(await log.wait { !$0.detected.isEmpty }, "\(name): detected")
-                guard let target = log.detected.first else { log.stop(); vcard.stop(); continue }
+                guard let target = log.detected.first else {
+                    log.stop()
+                    vcard.stop()
+                    continue
+                }
                 if let fault { vcard.inject(fault) }
                 let error: (any Error)? = try await onPCSCThread {
                     do {
@@ -276,7 +308,9 @@ extension Type4TagReader {
 
 @Suite("PCSCCardIdentification.classify (pure)")
 struct PCSCBackendClassifyTests {
-    @Test("Part 3 ATRs: Ultralight storage card → type2, Classic → other, ISO 14443-4 → type4, contact ATR → other, bytes of junk → other")
+    @Test(
+        "Part 3 ATRs: Ultralight storage card → type2, Classic → other, ISO 14443-4 → type4, contact ATR → other, bytes of junk → other"
+    )
     func classify() throws {
         let ul = ATR.storageCard(standard: .iso14443APart3, cardName: .mifareUltralight).bytes
         #expect(PCSCCardIdentification.classify(atr: ul).kind == .type2)
@@ -284,7 +318,10 @@ struct PCSCBackendClassifyTests {
         #expect(PCSCCardIdentification.classify(atr: classic).kind == .other)
         let t4 = try ATR.iso14443_4(historicalBytes: [0x80]).bytes
         #expect(PCSCCardIdentification.classify(atr: t4).kind == .type4)
-        #expect(PCSCCardIdentification.classify(atr: [UInt8](hex: "3B 9F 95 81 31 FE 9F 00 66 46 53 05 10 00 11 71 DF 00 00 00 6A 82 5E")!).kind == .other)
+        #expect(
+            PCSCCardIdentification.classify(
+                atr: [UInt8](hex: "3B 9F 95 81 31 FE 9F 00 66 46 53 05 10 00 11 71 DF 00 00 00 6A 82 5E")!
+            ).kind == .other)
         for junk: [UInt8] in [[], [0x3B], [0xFF, 0xFF, 0xFF], [0x3B, 0x8F, 0x80]] {
             #expect(PCSCCardIdentification.classify(atr: junk).kind == .other)
         }

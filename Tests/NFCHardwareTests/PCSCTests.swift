@@ -1,14 +1,17 @@
-@testable import NFCHardware
 import NFCTags
 import Testing
+
+@testable import NFCHardware
 
 @Suite("PC/SC errors, flags and transparent-exchange frames (pure)")
 struct PCSCPureTests {
     @Test("Every pcsclite.h code has its SCARD_ name; unknown codes still print")
     func errorNames() {
         #expect(PCSCError.removedCard.name == "SCARD_W_REMOVED_CARD")
-        #expect(PCSCError(code: 0x8010_001D, function: "SCardEstablishContext").description
-            == "SCardEstablishContext: SCARD_E_NO_SERVICE (0x8010001D): The Smart card resource manager is not running.")
+        #expect(
+            PCSCError(code: 0x8010_001D, function: "SCardEstablishContext").description
+                == "SCardEstablishContext: SCARD_E_NO_SERVICE (0x8010001D): The Smart card resource manager is not running."
+        )
         #expect(PCSCError(code: 0x8010_001F).name == "SCARD_E_UNEXPECTED", "the first name of a shared code")
         #expect(PCSCError(code: 0x1234).name == "SCARD_0x1234")
         #expect(PCSCError.knownCodes.count == 61)
@@ -21,14 +24,17 @@ struct PCSCPureTests {
         #expect(PCSCError.notTransacted.tagCommunicationError == .tagLost)
         #expect(PCSCError.noService.tagCommunicationError == .readerFailure("pcscd stopped"))
         #expect(PCSCError.serviceStopped.tagCommunicationError == .readerFailure("pcscd stopped"))
-        #expect(PCSCError.readerUnavailable.tagCommunicationError == .readerFailure("reader gone: SCARD_E_READER_UNAVAILABLE"))
+        #expect(
+            PCSCError.readerUnavailable.tagCommunicationError
+                == .readerFailure("reader gone: SCARD_E_READER_UNAVAILABLE"))
         #expect(PCSCError.unpoweredCard.tagCommunicationError == .noResponse)
         #expect(PCSCError(code: 0x8010_0027).tagCommunicationError == .readerFailure("SCARD_E_NO_ACCESS"))
     }
 
     @Test("dwEventState splits into named flags and the event counter")
     func readerState() {
-        let present = PCSCReaderState(raw: PCSCRawReaderState(name: "r", currentState: 0, eventState: 0x0001_0022, atr: [0x3B, 0x00]))
+        let present = PCSCReaderState(
+            raw: PCSCRawReaderState(name: "r", currentState: 0, eventState: 0x0001_0022, atr: [0x3B, 0x00]))
         #expect(present.flags == [.present, .changed])
         #expect(present.eventCount == 1)
         #expect(present.hasCard)
@@ -53,8 +59,9 @@ struct PCSCPureTests {
     @Test("The ACR122U direct transmit is D4 42 in, D5 43 <status> out")
     func acr122uFrames() throws {
         #expect(try PCSCTransparentFrames.acr122uAPDU([0x60]) == [UInt8](hex: "FF 00 00 00 03 D4 42 60"))
-        #expect(try PCSCTransparentFrames.parseACR122U([UInt8](hex: "D5 43 00 00 04 04 02 01 00 0F 03 90 00")!)?.get()
-            == [UInt8](hex: "00 04 04 02 01 00 0F 03"))
+        #expect(
+            try PCSCTransparentFrames.parseACR122U([UInt8](hex: "D5 43 00 00 04 04 02 01 00 0F 03 90 00")!)?.get()
+                == [UInt8](hex: "00 04 04 02 01 00 0F 03"))
         guard case .failure(.noResponse)? = PCSCTransparentFrames.parseACR122U([UInt8](hex: "D5 43 01 90 00")!) else {
             Issue.record("status 01 is a timeout")
             return

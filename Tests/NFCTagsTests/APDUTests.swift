@@ -13,17 +13,23 @@ struct APDUCommandTests {
         var testDescription: String { hex }
     }
 
-    @Test("Parses each of the seven encodings and re-encodes the same bytes", arguments: [
-        Case(hex: "00 A4 04 00", shape: .case1, data: "", le: nil),
-        Case(hex: "00 B0 00 00 00", shape: .case2Short, data: "", le: 256),
-        Case(hex: "00 B0 00 00 0F", shape: .case2Short, data: "", le: 15),
-        Case(hex: "00 A4 00 0C 02 E1 03", shape: .case3Short, data: "E1 03", le: nil),
-        Case(hex: "00 A4 04 00 07 D2 76 00 00 85 01 01 00", shape: .case4Short, data: "D2 76 00 00 85 01 01", le: 256),
-        Case(hex: "00 B0 00 00 00 00 00", shape: .case2Extended, data: "", le: 65536),
-        Case(hex: "00 B0 00 00 00 01 00", shape: .case2Extended, data: "", le: 256),
-        Case(hex: "00 D6 00 00 00 00 03 AA BB CC", shape: .case3Extended, data: "AA BB CC", le: nil),
-        Case(hex: "00 B1 00 00 00 00 05 54 03 00 80 00 01 00", shape: .case4Extended, data: "54 03 00 80 00", le: 256),
-    ])
+    @Test(
+        "Parses each of the seven encodings and re-encodes the same bytes",
+        arguments: [
+            Case(hex: "00 A4 04 00", shape: .case1, data: "", le: nil),
+            Case(hex: "00 B0 00 00 00", shape: .case2Short, data: "", le: 256),
+            Case(hex: "00 B0 00 00 0F", shape: .case2Short, data: "", le: 15),
+            Case(hex: "00 A4 00 0C 02 E1 03", shape: .case3Short, data: "E1 03", le: nil),
+            Case(
+                hex: "00 A4 04 00 07 D2 76 00 00 85 01 01 00", shape: .case4Short, data: "D2 76 00 00 85 01 01", le: 256
+            ),
+            Case(hex: "00 B0 00 00 00 00 00", shape: .case2Extended, data: "", le: 65536),
+            Case(hex: "00 B0 00 00 00 01 00", shape: .case2Extended, data: "", le: 256),
+            Case(hex: "00 D6 00 00 00 00 03 AA BB CC", shape: .case3Extended, data: "AA BB CC", le: nil),
+            Case(
+                hex: "00 B1 00 00 00 00 05 54 03 00 80 00 01 00", shape: .case4Extended, data: "54 03 00 80 00", le: 256
+            ),
+        ])
     func parsesAndBuilds(c: Case) throws {
         let apdu = try CommandAPDU(bytes: h(c.hex))
         #expect(apdu.apduCase == c.shape)
@@ -36,17 +42,19 @@ struct APDUCommandTests {
         #expect(forced == apdu)
     }
 
-    @Test("Rejects malformed length fields with the matching code", arguments: [
-        ("00 A4", APDUError.Code.tooShort),
-        ("00 A4 04 00 00 AA", .zeroLc),
-        ("00 A4 04 00 00 AA BB CC", .inconsistentLength),
-        ("00 D6 00 00 00 00 00 AA", .zeroLc),
-        ("00 A4 00 0C 02 E1 03 00 00", .inconsistentLength),
-        ("00 A4 00 0C 05 E1 03", .inconsistentLength),
-        ("00 D6 00 00 00 00 05 AA BB", .inconsistentLength),
-        ("00 B1 00 00 00 00 01 AA 00", .inconsistentLength),
-        ("00 B1 00 00 00 00 01 AA 00 00 00", .inconsistentLength),
-    ])
+    @Test(
+        "Rejects malformed length fields with the matching code",
+        arguments: [
+            ("00 A4", APDUError.Code.tooShort),
+            ("00 A4 04 00 00 AA", .zeroLc),
+            ("00 A4 04 00 00 AA BB CC", .inconsistentLength),
+            ("00 D6 00 00 00 00 00 AA", .zeroLc),
+            ("00 A4 00 0C 02 E1 03 00 00", .inconsistentLength),
+            ("00 A4 00 0C 05 E1 03", .inconsistentLength),
+            ("00 D6 00 00 00 00 05 AA BB", .inconsistentLength),
+            ("00 B1 00 00 00 00 01 AA 00", .inconsistentLength),
+            ("00 B1 00 00 00 00 01 AA 00 00 00", .inconsistentLength),
+        ])
     func rejects(hex: String, code: APDUError.Code) {
         #expect(throws: APDUError(code, "")) { try CommandAPDU(bytes: h(hex)) }
     }
@@ -64,7 +72,9 @@ struct APDUCommandTests {
         #expect(throws: APDUError(.dataTooLong, "")) {
             try CommandAPDU(ins: 0xD6, p1: 0, p2: 0, data: [UInt8](repeating: 0, count: 256), encoding: .short)
         }
-        #expect(throws: APDUError(.leOutOfRange, "")) { try CommandAPDU(ins: 0xB0, p1: 0, p2: 0, le: 257, encoding: .short) }
+        #expect(throws: APDUError(.leOutOfRange, "")) {
+            try CommandAPDU(ins: 0xB0, p1: 0, p2: 0, le: 257, encoding: .short)
+        }
         #expect(throws: APDUError(.leOutOfRange, "")) { try CommandAPDU(ins: 0xB0, p1: 0, p2: 0, le: 65537) }
         #expect(throws: APDUError(.dataTooLong, "")) {
             try CommandAPDU(ins: 0xD6, p1: 0, p2: 0, data: [UInt8](repeating: 0, count: 65536))
@@ -75,20 +85,25 @@ struct APDUCommandTests {
     func builders() throws {
         let ndefApp = h("D2 76 00 00 85 01 01")
         #expect(try CommandAPDU.select(aid: ndefApp).bytes == h("00 A4 04 00 07 D2 76 00 00 85 01 01 00"))
-        #expect(try CommandAPDU.select(aid: ndefApp, occurrence: .next, le: nil).bytes
-            == h("00 A4 04 02 07 D2 76 00 00 85 01 01"))
+        #expect(
+            try CommandAPDU.select(aid: ndefApp, occurrence: .next, le: nil).bytes
+                == h("00 A4 04 02 07 D2 76 00 00 85 01 01"))
         #expect(throws: APDUError(.invalidParameter, "")) { try CommandAPDU.select(aid: h("D2 76 00 00")) }
         #expect(CommandAPDU.selectFile(id: 0xE103).bytes == h("00 A4 00 0C 02 E1 03"))
         #expect(try CommandAPDU.readBinary(offset: 0x7FFF, length: 256).bytes == h("00 B0 7F FF 00"))
         #expect(throws: APDUError(.invalidParameter, "")) { try CommandAPDU.readBinary(offset: 0x8000, length: 1) }
         #expect(try CommandAPDU.updateBinary(offset: 2, data: [1, 2]).bytes == h("00 D6 00 02 02 01 02"))
-        #expect(try CommandAPDU.readBinaryODO(offset: 0x8000, length: 0x3B).bytes
-            == h("00 B1 00 00 05 54 03 00 80 00 3B"))
-        #expect(try CommandAPDU.updateBinaryODO(offset: 0x012345, data: [0xAA]).bytes
-            == h("00 D7 00 00 08 54 03 01 23 45 53 01 AA"))
+        #expect(
+            try CommandAPDU.readBinaryODO(offset: 0x8000, length: 0x3B).bytes
+                == h("00 B1 00 00 05 54 03 00 80 00 3B"))
+        #expect(
+            try CommandAPDU.updateBinaryODO(offset: 0x012345, data: [0xAA]).bytes
+                == h("00 D7 00 00 08 54 03 01 23 45 53 01 AA"))
         let odo200 = try CommandAPDU.updateBinaryODO(offset: 0x8000, data: [UInt8](repeating: 7, count: 200))
         #expect(Array(odo200.bytes.prefix(13)) == h("00 D7 00 00 D0 54 03 00 80 00 53 81 C8"))
-        #expect(throws: APDUError(.invalidParameter, "")) { try CommandAPDU.readBinaryODO(offset: 0x100_0000, length: 1) }
+        #expect(throws: APDUError(.invalidParameter, "")) {
+            try CommandAPDU.readBinaryODO(offset: 0x100_0000, length: 1)
+        }
     }
 
     @Test("Errors compare by code, not by reason")

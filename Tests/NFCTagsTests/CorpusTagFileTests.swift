@@ -1,12 +1,12 @@
 import Foundation
-import Testing
 import NFCTags
+import Testing
 
 /// `<package root>/../shared/corpus`, found from this file's path.
 enum Corpus {
     static let directory: String = {
         var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() } // NFCTagsTests, Tests, package root
+        for _ in 0..<3 { url.deleteLastPathComponent() }  // NFCTagsTests, Tests, package root
         return url.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
     }()
 
@@ -51,8 +51,11 @@ struct CorpusTagFileTests {
         #expect(report.maximumNDEFMessageSize == 144 - 5 - 2)
         let tlvs = report.layout?.tlvs ?? []
         #expect(tlvs.map(\.kind) == [.lockControl, .ndef, .terminator])
-        #expect(tlvs.first?.area == Type2ReservedArea(kind: .dynamicLockBits(bitCount: 12, bytesLockedPerBit: 8),
-                                                      address: 160, size: 2))
+        #expect(
+            tlvs.first?.area
+                == Type2ReservedArea(
+                    kind: .dynamicLockBits(bitCount: 12, bytesLockedPerBit: 8),
+                    address: 160, size: 2))
         let expected: [UInt8] = [0xD1, 0x01, 0x15, 0x55, 0x00] + Array("https://google.com/?".utf8)
         #expect(report.ndefMessageBytes == expected)
         #expect(report.readError == nil)
@@ -64,7 +67,7 @@ struct CorpusTagFileTests {
         #expect(file.source == .proxmark3)
         #expect(file.type == .ntag216)
         #expect(file.activation.uid == [0x04, 0x58, 0x69, 0xD2, 0x9C, 0x39, 0x80])
-        #expect(file.activation.atqa == [0x44, 0x00]) // not in the dump: assumed, and noted
+        #expect(file.activation.atqa == [0x44, 0x00])  // not in the dump: assumed, and noted
         #expect(!file.notes.isEmpty)
         #expect(file.getVersion == [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x13, 0x03])
         #expect(file.pages.count == 231)

@@ -3,18 +3,21 @@ import Testing
 
 @Suite("Hex text")
 struct HexTests {
-    @Test("Parses spaced, packed and mixed-case hex", arguments: [
-        ("D2 76 00 00 85 01 01", [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01] as [UInt8]),
-        ("d2760000850101", [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]),
-        ("04:a2-3B", [0x04, 0xA2, 0x3B]),
-        ("", []),
-    ])
+    @Test(
+        "Parses spaced, packed and mixed-case hex",
+        arguments: [
+            ("D2 76 00 00 85 01 01", [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01] as [UInt8]),
+            ("d2760000850101", [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]),
+            ("04:a2-3B", [0x04, 0xA2, 0x3B]),
+            ("", []),
+        ])
     func parses(text: String, bytes: [UInt8]) {
         #expect([UInt8](hex: text) == bytes)
     }
 
-    @Test("Rejects odd digit counts, split bytes and non-hex characters",
-          arguments: ["D", "D 2", "0x12", "GG", "12 3"])
+    @Test(
+        "Rejects odd digit counts, split bytes and non-hex characters",
+        arguments: ["D", "D 2", "0x12", "GG", "12 3"])
     func rejects(text: String) {
         #expect([UInt8](hex: text) == nil)
     }

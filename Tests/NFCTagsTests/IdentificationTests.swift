@@ -1,15 +1,17 @@
-import Testing
 import NFCTags
+import Testing
 
 @Suite("ISO 14443-A activation and GET_VERSION")
 struct IdentificationTests {
     @Test("ATQA 44 00 (wire order) announces a double-size UID: two cascade levels")
     func atqa() throws {
-        let a = try ISO14443AActivation(uid: [0x04, 0x58, 0x69, 0xD2, 0x9C, 0x39, 0x80], atqa: [0x44, 0x00], sak: 0x00)
+        let a = try ISO14443AActivation(
+            uid: [0x04, 0x58, 0x69, 0xD2, 0x9C, 0x39, 0x80], atqa: [0x44, 0x00], sak: 0x00)
         #expect(a.announcedUIDSize == .double)
         #expect(a.cascadeLevels == 2 && a.atqaMatchesUID)
         #expect(a.isType2Platform && !a.supportsISODEP)
-        let desfire = try ISO14443AActivation(uid: [1, 2, 3, 4, 5, 6, 7], atqa: [0x44, 0x03], sak: 0x20, ats: [0x06, 0x75])
+        let desfire = try ISO14443AActivation(
+            uid: [1, 2, 3, 4, 5, 6, 7], atqa: [0x44, 0x03], sak: 0x20, ats: [0x06, 0x75])
         #expect(desfire.supportsISODEP && !desfire.isType2Platform)
         #expect(throws: ISO14443AActivationError.uidLength(5)) {
             try ISO14443AActivation(uid: [1, 2, 3, 4, 5], atqa: [0x44, 0x00], sak: 0)
@@ -26,13 +28,15 @@ struct IdentificationTests {
         #expect(try ISO14443AActivation.type2UIDPages(uid: u.uid) == header)
     }
 
-    @Test("GET_VERSION table: NTAG213/215/216, Ultralight EV1, NTAG I2C", arguments: [
-        ("0004040201000F03", TagVersion.Product.ntag213, 45, 144, 0x12 as UInt8),
-        ("0004040201001103", .ntag215, 135, 504, 0x3E),
-        ("0004040201001303", .ntag216, 231, 888, 0x6D),
-        ("0004030101000B03", .ultralightEV1MF0UL11, 20, 48, 0x06),
-        ("0004030101000E03", .ultralightEV1MF0UL21, 41, 128, 0x10),
-    ])
+    @Test(
+        "GET_VERSION table: NTAG213/215/216, Ultralight EV1, NTAG I2C",
+        arguments: [
+            ("0004040201000F03", TagVersion.Product.ntag213, 45, 144, 0x12 as UInt8),
+            ("0004040201001103", .ntag215, 135, 504, 0x3E),
+            ("0004040201001303", .ntag216, 231, 888, 0x6D),
+            ("0004030101000B03", .ultralightEV1MF0UL11, 20, 48, 0x06),
+            ("0004030101000E03", .ultralightEV1MF0UL21, 41, 128, 0x10),
+        ])
     func version(hex: String, product: TagVersion.Product, pages: Int, user: Int, cc: UInt8) throws {
         let v = try TagVersion(bytes: [UInt8](hex: hex) ?? [])
         #expect(v.product == product)

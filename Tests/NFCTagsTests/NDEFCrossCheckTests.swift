@@ -4,8 +4,18 @@ import Testing
 
 /// Runs `scripts/ndeflib-decode.py` (ndeflib from PyPI) on the fixture corpus.
 enum NDEFLibRunner {
-    struct Record: Decodable, Equatable { var tnf: Int; var type: String; var id: String; var payload: String }
-    struct Decoded: Decodable { var text: String?; var language: String?; var encoding: String?; var uri: String? }
+    struct Record: Decodable, Equatable {
+        var tnf: Int
+        var type: String
+        var id: String
+        var payload: String
+    }
+    struct Decoded: Decodable {
+        var text: String?
+        var language: String?
+        var encoding: String?
+        var uri: String?
+    }
     struct Result: Decodable {
         var ok: Bool
         var error: String?
@@ -28,7 +38,8 @@ enum NDEFLibRunner {
         let p = Process()
         p.executableURL = python3
         p.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe()
+        let stdin = Pipe()
+        let stdout = Pipe()
         p.standardInput = stdin
         p.standardOutput = stdout
         p.standardError = FileHandle.nullDevice
@@ -61,9 +72,11 @@ struct NDEFCrossCheckTests {
         #expect(NDEFFixtures.valid.count >= 10 && NDEFFixtures.invalid.count >= 10)
     }
 
-    @Test("Our decode matches ndeflib's on every fixture, except the listed, asserted differences",
-          .enabled(if: NDEFLibRunner.isAvailable || NDEFTestEnvironment.isCI,
-                   "python3 with ndeflib not found (python3 -m pip install ndeflib); CI=true makes this a failure"))
+    @Test(
+        "Our decode matches ndeflib's on every fixture, except the listed, asserted differences",
+        .enabled(
+            if: NDEFLibRunner.isAvailable || NDEFTestEnvironment.isCI,
+            "python3 with ndeflib not found (python3 -m pip install ndeflib); CI=true makes this a failure"))
     func crossCheck() throws {
         try #require(NDEFLibRunner.isAvailable, "python3 with ndeflib is required when CI=true")
         let fixtures = NDEFFixtures.all

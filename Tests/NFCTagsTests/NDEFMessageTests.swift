@@ -8,8 +8,10 @@ private func bytes(_ hex: String) -> [UInt8] {
     return b ?? []
 }
 
-private func rejects(_ hex: String, _ code: NDEFError.Code, limits: NDEFLimits = .default,
-                     sourceLocation: SourceLocation = #_sourceLocation) {
+private func rejects(
+    _ hex: String, _ code: NDEFError.Code, limits: NDEFLimits = .default,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(throws: NDEFError(code), sourceLocation: sourceLocation) {
         try NFCNDEFMessage(bytes: bytes(hex), limits: limits)
     }
@@ -25,7 +27,10 @@ struct NDEFMessageParsingTests {
 
     @Test("Every invalid fixture is rejected with its named reason", arguments: NDEFFixtures.invalid)
     func invalidFixtures(_ f: NDEFFixture) {
-        guard case .invalid(let code) = f.outcome else { Issue.record("fixture is not invalid"); return }
+        guard case .invalid(let code) = f.outcome else {
+            Issue.record("fixture is not invalid")
+            return
+        }
         #expect(throws: NDEFError(code)) { try NFCNDEFMessage(bytes: f.bytes) }
         #expect(NFCNDEFMessage(data: Data(f.bytes)) == nil)
     }
@@ -47,9 +52,11 @@ struct NDEFMessageParsingTests {
         #expect(r.wellKnownTypeURIPayload() == URL(string: "https://google.com/?"))
     }
 
-    @Test("The Flipper corpus file's NDEF TLV holds exactly the fixture bytes",
-          .enabled(if: NDEFTestEnvironment.corpusHas("flipper_Google_ntag216.nfc") || NDEFTestEnvironment.isCI,
-                   "shared corpus not found next to the package; set CI=true to make this a failure"))
+    @Test(
+        "The Flipper corpus file's NDEF TLV holds exactly the fixture bytes",
+        .enabled(
+            if: NDEFTestEnvironment.corpusHas("flipper_Google_ntag216.nfc") || NDEFTestEnvironment.isCI,
+            "shared corpus not found next to the package; set CI=true to make this a failure"))
     func flipperCorpusBytes() throws {
         let text = try String(contentsOf: NDEFTestEnvironment.corpusFile("flipper_Google_ntag216.nfc"), encoding: .utf8)
         var memory: [UInt8] = []
@@ -105,8 +112,9 @@ struct NDEFMessageParsingTests {
         rejects("B1 01 01 54 02 56 01 00 41", .invalidTypeNameFormatFields)
     }
 
-    @Test("TNF well-known, media, absolute URI and external need TYPE_LENGTH > 0",
-          arguments: ["D1 00 00", "D2 00 00", "D3 00 00", "D4 00 00"])
+    @Test(
+        "TNF well-known, media, absolute URI and external need TYPE_LENGTH > 0",
+        arguments: ["D1 00 00", "D2 00 00", "D3 00 00", "D4 00 00"])
     func typedTNF(_ hex: String) { rejects(hex, .invalidTypeNameFormatFields) }
 
     @Test("Reserved TNF 7 is read as unknown and the record says so")
@@ -183,7 +191,8 @@ struct NDEFMessageParsingTests {
         #expect(NDEFError(.truncated, offset: 3, message: "a") == NDEFError(.truncated, offset: 9, message: "b"))
         #expect(NDEFError(.truncated) != NDEFError(.trailingBytes))
         #expect(Set([NDEFError(.truncated, offset: 1), NDEFError(.truncated, offset: 2)]).count == 1)
-        #expect(NDEFError(.trailingBytes, offset: 5, message: "1 bytes").description == "trailingBytes at byte 5: 1 bytes")
+        #expect(
+            NDEFError(.trailingBytes, offset: 5, message: "1 bytes").description == "trailingBytes at byte 5: 1 bytes")
     }
 
     @Test("Mutated fixtures never crash the parser; those that parse round-trip")
@@ -204,7 +213,10 @@ struct NDEFMessageParsingTests {
             for _ in 0...(next() % 3) where !b.isEmpty {
                 b[Int(next() % UInt64(b.count))] = UInt8(truncatingIfNeeded: next())
             }
-            guard let m = try? NFCNDEFMessage(bytes: b) else { rejected += 1; continue }
+            guard let m = try? NFCNDEFMessage(bytes: b) else {
+                rejected += 1
+                continue
+            }
             parsed += 1
             _ = m.descriptions
             #expect((try? NFCNDEFMessage(bytes: m.bytes)) == m, "round trip of \(b.hexString())")
@@ -226,8 +238,10 @@ struct NDEFMessageSerializationTests {
 
     @Test("Canonical fixtures serialize back to their exact bytes")
     func exactBytes() throws {
-        for hex in [NDEFFixtures.flipperGoogleURI, NDEFFixtures.helloText, NDEFFixtures.smartPoster,
-                    "D0 00 00", "D9 01 02 01 55 23 03 61", "B1 01 03 54 02 65 6E 36 00 03 48 69 21 56 00 03 48 69 21"] {
+        for hex in [
+            NDEFFixtures.flipperGoogleURI, NDEFFixtures.helloText, NDEFFixtures.smartPoster,
+            "D0 00 00", "D9 01 02 01 55 23 03 61", "B1 01 03 54 02 65 6E 36 00 03 48 69 21 56 00 03 48 69 21",
+        ] {
             #expect(try NFCNDEFMessage(bytes: bytes(hex)).bytes == bytes(hex))
         }
     }
@@ -235,8 +249,9 @@ struct NDEFMessageSerializationTests {
     @Test("MB on the first record, ME on the last, SR below 256 bytes, IL only with an ID")
     func flags() throws {
         let small = NFCNDEFPayload(format: .unknown, type: Data(), identifier: Data(), payload: Data([1]))
-        let big = NFCNDEFPayload(format: .media, type: Data("a/b".utf8), identifier: Data([7]),
-                                 payload: Data(repeating: 0x42, count: 256))
+        let big = NFCNDEFPayload(
+            format: .media, type: Data("a/b".utf8), identifier: Data([7]),
+            payload: Data(repeating: 0x42, count: 256))
         let m = NFCNDEFMessage(records: [small, big, small])
         let b = m.bytes
         #expect(b[0] == 0x95)  // MB SR TNF5
@@ -250,7 +265,8 @@ struct NDEFMessageSerializationTests {
     @Test("chunkSize > 0 writes initial, middle and terminating chunks that read back as one record")
     func chunking() throws {
         let payload = Data((0..<10).map { UInt8($0) })
-        let r = NFCNDEFPayload(format: .media, type: Data("a/b".utf8), identifier: Data([9]), payload: payload, chunkSize: 4)
+        let r = NFCNDEFPayload(
+            format: .media, type: Data("a/b".utf8), identifier: Data([9]), payload: payload, chunkSize: 4)
         let m = NFCNDEFMessage(records: [r])
         let b = m.bytes
         #expect(b == bytes("BA 03 04 01 61 2F 62 09 00 01 02 03 36 00 04 04 05 06 07 56 00 02 08 09"))
@@ -268,8 +284,9 @@ struct NDEFMessageSerializationTests {
 
     @Test("A payload of 70 000 bytes uses the 4-byte length and round-trips")
     func longPayload() throws {
-        let r = NFCNDEFPayload(format: .unknown, type: Data(), identifier: Data(),
-                               payload: Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0) }))
+        let r = NFCNDEFPayload(
+            format: .unknown, type: Data(), identifier: Data(),
+            payload: Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0) }))
         let m = NFCNDEFMessage(records: [r])
         #expect(Array(m.bytes.prefix(6)) == [0xC5, 0x00, 0x00, 0x01, 0x11, 0x70])
         #expect(try NFCNDEFMessage(bytes: m.bytes) == m)
@@ -277,7 +294,9 @@ struct NDEFMessageSerializationTests {
 
     @Test("Core NFC's init?(data:) agrees with the strict parser")
     func coreNFCInit() throws {
-        #expect(NFCNDEFMessage(data: Data(bytes(NDEFFixtures.helloText))) == (try NFCNDEFMessage(bytes: bytes(NDEFFixtures.helloText))))
+        #expect(
+            NFCNDEFMessage(data: Data(bytes(NDEFFixtures.helloText)))
+                == (try NFCNDEFMessage(bytes: bytes(NDEFFixtures.helloText))))
         #expect(NFCNDEFMessage(data: Data([0xD0, 0x00, 0x00, 0x00])) == nil)
     }
 }

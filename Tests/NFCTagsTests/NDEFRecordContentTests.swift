@@ -21,15 +21,18 @@ private func invalidCode(_ c: NDEFRecordContent) -> NDEFError.Code? {
 struct NDEFTextRecordTests {
     @Test("UTF-8 text with its language code")
     func utf8() throws {
-        #expect(try record(NDEFFixtures.helloText).content
+        #expect(
+            try record(NDEFFixtures.helloText).content
                 == .text(NDEFTextRecord(text: "Hello", languageCode: "en", encoding: .utf8)))
     }
 
-    @Test("UTF-16 with a big-endian BOM, a little-endian BOM, and without BOM (big-endian)", arguments: [
-        ("82 65 6E FE FF 00 48 00 69", NDEFTextEncoding.utf16BigEndian, true),
-        ("82 65 6E FF FE 48 00 69 00", .utf16LittleEndian, true),
-        ("82 65 6E 00 48 00 69", .utf16BigEndian, false),
-    ])
+    @Test(
+        "UTF-16 with a big-endian BOM, a little-endian BOM, and without BOM (big-endian)",
+        arguments: [
+            ("82 65 6E FE FF 00 48 00 69", NDEFTextEncoding.utf16BigEndian, true),
+            ("82 65 6E FF FE 48 00 69 00", .utf16LittleEndian, true),
+            ("82 65 6E 00 48 00 69", .utf16BigEndian, false),
+        ])
     func utf16(_ payload: String, _ encoding: NDEFTextEncoding, _ bom: Bool) throws {
         let t = try NDEFTextRecord(payload: try #require([UInt8](hex: payload)))
         #expect(t == NDEFTextRecord(text: "Hi", languageCode: "en", encoding: encoding, hasByteOrderMark: bom))
@@ -66,7 +69,8 @@ struct NDEFTextRecordTests {
 
     @Test("Core NFC's text helpers write UTF-8 with a BCP 47 tag and read text and locale back")
     func coreNFCText() throws {
-        let r = try #require(NFCNDEFPayload.wellKnownTypeTextPayload(string: "Grüß", locale: Locale(identifier: "de_DE")))
+        let r = try #require(
+            NFCNDEFPayload.wellKnownTypeTextPayload(string: "Grüß", locale: Locale(identifier: "de_DE")))
         #expect(r.payload == Data([0x05] + Array("de-DE".utf8) + Array("Grüß".utf8)))
         let (text, locale) = r.wellKnownTypeTextPayload()
         #expect(text == "Grüß")
@@ -99,7 +103,10 @@ struct NDEFURIRecordTests {
     @Test("Codes 0x24–0xFF are RFU: kept, decoded as no prefix, and flagged", arguments: [0x24, 0x80, 0xFF] as [UInt8])
     func rfu(_ code: UInt8) throws {
         let r = wellKnown("U", [code, 0x61, 0x62])
-        guard case .uri(let u) = r.content else { Issue.record("not a URI: \(r.content)"); return }
+        guard case .uri(let u) = r.content else {
+            Issue.record("not a URI: \(r.content)")
+            return
+        }
         #expect(u.prefixCode == code)
         #expect(u.isReservedPrefix)
         #expect(u.uri == "ab")
@@ -133,7 +140,10 @@ struct NDEFOtherRTDTests {
     @Test("A Smart Poster decodes its URI, titles, action, size and type")
     func smartPoster() throws {
         let r = try record(NDEFFixtures.smartPoster)
-        guard case .smartPoster(let sp) = r.content else { Issue.record("not a Smart Poster: \(r.content)"); return }
+        guard case .smartPoster(let sp) = r.content else {
+            Issue.record("not a Smart Poster: \(r.content)")
+            return
+        }
         #expect(sp.uri.uri == "https://www.example.com")
         #expect(sp.titles.map(\.text) == ["Hello"])
         #expect(sp.action == .doAction)
@@ -148,7 +158,10 @@ struct NDEFOtherRTDTests {
             wellKnown("U", [0x04, 0x61]), wellKnown("s", [0x00, 0x01, 0x00, 0x00]),
             wellKnown("t", Array("image/png".utf8)), wellKnown("act", [0x07]),
         ])
-        guard case .smartPoster(let sp2) = wellKnown("Sp", inner.bytes).content else { Issue.record("no poster"); return }
+        guard case .smartPoster(let sp2) = wellKnown("Sp", inner.bytes).content else {
+            Issue.record("no poster")
+            return
+        }
         #expect(sp2.size == 65_536)
         #expect(sp2.mimeType == "image/png")
         #expect(sp2.action == .reserved(7))
@@ -181,15 +194,21 @@ struct NDEFOtherRTDTests {
         }
         // sp is 6 posters deep.
         #expect(invalidCode(sp.content(limits: NDEFLimits(maxNestingDepth: 5))) == .nestingTooDeep)
-        if case .smartPoster = sp.content(limits: NDEFLimits(maxNestingDepth: 6)) {} else {
+        if case .smartPoster = sp.content(limits: NDEFLimits(maxNestingDepth: 6)) {
+        } else {
             Issue.record("6 levels refused at maxNestingDepth 6")
         }
-        #expect(NDEFRecordDescription(sp, limits: NDEFLimits(maxNestingDepth: 5)).warnings.contains { $0.contains("nestingTooDeep") })
+        #expect(
+            NDEFRecordDescription(sp, limits: NDEFLimits(maxNestingDepth: 5)).warnings.contains {
+                $0.contains("nestingTooDeep")
+            })
     }
 
     @Test("Media records need a type/subtype in printable ASCII")
     func mime() throws {
-        #expect(try record("D2 0A 01 74 65 78 74 2F 70 6C 61 69 6E 41").content == .mime(type: "text/plain", payload: Data([0x41])))
+        #expect(
+            try record("D2 0A 01 74 65 78 74 2F 70 6C 61 69 6E 41").content
+                == .mime(type: "text/plain", payload: Data([0x41])))
         let bad = NFCNDEFPayload(format: .media, type: Data("plain".utf8), identifier: Data(), payload: Data())
         #expect(invalidCode(bad.content) == .invalidMediaType)
         #expect(NDEFRecordDescription(try record("D2 0A 01 74 65 78 74 2F 70 6C 61 69 6E 41")).mimeType == "text/plain")
@@ -197,7 +216,8 @@ struct NDEFOtherRTDTests {
 
     @Test("External types are domain:type, compared and shown lower-case")
     func external() throws {
-        let r = NFCNDEFPayload(format: .nfcExternal, type: Data("Example.COM:Thing".utf8), identifier: Data(), payload: Data([1]))
+        let r = NFCNDEFPayload(
+            format: .nfcExternal, type: Data("Example.COM:Thing".utf8), identifier: Data(), payload: Data([1]))
         #expect(r.content == .external(domain: "example.com", type: "thing", payload: Data([1])))
         let bad = NFCNDEFPayload(format: .nfcExternal, type: Data("nocolon".utf8), identifier: Data(), payload: Data())
         #expect(invalidCode(bad.content) == .invalidExternalType)
@@ -208,7 +228,8 @@ struct NDEFOtherRTDTests {
         let r = try record("D4 0F 0B 61 6E 64 72 6F 69 64 2E 63 6F 6D 3A 70 6B 67 63 6F 6D 2E 65 78 61 6D 70 6C 65")
         #expect(r.content == .androidApplication(packageName: "com.example"))
         #expect(NDEFRecordDescription(r).packageName == "com.example")
-        let empty = NFCNDEFPayload(format: .nfcExternal, type: Data("android.com:pkg".utf8), identifier: Data(), payload: Data())
+        let empty = NFCNDEFPayload(
+            format: .nfcExternal, type: Data("android.com:pkg".utf8), identifier: Data(), payload: Data())
         #expect(invalidCode(empty.content) == .invalidAndroidApplicationRecord)
     }
 
@@ -223,7 +244,8 @@ struct NDEFOtherRTDTests {
 
     @Test("Descriptions give TNF, names and hex for every record and encode to JSON")
     func descriptions() throws {
-        let m = try NFCNDEFMessage(bytes: try #require([UInt8](hex: "99 01 08 01 54 23 02 65 6E 48 65 6C 6C 6F 55 00 01 AA")))
+        let m = try NFCNDEFMessage(
+            bytes: try #require([UInt8](hex: "99 01 08 01 54 23 02 65 6E 48 65 6C 6C 6F 55 00 01 AA")))
         let d = m.descriptions
         #expect(d.count == 2)
         #expect(d[0].tnf == 1 && d[0].tnfName == "nfcWellKnown" && d[0].type == "T")
@@ -232,7 +254,8 @@ struct NDEFOtherRTDTests {
         #expect(d[1].tnfName == "unknown" && d[1].warnings.isEmpty)
         let json = try JSONEncoder().encode(d)
         #expect(try JSONDecoder().decode([NDEFRecordDescription].self, from: json) == d)
-        #expect(NFCTypeNameFormat.allCases.map(\.name)
+        #expect(
+            NFCTypeNameFormat.allCases.map(\.name)
                 == ["empty", "nfcWellKnown", "media", "absoluteURI", "nfcExternal", "unknown", "unchanged"])
     }
 }

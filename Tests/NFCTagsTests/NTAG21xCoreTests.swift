@@ -1,4 +1,5 @@
 import Testing
+
 @testable import NFCTags
 
 @Suite("NTAG21x / Ultralight emulation core")
@@ -12,10 +13,14 @@ struct NTAG21xCoreTests {
     @Test("READ returns 16 bytes and rolls over to page 0 past the last page (NTAG216: E5 E6 00 01)")
     func readRollOver() throws {
         var core = try fresh()
-        guard case .data(let d) = core.respond(to: [0x30, 0xE5]) else { Issue.record("no data"); return }
+        guard case .data(let d) = core.respond(to: [0x30, 0xE5]) else {
+            Issue.record("no data")
+            return
+        }
         #expect(d.count == 16)
-        #expect(Array(d[0..<8]) == [0, 0, 0, 0, 0, 0, 0, 0]) // PWD (E5) and PACK (E6) read as 00
-        #expect(core.respond(to: [0x30, 0xE3]) == .data(page(core, 0xE3) + page(core, 0xE4) + [0, 0, 0, 0, 0, 0, 0, 0]))
+        #expect(Array(d[0..<8]) == [0, 0, 0, 0, 0, 0, 0, 0])  // PWD (E5) and PACK (E6) read as 00
+        #expect(
+            core.respond(to: [0x30, 0xE3]) == .data(page(core, 0xE3) + page(core, 0xE4) + [0, 0, 0, 0, 0, 0, 0, 0]))
         #expect(Array(d[8..<12]) == page(core, 0))
         #expect(Array(d[12..<16]) == page(core, 1))
     }
@@ -43,7 +48,7 @@ struct NTAG21xCoreTests {
     @Test("NAK on a bad address or unknown command; every later frame is silent until wakeUp()")
     func nakThenIdle() throws {
         var core = try fresh(.ntag215)
-        #expect(core.respond(to: [0x30, 0x87]) == .nak(0)) // 135 pages: 0x87 is past the end
+        #expect(core.respond(to: [0x30, 0x87]) == .nak(0))  // 135 pages: 0x87 is past the end
         #expect(core.respond(to: [0x30, 0x00]) == .silent)
         #expect(core.respond(to: [0x60]) == .silent)
         core.wakeUp()
@@ -94,11 +99,14 @@ struct NTAG21xCoreTests {
     func auth0() throws {
         var core = try fresh(.ntag213)
         // PWD 11 22 33 44, PACK AB CD, ACCESS PROT, then AUTH0 = 0x10 (after it, config pages are protected too).
-        for frame: [UInt8] in [[0xA2, 0x2B, 0x11, 0x22, 0x33, 0x44], [0xA2, 0x2C, 0xAB, 0xCD, 0, 0],
-                               [0xA2, 0x2A, 0x80, 0x05, 0x00, 0x00], [0xA2, 0x29, 0x04, 0x00, 0x00, 0x10]] {
+        for frame: [UInt8] in [
+            [0xA2, 0x2B, 0x11, 0x22, 0x33, 0x44], [0xA2, 0x2C, 0xAB, 0xCD, 0, 0],
+            [0xA2, 0x2A, 0x80, 0x05, 0x00, 0x00], [0xA2, 0x29, 0x04, 0x00, 0x00, 0x10],
+        ] {
             #expect(core.respond(to: frame) == .ack)
         }
-        #expect(core.respond(to: [0x30, 0x0E]) == .data(core.pages[14] + core.pages[15] + core.pages[0] + core.pages[1]))
+        #expect(
+            core.respond(to: [0x30, 0x0E]) == .data(core.pages[14] + core.pages[15] + core.pages[0] + core.pages[1]))
         #expect(core.respond(to: [0x30, 0x10]) == .nak(0))
         core.wakeUp()
         #expect(core.respond(to: [0xA2, 0x10, 1, 1, 1, 1]) == .nak(0))
@@ -116,7 +124,7 @@ struct NTAG21xCoreTests {
     @Test("AUTHLIM: after the limit of wrong passwords even the right one gets NAK 4")
     func authLimit() throws {
         var core = try fresh(.ntag215)
-        #expect(core.respond(to: [0xA2, 0x84, 0x02, 0x05, 0x00, 0x00]) == .ack) // AUTHLIM 2
+        #expect(core.respond(to: [0xA2, 0x84, 0x02, 0x05, 0x00, 0x00]) == .ack)  // AUTHLIM 2
         for _ in 0..<2 {
             #expect(core.respond(to: [0x1B, 0, 0, 0, 0]) == .nak(0))
             core.wakeUp()

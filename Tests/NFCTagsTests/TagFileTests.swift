@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NFCTags
 
 @Suite("Tag files and tag reports")
@@ -66,14 +67,15 @@ struct TagFileTests {
         #expect(v2.activation.supportsISODEP)
         let v3 = try load("t4t-v3-large.json")
         #expect(v3.type4?.lengthFieldSize == 4)
-        let recordSize = 2 + 4 + 10 + 5000 // header, 4-byte payload length, "text/plain", payload
+        let recordSize = 2 + 4 + 10 + 5000  // header, 4-byte payload length, "text/plain", payload
         #expect(v3.type4?.ndefMessage?.count == recordSize)
         #expect(TagReport(file: v3).maximumNDEFMessageSize == 0x20000 - 4)
     }
 
     @Test("save then parse gives the same tag, for every shipped file")
     func roundTrip() throws {
-        for name in try FileManager.default.contentsOfDirectory(atPath: Self.tagsDirectory) where name.hasSuffix(".json") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.tagsDirectory)
+        where name.hasSuffix(".json") {
             let file = try load(name)
             let again = try TagFile.parse(file.jsonText())
             #expect(again == file, "\(name)")
@@ -82,12 +84,22 @@ struct TagFileTests {
 
     @Test("Errors name the field or the line")
     func errors() {
-        let bad = #"{"format": "nfcbench-tag", "version": 1, "type": "ntag215", "uid": "04A23B915C6E80", "atqa": "44", "sak": "00", "pages": []}"#
-        #expect(throws: TagFileError(.invalidValue, field: "atqa", "expected 2 bytes, got 1")) { try TagFile.parse(bad) }
+        let bad =
+            #"{"format": "nfcbench-tag", "version": 1, "type": "ntag215", "uid": "04A23B915C6E80", "atqa": "44", "sak": "00", "pages": []}"#
+        #expect(throws: TagFileError(.invalidValue, field: "atqa", "expected 2 bytes, got 1")) {
+            try TagFile.parse(bad)
+        }
         let noType = #"{"format": "nfcbench-tag", "version": 1, "type": "ntag999"}"#
-        do { _ = try TagFile.parse(noType); Issue.record("parsed") } catch { #expect(error.field == "type") }
-        let flipper = "Filetype: Flipper NFC device\nVersion: 2\nDevice type: NTAG215\nUID: 04 A2 3B 91 5C 6E 80\nATQA: 00 44\nSAK: 00\nPages total: 135\nPage 0: 04 A2 ZZ 15\n"
-        do { _ = try TagFile.parse(flipper); Issue.record("parsed") } catch {
+        do {
+            _ = try TagFile.parse(noType)
+            Issue.record("parsed")
+        } catch { #expect(error.field == "type") }
+        let flipper =
+            "Filetype: Flipper NFC device\nVersion: 2\nDevice type: NTAG215\nUID: 04 A2 3B 91 5C 6E 80\nATQA: 00 44\nSAK: 00\nPages total: 135\nPage 0: 04 A2 ZZ 15\n"
+        do {
+            _ = try TagFile.parse(flipper)
+            Issue.record("parsed")
+        } catch {
             #expect(error.line == 8 && error.field == "Page 0")
         }
         #expect(throws: TagFileError.self) { try TagFile.parse("hello") }
@@ -105,13 +117,13 @@ struct TagFileTests {
     @Test("Reports warn about stale bytes after the Terminator, bad BCCs and AUTH0 over the NDEF pages")
     func warnings() throws {
         var file = try load("ntag215-uri.json")
-        file.pages[20] = [0x68, 0x74, 0x74, 0x70] // stale "http" after the Terminator
-        file.pages[0][3] ^= 0xFF                   // BCC0 broken
+        file.pages[20] = [0x68, 0x74, 0x74, 0x70]  // stale "http" after the Terminator
+        file.pages[0][3] ^= 0xFF  // BCC0 broken
         let report = TagReport(file: file)
         #expect(Set(report.warnings.map(\.kind)) == [.staleBytesAfterTerminator, .bccMismatch])
         #expect(report.readError == nil)
-        file.pages[0x83][3] = 0x06                 // AUTH0 = 6
-        file.pages[0x84][0] = 0x80                 // PROT: read protected as well
+        file.pages[0x83][3] = 0x06  // AUTH0 = 6
+        file.pages[0x84][0] = 0x80  // PROT: read protected as well
         let protected = TagReport(file: file)
         // The reader is refused (NAK) before it reaches the Terminator: only the image shows AUTH0.
         #expect(Set(protected.warnings.map(\.kind)) == [.bccMismatch, .auth0ProtectsNDEF])

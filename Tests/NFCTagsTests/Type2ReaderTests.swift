@@ -1,4 +1,5 @@
 import Testing
+
 @testable import NFCTags
 
 @Suite("Type 2 Tag reader procedure")
@@ -26,16 +27,16 @@ struct Type2ReaderTests {
         let reads = transport.frames.filter { $0.first == 0x30 }.map { Int($0[1]) }
         #expect(reads.allSatisfy { $0 < 4 + 496 / 4 })
         #expect(reads.sorted() == [0] + Array(stride(from: 4, through: 80, by: 4)))
-        #expect(Set(reads).count == reads.count) // no page read twice
+        #expect(Set(reads).count == reads.count)  // no page read twice
     }
 
     @Test("Skips the bytes a Lock Control TLV and a Memory Control TLV reserve inside the data area")
     func controlTLVsSkipAreas() throws {
         // Lock Control: page 8 (nibble 8, 2^2-byte pages) byte 0, 16 lock bits (2 bytes), 2^3 bytes a bit.
         // Memory Control: page 9 byte 0, 4 reserved bytes.
-        let lock: [UInt8] = [0x01, 0x03, 0x80, 0x10, 0x32]   // bytes 32-33 (2 bytes, 16 bits)
-        let memory: [UInt8] = [0x02, 0x03, 0x90, 0x04, 0x02] // bytes 36-39
-        let msg: [UInt8] = Array("ABCDEFGHIJKLMNOPQRST".utf8) // 20 bytes
+        let lock: [UInt8] = [0x01, 0x03, 0x80, 0x10, 0x32]  // bytes 32-33 (2 bytes, 16 bits)
+        let memory: [UInt8] = [0x02, 0x03, 0x90, 0x04, 0x02]  // bytes 36-39
+        let msg: [UInt8] = Array("ABCDEFGHIJKLMNOPQRST".utf8)  // 20 bytes
         var core = try Type2Fixture.core(data: lock + memory + [0x03, UInt8(msg.count)])
         // NDEF value starts at byte 28: 28..31 = A..D, skip 32-33, 34-35 = E F, skip 36-39, 40.. = G...
         var image = core.pages
@@ -47,9 +48,9 @@ struct Type2ReaderTests {
             addr += 1
         }
         image[addr / 4][addr % 4] = 0xFE
-        image[8][0] = 0x00 // the lock bytes (no bit set)
+        image[8][0] = 0x00  // the lock bytes (no bit set)
         image[8][1] = 0x00
-        image[9] = [0xAA, 0xBB, 0xCC, 0xDD] // reserved
+        image[9] = [0xAA, 0xBB, 0xCC, 0xDD]  // reserved
         core = try NTAG21xCore(variant: .ntag215, pages: image)
         let reader = Type2TagReader(transport: Type2Fixture.transport(core))
         #expect(try reader.readNDEF() == msg)
@@ -82,10 +83,13 @@ struct Type2ReaderTests {
     @Test("A length field cut by the end of the data area is tlvMalformed at the T byte")
     func truncatedLength() throws {
         // CC 02 → 16-byte data area; a Proprietary TLV whose 3-byte length starts at the last byte.
-        let core = try Type2Fixture.core(.ntag213, cc: [0xE1, 0x10, 0x02, 0x00],
-                                         data: [UInt8](repeating: 0, count: 14) + [0xFD, 0xFF, 0x00])
+        let core = try Type2Fixture.core(
+            .ntag213, cc: [0xE1, 0x10, 0x02, 0x00],
+            data: [UInt8](repeating: 0, count: 14) + [0xFD, 0xFF, 0x00])
         let reader = Type2TagReader(transport: Type2Fixture.transport(core))
-        #expect(expectType2Error(.tlvMalformed(offset: 30)) { try _ = reader.readLayout() }?.code == .tlvMalformed(offset: 30))
+        #expect(
+            expectType2Error(.tlvMalformed(offset: 30)) { try _ = reader.readLayout() }?.code
+                == .tlvMalformed(offset: 30))
     }
 
     @Test("CC checks: magic, major version above 1, and an NTAG216's 872-byte area with a 868-byte maximum")
@@ -148,16 +152,17 @@ struct Type2ReaderTests {
 
     @Test("Static lock bits on page 5 and a dynamic lock bit refuse the write, naming the pages")
     func lockedPages() throws {
-        let staticLocked = try Type2Fixture.core(data: [0x03, 0x00, 0xFE]) { $0[2][2] = 0x20 } // L5
+        let staticLocked = try Type2Fixture.core(data: [0x03, 0x00, 0xFE]) { $0[2][2] = 0x20 }  // L5
         let e = expectType2Error(.pagesLocked([5])) {
-            try Type2TagReader(transport: Type2Fixture.transport(staticLocked)).writeNDEF([UInt8](repeating: 0x41, count: 6))
+            try Type2TagReader(transport: Type2Fixture.transport(staticLocked)).writeNDEF(
+                [UInt8](repeating: 0x41, count: 6))
         }
         #expect(e?.code == .pagesLocked([5]))
         // NTAG215 datasheet: dynamic lock byte 0 bit 0 locks pages 16-31 (page 130).
         let dynLocked = try Type2Fixture.core(data: [0x03, 0x00, 0xFE]) { $0[0x82][0] = 0x01 }
         var reader = Type2TagReader(transport: Type2Fixture.transport(dynLocked))
         _ = try reader.identify()
-        let long = [UInt8](repeating: 0x42, count: 60) // T L + 60 + FE = 63 bytes → pages 4..19
+        let long = [UInt8](repeating: 0x42, count: 60)  // T L + 60 + FE = 63 bytes → pages 4..19
         let e2 = expectType2Error(.pagesLocked([16, 17, 18, 19])) { try reader.writeNDEF(long) }
         #expect(e2?.code == .pagesLocked([16, 17, 18, 19]))
         #expect(try reader.lockedPages().isSuperset(of: Set(16...31)))
@@ -168,7 +173,7 @@ struct Type2ReaderTests {
         let core = try Type2Fixture.core(data: [0x03, 0x00, 0xFE])
         let inner = Type2Fixture.transport(core)
         let failing = FailingWriteTransport(inner: inner, failOnWrite: 3)
-        let msg = [UInt8](repeating: 0x55, count: 20) // pages 4..9
+        let msg = [UInt8](repeating: 0x55, count: 20)  // pages 4..9
         let e = expectType2Error(.writeInterrupted(writtenPages: [4, 5, 6], cause: .tagLost)) {
             try Type2TagReader(transport: failing).writeNDEF(msg)
         }
@@ -180,8 +185,11 @@ struct Type2ReaderTests {
     @Test("A scheduled no-answer fault surfaces as a communication error")
     func faultDuringRead() throws {
         let core = try Type2Fixture.core(data: [0x03, 0x00, 0xFE])
-        let reader = Type2TagReader(transport: Type2Fixture.transport(core, faults: [TagFault(afterCommands: 1, kind: .noAnswer)]))
-        #expect(expectType2Error(.communication(.noResponse)) { try _ = reader.readNDEF() }?.code == .communication(.noResponse))
+        let reader = Type2TagReader(
+            transport: Type2Fixture.transport(core, faults: [TagFault(afterCommands: 1, kind: .noAnswer)]))
+        #expect(
+            expectType2Error(.communication(.noResponse)) { try _ = reader.readNDEF() }?.code
+                == .communication(.noResponse))
     }
 
     @Test("setReadOnly writes the CC access byte and, when asked, the lock bits; later writes are refused")

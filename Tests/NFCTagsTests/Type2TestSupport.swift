@@ -1,12 +1,15 @@
 import Testing
+
 @testable import NFCTags
 
 /// Test tags built by hand: a factory NTAG with `data` written from page 4 on.
 enum Type2Fixture {
     static let uid: [UInt8] = [0x04, 0xA2, 0x3B, 0x91, 0x5C, 0x6E, 0x80]
 
-    static func core(_ variant: NTAG21xCore.Variant = .ntag215, cc: [UInt8]? = nil, data: [UInt8],
-                     edit: (inout [[UInt8]]) -> Void = { _ in }) throws -> NTAG21xCore {
+    static func core(
+        _ variant: NTAG21xCore.Variant = .ntag215, cc: [UInt8]? = nil, data: [UInt8],
+        edit: (inout [[UInt8]]) -> Void = { _ in }
+    ) throws -> NTAG21xCore {
         var pages = try NTAG21xCore.factoryPages(variant: variant, uid: uid)
         if let cc { pages[3] = cc }
         let userEnd = variant.layout.lastUserPage
@@ -47,8 +50,10 @@ final class FailingWriteTransport: Type2TagTransport {
 }
 
 /// Runs `body`, returns the Type2TagError it threw (or nil); records an issue when the code differs.
-func expectType2Error(_ expected: Type2TagError.Code, _ body: () throws -> Void,
-                      sourceLocation: SourceLocation = #_sourceLocation) -> Type2TagError? {
+func expectType2Error(
+    _ expected: Type2TagError.Code, _ body: () throws -> Void,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> Type2TagError? {
     do {
         try body()
         Issue.record("expected \(expected), nothing thrown", sourceLocation: sourceLocation)

@@ -23,42 +23,53 @@ struct Type4NDEFApplicationTests {
     @Test("Malformed, foreign-class and unknown commands get 6700, 6E00, 6D00")
     func envelopeRules() throws {
         var app = try tag()
-        #expect(run(&app, "00 A4 04", "80 A4 04 00 07 D2 76 00 00 85 01 01 00", "00 CA 00 00 00",
-            "00 A4 04 00 00 AA", "00 A4 00 0C 05 E1 03") == ["67 00", "6E 00", "6D 00", "67 00", "67 00"])
+        #expect(
+            run(
+                &app, "00 A4 04", "80 A4 04 00 07 D2 76 00 00 85 01 01 00", "00 CA 00 00 00",
+                "00 A4 04 00 00 AA", "00 A4 00 0C 05 E1 03") == ["67 00", "6E 00", "6D 00", "67 00", "67 00"])
         #expect(app.respond(to: []) == h("67 00"))
     }
 
     @Test("SELECT by name answers only the NDEF Tag Application")
     func selectApplication() throws {
         var app = try tag()
-        #expect(run(&app, "00 A4 04 00 07 A0 00 00 00 03 10 10 00", "00 A4 04 02 07 D2 76 00 00 85 01 01 00",
-            "00 A4 04 00 07 D2 76 00 00 85 01 00 00") == ["6A 82", "6A 82", "6A 82"])
+        #expect(
+            run(
+                &app, "00 A4 04 00 07 A0 00 00 00 03 10 10 00", "00 A4 04 02 07 D2 76 00 00 85 01 01 00",
+                "00 A4 04 00 07 D2 76 00 00 85 01 00 00") == ["6A 82", "6A 82", "6A 82"])
         #expect(!app.isApplicationSelected)
         #expect(run(&app, Self.selectApp) == ["90 00"])
         #expect(app.isApplicationSelected)
-        #expect(run(&app, "00 A4 04 0C 07 D2 76 00 00 85 01 01", "00 A4 04 08 07 D2 76 00 00 85 01 01") == ["90 00", "6A 86"])
+        #expect(
+            run(&app, "00 A4 04 0C 07 D2 76 00 00 85 01 01", "00 A4 04 08 07 D2 76 00 00 85 01 01") == [
+                "90 00", "6A 86",
+            ])
     }
 
     @Test("SELECT by file id: 6986 before the application, 6A82 unknown, 6A86 other P1/P2")
     func selectFile() throws {
         var app = try tag()
         #expect(run(&app, Self.selectCC) == ["69 86"])
-        #expect(run(&app, Self.selectApp, "00 A4 00 0C 02 E1 05", "00 A4 00 00 02 E1 03",
-            "00 A4 01 0C 02 E1 03", "00 A4 00 0C 01 E1", Self.selectCC, Self.selectNDEF)
-            == ["90 00", "6A 82", "6A 86", "6A 86", "67 00", "90 00", "90 00"])
+        #expect(
+            run(
+                &app, Self.selectApp, "00 A4 00 0C 02 E1 05", "00 A4 00 00 02 E1 03",
+                "00 A4 01 0C 02 E1 03", "00 A4 00 0C 01 E1", Self.selectCC, Self.selectNDEF)
+                == ["90 00", "6A 82", "6A 86", "6A 86", "67 00", "90 00", "90 00"])
     }
 
     @Test("READ BINARY: no file 6986, CC bytes, Le clamped to MLe, short read at the end, 6B00 beyond")
     func readBinary() throws {
         var app = try tag()
         #expect(run(&app, Self.selectApp, "00 B0 00 00 0F") == ["90 00", "69 86"])
-        #expect(run(&app, Self.selectCC, "00 B0 00 00 0F", "00 B0 00 0D 10", "00 B0 00 0F 01", "00 B0 00 00")
-            == ["90 00", "00 0F 20 00 20 00 10 04 06 E1 04 00 40 00 00 90 00", "00 00 90 00", "6B 00", "67 00"])
+        #expect(
+            run(&app, Self.selectCC, "00 B0 00 00 0F", "00 B0 00 0D 10", "00 B0 00 0F 01", "00 B0 00 00")
+                == ["90 00", "00 0F 20 00 20 00 10 04 06 E1 04 00 40 00 00 90 00", "00 00 90 00", "6B 00", "67 00"])
         _ = run(&app, Self.selectNDEF)
         let full = app.respond(to: h("00 B0 00 00 00"))  // Le 256, MLe 32
         #expect(full.count == 32 + 2 && Array(full.prefix(7)) == h("00 05 D1 01 01 54 41"))
-        #expect(run(&app, "00 B0 00 3E 10", "00 B0 00 40 01", "00 B0 80 00 01", "00 B0 00 00 01 AA 01")
-            == ["00 00 90 00", "6B 00", "6A 86", "67 00"])
+        #expect(
+            run(&app, "00 B0 00 3E 10", "00 B0 00 40 01", "00 B0 80 00 01", "00 B0 00 00 01 AA 01")
+                == ["00 00 90 00", "6B 00", "6A 86", "67 00"])
         app.reportsEndOfFile = true
         #expect(run(&app, "00 B0 00 3E 10") == ["00 00 62 82"])
     }
@@ -68,13 +79,16 @@ struct Type4NDEFApplicationTests {
         var app = try tag()
         #expect(run(&app, Self.selectApp, "00 D6 00 00 01 00") == ["90 00", "69 86"])
         #expect(run(&app, Self.selectCC, "00 D6 00 00 01 00") == ["90 00", "69 82"])
-        #expect(run(&app, Self.selectNDEF, "00 D6 00 00 02 00 03", "00 D6 00 02 03 D0 00 00")
-            == ["90 00", "90 00", "90 00"])
+        #expect(
+            run(&app, Self.selectNDEF, "00 D6 00 00 02 00 03", "00 D6 00 02 03 D0 00 00")
+                == ["90 00", "90 00", "90 00"])
         #expect(app.ndefMessage == h("D0 00 00"))
         #expect(Array(app.ndefFile.prefix(5)) == h("00 03 D0 00 00"))
-        #expect(run(&app, "00 D6 00 40 01 00", "00 D6 00 3F 02 00 00",
-            "00 D6 00 00 11 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10", "00 D6 00 00 01 00 01")
-            == ["6B 00", "6A 84", "67 00", "67 00"])
+        #expect(
+            run(
+                &app, "00 D6 00 40 01 00", "00 D6 00 3F 02 00 00",
+                "00 D6 00 00 11 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10", "00 D6 00 00 01 00 01")
+                == ["6B 00", "6A 84", "67 00", "67 00"])
         var ro = try tag(readOnly: true)
         #expect(run(&ro, Self.selectApp, Self.selectNDEF, "00 D6 00 00 02 00 00") == ["90 00", "90 00", "69 82"])
         #expect(ro.ndefMessage == h("D1 01 01 54 41"))
@@ -83,19 +97,25 @@ struct Type4NDEFApplicationTests {
     @Test("READ/UPDATE BINARY with ODO: 6D00 on mapping 2.0, 53-wrapped data on 3.0")
     func odo() throws {
         var v2 = try tag()
-        #expect(run(&v2, Self.selectApp, Self.selectNDEF, "00 B1 00 00 05 54 03 00 00 00 10") == ["90 00", "90 00", "6D 00"])
+        #expect(
+            run(&v2, Self.selectApp, Self.selectNDEF, "00 B1 00 00 05 54 03 00 00 00 10") == [
+                "90 00", "90 00", "6D 00",
+            ])
         var v3 = try tag(mapping: 0x30, size: 0x9000)
         _ = run(&v3, Self.selectApp, Self.selectNDEF)
-        #expect(run(&v3, "00 D7 00 00 0A 54 03 00 80 00 53 03 AA BB CC", "00 B1 00 00 05 54 03 00 80 00 07")
-            == ["90 00", "53 05 AA BB CC 00 00 90 00"])  // Le 7 = `53 05` + 5 bytes
+        #expect(
+            run(&v3, "00 D7 00 00 0A 54 03 00 80 00 53 03 AA BB CC", "00 B1 00 00 05 54 03 00 80 00 07")
+                == ["90 00", "53 05 AA BB CC 00 00 90 00"])  // Le 7 = `53 05` + 5 bytes
         #expect(Array(v3.ndefFile[0x8000..<0x8003]) == h("AA BB CC"))
         // Le 00 (256) clamped to MLe 32: `53 1E` + 30 bytes.
         let clamped = v3.respond(to: h("00 B1 00 00 05 54 03 00 80 00 00"))
         #expect(clamped.count == 32 + 2 && Array(clamped.prefix(5)) == h("53 1E AA BB CC"))
-        #expect(run(&v3, "00 B1 00 00 05 55 03 00 80 00 07", "00 B1 00 01 05 54 03 00 80 00 07",
-            "00 B1 00 00 05 54 03 00 90 00 07", "00 D7 00 00 0A 54 03 00 80 00 53 04 AA BB CC",
-            "00 B1 00 00 05 54 03 00 80 00")
-            == ["6A 80", "6A 86", "6B 00", "6A 80", "67 00"])
+        #expect(
+            run(
+                &v3, "00 B1 00 00 05 55 03 00 80 00 07", "00 B1 00 01 05 54 03 00 80 00 07",
+                "00 B1 00 00 05 54 03 00 90 00 07", "00 D7 00 00 0A 54 03 00 80 00 53 04 AA BB CC",
+                "00 B1 00 00 05 54 03 00 80 00")
+                == ["6A 80", "6A 86", "6B 00", "6A 80", "67 00"])
     }
 
     @Test("deselect() forgets the application and file, keeps the content")
@@ -125,7 +145,7 @@ struct Type4NDEFApplicationTests {
         var app = try tag(mapping: 0x30, size: 0x9000)
         var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
         func next() -> UInt8 {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return UInt8(truncatingIfNeeded: seed >> 33)
         }
         let heads: [[UInt8]] = [[0x00, 0xA4], [0x00, 0xB0], [0x00, 0xD6], [0x00, 0xB1], [0x00, 0xD7]]

@@ -32,16 +32,19 @@ struct Type4TagReaderTests {
         let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: msg))
         let reader = Type4TagReader(transport: link)
         #expect(try reader.readNDEF() == msg)
-        #expect(link.log == [
-            h("00 A4 04 00 07 D2 76 00 00 85 01 01 00"), h("00 A4 00 0C 02 E1 03"), h("00 B0 00 00 0F"),
-            h("00 A4 00 0C 02 E1 04"), h("00 B0 00 00 02"), h("00 B0 00 02 64"),
-        ])
+        #expect(
+            link.log == [
+                h("00 A4 04 00 07 D2 76 00 00 85 01 01 00"), h("00 A4 00 0C 02 E1 03"), h("00 B0 00 00 0F"),
+                h("00 A4 00 0C 02 E1 04"), h("00 B0 00 00 02"), h("00 B0 00 02 64"),
+            ])
     }
 
     @Test("Detection returns the CC as the tag states it")
     func detectV2() throws {
-        let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: [], maximumFileSize: 0x0800,
-            maximumReadLength: 0x3B, maximumWriteLength: 0x34, fileID: 0xE105))
+        let link = LoopbackTransport(
+            try Type4NDEFApplication(
+                ndefMessage: [], maximumFileSize: 0x0800,
+                maximumReadLength: 0x3B, maximumWriteLength: 0x34, fileID: 0xE105))
         let cc = try Type4TagReader(transport: link).detect()
         #expect(cc.ccLength == 15 && cc.mappingVersion == 0x20 && !cc.isExtendedFile)
         #expect(cc.maximumReadLength == 0x3B && cc.maximumWriteLength == 0x34)
@@ -88,7 +91,8 @@ struct Type4TagReaderTests {
     @Test("Reads past 7FFF of a > 32 KiB mapping 3.0 file with READ BINARY ODO")
     func odoReadV3() throws {
         let msg = message(40_000)
-        let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: msg, maximumFileSize: 0xF000, mappingVersion: 0x30))
+        let link = LoopbackTransport(
+            try Type4NDEFApplication(ndefMessage: msg, maximumFileSize: 0xF000, mappingVersion: 0x30))
         #expect(try Type4TagReader(transport: link).readNDEF() == msg)
         let plain = link.log.filter { $0[1] == 0xB0 }
         #expect(plain.allSatisfy { Int($0[2]) << 8 | Int($0[3]) <= 0x7FFF })
@@ -100,7 +104,8 @@ struct Type4TagReaderTests {
     @Test("Reads and writes an ENDEF file (4-byte ENLEN) larger than 64 KiB")
     func endef() throws {
         let msg = message(70_000)
-        let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: [], maximumFileSize: 80_000, mappingVersion: 0x30))
+        let link = LoopbackTransport(
+            try Type4NDEFApplication(ndefMessage: [], maximumFileSize: 80_000, mappingVersion: 0x30))
         let reader = Type4TagReader(transport: link, allowsExtendedLength: true)
         let cc = try reader.detect()
         #expect(cc.isExtendedFile && cc.ccLength == 17 && cc.maximumNDEFMessageSize == 79_996)
@@ -115,27 +120,31 @@ struct Type4TagReaderTests {
         let msg = message(20)
         let cc = h("00 0F 20 00 0F 00 0F 04 06 E1 04 00 40 00 00")
         let file = [0x00, 0x14] + msg + [UInt8](repeating: 0, count: 64 - 22)
-        let link = LoopbackTransport(Type4NDEFApplication(
-            rawCapabilityContainer: cc, ndefFileID: 0xE104, ndefFile: file, maximumReadLength: 1))
+        let link = LoopbackTransport(
+            Type4NDEFApplication(
+                rawCapabilityContainer: cc, ndefFileID: 0xE104, ndefFile: file, maximumReadLength: 1))
         link.tag.reportsEndOfFile = true
         #expect(try Type4TagReader(transport: link).readNDEF() == msg)
         #expect(link.log.filter { $0[1] == 0xB0 }.count == 15 + 2 + 20)
     }
 
-    @Test("Rejects CCs that break the T4T rules", arguments: [
-        ("00 0F 20 00 01 00 FF 04 06 E1 04 08 00 00 00", Type4TagError.Code.ccInvalid),  // MLe 1
-        ("00 0E 20 00 FF 00 FF 04 06 E1 04 08 00 00 00", .ccInvalid),  // CCLEN 14
-        ("00 0F 20 00 FF 00 00 04 06 E1 04 08 00 00 00", .ccInvalid),  // MLc 0
-        ("00 0F 20 00 FF 00 FF 05 06 E1 04 08 00 00 00", .ccInvalid),  // not a File Control TLV
-        ("00 0F 20 00 FF 00 FF 04 06 E1 03 08 00 00 00", .ccInvalid),  // reserved file id
-        ("00 0F 20 00 FF 00 FF 04 06 E1 04 00 04 00 00", .ccInvalid),  // max size 4
-        ("00 0F 10 00 FF 00 FF 04 06 E1 04 08 00 00 00", .unsupportedVersion(0x10)),
-        ("00 11 20 00 FF 00 FF 06 08 E1 04 00 01 00 00 00 00", .ccInvalid),  // ENDEF in 2.0
-        ("00 0F 30 00 FF 00 FF 06 08 E1 04 00 01 00 00 00 00", .ccInvalid),  // CCLEN short of the ENDEF TLV
-    ])
+    @Test(
+        "Rejects CCs that break the T4T rules",
+        arguments: [
+            ("00 0F 20 00 01 00 FF 04 06 E1 04 08 00 00 00", Type4TagError.Code.ccInvalid),  // MLe 1
+            ("00 0E 20 00 FF 00 FF 04 06 E1 04 08 00 00 00", .ccInvalid),  // CCLEN 14
+            ("00 0F 20 00 FF 00 00 04 06 E1 04 08 00 00 00", .ccInvalid),  // MLc 0
+            ("00 0F 20 00 FF 00 FF 05 06 E1 04 08 00 00 00", .ccInvalid),  // not a File Control TLV
+            ("00 0F 20 00 FF 00 FF 04 06 E1 03 08 00 00 00", .ccInvalid),  // reserved file id
+            ("00 0F 20 00 FF 00 FF 04 06 E1 04 00 04 00 00", .ccInvalid),  // max size 4
+            ("00 0F 10 00 FF 00 FF 04 06 E1 04 08 00 00 00", .unsupportedVersion(0x10)),
+            ("00 11 20 00 FF 00 FF 06 08 E1 04 00 01 00 00 00 00", .ccInvalid),  // ENDEF in 2.0
+            ("00 0F 30 00 FF 00 FF 06 08 E1 04 00 01 00 00 00 00", .ccInvalid),  // CCLEN short of the ENDEF TLV
+        ])
     func invalidCC(cc: String, code: Type4TagError.Code) {
-        let link = LoopbackTransport(Type4NDEFApplication(
-            rawCapabilityContainer: h(cc), ndefFileID: 0xE104, ndefFile: [0, 0, 0, 0, 0], mappingVersion: 0x30))
+        let link = LoopbackTransport(
+            Type4NDEFApplication(
+                rawCapabilityContainer: h(cc), ndefFileID: 0xE104, ndefFile: [0, 0, 0, 0, 0], mappingVersion: 0x30))
         let e = #expect(throws: Type4TagError.self) { try Type4TagReader(transport: link).detect() }
         #expect(e?.code == code)
     }
@@ -143,8 +152,9 @@ struct Type4TagReaderTests {
     @Test("NLEN beyond the CC's max size is refused before any read past it")
     func nlenBeyondFile() throws {
         let cc = h("00 0F 20 00 FF 00 FF 04 06 E1 04 00 40 00 00")  // max file 64: NLEN ≤ 62
-        let link = LoopbackTransport(Type4NDEFApplication(
-            rawCapabilityContainer: cc, ndefFileID: 0xE104, ndefFile: [0x00, 0x3F] + message(62)))
+        let link = LoopbackTransport(
+            Type4NDEFApplication(
+                rawCapabilityContainer: cc, ndefFileID: 0xE104, ndefFile: [0x00, 0x3F] + message(62)))
         let e = #expect(throws: Type4TagError.self) { try Type4TagReader(transport: link).readNDEF() }
         #expect(e?.code == .lengthOutOfRange)
         #expect(link.log.last == h("00 B0 00 00 02"))
@@ -153,8 +163,10 @@ struct Type4TagReaderTests {
     @Test("A CC that claims a larger file than the tag has ends in the tag's status, not a crash")
     func ccLiesAboutSize() throws {
         let cc = h("00 0F 20 00 FF 00 FF 04 06 E1 04 08 00 00 00")  // claims 2048 bytes
-        let link = LoopbackTransport(Type4NDEFApplication(
-            rawCapabilityContainer: cc, ndefFileID: 0xE104, ndefFile: [0x01, 0xF4] + message(98)))  // NLEN 500, 100-byte file
+        // NLEN 500, 100-byte file
+        let link = LoopbackTransport(
+            Type4NDEFApplication(
+                rawCapabilityContainer: cc, ndefFileID: 0xE104, ndefFile: [0x01, 0xF4] + message(98)))
         let e = #expect(throws: Type4TagError.self) { try Type4TagReader(transport: link).readNDEF() }
         #expect(e?.code == .unexpectedStatus(.wrongP1P2))
     }

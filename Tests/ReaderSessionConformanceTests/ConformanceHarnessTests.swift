@@ -70,13 +70,15 @@ private func run(_ json: String, _ habits: TinyApp.Habits = []) async throws -> 
 }
 
 private let scanThenTimeout = """
-{"format": "nfcbench-conformance", "version": 1, "duration_ms": 180000, "thermal": false,
- "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": [201]}
-"""
+    {"format": "nfcbench-conformance", "version": 1, "duration_ms": 180000, "thermal": false,
+     "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": [201]}
+    """
 
 @Suite("Conformance harness judging in-test apps")
 struct ConformanceHarnessTests {
-    @Test("A session begun on Scan and left to time out passes; the session list shows the user action, the 60 s limit and 201")
+    @Test(
+        "A session begun on Scan and left to time out passes; the session list shows the user action, the 60 s limit and 201"
+    )
     func passes() async throws {
         let r = try await run(scanThenTimeout)
         #expect(r.verdict == .pass)
@@ -123,11 +125,12 @@ struct ConformanceHarnessTests {
 
     @Test("A begin in willEnterForeground after 202 is caught as restart-on-return-needs-user")
     func restartOnReturn() async throws {
-        let r = try await run("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
-         "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 2000, "user": "background"}, {"at_ms": 5000, "user": "foreground"}],
-         "expect_endings": [202]}
-        """, .beginsOnReturn)
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
+             "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 2000, "user": "background"}, {"at_ms": 5000, "user": "foreground"}],
+             "expect_endings": [202]}
+            """, .beginsOnReturn)
         #expect(r.rulesBreached == [.restartOnReturnNeedsUser])
         #expect(r.breaches.first?.time == .seconds(5))
         #expect(r.sessions.map(\.ending) == [.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, nil])
@@ -135,10 +138,11 @@ struct ConformanceHarnessTests {
 
     @Test("Using a tag object delivered before restartPolling() is caught as no-stale-tag-after-restartPolling")
     func staleTag() async throws {
-        let r = try await run("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
-         "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag215-uri"}]}
-        """, .reusesTagsAfterRestart)
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
+             "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag215-uri"}]}
+            """, .reusesTagsAfterRestart)
         #expect(r.rulesBreached == [.noStaleTagAfterRestartPolling])
         #expect(r.breaches.first?.time == .seconds(1))
         #expect(r.breaches.first?.what.contains("connect") == true)
@@ -146,10 +150,11 @@ struct ConformanceHarnessTests {
 
     @Test("Another app's session makes the app's begin fail with 203 and is not judged itself")
     func otherApp() async throws {
-        let r = try await run("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
-         "steps": [{"at_ms": 0, "other_app_session_ms": 5000}, {"at_ms": 1000, "user": "scan"}], "expect_endings": [203]}
-        """)
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
+             "steps": [{"at_ms": 0, "other_app_session_ms": 5000}, {"at_ms": 1000, "user": "scan"}], "expect_endings": [203]}
+            """)
         #expect(r.verdict == .pass)
         #expect(r.sessions.count == 1)
         #expect(r.sessions.first?.ending == .readerSessionInvalidationErrorSystemIsBusy)
@@ -159,21 +164,24 @@ struct ConformanceHarnessTests {
 
     @Test("A scenario that never reaches the ending it tests is inconclusive, with a note")
     func inconclusive() async throws {
-        let r = try await run("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 10000,
-         "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": [204]}
-        """)
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 10000,
+             "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": [204]}
+            """)
         #expect(r.verdict == .inconclusive)
         #expect(r.notes.contains { $0.contains("204") })
     }
 
-    @Test("after_end_ms steps wait for the session's end: back-to-back sessions under the thermal model shrink, then 203")
+    @Test(
+        "after_end_ms steps wait for the session's end: back-to-back sessions under the thermal model shrink, then 203")
     func thermalBackToBack() async throws {
-        let r = try await run("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 300000,
-         "steps": [{"at_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"},
-                   {"after_end_ms": 0, "user": "scan"}], "expect_endings": [201, 203]}
-        """)
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 300000,
+             "steps": [{"at_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"},
+                       {"after_end_ms": 0, "user": "scan"}], "expect_endings": [201, 203]}
+            """)
         #expect(r.verdict == .pass)
         #expect(r.sessions.map(\.timeLimit) == [.seconds(60), .seconds(40), .seconds(25), nil])
         #expect(r.sessions.map(\.begunAt) == [.zero, .seconds(60), .seconds(100), .seconds(125)])

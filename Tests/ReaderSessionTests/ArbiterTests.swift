@@ -23,7 +23,8 @@ struct ArbiterTests {
     @Test("Two arbiters on one lock directory exclude each other through flock (separate descriptors)")
     func twoArbiters() throws {
         try withLockDirectory { dir in
-            let a = SessionArbiter(lockDirectory: dir), b = SessionArbiter(lockDirectory: dir)
+            let a = SessionArbiter(lockDirectory: dir)
+            let b = SessionArbiter(lockDirectory: dir)
             let held = try #require(lease(a.acquire(reader: "sim:desk")))
             #expect(isBusy(b.acquire(reader: "sim:desk")))
             #expect(FileManager.default.fileExists(atPath: dir + "/" + a.lockName(for: "sim:desk") + ".lock"))
@@ -52,7 +53,8 @@ struct ArbiterTests {
             let perReader = SessionArbiter(scope: .perReader, lockDirectory: dir)
             let x = try #require(lease(perReader.acquire(reader: "sim:a")))
             let y = try #require(lease(perReader.acquire(reader: "sim:b")))
-            x.release(); y.release()
+            x.release()
+            y.release()
             let host = SessionArbiter(scope: .hostWide, lockDirectory: dir)
             let h = try #require(lease(host.acquire(reader: "sim:a")))
             #expect(isBusy(SessionArbiter(scope: .hostWide, lockDirectory: dir).acquire(reader: "sim:b")))
@@ -63,7 +65,8 @@ struct ArbiterTests {
     @Test("Lock names are file-safe and distinct for readers that sanitise alike")
     func lockNames() {
         let a = SessionArbiter(fileLocks: false)
-        let n1 = a.lockName(for: "pn532_uart:/dev/ttyUSB0"), n2 = a.lockName(for: "pn532_uart_/dev/ttyUSB0")
+        let n1 = a.lockName(for: "pn532_uart:/dev/ttyUSB0")
+        let n2 = a.lockName(for: "pn532_uart_/dev/ttyUSB0")
         #expect(!n1.contains("/") && !n1.contains(":"))
         #expect(n1 != n2)
         #expect(SessionArbiter(scope: .hostWide, fileLocks: false).lockName(for: "anything") == "host")
@@ -83,16 +86,25 @@ struct ArbiterTests {
         await withLockDirectoryAsync { dir in
             let backend = FakeBackend(identifier: "sim:shared-\(UUID().uuidString.prefix(6))")
             let clock = ManualClock()
-            let s1 = NFCReaderSystem(backend: backend, clock: clock, arbiter: SessionArbiter(lockDirectory: dir), thermal: .disabled)
-            let s2 = NFCReaderSystem(backend: backend, clock: clock, arbiter: SessionArbiter(lockDirectory: dir), thermal: .disabled)
+            let s1 = NFCReaderSystem(
+                backend: backend, clock: clock, arbiter: SessionArbiter(lockDirectory: dir), thermal: .disabled)
+            let s2 = NFCReaderSystem(
+                backend: backend, clock: clock, arbiter: SessionArbiter(lockDirectory: dir), thermal: .disabled)
             let d = Delegate()
             let a = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: s1)
             let b = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: s2)
-            var ia = a.events.makeAsyncIterator(), ib = b.events.makeAsyncIterator()
+            var ia = a.events.makeAsyncIterator()
+            var ib = b.events.makeAsyncIterator()
             a.begin()
-            guard case .didBecomeActive = await ia.next() else { Issue.record("first did not start"); return }
+            guard case .didBecomeActive = await ia.next() else {
+                Issue.record("first did not start")
+                return
+            }
             b.begin()
-            guard case .didInvalidate(let e) = await ib.next() else { Issue.record("second was not refused"); return }
+            guard case .didInvalidate(let e) = await ib.next() else {
+                Issue.record("second was not refused")
+                return
+            }
             #expect(e.code == .readerSessionInvalidationErrorSystemIsBusy)
             a.invalidate()
             _ = await ia.next()

@@ -6,7 +6,8 @@ import Synchronization
 import Testing
 
 /// Takes the next event of a session's sequence.
-private func next<S: AsyncSequence & Sendable>(_ it: inout S.AsyncIterator, _: S.Type = S.self) async -> S.Element? where S.Element: Sendable {
+private func next<S: AsyncSequence & Sendable>(_ it: inout S.AsyncIterator, _: S.Type = S.self) async -> S.Element?
+where S.Element: Sendable {
     try? await it.next()
 }
 
@@ -41,18 +42,24 @@ private func isActive(_ e: NFCNDEFReaderSessionEvent?) -> Bool {
 
 @Suite("Runtime with a manual clock and an in-test reader")
 struct RuntimeTests {
-    @Test("Read-only session: a tag with a message is delivered, then 204; the delegate sees active first, invalidate last")
+    @Test(
+        "Read-only session: a tag with a message is delivered, then 204; the delegate sees active first, invalidate last"
+    )
     func readOnlyFirstRead() async throws {
         let bench = Bench()
         let delegate = NDEFDelegate()
-        let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: true, system: bench.system)
+        let session = NFCNDEFReaderSession(
+            delegate: delegate, queue: nil, invalidateAfterFirstRead: true, system: bench.system)
         var it = session.events.makeAsyncIterator()
         session.alertMessage = "Hold your iPhone near the tag"
         session.begin()
         #expect(session.isReady)
         #expect(isActive(await it.next()))
         bench.backend.present([(1, MemoryType2Tag(ndef: nil)), (2, MemoryType2Tag(ndef: uriMessage))])
-        guard case .didDetectNDEFs(let messages) = await it.next() else { Issue.record("no didDetectNDEFs"); return }
+        guard case .didDetectNDEFs(let messages) = await it.next() else {
+            Issue.record("no didDetectNDEFs")
+            return
+        }
         #expect(messages.map(\.bytes) == [uriMessage])
         #expect(messages.first?.records.first?.wellKnownTypeURIPayload()?.absoluteString == "https://example.com")
         #expect(code(await it.next()) == .readerSessionInvalidationErrorFirstNDEFTagRead)
@@ -60,11 +67,15 @@ struct RuntimeTests {
         #expect(!session.isReady)
         #expect(delegate.log.withLock { $0 } == ["active", "ndefs:1", "invalidate:204"])
         let events = bench.trace.events()
-        #expect(events.first == .sessionBegan(kind: .ndef(invalidateAfterFirstRead: true), reader: bench.backend.identifier))
-        #expect(events.last == .didInvalidateWithError(.readerSessionInvalidationErrorFirstNDEFTagRead, errorMessage: nil))
+        #expect(
+            events.first == .sessionBegan(kind: .ndef(invalidateAfterFirstRead: true), reader: bench.backend.identifier)
+        )
+        #expect(
+            events.last == .didInvalidateWithError(.readerSessionInvalidationErrorFirstNDEFTagRead, errorMessage: nil))
         #expect(events.contains(.alertMessage("Hold your iPhone near the tag")))
         // The Type 2 procedure's READs are in the trace (the CC sits in the block READ 00 returns).
-        #expect(events.contains { if case .frame(_, command: let c, response: _) = $0 { c.first == 0x30 } else { false } })
+        #expect(
+            events.contains { if case .frame(_, command: let c, response: _) = $0 { c.first == 0x30 } else { false } })
         #expect(events.contains(.ndefRead(DetectedTargetID(1), .empty)))
     }
 
@@ -72,7 +83,8 @@ struct RuntimeTests {
     func timeLimit() async throws {
         let bench = Bench()
         let delegate = NDEFDelegate()
-        let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        let session = NFCNDEFReaderSession(
+            delegate: delegate, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
         var it = session.events.makeAsyncIterator()
         bench.clock.advance(by: .seconds(5))
         session.begin()
@@ -92,7 +104,8 @@ struct RuntimeTests {
         let bench = Bench()
         let d = NDEFDelegate()
         let first = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
-        let second = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+        let second = NFCNDEFReaderSession(
+            delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
         var a = first.events.makeAsyncIterator()
         var b = second.events.makeAsyncIterator()
         first.begin()
@@ -102,7 +115,10 @@ struct RuntimeTests {
         #expect(await b.next() == nil)
         second.begin()  // no reuse
         first.invalidate(errorMessage: "Done here")
-        guard case .didInvalidate(let e) = await a.next() else { Issue.record("no end"); return }
+        guard case .didInvalidate(let e) = await a.next() else {
+            Issue.record("no end")
+            return
+        }
         #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
         #expect(e.detail == "Done here")
         let third = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
@@ -144,7 +160,9 @@ struct RuntimeTests {
         #expect(code(await a.next()) == .readerSessionInvalidationErrorSessionTerminatedUnexpectedly)
     }
 
-    @Test("Read-write session: connect and read, restartPolling stales the tag (104), empty tag → 403, write then read back")
+    @Test(
+        "Read-write session: connect and read, restartPolling stales the tag (104), empty tag → 403, write then read back"
+    )
     func readWrite() async throws {
         let bench = Bench()
         let d = RWDelegate()
@@ -154,10 +172,13 @@ struct RuntimeTests {
         s.begin()
         #expect(isActive(await it.next()))
         bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage)), (2, MemoryType2Tag(ndef: nil))])
-        guard case .didDetectTags(let tags) = await it.next(), tags.count == 2 else { Issue.record("no tags"); return }
+        guard case .didDetectTags(let tags) = await it.next(), tags.count == 2 else {
+            Issue.record("no tags")
+            return
+        }
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
         try await s.connect(to: tags[0])
-        #expect(try await tags[0].readNDEF() .bytes == uriMessage)
+        #expect(try await tags[0].readNDEF().bytes == uriMessage)
         #expect(tags[0].isAvailable)
         try await s.connect(to: tags[1])
         await #expect(throws: NFCReaderError(.ndefReaderSessionErrorZeroLengthMessage)) { try await tags[1].readNDEF() }
@@ -165,70 +186,104 @@ struct RuntimeTests {
         // NTAG213 data area 144 bytes, no control TLVs: T (1) + 1-byte L + 142 bytes of message.
         #expect(status == .readWrite && capacity == 142)
         try await tags[1].writeNDEF(try NFCNDEFMessage(bytes: uriMessage))
-        #expect(try await tags[1].readNDEF() .bytes == uriMessage)
+        #expect(try await tags[1].readNDEF().bytes == uriMessage)
 
         s.restartPolling()
         #expect(!tags[0].isAvailable)
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
-        guard case .didDetectTags(let again) = await it.next() else { Issue.record("no rediscovery"); return }
+        guard case .didDetectTags(let again) = await it.next() else {
+            Issue.record("no rediscovery")
+            return
+        }
         #expect(again.count == 2)
         #expect(bench.backend.restarts == 1)
         s.invalidate()
         #expect(code(await it.next()) == .readerSessionInvalidationErrorUserCanceled)
-        await #expect(throws: NFCReaderError(.readerTransceiveErrorSessionInvalidated)) { try await again[0].readNDEF() }
+        await #expect(throws: NFCReaderError(.readerTransceiveErrorSessionInvalidated)) {
+            try await again[0].readNDEF()
+        }
     }
 
     @Test("Tag session: a tag removed mid-session fails the operation with 100 and the session stays valid")
     func removedTag() async throws {
         let bench = Bench()
         let d = TagDelegate()
-        let s = try #require(NFCTagReaderSession(pollingOption: [.iso14443], delegate: d, queue: nil, system: bench.system))
+        let s = try #require(
+            NFCTagReaderSession(pollingOption: [.iso14443], delegate: d, queue: nil, system: bench.system))
         var it = s.events.makeAsyncIterator()
         s.begin()
-        guard case .didBecomeActive = await it.next() else { Issue.record("not active"); return }
+        guard case .didBecomeActive = await it.next() else {
+            Issue.record("not active")
+            return
+        }
         bench.backend.present([(7, MemoryType2Tag(ndef: uriMessage))])
         guard case .didDetect(let tags) = await it.next(), let first = tags.first, case .miFare(let tag) = first else {
-            Issue.record("no MIFARE tag"); return
+            Issue.record("no MIFARE tag")
+            return
         }
         try await s.connect(to: first)
-        #expect(try await tag.sendMiFareCommand(commandPacket: Data([0x30, 0x03])).prefix(4) == Data([0xE1, 0x10, 0x12, 0x00]))
-        await #expect(throws: NFCReaderError(.readerErrorUnsupportedFeature)) { try await tag.sendMiFareCommand(commandPacket: Data([0x1B, 0, 0, 0, 0])) }
+        #expect(
+            try await tag.sendMiFareCommand(commandPacket: Data([0x30, 0x03])).prefix(4)
+                == Data([0xE1, 0x10, 0x12, 0x00]))
+        await #expect(throws: NFCReaderError(.readerErrorUnsupportedFeature)) {
+            try await tag.sendMiFareCommand(commandPacket: Data([0x1B, 0, 0, 0, 0]))
+        }
         bench.backend.remove(7, announce: false)
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagConnectionLost)) { try await tag.readNDEF() }
         #expect(s.isReady)
         s.invalidate()
-        guard case .didInvalidate(let e) = await it.next() else { Issue.record("no end"); return }
+        guard case .didInvalidate(let e) = await it.next() else {
+            Issue.record("no end")
+            return
+        }
         #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
     }
 
     @Test("Tag session: a Type 4 tag arrives as .iso7816; SELECT by APDU and readNDEF go through NFCTags' T4T reader")
     func type4() async throws {
         let bench = Bench()
-        let s = try #require(NFCTagReaderSession(pollingOption: [.iso14443], delegate: TagDelegate(), queue: nil, system: bench.system))
+        let s = try #require(
+            NFCTagReaderSession(pollingOption: [.iso14443], delegate: TagDelegate(), queue: nil, system: bench.system))
         var it = s.events.makeAsyncIterator()
         s.begin()
-        guard case .didBecomeActive = await it.next() else { Issue.record("not active"); return }
+        guard case .didBecomeActive = await it.next() else {
+            Issue.record("not active")
+            return
+        }
         bench.backend.present([(9, try MemoryType4Tag(ndef: uriMessage))])
         guard case .didDetect(let tags) = await it.next(), let first = tags.first, case .iso7816(let tag) = first else {
-            Issue.record("no ISO 7816 tag"); return
+            Issue.record("no ISO 7816 tag")
+            return
         }
         #expect(tag.historicalBytes == Data([0x80]))
         try await s.connect(to: first)
-        let select = NFCISO7816APDU(instructionClass: 0, instructionCode: 0xA4, p1Parameter: 4, p2Parameter: 0,
-                                    data: Data([0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]), expectedResponseLength: 256)
+        let select = NFCISO7816APDU(
+            instructionClass: 0, instructionCode: 0xA4, p1Parameter: 4, p2Parameter: 0,
+            data: Data([0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]), expectedResponseLength: 256)
         let (_, sw1, sw2) = try await tag.sendCommand(apdu: select)
         #expect((sw1, sw2) == (0x90, 0x00))
         #expect(try await tag.readNDEF().bytes == uriMessage)
         let (status, _) = try await tag.queryNDEFStatus()
         #expect(status == .readWrite)
         s.invalidate()
-        guard case .didInvalidate = await it.next() else { Issue.record("no end"); return }
-        #expect(bench.trace.events().contains { if case .frame(_, command: let c, response: [0x90, 0x00]) = $0 { c.prefix(2) == [0x00, 0xA4] } else { false } })
+        guard case .didInvalidate = await it.next() else {
+            Issue.record("no end")
+            return
+        }
+        #expect(
+            bench.trace.events().contains {
+                if case .frame(_, command: let c, response: [0x90, 0x00]) = $0 {
+                    c.prefix(2) == [0x00, 0xA4]
+                } else {
+                    false
+                }
+            })
     }
 
     @Test("An empty polling option is refused like Core NFC (nil)")
     func emptyPollingOption() {
-        #expect(NFCTagReaderSession(pollingOption: [], delegate: TagDelegate(), queue: nil, system: Bench().system) == nil)
+        #expect(
+            NFCTagReaderSession(pollingOption: [], delegate: TagDelegate(), queue: nil, system: Bench().system) == nil)
     }
 
     @Test("Without a system, begin ends with 1 readerErrorUnsupportedFeature")
@@ -256,7 +311,10 @@ struct RuntimeTests {
             let granted = bench.trace.all.compactMap { r -> Duration? in
                 if case .thermal(_, let l) = r.event, r.tMicroseconds == 0 { l } else { nil }
             }.last
-            guard let granted else { Issue.record("no thermal record at begin"); return }
+            guard let granted else {
+                Issue.record("no thermal record at begin")
+                return
+            }
             limits.append(granted)
             bench.clock.advance(by: granted)
             last = code(await it.next())

@@ -12,7 +12,9 @@ private final class CallLog: Sendable {
 
 private final class QuietRWDelegate: NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
     let tags = Mutex<[any NFCNDEFTag]>([])
-    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) { self.tags.withLock { $0 += tags } }
+    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {
+        self.tags.withLock { $0 += tags }
+    }
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
 }
 
@@ -27,7 +29,9 @@ private func settled(_ system: NFCReaderSystem) async -> Bool {
 
 @Suite("Call observer and pending work (hooks for conformance harnesses)")
 struct SessionCallObserverTests {
-    @Test("Calls Core NFC ignores are reported with the state they met: begin again, restartPolling, alertMessage after the end")
+    @Test(
+        "Calls Core NFC ignores are reported with the state they met: begin again, restartPolling, alertMessage after the end"
+    )
     func ignoredCalls() async throws {
         let log = CallLog()
         let clock = ManualClock()
@@ -45,12 +49,17 @@ struct SessionCallObserverTests {
         s.alertMessage = "too late"
         s.invalidate(errorMessage: "again")
         let calls = log.all
-        #expect(calls.map(\.call) == [
-            .begin, .restartPolling, .invalidate(errorMessage: nil), .begin, .restartPolling, .alertMessage("too late"),
-            .invalidate(errorMessage: "again"),
-        ])
+        #expect(
+            calls.map(\.call) == [
+                .begin, .restartPolling, .invalidate(errorMessage: nil), .begin, .restartPolling,
+                .alertMessage("too late"),
+                .invalidate(errorMessage: "again"),
+            ])
         let ended = SessionCallRecord.State.invalidated(.readerSessionInvalidationErrorUserCanceled)
-        #expect(calls.map(\.state) == [.notStarted, .active(generation: 0), .active(generation: 1), ended, ended, ended, ended])
+        #expect(
+            calls.map(\.state) == [
+                .notStarted, .active(generation: 0), .active(generation: 1), ended, ended, ended, ended,
+            ])
         #expect(Set(calls.map(\.session)).count == 1)
         #expect(await settled(system))
     }
@@ -70,12 +79,18 @@ struct SessionCallObserverTests {
         _ = await events.next()  // didBecomeActive
         backend.present([(1, MemoryType2Tag(ndef: uriMessage))])
         _ = await events.next()  // didDetectTags
-        guard let tag = d.tags.withLock({ $0.first }) else { Issue.record("no tag delivered"); return }
+        guard let tag = d.tags.withLock({ $0.first }) else {
+            Issue.record("no tag delivered")
+            return
+        }
         s.restartPolling()
         _ = await events.next()  // the same tag again, generation 1
         await #expect(throws: NFCReaderError.self) { try await s.connect(to: tag) }
         let op = log.all.first { if case .tagOperation = $0.call { true } else { false } }
-        guard case .tagOperation(let name, let handle)? = op?.call else { Issue.record("no tag operation reported"); return }
+        guard case .tagOperation(let name, let handle)? = op?.call else {
+            Issue.record("no tag operation reported")
+            return
+        }
         #expect(name == "connect")
         #expect(handle.generation == 0)
         #expect(op?.state == .active(generation: 1))

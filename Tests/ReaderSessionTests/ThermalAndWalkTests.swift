@@ -37,7 +37,9 @@ struct ThermalModelTests {
         _ = t.beginRequested(at: .zero)
         t.fieldOn(at: .zero)
         t.fieldOff(at: .seconds(60))
-        let l0 = t.limit(after: .zero), l3 = t.limit(after: .seconds(3)), l30 = t.limit(after: .seconds(30))
+        let l0 = t.limit(after: .zero)
+        let l3 = t.limit(after: .seconds(3))
+        let l30 = t.limit(after: .seconds(30))
         #expect(l0 == .seconds(40))
         if let l0, let l3, let l30 {
             #expect(l0 < l3 && l3 < l30 && l30 < .seconds(60))
@@ -77,9 +79,15 @@ struct ThermalModelTests {
 
 @Suite("Seeded random walk over 10,000 sessions")
 struct RandomWalkTests {
-    @Test("Invariants hold: didBecomeActive first, nothing after didInvalidate, exactly one didInvalidate, one active session at a time")
+    @Test(
+        "Invariants hold: didBecomeActive first, nothing after didInvalidate, exactly one didInvalidate, one active session at a time"
+    )
     func invariants() {
-        struct Track { var first: ReaderSessionMachine.Effect?; var invalidations = 0; var afterEnd = 0 }
+        struct Track {
+            var first: ReaderSessionMachine.Effect?
+            var invalidations = 0
+            var afterEnd = 0
+        }
         var tracks: [Int: Track] = [:]
         var active: Set<Int> = []
         var maxActive = 0
@@ -95,7 +103,8 @@ struct RandomWalkTests {
                 if isCallback || w.effect == .startPolling { t.afterEnd += 1 }
             } else if isCallback && t.first == nil {
                 t.first = w.effect
-                if case .didInvalidate = w.effect {} else if w.effect != .didBecomeActive {
+                if case .didInvalidate = w.effect {
+                } else if w.effect != .didBecomeActive {
                     violations.append("session \(w.session) began with \(w.effect)")
                 }
             }
@@ -117,9 +126,12 @@ struct RandomWalkTests {
         #expect(tracks.values.allSatisfy { $0.afterEnd == 0 })
         #expect(maxActive == 1)
         // The walk reaches every ending.
-        for code in [NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled, .readerSessionInvalidationErrorSessionTimeout,
-                     .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, .readerSessionInvalidationErrorSystemIsBusy,
-                     .readerSessionInvalidationErrorFirstNDEFTagRead] {
+        for code in [
+            NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled,
+            .readerSessionInvalidationErrorSessionTimeout,
+            .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, .readerSessionInvalidationErrorSystemIsBusy,
+            .readerSessionInvalidationErrorFirstNDEFTagRead,
+        ] {
             #expect((report.endings[code] ?? 0) > 0, "no \(code.name)")
         }
     }

@@ -18,7 +18,9 @@ private let selectPPSE = [UInt8](hex: "00A404000E325041592E5359532E444446303100"
 private let selectVisa = [UInt8](hex: "00A4040007A000000003101000")!
 private let selectVAS = [UInt8](hex: "00A404000A4F53452E5641532E303100")!
 private let gpo = [UInt8](hex: "80A8000002830000")!
-private let visaApp = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try! SelectIdentifierPrefix(hex: "A0000000031010")])
+private let visaApp = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [
+    try! SelectIdentifierPrefix(hex: "A0000000031010")
+])
 
 private func index(_ events: [HCELiveEvent], _ name: String) -> Int? { events.firstIndex { $0.event == name } }
 
@@ -48,9 +50,11 @@ struct HCELivePhoneTests {
     @Test("Field on wakes the app before activation; PPSE by the system, Visa by the app, VAS 6A 82")
     func emvRouting() async throws {
         let clock = HCETestClock()
-        let phone = HCELivePhone(app: visaApp, clock: clock.read, answer: { c in
-            c == selectVisa ? [0x6F, 0x03, 0x84, 0x01, 0x01, 0x90, 0x00] : [0x90, 0x00]
-        })
+        let phone = HCELivePhone(
+            app: visaApp, clock: clock.read,
+            answer: { c in
+                c == selectVisa ? [0x6F, 0x03, 0x84, 0x01, 0x01, 0x90, 0x00] : [0x90, 0x00]
+            })
         let answers = try await onThread { () -> [HCELiveAnswer] in
             phone.note(.vpcd, "vpcdConnected")
             #expect(phone.fieldOn())
@@ -65,7 +69,10 @@ struct HCELivePhoneTests {
             phone.fieldOff()
             return out
         }
-        guard case .answered(.system, let fci) = answers[0] else { Issue.record("PPSE: \(answers[0])"); return }
+        guard case .answered(.system, let fci) = answers[0] else {
+            Issue.record("PPSE: \(answers[0])")
+            return
+        }
         #expect(fci.suffix(2) == [0x90, 0x00])
         #expect(fci.count > 7 && fci.contains(0x4F), "the system's FCI lists the declared AID")
         #expect(answers[1] == .answered(by: .app, response: [0x6F, 0x03, 0x84, 0x01, 0x01, 0x90, 0x00]))
@@ -86,10 +93,12 @@ struct HCELivePhoneTests {
     @Test("An app slower than the frame waiting time makes the reader time out")
     func slowApp() async throws {
         let clock = HCETestClock()
-        let phone = HCELivePhone(app: visaApp, clock: clock.read, answer: { _ in
-            clock.advance(.milliseconds(50))  // the app takes 50 ms; FWT (FWI 7) is 38.7 ms
-            return [0x90, 0x00]
-        })
+        let phone = HCELivePhone(
+            app: visaApp, clock: clock.read,
+            answer: { _ in
+                clock.advance(.milliseconds(50))  // the app takes 50 ms; FWT (FWI 7) is 38.7 ms
+                return [0x90, 0x00]
+            })
         let answer = try await onThread { () -> HCELiveAnswer in
             phone.fieldOn()
             phone.activateISODEP()
@@ -158,21 +167,29 @@ struct HCETargetEmulatorTests {
         link.failInit = true
         let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
         let outcome = try await onThread { HCETargetEmulator.serveOneReader(link, phone: phone) }
-        guard case .failed(0, _) = outcome else { Issue.record("\(outcome)"); return }
+        guard case .failed(0, _) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
         #expect(!phone.events.contains { $0.event == "nfcEvent" })
     }
 
     @Test("A reader profile becomes a PN532 reader script; a profile without ISO-DEP does not")
     func scriptFromProfile() throws {
-        let emv = ReaderProfile(name: "emv", category: "payment", technology: .iso14443A, reachesISODEP: true,
-                                activationOffset: .milliseconds(5),
-                                steps: [.init(offset: .milliseconds(8), apdu: selectPPSE), .init(offset: .milliseconds(20), apdu: selectVisa)],
-                                fieldOffOffset: .milliseconds(400), source: "test")
+        let emv = ReaderProfile(
+            name: "emv", category: "payment", technology: .iso14443A, reachesISODEP: true,
+            activationOffset: .milliseconds(5),
+            steps: [
+                .init(offset: .milliseconds(8), apdu: selectPPSE), .init(offset: .milliseconds(20), apdu: selectVisa),
+            ],
+            fieldOffOffset: .milliseconds(400), source: "test")
         let script = try #require(PN532ReaderScript(profile: emv, expectedResponses: [nil, [0x90, 0x00]]))
         #expect(script.rats == [0xE0, 0x80])
-        #expect(script.steps == [.init(command: selectPPSE), .init(command: selectVisa, expectedResponse: [0x90, 0x00])])
-        let door = ReaderProfile(name: "door", category: "access", technology: .iso14443A, reachesISODEP: false,
-                                 activationOffset: .zero, steps: [], fieldOffOffset: .milliseconds(250), source: "test")
+        #expect(
+            script.steps == [.init(command: selectPPSE), .init(command: selectVisa, expectedResponse: [0x90, 0x00])])
+        let door = ReaderProfile(
+            name: "door", category: "access", technology: .iso14443A, reachesISODEP: false,
+            activationOffset: .zero, steps: [], fieldOffOffset: .milliseconds(250), source: "test")
         #expect(PN532ReaderScript(profile: door) == nil)
     }
 }

@@ -12,8 +12,15 @@ private func responses(_ bytes: [UInt8]) -> [[UInt8]] {
     var rest = bytes[...]
     var out: [[UInt8]] = []
     while rest.count >= 6 {
-        if Array(rest.prefix(6)) == PN532FrameEncoder.ack { rest = rest.dropFirst(6); continue }
-        if Array(rest.prefix(8)) == PN532FrameEncoder.errorFrame { out.append([0x7F]); rest = rest.dropFirst(8); continue }
+        if Array(rest.prefix(6)) == PN532FrameEncoder.ack {
+            rest = rest.dropFirst(6)
+            continue
+        }
+        if Array(rest.prefix(8)) == PN532FrameEncoder.errorFrame {
+            out.append([0x7F])
+            rest = rest.dropFirst(8)
+            continue
+        }
         let len = Int(rest[rest.startIndex + 3])
         let start = rest.startIndex + 5
         guard rest.count >= len + 7 else { break }
@@ -27,7 +34,10 @@ private func responses(_ bytes: [UInt8]) -> [[UInt8]] {
 struct PN532FrameCodecTests {
     @Test("Encodes normal frames with LCS and DCS (UM0701 §6.2.1.1)")
     func normalFrame() {
-        #expect(PN532FrameEncoder.informationFrame(payload: [0x15]) == [0x00, 0x00, 0xFF, 0x02, 0xFE, 0xD5, 0x15, 0x16, 0x00])
+        #expect(
+            PN532FrameEncoder.informationFrame(payload: [0x15]) == [
+                0x00, 0x00, 0xFF, 0x02, 0xFE, 0xD5, 0x15, 0x16, 0x00,
+            ])
         #expect(hostFrame([0x14, 0x01]) == [0x00, 0x00, 0xFF, 0x03, 0xFD, 0xD4, 0x14, 0x01, 0x17, 0x00])
     }
 
@@ -50,7 +60,8 @@ struct PN532FrameCodecTests {
     @Test("Skips the wake-up preamble and decodes frames fed a byte at a time")
     func dripFed() {
         var parser = PN532FrameParser()
-        let wire: [UInt8] = [0x55, 0x55] + [UInt8](repeating: 0, count: 14) + hostFrame([0x14, 0x01]) + PN532FrameEncoder.ack
+        let wire: [UInt8] =
+            [0x55, 0x55] + [UInt8](repeating: 0, count: 14) + hostFrame([0x14, 0x01]) + PN532FrameEncoder.ack
         var frames: [PN532HostFrame] = []
         for b in wire {
             parser.append([b])
@@ -131,7 +142,10 @@ struct PN532ChipTests {
     func registers() {
         var chip = PN532Chip()
         _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x80, 0x63, 0x3E, 0x11, 0xFF, 0x01, 0x22]))
-        #expect(responses(chip.receive(hostFrame([0x06, 0x63, 0x3E, 0x63, 0x02, 0x63, 0x01]))) == [[0x07, 0x11, 0x80, 0x00]])
+        #expect(
+            responses(chip.receive(hostFrame([0x06, 0x63, 0x3E, 0x63, 0x02, 0x63, 0x01]))) == [
+                [0x07, 0x11, 0x80, 0x00]
+            ])
         #expect(chip.register(0x6302) == 0x80)
     }
 
@@ -143,7 +157,10 @@ struct PN532ChipTests {
         // CRC off (nfc-mfultralight's GET_VERSION): 42 60 F8 32
         _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x00, 0x63, 0x03, 0x00]))
         let version: [UInt8] = [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03]
-        #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0xF8, 0x32]))) == [[0x43, 0x00] + version + iso14443CRCA(version)])
+        #expect(
+            responses(chip.receive(hostFrame([0x42, 0x60, 0xF8, 0x32]))) == [
+                [0x43, 0x00] + version + iso14443CRCA(version)
+            ])
         // A wrong CRC from the host: the tag stays silent.
         #expect(responses(chip.receive(hostFrame([0x42, 0x60, 0x00, 0x00]))) == [[0x43, 0x01]])
         // A 4-bit ACK to WRITE comes back as one byte.
@@ -179,10 +196,14 @@ struct PN532ChipTests {
     func statusBits() {
         var chip = PN532Chip()
         _ = chip.present(card())
-        let commands: [[UInt8]] = [[0x4A, 0x01, 0x00], [0x40, 0x01, 0x30, 0x00], [0x40, 0x01, 0x99], [0x40, 0x02, 0x30],
-                                   [0x42, 0x30, 0x00], [0x44, 0x00], [0x40, 0x01, 0x30, 0x00], [0x52, 0x00], [0x86], [0x8E, 0x90, 0x00], [0x16, 0xF0]]
+        let commands: [[UInt8]] = [
+            [0x4A, 0x01, 0x00], [0x40, 0x01, 0x30, 0x00], [0x40, 0x01, 0x99], [0x40, 0x02, 0x30],
+            [0x42, 0x30, 0x00], [0x44, 0x00], [0x40, 0x01, 0x30, 0x00], [0x52, 0x00], [0x86], [0x8E, 0x90, 0x00],
+            [0x16, 0xF0],
+        ]
         for command in commands {
-            for r in responses(chip.receive(hostFrame(command))) where r.count > 1 && [0x41, 0x43, 0x45, 0x53, 0x87, 0x8F, 0x17].contains(r[0]) {
+            for r in responses(chip.receive(hostFrame(command)))
+            where r.count > 1 && [0x41, 0x43, 0x45, 0x53, 0x87, 0x8F, 0x17].contains(r[0]) {
                 #expect(r[1] & 0xC0 == 0, "\(command) → \(r)")
             }
         }
@@ -193,7 +214,12 @@ struct PN532ChipTests {
         var chip = PN532Chip()
         let initAsTarget: [UInt8] = [0x8C, 0x05, 0x04, 0x00, 0x00, 0xB0, 0x0B, 0x20] + [UInt8](repeating: 0, count: 30)
         #expect(chip.receive(hostFrame(initAsTarget)) == PN532FrameEncoder.ack)
-        #expect(responses(chip.startReader(PN532ReaderScript(steps: [.init(command: [0x00, 0xB0, 0x00, 0x00, 0x02], expectedResponse: [0x00, 0x10, 0x90, 0x00])]))) == [[0x8D, 0x08, 0xE0, 0x80]])
+        #expect(
+            responses(
+                chip.startReader(
+                    PN532ReaderScript(steps: [
+                        .init(command: [0x00, 0xB0, 0x00, 0x00, 0x02], expectedResponse: [0x00, 0x10, 0x90, 0x00])
+                    ]))) == [[0x8D, 0x08, 0xE0, 0x80]])
         #expect(responses(chip.receive(hostFrame([0x86]))) == [[0x87, 0x00, 0x00, 0xB0, 0x00, 0x00, 0x02]])
         #expect(responses(chip.receive(hostFrame([0x8E, 0x00, 0x10, 0x90, 0x00]))) == [[0x8F, 0x00]])
         #expect(responses(chip.receive(hostFrame([0x86]))) == [[0x87, 0x29]])

@@ -33,11 +33,14 @@ extension PN532FidelityTests {
         #expect(!result.timedOut)
         #expect(result.output.contains("ISO/IEC 14443A (106 kbps) target:"), "\(result.output)")
         #expect(result.output.contains("UID (NFCID1): 04  a1  b2  c3  d4  e5  f6"))
-        #expect(result.output.contains("Waiting for card removing...") && result.output.contains("Target Released\ndone."), "\(result.output)")
+        #expect(
+            result.output.contains("Waiting for card removing...") && result.output.contains("Target Released\ndone."),
+            "\(result.output)")
     }
 
-    @Test("nfc-mfultralight r dumps the NTAG215 image, PWD/PACK pages aside",
-          .enabled(if: LibNFCTool.shouldRun("nfc-mfultralight")))
+    @Test(
+        "nfc-mfultralight r dumps the NTAG215 image, PWD/PACK pages aside",
+        .enabled(if: LibNFCTool.shouldRun("nfc-mfultralight")))
     func nfcMfultralightDumpsTheImage() async throws {
         let link = pn532TestLinkPath("mfu")
         let fake = try VirtualPN532.start(ptyPath: link)
@@ -56,20 +59,22 @@ extension PN532FidelityTests {
         #expect(masked(bytes) == masked(expected))
     }
 
-    @Test("nfc-emulate-forum-tag4 answers the simulated reader's SELECTs and READ BINARY, then sees it leave",
-          .enabled(if: LibNFCTool.shouldRun("nfc-emulate-forum-tag4")))
+    @Test(
+        "nfc-emulate-forum-tag4 answers the simulated reader's SELECTs and READ BINARY, then sees it leave",
+        .enabled(if: LibNFCTool.shouldRun("nfc-emulate-forum-tag4")))
     func forumTag4AnswersTheReader() async throws {
         let link = pn532TestLinkPath("tag4")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         let ok: [UInt8] = [0x90, 0x00]
-        fake.startReader(PN532ReaderScript(steps: [
-            .init(command: [UInt8](hex: "00 A4 04 00 07 D2 76 00 00 85 01 01 00")!, expectedResponse: ok),
-            .init(command: [UInt8](hex: "00 A4 00 0C 02 E1 03")!, expectedResponse: ok),
-            .init(command: [UInt8](hex: "00 B0 00 00 0F")!),
-            .init(command: [UInt8](hex: "00 A4 00 0C 02 E1 04")!, expectedResponse: ok),
-            .init(command: [UInt8](hex: "00 B0 00 00 02")!),
-        ]))
+        fake.startReader(
+            PN532ReaderScript(steps: [
+                .init(command: [UInt8](hex: "00 A4 04 00 07 D2 76 00 00 85 01 01 00")!, expectedResponse: ok),
+                .init(command: [UInt8](hex: "00 A4 00 0C 02 E1 03")!, expectedResponse: ok),
+                .init(command: [UInt8](hex: "00 B0 00 00 0F")!),
+                .init(command: [UInt8](hex: "00 A4 00 0C 02 E1 04")!, expectedResponse: ok),
+                .init(command: [UInt8](hex: "00 B0 00 00 02")!),
+            ]))
         let result = try await LibNFCTool.run("nfc-emulate-forum-tag4", [], device: link, timeout: .seconds(10))
         #expect(!result.timedOut, "\(result.output)")
         #expect(result.output.contains("Target Released"), "\(result.output)")
@@ -78,7 +83,9 @@ extension PN532FidelityTests {
         #expect(exchanges.allSatisfy { $0.matched }, "\(exchanges)")
         // The CC file (NFC Forum T4T 2.0 §5.1): CCLEN 000F, mapping version 2.0, NDEF file E104.
         let cc = exchanges.count > 2 ? exchanges[2].response ?? [] : []
-        #expect(cc.count == 17 && cc.prefix(3) == [0x00, 0x0F, 0x20] && cc.suffix(2) == [0x90, 0x00], "\(cc.hexString(separator: " "))")
+        #expect(
+            cc.count == 17 && cc.prefix(3) == [0x00, 0x0F, 0x20] && cc.suffix(2) == [0x90, 0x00],
+            "\(cc.hexString(separator: " "))")
         #expect(cc.count == 17 && Array(cc[9..<11]) == [0xE1, 0x04])
         #expect(fake.chip.readerFinished)
     }

@@ -52,12 +52,14 @@ struct PN532TestAPDUCard: PN532APDUResponder {
 
 enum PN532TestCards {
     static func ntag215(_ core: NTAG21xCore? = nil) throws -> PN532Card {
-        PN532Card(uid: [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6], atqa: [0x44, 0x00], sak: 0x00,
-                  function: .type2(try core ?? PN532TestNTAG215.core()))
+        PN532Card(
+            uid: [0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6], atqa: [0x44, 0x00], sak: 0x00,
+            function: .type2(try core ?? PN532TestNTAG215.core()))
     }
     static func isoDEP() -> PN532Card {
-        PN532Card(uid: [0x04, 0xA1, 0xB2, 0xC3], atqa: [0x04, 0x00], sak: 0x20,
-                  ats: [0x06, 0x75, 0x77, 0x80, 0x02, 0x7A], function: .isoDEP(PN532TestAPDUCard()))
+        PN532Card(
+            uid: [0x04, 0xA1, 0xB2, 0xC3], atqa: [0x04, 0x00], sak: 0x20,
+            ats: [0x06, 0x75, 0x77, 0x80, 0x02, 0x7A], function: .isoDEP(PN532TestAPDUCard()))
     }
 }
 
@@ -74,25 +76,35 @@ enum LibNFCTool {
         ProcessInfo.processInfo.environment["CI"] == "true" || names.allSatisfy(available)
     }
 
-    struct Result { var status: Int32; var output: String; var timedOut: Bool }
+    struct Result {
+        var status: Int32
+        var output: String
+        var timedOut: Bool
+    }
 
     /// Runs `name args` with `LIBNFC_DEVICE=pn532_uart:<link>`, `LIBNFC_AUTO_SCAN=false`;
     /// kills it after `timeout`.
     /// Runs a libnfc tool on a thread of its own (a waiting test must not hold one of the
     /// cooperative pool's two threads).
-    static func run(_ name: String, _ arguments: [String], device link: String,
-                    timeout: Duration = .seconds(20), extraEnvironment: [String: String] = [:]) async throws -> Result {
+    static func run(
+        _ name: String, _ arguments: [String], device link: String,
+        timeout: Duration = .seconds(20), extraEnvironment: [String: String] = [:]
+    ) async throws -> Result {
         try await withCheckedThrowingContinuation { k in
             Thread.detachNewThread {
                 do {
-                    k.resume(returning: try runBlocking(name, arguments, device: link, timeout: timeout, extraEnvironment: extraEnvironment))
+                    k.resume(
+                        returning: try runBlocking(
+                            name, arguments, device: link, timeout: timeout, extraEnvironment: extraEnvironment))
                 } catch { k.resume(throwing: error) }
             }
         }
     }
 
-    static func runBlocking(_ name: String, _ arguments: [String], device link: String,
-                            timeout: Duration, extraEnvironment: [String: String]) throws -> Result {
+    static func runBlocking(
+        _ name: String, _ arguments: [String], device link: String,
+        timeout: Duration, extraEnvironment: [String: String]
+    ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(directory)/\(name)")
         process.arguments = arguments
@@ -109,12 +121,17 @@ enum LibNFCTool {
         let deadline = ContinuousClock.now + timeout
         var timedOut = false
         while process.isRunning {
-            if ContinuousClock.now > deadline { process.terminate(); timedOut = true; break }
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                timedOut = true
+                break
+            }
             usleep(10_000)
         }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self), timedOut: timedOut)
+        return Result(
+            status: process.terminationStatus, output: String(decoding: data, as: UTF8.self), timedOut: timedOut)
     }
 }
 

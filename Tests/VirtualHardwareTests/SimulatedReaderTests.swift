@@ -19,7 +19,9 @@ struct SimulatedReaderTests {
         pages[41] = [0x00, 0x00, 0x00, 0xBD]  // dynamic lock bytes, RFUI
         pages[42] = [0x04, 0x00, 0x00, 0xFF]  // CFG0: AUTH0 = FF (no protection)
         return TagFile(
-            type: .ntag213, activation: try ISO14443AActivation(uid: [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66], atqa: [0x44, 0x00], sak: 0),
+            type: .ntag213,
+            activation: try ISO14443AActivation(
+                uid: [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66], atqa: [0x44, 0x00], sak: 0),
             getVersion: [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x0F, 0x03], pages: pages)
     }
 
@@ -36,15 +38,20 @@ struct SimulatedReaderTests {
     }
 
     func settle(_ c: Collector, count: Int) async {
-        for _ in 0..<200 where c.events.count < count { await Task.yield(); try? await Task.sleep(for: .milliseconds(1)) }
+        for _ in 0..<200 where c.events.count < count {
+            await Task.yield()
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     @Test("A tag is detected at its step time, read through Type2TagReader, and lost at its remove step")
     func presentReadRemove() async throws {
         let clock = ManualClock()
         let reader = try SimulatedReader(
-            scenario: scenario([.init(at: .milliseconds(300), action: .present(tag: "t", as: "A", faults: [])),
-                                .init(at: .milliseconds(2300), action: .remove("A"))]),
+            scenario: scenario([
+                .init(at: .milliseconds(300), action: .present(tag: "t", as: "A", faults: [])),
+                .init(at: .milliseconds(2300), action: .remove("A")),
+            ]),
             tags: ["t": try Self.ntag213()], clock: clock)
         #expect(reader.identifier == "sim:bench")
         let c = Collector()
@@ -55,7 +62,8 @@ struct SimulatedReaderTests {
         clock.advance(by: .milliseconds(1))
         await settle(c, count: 1)
         guard case .detected(let targets)? = c.events.first, let target = targets.first else {
-            Issue.record("expected a detection, got \(c.events)"); return
+            Issue.record("expected a detection, got \(c.events)")
+            return
         }
         #expect(target.kind == .type2)
         #expect(target.uid == [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66])
@@ -76,13 +84,20 @@ struct SimulatedReaderTests {
     func tagLostMidRead() async throws {
         let clock = ManualClock()
         let reader = try SimulatedReader(
-            scenario: scenario([.init(at: .zero, action: .present(tag: "t", as: "A", faults: [TagFault(afterCommands: 1, kind: .tagLost)]))]),
+            scenario: scenario([
+                .init(
+                    at: .zero, action: .present(tag: "t", as: "A", faults: [TagFault(afterCommands: 1, kind: .tagLost)])
+                )
+            ]),
             tags: ["t": try Self.ntag213()], clock: clock)
         let c = Collector()
         let task = c.start(reader.events(.iso14443))
         clock.advance(by: .zero)
         await settle(c, count: 1)
-        guard case .detected(let targets)? = c.events.first, let target = targets.first else { Issue.record("no detection"); return }
+        guard case .detected(let targets)? = c.events.first, let target = targets.first else {
+            Issue.record("no detection")
+            return
+        }
         #expect(throws: Type2TagError.self) {
             try reader.withTag(target.id) { connection in
                 guard case .type2(let t) = connection else { return }
@@ -100,18 +115,26 @@ struct SimulatedReaderTests {
     func restartPolling() async throws {
         let clock = ManualClock()
         let reader = try SimulatedReader(
-            scenario: scenario([.init(at: .zero, action: .present(tag: "t", as: "A", faults: [])),
-                                .init(at: .zero, action: .present(tag: "t", as: "B", faults: []))]),
+            scenario: scenario([
+                .init(at: .zero, action: .present(tag: "t", as: "A", faults: [])),
+                .init(at: .zero, action: .present(tag: "t", as: "B", faults: [])),
+            ]),
             tags: ["t": try Self.ntag213()], clock: clock)
         let c = Collector()
         let task = c.start(reader.events(.iso14443))
         clock.advance(by: .zero)
         await settle(c, count: 1)
-        guard case .detected(let first)? = c.events.first else { Issue.record("no detection"); return }
+        guard case .detected(let first)? = c.events.first else {
+            Issue.record("no detection")
+            return
+        }
         #expect(first.count == 2, "two tags arriving together are detected together")
         reader.restartPolling()
         await settle(c, count: 2)
-        guard case .detected(let again)? = c.events.last else { Issue.record("no re-detection"); return }
+        guard case .detected(let again)? = c.events.last else {
+            Issue.record("no re-detection")
+            return
+        }
         #expect(again.count == 2)
         #expect(Set(again.map(\.id)).isDisjoint(with: first.map(\.id)))
         #expect(throws: TagCommunicationError.tagLost) { try reader.withTag(first[0].id) { _ in 0 } }
@@ -121,8 +144,9 @@ struct SimulatedReaderTests {
     @Test("A scenario naming a tag file that was not loaded is refused")
     func missingTag() {
         #expect(throws: Scenario.FormatError.self) {
-            _ = try SimulatedReader(scenario: scenario([.init(at: .zero, action: .present(tag: "nope", as: "A", faults: []))]),
-                                    tags: [:], clock: ManualClock())
+            _ = try SimulatedReader(
+                scenario: scenario([.init(at: .zero, action: .present(tag: "nope", as: "A", faults: []))]),
+                tags: [:], clock: ManualClock())
         }
     }
 }

@@ -27,10 +27,16 @@ struct VPCDTestType2Core: VirtualType2Responder {
         if halted { return .silent }
         switch frame.first {
         case 0x30? where frame.count == 2:
-            guard Int(frame[1]) < pages.count else { halted = true; return .nak(0) }
+            guard Int(frame[1]) < pages.count else {
+                halted = true
+                return .nak(0)
+            }
             return .data((0..<4).flatMap { pages[(Int(frame[1]) + $0) % pages.count] })
         case 0xA2? where frame.count == 6:
-            guard (4...39).contains(Int(frame[1])) else { halted = true; return .nak(0) }
+            guard (4...39).contains(Int(frame[1])) else {
+                halted = true
+                return .nak(0)
+            }
             pages[Int(frame[1])] = Array(frame[2...5])
             return .ack
         case 0x60? where frame.count == 1:
@@ -67,7 +73,10 @@ final class VPCDTestServer: @unchecked Sendable {
                     && getsockname(listener, $0, &length) == 0
             }
         }
-        guard ok else { close(listener); throw POSIXError(.EADDRINUSE) }
+        guard ok else {
+            close(listener)
+            throw POSIXError(.EADDRINUSE)
+        }
         self.port = UInt16(bigEndian: address.sin_port)
     }
 

@@ -13,7 +13,9 @@ struct VPCDPersonalityTests {
 
     @Test("An ISO 14443-4 ATR from historical bytes matches the one verified against pcscd")
     func part4ATR() {
-        let atr = ISO14443Part4Personality(core: PCSCFreeT4TCore(), historicalBytes: [UInt8](hex: "00 00 00 00 00 71 81 00")!).atr
+        let atr = ISO14443Part4Personality(
+            core: PCSCFreeT4TCore(), historicalBytes: [UInt8](hex: "00 00 00 00 00 71 81 00")!
+        ).atr
         #expect(atr == [UInt8](hex: "3B 88 80 01 00 00 00 00 00 71 81 00 F9"))
         let cut = ISO14443Part4Personality(core: PCSCFreeT4TCore(), historicalBytes: .init(repeating: 0, count: 16)).atr
         #expect(cut.count == 20 && cut[1] == 0x8F, "more than 15 historical bytes are cut to 15")
@@ -70,7 +72,9 @@ struct VPCDPersonalityTests {
 struct VPCDWireTests {
     struct Echo: VirtualAPDUResponder {
         var resets = 0
-        mutating func respond(to apdu: [UInt8]) -> [UInt8] { apdu.count == 5 ? [] : Array(apdu.prefix(2)) + [0x90, 0x00] }
+        mutating func respond(to apdu: [UInt8]) -> [UInt8] {
+            apdu.count == 5 ? [] : Array(apdu.prefix(2)) + [0x90, 0x00]
+        }
         mutating func reset() { resets += 1 }
     }
 

@@ -33,8 +33,9 @@ public final class LibNFCContext: Sendable {
     public func open(_ connstring: String? = nil) throws -> LibNFCDevice {
         let target = connstring ?? listDevices(max: 1).first
         guard let target, let device = libnfc_open(pointer, target) else {
-            throw LibNFCError(code: .noSuchDevice, operation: "nfc_open",
-                              message: "cannot open \(connstring ?? "the first device")")
+            throw LibNFCError(
+                code: .noSuchDevice, operation: "nfc_open",
+                message: "cannot open \(connstring ?? "the first device")")
         }
         return LibNFCDevice(device: device, context: self)
     }

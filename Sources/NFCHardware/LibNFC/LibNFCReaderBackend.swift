@@ -45,7 +45,9 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
 
     /// Opens `connstring` (`nfc_open`) and makes the device an initiator. Throws
     /// ``LibNFCError`` (`NFC_ENOTSUCHDEV` when libnfc cannot open it).
-    public init(connstring: String, context: LibNFCContext? = nil, presenceInterval: Duration = .milliseconds(100)) throws {
+    public init(connstring: String, context: LibNFCContext? = nil, presenceInterval: Duration = .milliseconds(100))
+        throws
+    {
         let ctx = try context ?? LibNFCContext()
         device = try ctx.open(connstring)
         identifier = connstring
@@ -67,7 +69,8 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
 
     public func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ReaderBackendEvent, any Error>.makeStream()
-        let (generation, previous) = state.withLock { s -> (Int, AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation?) in
+        let (generation, previous) = state.withLock {
+            s -> (Int, AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation?) in
             let old = s.continuation
             s.generation += 1
             s.continuation = continuation
@@ -109,7 +112,8 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
         case .type4:
             return try body(.iso7816(try LibNFCAPDUTransport(device: device)))
         case .other:
-            throw TagCommunicationError.readerFailure("\(identifier): target \(current.libnfcTarget.modulation) has no NDEF transport here")
+            throw TagCommunicationError.readerFailure(
+                "\(identifier): target \(current.libnfcTarget.modulation) has no NDEF transport here")
         }
     }
 
@@ -149,14 +153,17 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
         }
     }
 
-    private func pollLoop(_ generation: Int, _ modulations: [LibNFCModulation],
-                          _ continuation: AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation) {
+    private func pollLoop(
+        _ generation: Int, _ modulations: [LibNFCModulation],
+        _ continuation: AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation
+    ) {
         state.withLock { $0.threadRunning = true }
         defer { state.withLock { if $0.generation == generation { $0.threadRunning = false } } }
         func fail(_ error: LibNFCError) {
             guard isLive(generation) else { return }
-            continuation.finish(throwing: TagCommunicationError.readerFailure(
-                "\(identifier): the reader stopped answering (unplugged, or its port closed): \(error)"))
+            continuation.finish(
+                throwing: TagCommunicationError.readerFailure(
+                    "\(identifier): the reader stopped answering (unplugged, or its port closed): \(error)"))
         }
         var ioFailures = 0
         while isLive(generation) {
@@ -173,7 +180,10 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
             } catch let e as LibNFCError {
                 // One bad frame is NFC_EIO too: only a second failure in a row means unplugged.
                 if e.code == .io || e.code == .noSuchDevice {
-                    if ioFailures > 0 { fail(e); return }
+                    if ioFailures > 0 {
+                        fail(e)
+                        return
+                    }
                     ioFailures += 1
                     usleep(20_000)
                     continue
@@ -189,8 +199,10 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
 
             // 2. Watch it until it leaves.
             while isLive(generation) {
-                usleep(UInt32(clamping: presenceInterval.components.seconds * 1_000_000
-                    + presenceInterval.components.attoseconds / 1_000_000_000_000))
+                usleep(
+                    UInt32(
+                        clamping: presenceInterval.components.seconds * 1_000_000
+                            + presenceInterval.components.attoseconds / 1_000_000_000_000))
                 guard isLive(generation) else { return }
                 let restart = state.withLock { s -> Bool in
                     defer { s.restartRequested = false }
@@ -200,7 +212,10 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
                 let check = Result { try device.isTargetPresent() }
                 ioLock.unlock()
                 if case .failure(let e as LibNFCError) = check, e.code == .io || e.code == .noSuchDevice {
-                    if ioFailures > 0 { fail(e); return }
+                    if ioFailures > 0 {
+                        fail(e)
+                        return
+                    }
                     ioFailures += 1
                     continue
                 }
@@ -228,8 +243,10 @@ public final class LibNFCReaderBackend: ReaderBackend, Sendable {
     }
 
     /// Identifies `target`, makes it current and yields `.detected`. `false` when the stream ended.
-    private func report(_ target: LibNFCTarget, _ generation: Int,
-                        _ continuation: AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation) -> Bool {
+    private func report(
+        _ target: LibNFCTarget, _ generation: Int,
+        _ continuation: AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation
+    ) -> Bool {
         var kind: DetectedTarget.Kind
         var version: TagVersion? = nil
         switch target.modulation.type {

@@ -13,7 +13,9 @@ public final class LibNFCType2Transport: Type2TagTransport {
     public var timeout: TransceiveTimeout
 
     /// Switches the device to raw exchanges; throws ``TagCommunicationError/readerFailure(_:)``.
-    public init(device: LibNFCDevice, target: LibNFCTarget, timeout: TransceiveTimeout = .after(.milliseconds(100))) throws {
+    public init(device: LibNFCDevice, target: LibNFCTarget, timeout: TransceiveTimeout = .after(.milliseconds(100)))
+        throws
+    {
         self.device = device
         self.target = target
         self.timeout = timeout
@@ -123,4 +125,3 @@ public final class LibNFCAPDUTransport: APDUTransport {
         }
     }
 }
-

@@ -8,11 +8,13 @@ struct LibNFCCode: Error, Sendable, Equatable {
 public struct LibNFCModulation: Sendable, Hashable, CustomStringConvertible {
     /// libnfc `nfc_modulation_type`.
     public enum ModulationType: UInt32, Sendable, Hashable, CaseIterable {
-        case iso14443a = 1, jewel, iso14443b, iso14443bi, iso14443b2sr, iso14443b2ct, felica, dep, barcode, iso14443biclass
+        case iso14443a = 1
+        case jewel, iso14443b, iso14443bi, iso14443b2sr, iso14443b2ct, felica, dep, barcode, iso14443biclass
     }
     /// libnfc `nfc_baud_rate`, kbps.
     public enum BaudRate: UInt32, Sendable, Hashable {
-        case undefined = 0, kbps106, kbps212, kbps424, kbps847
+        case undefined = 0
+        case kbps106, kbps212, kbps424, kbps847
     }
     public var type: ModulationType
     public var baudRate: BaudRate

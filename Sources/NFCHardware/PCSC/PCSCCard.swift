@@ -189,19 +189,28 @@ enum PCSCTransparentFrames {
     /// Parses a Transparent Exchange answer: BER-TLV data objects, then `90 00`.
     /// `C0 03 <index> <SW1> <SW2>` with SW ≠ `90 00` means the tag did not answer.
     static func parseExchangeAnswer(_ r: [UInt8]) throws -> [UInt8] {
-        guard let status = sw(r) else { throw TagCommunicationError.malformedResponse("empty Transparent Exchange answer") }
+        guard let status = sw(r) else {
+            throw TagCommunicationError.malformedResponse("empty Transparent Exchange answer")
+        }
         guard status == 0x9000 else {
-            throw TagCommunicationError.malformedResponse("Transparent Exchange answered SW \(String(status, radix: 16, uppercase: true))")
+            throw TagCommunicationError.malformedResponse(
+                "Transparent Exchange answered SW \(String(status, radix: 16, uppercase: true))")
         }
         var body = r.dropLast(2)[...]
         var icc: [UInt8]? = nil
         while let tag = body.popFirst() {
             guard let l0 = body.popFirst() else { throw TagCommunicationError.malformedResponse("truncated TLV") }
             var length = Int(l0)
-            if l0 == 0x81, let l1 = body.popFirst() { length = Int(l1) }
-            else if l0 == 0x82, let l1 = body.popFirst(), let l2 = body.popFirst() { length = Int(l1) << 8 | Int(l2) }
-            else if l0 >= 0x80 { throw TagCommunicationError.malformedResponse("bad TLV length") }
-            guard body.count >= length else { throw TagCommunicationError.malformedResponse("TLV longer than the answer") }
+            if l0 == 0x81, let l1 = body.popFirst() {
+                length = Int(l1)
+            } else if l0 == 0x82, let l1 = body.popFirst(), let l2 = body.popFirst() {
+                length = Int(l1) << 8 | Int(l2)
+            } else if l0 >= 0x80 {
+                throw TagCommunicationError.malformedResponse("bad TLV length")
+            }
+            guard body.count >= length else {
+                throw TagCommunicationError.malformedResponse("TLV longer than the answer")
+            }
             let value = Array(body.prefix(length))
             body = body.dropFirst(length)
             switch tag {
@@ -244,7 +253,8 @@ enum PCSCTransparentFrames {
     static func acr122u(_ frame: [UInt8], transmit: (_ apdu: [UInt8]) throws(PCSCError) -> [UInt8]) throws -> [UInt8] {
         let r = try transmit(acr122uAPDU(frame))
         guard let parsed = parseACR122U(r) else {
-            throw TagCommunicationError.malformedResponse("ACR122U direct transmit answered \(r.hexString(separator: " "))")
+            throw TagCommunicationError.malformedResponse(
+                "ACR122U direct transmit answered \(r.hexString(separator: " "))")
         }
         return try parsed.get()
     }

@@ -39,67 +39,113 @@ public struct PCSCError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Every code of pcsc-lite 1.9.9's pcsclite.h, in header order: (code, name, message).
     public static let knownCodes: [(code: UInt32, name: String, message: String)] = [
-        (0x00000000, "SCARD_S_SUCCESS", "No error was encountered."),
-        (0x80100001, "SCARD_F_INTERNAL_ERROR", "An internal consistency check failed."),
-        (0x80100002, "SCARD_E_CANCELLED", "The action was cancelled by an SCardCancel request."),
-        (0x80100003, "SCARD_E_INVALID_HANDLE", "The supplied handle was invalid."),
-        (0x80100004, "SCARD_E_INVALID_PARAMETER", "One or more of the supplied parameters could not be properly interpreted."),
-        (0x80100005, "SCARD_E_INVALID_TARGET", "Registry startup information is missing or invalid."),
-        (0x80100006, "SCARD_E_NO_MEMORY", "Not enough memory available to complete this command."),
-        (0x80100007, "SCARD_F_WAITED_TOO_LONG", "An internal consistency timer has expired."),
-        (0x80100008, "SCARD_E_INSUFFICIENT_BUFFER", "The data buffer to receive returned data is too small for the returned data."),
-        (0x80100009, "SCARD_E_UNKNOWN_READER", "The specified reader name is not recognized."),
-        (0x8010000A, "SCARD_E_TIMEOUT", "The user-specified timeout value has expired."),
-        (0x8010000B, "SCARD_E_SHARING_VIOLATION", "The smart card cannot be accessed because of other connections outstanding."),
-        (0x8010000C, "SCARD_E_NO_SMARTCARD", "The operation requires a Smart Card, but no Smart Card is currently in the device."),
-        (0x8010000D, "SCARD_E_UNKNOWN_CARD", "The specified smart card name is not recognized."),
-        (0x8010000E, "SCARD_E_CANT_DISPOSE", "The system could not dispose of the media in the requested manner."),
-        (0x8010000F, "SCARD_E_PROTO_MISMATCH", "The requested protocols are incompatible with the protocol currently in use with the smart card."),
-        (0x80100010, "SCARD_E_NOT_READY", "The reader or smart card is not ready to accept commands."),
-        (0x80100011, "SCARD_E_INVALID_VALUE", "One or more of the supplied parameters values could not be properly interpreted."),
-        (0x80100012, "SCARD_E_SYSTEM_CANCELLED", "The action was cancelled by the system, presumably to log off or shut down."),
-        (0x80100013, "SCARD_F_COMM_ERROR", "An internal communications error has been detected."),
-        (0x80100014, "SCARD_F_UNKNOWN_ERROR", "An internal error has been detected, but the source is unknown."),
-        (0x80100015, "SCARD_E_INVALID_ATR", "An ATR obtained from the registry is not a valid ATR string."),
-        (0x80100016, "SCARD_E_NOT_TRANSACTED", "An attempt was made to end a non-existent transaction."),
-        (0x80100017, "SCARD_E_READER_UNAVAILABLE", "The specified reader is not currently available for use."),
-        (0x80100018, "SCARD_P_SHUTDOWN", "The operation has been aborted to allow the server application to exit."),
-        (0x80100019, "SCARD_E_PCI_TOO_SMALL", "The PCI Receive buffer was too small."),
-        (0x8010001A, "SCARD_E_READER_UNSUPPORTED", "The reader driver does not meet minimal requirements for support."),
-        (0x8010001B, "SCARD_E_DUPLICATE_READER", "The reader driver did not produce a unique reader name."),
-        (0x8010001C, "SCARD_E_CARD_UNSUPPORTED", "The smart card does not meet minimal requirements for support."),
-        (0x8010001D, "SCARD_E_NO_SERVICE", "The Smart card resource manager is not running."),
-        (0x8010001E, "SCARD_E_SERVICE_STOPPED", "The Smart card resource manager has shut down."),
-        (0x8010001F, "SCARD_E_UNEXPECTED", "An unexpected card error has occurred."),
-        (0x8010001F, "SCARD_E_UNSUPPORTED_FEATURE", "This smart card does not support the requested feature."),
-        (0x80100020, "SCARD_E_ICC_INSTALLATION", "No primary provider can be found for the smart card."),
-        (0x80100021, "SCARD_E_ICC_CREATEORDER", "The requested order of object creation is not supported."),
-        (0x80100023, "SCARD_E_DIR_NOT_FOUND", "The identified directory does not exist in the smart card."),
-        (0x80100024, "SCARD_E_FILE_NOT_FOUND", "The identified file does not exist in the smart card."),
-        (0x80100025, "SCARD_E_NO_DIR", "The supplied path does not represent a smart card directory."),
-        (0x80100026, "SCARD_E_NO_FILE", "The supplied path does not represent a smart card file."),
-        (0x80100027, "SCARD_E_NO_ACCESS", "Access is denied to this file."),
-        (0x80100028, "SCARD_E_WRITE_TOO_MANY", "The smart card does not have enough memory to store the information."),
-        (0x80100029, "SCARD_E_BAD_SEEK", "There was an error trying to set the smart card file object pointer."),
-        (0x8010002A, "SCARD_E_INVALID_CHV", "The supplied PIN is incorrect."),
-        (0x8010002B, "SCARD_E_UNKNOWN_RES_MNG", "An unrecognized error code was returned from a layered component."),
-        (0x8010002C, "SCARD_E_NO_SUCH_CERTIFICATE", "The requested certificate does not exist."),
-        (0x8010002D, "SCARD_E_CERTIFICATE_UNAVAILABLE", "The requested certificate could not be obtained."),
-        (0x8010002E, "SCARD_E_NO_READERS_AVAILABLE", "Cannot find a smart card reader."),
-        (0x8010002F, "SCARD_E_COMM_DATA_LOST", "A communications error with the smart card has been detected. Retry the operation."),
-        (0x80100030, "SCARD_E_NO_KEY_CONTAINER", "The requested key container does not exist on the smart card."),
-        (0x80100031, "SCARD_E_SERVER_TOO_BUSY", "The Smart Card Resource Manager is too busy to complete this operation."),
-        (0x80100065, "SCARD_W_UNSUPPORTED_CARD", "The reader cannot communicate with the card, due to ATR string configuration conflicts."),
-        (0x80100066, "SCARD_W_UNRESPONSIVE_CARD", "The smart card is not responding to a reset."),
-        (0x80100067, "SCARD_W_UNPOWERED_CARD", "Power has been removed from the smart card, so that further communication is not possible."),
-        (0x80100068, "SCARD_W_RESET_CARD", "The smart card has been reset, so any shared state information is invalid."),
-        (0x80100069, "SCARD_W_REMOVED_CARD", "The smart card has been removed, so further communication is not possible."),
-        (0x8010006A, "SCARD_W_SECURITY_VIOLATION", "Access was denied because of a security violation."),
-        (0x8010006B, "SCARD_W_WRONG_CHV", "The card cannot be accessed because the wrong PIN was presented."),
-        (0x8010006C, "SCARD_W_CHV_BLOCKED", "The card cannot be accessed because the maximum number of PIN entry attempts has been reached."),
-        (0x8010006D, "SCARD_W_EOF", "The end of the smart card file has been reached."),
-        (0x8010006E, "SCARD_W_CANCELLED_BY_USER", "The user pressed \"Cancel\" on a Smart Card Selection Dialog."),
-        (0x8010006F, "SCARD_W_CARD_NOT_AUTHENTICATED", "No PIN was presented to the smart card."),    ]
+        (0x0000_0000, "SCARD_S_SUCCESS", "No error was encountered."),
+        (0x8010_0001, "SCARD_F_INTERNAL_ERROR", "An internal consistency check failed."),
+        (0x8010_0002, "SCARD_E_CANCELLED", "The action was cancelled by an SCardCancel request."),
+        (0x8010_0003, "SCARD_E_INVALID_HANDLE", "The supplied handle was invalid."),
+        (
+            0x8010_0004, "SCARD_E_INVALID_PARAMETER",
+            "One or more of the supplied parameters could not be properly interpreted."
+        ),
+        (0x8010_0005, "SCARD_E_INVALID_TARGET", "Registry startup information is missing or invalid."),
+        (0x8010_0006, "SCARD_E_NO_MEMORY", "Not enough memory available to complete this command."),
+        (0x8010_0007, "SCARD_F_WAITED_TOO_LONG", "An internal consistency timer has expired."),
+        (
+            0x8010_0008, "SCARD_E_INSUFFICIENT_BUFFER",
+            "The data buffer to receive returned data is too small for the returned data."
+        ),
+        (0x8010_0009, "SCARD_E_UNKNOWN_READER", "The specified reader name is not recognized."),
+        (0x8010_000A, "SCARD_E_TIMEOUT", "The user-specified timeout value has expired."),
+        (
+            0x8010_000B, "SCARD_E_SHARING_VIOLATION",
+            "The smart card cannot be accessed because of other connections outstanding."
+        ),
+        (
+            0x8010_000C, "SCARD_E_NO_SMARTCARD",
+            "The operation requires a Smart Card, but no Smart Card is currently in the device."
+        ),
+        (0x8010_000D, "SCARD_E_UNKNOWN_CARD", "The specified smart card name is not recognized."),
+        (0x8010_000E, "SCARD_E_CANT_DISPOSE", "The system could not dispose of the media in the requested manner."),
+        (
+            0x8010_000F, "SCARD_E_PROTO_MISMATCH",
+            "The requested protocols are incompatible with the protocol currently in use with the smart card."
+        ),
+        (0x8010_0010, "SCARD_E_NOT_READY", "The reader or smart card is not ready to accept commands."),
+        (
+            0x8010_0011, "SCARD_E_INVALID_VALUE",
+            "One or more of the supplied parameters values could not be properly interpreted."
+        ),
+        (
+            0x8010_0012, "SCARD_E_SYSTEM_CANCELLED",
+            "The action was cancelled by the system, presumably to log off or shut down."
+        ),
+        (0x8010_0013, "SCARD_F_COMM_ERROR", "An internal communications error has been detected."),
+        (0x8010_0014, "SCARD_F_UNKNOWN_ERROR", "An internal error has been detected, but the source is unknown."),
+        (0x8010_0015, "SCARD_E_INVALID_ATR", "An ATR obtained from the registry is not a valid ATR string."),
+        (0x8010_0016, "SCARD_E_NOT_TRANSACTED", "An attempt was made to end a non-existent transaction."),
+        (0x8010_0017, "SCARD_E_READER_UNAVAILABLE", "The specified reader is not currently available for use."),
+        (0x8010_0018, "SCARD_P_SHUTDOWN", "The operation has been aborted to allow the server application to exit."),
+        (0x8010_0019, "SCARD_E_PCI_TOO_SMALL", "The PCI Receive buffer was too small."),
+        (
+            0x8010_001A, "SCARD_E_READER_UNSUPPORTED",
+            "The reader driver does not meet minimal requirements for support."
+        ),
+        (0x8010_001B, "SCARD_E_DUPLICATE_READER", "The reader driver did not produce a unique reader name."),
+        (0x8010_001C, "SCARD_E_CARD_UNSUPPORTED", "The smart card does not meet minimal requirements for support."),
+        (0x8010_001D, "SCARD_E_NO_SERVICE", "The Smart card resource manager is not running."),
+        (0x8010_001E, "SCARD_E_SERVICE_STOPPED", "The Smart card resource manager has shut down."),
+        (0x8010_001F, "SCARD_E_UNEXPECTED", "An unexpected card error has occurred."),
+        (0x8010_001F, "SCARD_E_UNSUPPORTED_FEATURE", "This smart card does not support the requested feature."),
+        (0x8010_0020, "SCARD_E_ICC_INSTALLATION", "No primary provider can be found for the smart card."),
+        (0x8010_0021, "SCARD_E_ICC_CREATEORDER", "The requested order of object creation is not supported."),
+        (0x8010_0023, "SCARD_E_DIR_NOT_FOUND", "The identified directory does not exist in the smart card."),
+        (0x8010_0024, "SCARD_E_FILE_NOT_FOUND", "The identified file does not exist in the smart card."),
+        (0x8010_0025, "SCARD_E_NO_DIR", "The supplied path does not represent a smart card directory."),
+        (0x8010_0026, "SCARD_E_NO_FILE", "The supplied path does not represent a smart card file."),
+        (0x8010_0027, "SCARD_E_NO_ACCESS", "Access is denied to this file."),
+        (0x8010_0028, "SCARD_E_WRITE_TOO_MANY", "The smart card does not have enough memory to store the information."),
+        (0x8010_0029, "SCARD_E_BAD_SEEK", "There was an error trying to set the smart card file object pointer."),
+        (0x8010_002A, "SCARD_E_INVALID_CHV", "The supplied PIN is incorrect."),
+        (0x8010_002B, "SCARD_E_UNKNOWN_RES_MNG", "An unrecognized error code was returned from a layered component."),
+        (0x8010_002C, "SCARD_E_NO_SUCH_CERTIFICATE", "The requested certificate does not exist."),
+        (0x8010_002D, "SCARD_E_CERTIFICATE_UNAVAILABLE", "The requested certificate could not be obtained."),
+        (0x8010_002E, "SCARD_E_NO_READERS_AVAILABLE", "Cannot find a smart card reader."),
+        (
+            0x8010_002F, "SCARD_E_COMM_DATA_LOST",
+            "A communications error with the smart card has been detected. Retry the operation."
+        ),
+        (0x8010_0030, "SCARD_E_NO_KEY_CONTAINER", "The requested key container does not exist on the smart card."),
+        (
+            0x8010_0031, "SCARD_E_SERVER_TOO_BUSY",
+            "The Smart Card Resource Manager is too busy to complete this operation."
+        ),
+        (
+            0x8010_0065, "SCARD_W_UNSUPPORTED_CARD",
+            "The reader cannot communicate with the card, due to ATR string configuration conflicts."
+        ),
+        (0x8010_0066, "SCARD_W_UNRESPONSIVE_CARD", "The smart card is not responding to a reset."),
+        (
+            0x8010_0067, "SCARD_W_UNPOWERED_CARD",
+            "Power has been removed from the smart card, so that further communication is not possible."
+        ),
+        (
+            0x8010_0068, "SCARD_W_RESET_CARD",
+            "The smart card has been reset, so any shared state information is invalid."
+        ),
+        (
+            0x8010_0069, "SCARD_W_REMOVED_CARD",
+            "The smart card has been removed, so further communication is not possible."
+        ),
+        (0x8010_006A, "SCARD_W_SECURITY_VIOLATION", "Access was denied because of a security violation."),
+        (0x8010_006B, "SCARD_W_WRONG_CHV", "The card cannot be accessed because the wrong PIN was presented."),
+        (
+            0x8010_006C, "SCARD_W_CHV_BLOCKED",
+            "The card cannot be accessed because the maximum number of PIN entry attempts has been reached."
+        ),
+        (0x8010_006D, "SCARD_W_EOF", "The end of the smart card file has been reached."),
+        (0x8010_006E, "SCARD_W_CANCELLED_BY_USER", "The user pressed \"Cancel\" on a Smart Card Selection Dialog."),
+        (0x8010_006F, "SCARD_W_CARD_NOT_AUTHENTICATED", "No PIN was presented to the smart card."),
+    ]
 
     private static func entry(_ code: UInt32) -> (code: UInt32, name: String, message: String)? {
         knownCodes.first { $0.code == code }

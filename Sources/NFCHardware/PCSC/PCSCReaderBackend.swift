@@ -127,7 +127,9 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
         } catch let error as TagCommunicationError {
             if case .readerFailure = error, !isCurrent(id) { throw TagCommunicationError.tagLost }
             // pcscd dying looks like a card leaving (vpcd answers 0 bytes): tell them apart.
-            if error == .tagLost, serviceStoppedRecently() { throw TagCommunicationError.readerFailure("pcscd stopped") }
+            if error == .tagLost, serviceStoppedRecently() {
+                throw TagCommunicationError.readerFailure("pcscd stopped")
+            }
             throw error
         }
     }
@@ -162,7 +164,10 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
             continuation.finish(throwing: PCSCReaderBackendError(error, reader: reader))
             return
         }
-        guard control.attach(watcher) else { continuation.finish(); return }
+        guard control.attach(watcher) else {
+            continuation.finish()
+            return
+        }
         var known = PCSCReaderState.unaware(reader)
         var reported: (eventCount: UInt16, id: DetectedTargetID)? = nil
 
@@ -193,7 +198,8 @@ public final class PCSCReaderBackend: ReaderBackend, Sendable {
         while !control.isStopped {
             let outcome: PCSCStatusChange
             do {
-                outcome = try watcher.waitForStatusChange(readers: [known], timeout: configuration.presenceCheckInterval)
+                outcome = try watcher.waitForStatusChange(
+                    readers: [known], timeout: configuration.presenceCheckInterval)
             } catch {
                 if control.isStopped { break }
                 let failure = PCSCReaderBackendError(error, reader: reader)
@@ -287,8 +293,10 @@ public struct PCSCCardIdentification: Sendable, Hashable {
     /// reader without a transparent exchange (then the CC size has to decide).
     public var version: TagVersion?
 
-    public init(kind: DetectedTarget.Kind, atr: [UInt8], contactless: PCSCContactlessCard?,
-                uid: [UInt8]? = nil, version: TagVersion? = nil) {
+    public init(
+        kind: DetectedTarget.Kind, atr: [UInt8], contactless: PCSCContactlessCard?,
+        uid: [UInt8]? = nil, version: TagVersion? = nil
+    ) {
         self.kind = kind
         self.atr = atr
         self.contactless = contactless

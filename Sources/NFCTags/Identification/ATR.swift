@@ -158,8 +158,11 @@ public struct ATR: Sendable, Hashable, CustomStringConvertible {
     /// The Part 3 storage-card ATR `3B 8F 80 01 80 4F 0C A0 00 00 03 06 SS NN NN 00 00 00 00 TCK`
     /// (20 bytes), as a PC/SC reader reports a MIFARE, Type 2 or FeliCa card.
     public static func storageCard(standard: PCSCStandard, cardName: PCSCCardName) -> ATR {
-        let hist = storagePrefix + [standard.rawValue, UInt8(cardName.rawValue >> 8),
-            UInt8(cardName.rawValue & 0xFF), 0, 0, 0, 0]
+        let hist =
+            storagePrefix + [
+                standard.rawValue, UInt8(cardName.rawValue >> 8),
+                UInt8(cardName.rawValue & 0xFF), 0, 0, 0, 0,
+            ]
         return ATR(validated: contactlessBytes(hist))
     }
 
@@ -279,7 +282,8 @@ public struct PCSCCardName: Sendable, Hashable, RawRepresentable, CustomStringCo
     public static let mifareUltralightEV1 = PCSCCardName(rawValue: 0x003D)
 
     public var name: String {
-        rawValue == 0 ? "not given"
+        rawValue == 0
+            ? "not given"
             : Self.names[rawValue] ?? "unknown card name \([UInt8(rawValue >> 8), UInt8(rawValue & 0xFF)].hexString())"
     }
     public var description: String { name }

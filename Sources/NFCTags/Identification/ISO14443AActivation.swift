@@ -119,8 +119,10 @@ public struct ISO14443AActivation: Sendable, Hashable {
         throws(ISO14443AActivationError) -> [UInt8]
     {
         guard uid.count == 7 else { throw .uidLength(uid.count) }
-        return [uid[0], uid[1], uid[2], bcc0(uid: uid), uid[3], uid[4], uid[5], uid[6],
-                bcc1(uid: uid), internalByte, lock.0, lock.1]
+        return [
+            uid[0], uid[1], uid[2], bcc0(uid: uid), uid[3], uid[4], uid[5], uid[6],
+            bcc1(uid: uid), internalByte, lock.0, lock.1,
+        ]
     }
 
     /// The UID stored in Type 2 pages 0–2 (bytes 0–2 and 4–7), with both check bytes.
@@ -139,8 +141,9 @@ public struct ISO14443AActivation: Sendable, Hashable {
     public static func type2UID(fromPages header: [UInt8]) throws(ISO14443AActivationError) -> Type2UID {
         guard header.count >= 12 else { throw .type2HeaderLength(header.count) }
         let uid = Array(header[0..<3]) + Array(header[4..<8])
-        return Type2UID(uid: uid, storedBCC0: header[3], expectedBCC0: bcc0(uid: uid),
-                        storedBCC1: header[8], expectedBCC1: bcc1(uid: uid))
+        return Type2UID(
+            uid: uid, storedBCC0: header[3], expectedBCC0: bcc0(uid: uid),
+            storedBCC1: header[8], expectedBCC1: bcc1(uid: uid))
     }
 }
 

@@ -74,8 +74,9 @@ public struct NDEFTextRecord: Sendable, Hashable {
             throw NDEFError(.invalidTextRecord, offset: 0, message: "language code length is 0")
         }
         guard p.count >= langLength else {
-            throw NDEFError(.invalidTextRecord, offset: 0,
-                            message: "language code length \(langLength) exceeds the \(p.count) bytes left")
+            throw NDEFError(
+                .invalidTextRecord, offset: 0,
+                message: "language code length \(langLength) exceeds the \(p.count) bytes left")
         }
         let lang = p.prefix(langLength)
         p = p.dropFirst(langLength)
@@ -99,7 +100,10 @@ public struct NDEFTextRecord: Sendable, Hashable {
             hasByteOrderMark = false
             if p.count >= 2, let a = p.first, let b = p.dropFirst().first {
                 if a == 0xFE && b == 0xFF { hasByteOrderMark = true }
-                if a == 0xFF && b == 0xFE { hasByteOrderMark = true; bigEndian = false }
+                if a == 0xFF && b == 0xFE {
+                    hasByteOrderMark = true
+                    bigEndian = false
+                }
             }
             if hasByteOrderMark { p = p.dropFirst(2) }
             var units: [UInt16] = []
@@ -241,14 +245,16 @@ extension NFCNDEFPayload {
             switch Array(type) {
             case [0x54]: return .text(try NDEFTextRecord(payload: payload))
             case [0x55]: return .uri(try NDEFURIRecord(payload: payload))
-            case [0x53, 0x70]: return .smartPoster(try NDEFSmartPoster(payload: payload, limits: limits, depth: depth + 1))
+            case [0x53, 0x70]:
+                return .smartPoster(try NDEFSmartPoster(payload: payload, limits: limits, depth: depth + 1))
             default: return .wellKnown(type: String(decoding: type, as: UTF8.self), payload: payload)
             }
         case .media:
             guard let s = printableASCII(type), let slash = s.firstIndex(of: "/"),
-                  slash != s.startIndex, s.index(after: slash) != s.endIndex
+                slash != s.startIndex, s.index(after: slash) != s.endIndex
             else {
-                throw NDEFError(.invalidMediaType, offset: 0, message: "media type is not type/subtype in printable US-ASCII")
+                throw NDEFError(
+                    .invalidMediaType, offset: 0, message: "media type is not type/subtype in printable US-ASCII")
             }
             return .mime(type: s, payload: payload)
         case .absoluteURI:
@@ -258,18 +264,20 @@ extension NFCNDEFPayload {
             return .absoluteURI(uri: s, payload: payload)
         case .nfcExternal:
             guard let s = printableASCII(type)?.lowercased(), let colon = s.firstIndex(of: ":"),
-                  colon != s.startIndex, s.index(after: colon) != s.endIndex
+                colon != s.startIndex, s.index(after: colon) != s.endIndex
             else {
-                throw NDEFError(.invalidExternalType, offset: 0, message: "external type is not domain:type in printable US-ASCII")
+                throw NDEFError(
+                    .invalidExternalType, offset: 0, message: "external type is not domain:type in printable US-ASCII")
             }
             let domain = String(s[..<colon])
             let name = String(s[s.index(after: colon)...])
             if domain == "android.com" && name == "pkg" {
                 guard !payload.isEmpty, let pkg = String(validating: payload, as: UTF8.self),
-                      !pkg.unicodeScalars.contains(where: { $0.value < 0x21 })
+                    !pkg.unicodeScalars.contains(where: { $0.value < 0x21 })
                 else {
-                    throw NDEFError(.invalidAndroidApplicationRecord, offset: 0,
-                                    message: "package name is empty, not UTF-8 or holds spaces or control characters")
+                    throw NDEFError(
+                        .invalidAndroidApplicationRecord, offset: 0,
+                        message: "package name is empty, not UTF-8 or holds spaces or control characters")
                 }
                 return .androidApplication(packageName: pkg)
             }
@@ -292,8 +300,9 @@ extension NDEFSmartPoster {
     ///   ``NDEFError/Code/invalidSmartPoster`` otherwise (the inner reason in the message).
     init(payload: Data, limits: NDEFLimits, depth: Int) throws(NDEFError) {
         guard depth <= limits.maxNestingDepth else {
-            throw NDEFError(.nestingTooDeep, offset: 0,
-                            message: "Smart Poster nesting depth \(depth) is over the limit of \(limits.maxNestingDepth)")
+            throw NDEFError(
+                .nestingTooDeep, offset: 0,
+                message: "Smart Poster nesting depth \(depth) is over the limit of \(limits.maxNestingDepth)")
         }
         let nested: NFCNDEFMessage
         do {
@@ -310,7 +319,8 @@ extension NDEFSmartPoster {
             switch Array(record.type) {
             case [0x55]:
                 guard uri == nil else {
-                    throw NDEFError(.invalidSmartPoster, offset: 0, message: "more than one URI record (record \(i + 1))")
+                    throw NDEFError(
+                        .invalidSmartPoster, offset: 0, message: "more than one URI record (record \(i + 1))")
                 }
                 do { uri = try NDEFURIRecord(payload: record.payload) } catch {
                     throw NDEFError(.invalidSmartPoster, offset: 0, message: "URI record: \(error)")
@@ -338,7 +348,8 @@ extension NDEFSmartPoster {
                 // A poster inside a poster is not a Smart Poster form, but bounding it is
                 // what the depth cap is for: decode it to find out whether it is too deep.
                 if case .invalid(let e) = record.content(limits: limits, depth: depth),
-                   e.code == .nestingTooDeep {
+                    e.code == .nestingTooDeep
+                {
                     throw e
                 }
             default:

@@ -82,8 +82,9 @@ enum NDEFSerializer {
 
     static func write(_ records: [NFCNDEFPayload], into out: inout [UInt8]) {
         for (index, record) in records.enumerated() {
-            precondition(record.type.count <= 255 && record.identifier.count <= 255,
-                         "NDEF TYPE and ID fields are at most 255 bytes")
+            precondition(
+                record.type.count <= 255 && record.identifier.count <= 255,
+                "NDEF TYPE and ID fields are at most 255 bytes")
             let ranges = chunks(of: record)
             let payload = [UInt8](record.payload)
             for (c, range) in ranges.enumerated() {

@@ -82,8 +82,10 @@ public struct TagFile: Sendable, Hashable {
         /// The NDEF file identifier (2 bytes, `E1 04` by default).
         public var fileID: [UInt8]
 
-        public init(ndefFile: [UInt8], maximumNDEFFileSize: Int, mappingVersion: String, readOnly: Bool,
-                    fileID: [UInt8] = [0xE1, 0x04]) {
+        public init(
+            ndefFile: [UInt8], maximumNDEFFileSize: Int, mappingVersion: String, readOnly: Bool,
+            fileID: [UInt8] = [0xE1, 0x04]
+        ) {
             self.ndefFile = ndefFile
             self.maximumNDEFFileSize = maximumNDEFFileSize
             self.mappingVersion = mappingVersion
@@ -123,9 +125,11 @@ public struct TagFile: Sendable, Hashable {
     /// What the loader assumed or repaired (missing ATQA, padded pages, byte order), for people.
     public var notes: [String]
 
-    public init(type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
-                pages: [[UInt8]] = [], type4: Type4Contents? = nil, faults: [TagFault] = [], comment: String? = nil,
-                source: SourceFormat = .nfcbench, notes: [String] = []) {
+    public init(
+        type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
+        pages: [[UInt8]] = [], type4: Type4Contents? = nil, faults: [TagFault] = [], comment: String? = nil,
+        source: SourceFormat = .nfcbench, notes: [String] = []
+    ) {
         self.type = type
         self.activation = activation
         self.getVersion = getVersion
@@ -156,7 +160,9 @@ public struct TagFile: Sendable, Hashable {
     public static func parse(_ text: String) throws(TagFileError) -> TagFile {
         let trimmed = text.drop { $0.isWhitespace }
         if trimmed.hasPrefix("Filetype:") { return try parseFlipper(text) }
-        guard trimmed.hasPrefix("{") else { throw TagFileError(.unrecognizedFormat, "not a Flipper .nfc file and not JSON") }
+        guard trimmed.hasPrefix("{") else {
+            throw TagFileError(.unrecognizedFormat, "not a Flipper .nfc file and not JSON")
+        }
         let object: [String: Any]
         do {
             guard let o = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
@@ -173,7 +179,8 @@ public struct TagFile: Sendable, Hashable {
         if let t = object["FileType"] as? String {
             throw TagFileError(.unsupported, field: "FileType", "Proxmark3 dump of type \"\(t)\"; only \"mfu\" is read")
         }
-        throw TagFileError(.unrecognizedFormat, field: "format", "JSON without \"format\": \"nfcbench-tag\" or \"FileType\": \"mfu\"")
+        throw TagFileError(
+            .unrecognizedFormat, field: "format", "JSON without \"format\": \"nfcbench-tag\" or \"FileType\": \"mfu\"")
     }
 
     // MARK: Our JSON
@@ -185,35 +192,42 @@ public struct TagFile: Sendable, Hashable {
         }
         let typeName = try j.string("type")
         guard let type = TagType(rawValue: typeName) else {
-            throw TagFileError(.invalidValue, field: "type",
-                               "\"\(typeName)\" is not one of \(TagType.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw TagFileError(
+                .invalidValue, field: "type",
+                "\"\(typeName)\" is not one of \(TagType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let activation = try makeActivation(uid: j.hex("uid"), atqa: j.hex("atqa", count: 2),
-                                            sak: j.hex("sak", count: 1)[0], ats: j.optionalHex("ats"))
-        var file = TagFile(type: type, activation: activation,
-                           getVersion: try j.optionalHex("get_version", count: 8),
-                           signature: try j.optionalHex("signature", count: 32),
-                           comment: try j.optionalString("comment"), source: .nfcbench)
+        let activation = try makeActivation(
+            uid: j.hex("uid"), atqa: j.hex("atqa", count: 2),
+            sak: j.hex("sak", count: 1)[0], ats: j.optionalHex("ats"))
+        var file = TagFile(
+            type: type, activation: activation,
+            getVersion: try j.optionalHex("get_version", count: 8),
+            signature: try j.optionalHex("signature", count: 32),
+            comment: try j.optionalString("comment"), source: .nfcbench)
         if type == .type4 {
             let ndef = try j.hex("ndef_file")
             let mapping = try j.string("mapping_version")
             guard mapping == "2.0" || mapping == "3.0" else {
-                throw TagFileError(.invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"2.0\" or \"3.0\"")
+                throw TagFileError(
+                    .invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"2.0\" or \"3.0\"")
             }
             let maxSize = try j.int("max_ndef_file_size")
             // T4T 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB: the
             // emulation cores hold the whole file in memory.
             let allowed = mapping == "2.0" ? 5...0xFFFE : 5...(16 << 20)
             guard allowed.contains(maxSize) else {
-                throw TagFileError(.invalidValue, field: "max_ndef_file_size",
-                                   "\(maxSize); mapping \(mapping) takes \(allowed.lowerBound) to \(allowed.upperBound)")
+                throw TagFileError(
+                    .invalidValue, field: "max_ndef_file_size",
+                    "\(maxSize); mapping \(mapping) takes \(allowed.lowerBound) to \(allowed.upperBound)")
             }
-            let contents = Type4Contents(ndefFile: ndef, maximumNDEFFileSize: maxSize,
-                                         mappingVersion: mapping, readOnly: try j.optionalBool("read_only") ?? false,
-                                         fileID: try j.optionalHex("file_id", count: 2) ?? [0xE1, 0x04])
+            let contents = Type4Contents(
+                ndefFile: ndef, maximumNDEFFileSize: maxSize,
+                mappingVersion: mapping, readOnly: try j.optionalBool("read_only") ?? false,
+                fileID: try j.optionalHex("file_id", count: 2) ?? [0xE1, 0x04])
             guard contents.ndefFile.count <= contents.maximumNDEFFileSize else {
-                throw TagFileError(.invalidValue, field: "ndef_file",
-                                   "\(ndef.count) bytes exceed max_ndef_file_size \(contents.maximumNDEFFileSize)")
+                throw TagFileError(
+                    .invalidValue, field: "ndef_file",
+                    "\(ndef.count) bytes exceed max_ndef_file_size \(contents.maximumNDEFFileSize)")
             }
             guard contents.ndefMessage != nil else {
                 throw TagFileError(.invalidValue, field: "ndef_file", "its length field exceeds the file")
@@ -244,8 +258,9 @@ public struct TagFile: Sendable, Hashable {
                     throw TagFileError(.invalidValue, field: "faults[\(i)].after_commands", "expected an integer ≥ 0")
                 }
                 guard let k = item["kind"] as? String, let kind = TagFault.Kind(rawValue: k) else {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)].kind",
-                                       "expected one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw TagFileError(
+                        .invalidValue, field: "faults[\(i)].kind",
+                        "expected one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 file.faults.append(TagFault(afterCommands: n, kind: kind))
             }
@@ -276,16 +291,18 @@ public struct TagFile: Sendable, Hashable {
             pages.append(p)
         }
         guard pages.count == blocks.count else {
-            throw TagFileError(.invalidValue, field: "blocks", "keys are not \"0\"..\"\(blocks.count - 1)\" without gaps")
+            throw TagFileError(
+                .invalidValue, field: "blocks", "keys are not \"0\"..\"\(blocks.count - 1)\" without gaps")
         }
         var notes: [String] = []
         let type = try type2Type(version: version, pageCount: pages.count, field: "Card.Version")
         let atqa = try c.optionalHex("ATQA", count: 2).map { wireOrderATQA($0, notes: &notes) }
         let sak = try c.optionalHex("SAK", count: 1)?[0]
         if atqa == nil || sak == nil { notes.append("dump records no ATQA/SAK; assumed 44 00 / 00 (NXP Type 2)") }
-        var file = TagFile(type: type, activation: try makeActivation(uid: uid, atqa: atqa ?? [0x44, 0x00], sak: sak ?? 0, ats: nil),
-                           getVersion: version, signature: try c.optionalHex("Signature", count: 32),
-                           source: .proxmark3, notes: notes)
+        var file = TagFile(
+            type: type, activation: try makeActivation(uid: uid, atqa: atqa ?? [0x44, 0x00], sak: sak ?? 0, ats: nil),
+            getVersion: version, signature: try c.optionalHex("Signature", count: 32),
+            source: .proxmark3, notes: notes)
         file.pages = try checkPages(pages, type: type, field: "blocks", notes: &file.notes)
         return file
     }
@@ -309,13 +326,15 @@ public struct TagFile: Sendable, Hashable {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             if key.hasPrefix("Page ") {
                 guard let n = Int(key.dropFirst(5)), (0..<Self.maximumPages).contains(n) else {
-                    throw TagFileError(.invalidValue, field: key, line: i + 1, "page numbers run from 0 to \(Self.maximumPages - 1)")
+                    throw TagFileError(
+                        .invalidValue, field: key, line: i + 1, "page numbers run from 0 to \(Self.maximumPages - 1)")
                 }
                 guard let bytes = [UInt8](hex: value), bytes.count == 4 else {
                     throw TagFileError(.invalidValue, field: key, line: i + 1, "expected 4 hex bytes, got \"\(value)\"")
                 }
                 if let earlier = pageLines[n] {
-                    throw TagFileError(.invalidValue, field: key, line: i + 1, "page \(n) is already given on line \(earlier.line)")
+                    throw TagFileError(
+                        .invalidValue, field: key, line: i + 1, "page \(n) is already given on line \(earlier.line)")
                 }
                 pageLines[n] = (bytes, i + 1)
             } else {
@@ -323,14 +342,17 @@ public struct TagFile: Sendable, Hashable {
             }
         }
         func required(_ key: String) throws(TagFileError) -> (value: String, line: Int) {
-            guard let v = values[key] else { throw TagFileError(.missingField, field: key, "Flipper file has no \"\(key)\" line") }
+            guard let v = values[key] else {
+                throw TagFileError(.missingField, field: key, "Flipper file has no \"\(key)\" line")
+            }
             return v
         }
         func hex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8]? {
             guard let (v, line) = values[key] else { return nil }
             guard let b = [UInt8](hex: v), count == nil || b.count == count else {
-                throw TagFileError(.invalidValue, field: key, line: line,
-                                   "expected \(count.map { "\($0) " } ?? "")hex bytes, got \"\(v)\"")
+                throw TagFileError(
+                    .invalidValue, field: key, line: line,
+                    "expected \(count.map { "\($0) " } ?? "")hex bytes, got \"\(v)\"")
             }
             return b
         }
@@ -340,7 +362,9 @@ public struct TagFile: Sendable, Hashable {
         }
         let fv = try required("Version")
         guard let formatVersion = Int(fv.value), (2...4).contains(formatVersion) else {
-            throw TagFileError(.unsupported, field: "Version", line: fv.line, "Flipper format version \(fv.value); read: 2 (3 and 4 tolerated)")
+            throw TagFileError(
+                .unsupported, field: "Version", line: fv.line,
+                "Flipper format version \(fv.value); read: 2 (3 and 4 tolerated)")
         }
         var device = try required("Device type")
         if device.value == "NTAG/Ultralight", let sub = values["NTAG/Ultralight type"] { device = sub }
@@ -352,13 +376,20 @@ public struct TagFile: Sendable, Hashable {
         case "Mifare Ultralight", "Ultralight": type = .ultralight
         case "Mifare Ultralight 11", "Mifare Ultralight 21", "Ultralight 11", "Ultralight 21": type = .ultralightEV1
         default:
-            throw TagFileError(.unsupported, field: "Device type", line: device.line,
-                               "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (11/21)")
+            throw TagFileError(
+                .unsupported, field: "Device type", line: device.line,
+                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (11/21)")
         }
         var notes: [String] = []
-        guard let uid = try hex("UID") else { throw TagFileError(.missingField, field: "UID", "Flipper file has no \"UID\" line") }
-        guard let atqaRaw = try hex("ATQA", count: 2) else { throw TagFileError(.missingField, field: "ATQA", "no \"ATQA\" line") }
-        guard let sak = try hex("SAK", count: 1) else { throw TagFileError(.missingField, field: "SAK", "no \"SAK\" line") }
+        guard let uid = try hex("UID") else {
+            throw TagFileError(.missingField, field: "UID", "Flipper file has no \"UID\" line")
+        }
+        guard let atqaRaw = try hex("ATQA", count: 2) else {
+            throw TagFileError(.missingField, field: "ATQA", "no \"ATQA\" line")
+        }
+        guard let sak = try hex("SAK", count: 1) else {
+            throw TagFileError(.missingField, field: "SAK", "no \"SAK\" line")
+        }
         let atqa = wireOrderATQA(atqaRaw, notes: &notes)
         let activation: ISO14443AActivation
         do { activation = try ISO14443AActivation(uid: uid, atqa: atqa, sak: sak[0]) } catch {
@@ -366,12 +397,14 @@ public struct TagFile: Sendable, Hashable {
         }
         let total = try required("Pages total")
         guard let pageTotal = Int(total.value), (4...Self.maximumPages).contains(pageTotal) else {
-            throw TagFileError(.invalidValue, field: "Pages total", line: total.line,
-                               "\"\(total.value)\"; a Type 2 tag has 4 to \(Self.maximumPages) pages")
+            throw TagFileError(
+                .invalidValue, field: "Pages total", line: total.line,
+                "\"\(total.value)\"; a Type 2 tag has 4 to \(Self.maximumPages) pages")
         }
         if let read = values["Pages read"] {
             guard let n = Int(read.value), (0...pageTotal).contains(n) else {
-                throw TagFileError(.invalidValue, field: "Pages read", line: read.line, "\"\(read.value)\"; 0 to \(pageTotal)")
+                throw TagFileError(
+                    .invalidValue, field: "Pages read", line: read.line, "\"\(read.value)\"; 0 to \(pageTotal)")
             }
         }
         var pages: [[UInt8]] = []
@@ -385,20 +418,25 @@ public struct TagFile: Sendable, Hashable {
             pages.append(p.bytes)
         }
         if let extra = pageLines.keys.filter({ $0 >= pageTotal }).min() {
-            throw TagFileError(.invalidValue, field: "Page \(extra)", line: pageLines[extra]?.line,
-                               "page beyond \"Pages total: \(pageTotal)\"")
+            throw TagFileError(
+                .invalidValue, field: "Page \(extra)", line: pageLines[extra]?.line,
+                "page beyond \"Pages total: \(pageTotal)\"")
         }
-        var file = TagFile(type: type, activation: activation, getVersion: try hex("Mifare version", count: 8),
-                           signature: try hex("Signature", count: 32), source: .flipper, notes: notes)
+        var file = TagFile(
+            type: type, activation: activation, getVersion: try hex("Mifare version", count: 8),
+            signature: try hex("Signature", count: 32), source: .flipper, notes: notes)
         file.pages = try checkPages(pages, type: type, field: "Pages total", notes: &file.notes)
         return file
     }
 
     // MARK: Shared checks
 
-    private static func makeActivation(uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8]?) throws(TagFileError) -> ISO14443AActivation {
+    private static func makeActivation(uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8]?) throws(TagFileError)
+        -> ISO14443AActivation
+    {
         do { return try ISO14443AActivation(uid: uid, atqa: atqa, sak: sak, ats: ats) } catch {
-            throw TagFileError(.invalidValue, field: error == .atqaLength(atqa.count) ? "atqa" : "uid", error.description)
+            throw TagFileError(
+                .invalidValue, field: error == .atqaLength(atqa.count) ? "atqa" : "uid", error.description)
         }
     }
 
@@ -414,7 +452,8 @@ public struct TagFile: Sendable, Hashable {
             }
         }
         if pageCount == 16 { return .ultralight }
-        throw TagFileError(.unsupported, field: field, "no known GET_VERSION and \(pageCount) pages: cannot tell the tag type")
+        throw TagFileError(
+            .unsupported, field: field, "no known GET_VERSION and \(pageCount) pages: cannot tell the tag type")
     }
 
     /// ATQA in wire order. ISO/IEC 14443-3 §6.5.2.1: the first byte on the wire carries the
@@ -423,13 +462,17 @@ public struct TagFile: Sendable, Hashable {
     static func wireOrderATQA(_ b: [UInt8], notes: inout [String]) -> [UInt8] {
         func plausible(_ first: UInt8) -> Bool { (first & 0x1F).nonzeroBitCount == 1 }
         if !plausible(b[0]) && plausible(b[1]) {
-            notes.append("ATQA \(b.hexString(separator: " ")) read as a number; wire order \([b[1], b[0]].hexString(separator: " "))")
+            notes.append(
+                "ATQA \(b.hexString(separator: " ")) read as a number; wire order \([b[1], b[0]].hexString(separator: " "))"
+            )
             return [b[1], b[0]]
         }
         return b
     }
 
-    private static func checkPages(_ pages: [[UInt8]], type: TagType, field: String, notes: inout [String]) throws(TagFileError) -> [[UInt8]] {
+    private static func checkPages(_ pages: [[UInt8]], type: TagType, field: String, notes: inout [String])
+        throws(TagFileError) -> [[UInt8]]
+    {
         guard let variant = type.type2Variant(pageCount: pages.count) else { return pages }
         let total = variant.layout.totalPages
         guard pages.count <= total else {
@@ -454,7 +497,8 @@ public struct TagFile: Sendable, Hashable {
             throw TagFileError(.unsupported, field: "type", "a Type 4 file has no Type 2 memory image")
         }
         do {
-            return try NTAG21xCore(variant: variant, pages: pages, signature: signature ?? [UInt8](repeating: 0, count: 32))
+            return try NTAG21xCore(
+                variant: variant, pages: pages, signature: signature ?? [UInt8](repeating: 0, count: 32))
         } catch {
             throw TagFileError(.invalidValue, field: "pages", error.description)
         }
@@ -481,7 +525,9 @@ public struct TagFile: Sendable, Hashable {
             throw TagFileError(.invalidValue, field: "max_ndef_file_size", "\(error)")
         }
         var file = t4.ndefFile
-        if file.count < t4.maximumNDEFFileSize { file += [UInt8](repeating: 0, count: t4.maximumNDEFFileSize - file.count) }
+        if file.count < t4.maximumNDEFFileSize {
+            file += [UInt8](repeating: 0, count: t4.maximumNDEFFileSize - file.count)
+        }
         return Type4NDEFApplication(
             rawCapabilityContainer: cc.bytes, ndefFileID: fileID, ndefFile: file, mappingVersion: version,
             readOnly: t4.readOnly, lengthFieldSize: t4.lengthFieldSize)
@@ -519,12 +565,15 @@ public struct TagFile: Sendable, Hashable {
             lines.append("  \"read_only\": \(t4.readOnly)")
             lines.append("  \"file_id\": \(q(t4.fileID.hexString()))")
         } else {
-            lines.append("  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
+            lines.append(
+                "  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
         }
         if !faults.isEmpty {
-            lines.append("  \"faults\": [\n" + faults.map {
-                "    {\"after_commands\": \($0.afterCommands), \"kind\": \(q($0.kind.rawValue))}"
-            }.joined(separator: ",\n") + "\n  ]")
+            lines.append(
+                "  \"faults\": [\n"
+                    + faults.map {
+                        "    {\"after_commands\": \($0.afterCommands), \"kind\": \(q($0.kind.rawValue))}"
+                    }.joined(separator: ",\n") + "\n  ]")
         }
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
@@ -559,13 +608,17 @@ private struct JSONFields {
 
     func int(_ key: String) throws(TagFileError) -> Int {
         guard let v = raw[key] else { throw TagFileError(.missingField, field: prefix + key, "required") }
-        guard let n = v as? Int, !Self.isBoolean(v) else { throw TagFileError(.invalidValue, field: prefix + key, "expected an integer") }
+        guard let n = v as? Int, !Self.isBoolean(v) else {
+            throw TagFileError(.invalidValue, field: prefix + key, "expected an integer")
+        }
         return n
     }
 
     func optionalBool(_ key: String) throws(TagFileError) -> Bool? {
         guard let v = raw[key] else { return nil }
-        guard Self.isBoolean(v), let b = v as? Bool else { throw TagFileError(.invalidValue, field: prefix + key, "expected true or false") }
+        guard Self.isBoolean(v), let b = v as? Bool else {
+            throw TagFileError(.invalidValue, field: prefix + key, "expected true or false")
+        }
         return b
     }
 
@@ -578,7 +631,9 @@ private struct JSONFields {
 
     func hex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8] {
         let s = try string(key)
-        guard let b = [UInt8](hex: s) else { throw TagFileError(.invalidValue, field: prefix + key, "\"\(s)\" is not hex") }
+        guard let b = [UInt8](hex: s) else {
+            throw TagFileError(.invalidValue, field: prefix + key, "\"\(s)\" is not hex")
+        }
         if let count, b.count != count {
             throw TagFileError(.invalidValue, field: prefix + key, "expected \(count) bytes, got \(b.count)")
         }

@@ -49,7 +49,10 @@ public struct TagReport: Sendable {
     /// Why ``ndefMessageBytes`` is not a valid NDEF message, if it is not.
     public var ndefDecodeError: NDEFError? {
         guard let b = ndefMessageBytes, !b.isEmpty else { return nil }
-        do { _ = try NFCNDEFMessage(bytes: b); return nil } catch { return error }
+        do {
+            _ = try NFCNDEFMessage(bytes: b)
+            return nil
+        } catch { return error }
     }
     /// Why the reader procedure failed, if it did.
     public let readError: Type2TagError?
@@ -72,8 +75,11 @@ public struct TagReport: Sendable {
         var warnings: [Warning] = []
         func warn(_ kind: Warning.Kind, _ message: String) { warnings.append(Warning(kind: kind, message: message)) }
         if !file.faults.isEmpty {
-            warn(.faultsScheduled, "\(file.faults.count) scheduled fault(s): "
-                 + file.faults.map { "\($0.kind.rawValue) after \($0.afterCommands) commands" }.joined(separator: ", "))
+            warn(
+                .faultsScheduled,
+                "\(file.faults.count) scheduled fault(s): "
+                    + file.faults.map { "\($0.kind.rawValue) after \($0.afterCommands) commands" }.joined(
+                        separator: ", "))
         }
 
         guard file.type != .type4, let core = try? file.makeCore() else {
@@ -92,14 +98,22 @@ public struct TagReport: Sendable {
         if let u = try? ISO14443AActivation.type2UID(fromPages: header) {
             uidOnTag = u.uid
             if u.uid != file.activation.uid {
-                warn(.uidMismatch, "header UID \(file.activation.uid.hexString(separator: " ")) differs from pages 0-2 UID "
-                     + u.uid.hexString(separator: " ") + "; readers see the pages' UID")
+                warn(
+                    .uidMismatch,
+                    "header UID \(file.activation.uid.hexString(separator: " ")) differs from pages 0-2 UID "
+                        + u.uid.hexString(separator: " ") + "; readers see the pages' UID")
             }
             if u.storedBCC0 != u.expectedBCC0 {
-                warn(.bccMismatch, "BCC0 is \([u.storedBCC0].hexString()), expected \([u.expectedBCC0].hexString()) (88 ⊕ UID0 ⊕ UID1 ⊕ UID2)")
+                warn(
+                    .bccMismatch,
+                    "BCC0 is \([u.storedBCC0].hexString()), expected \([u.expectedBCC0].hexString()) (88 ⊕ UID0 ⊕ UID1 ⊕ UID2)"
+                )
             }
             if u.storedBCC1 != u.expectedBCC1 {
-                warn(.bccMismatch, "BCC1 is \([u.storedBCC1].hexString()), expected \([u.expectedBCC1].hexString()) (UID3 ⊕ UID4 ⊕ UID5 ⊕ UID6)")
+                warn(
+                    .bccMismatch,
+                    "BCC1 is \([u.storedBCC1].hexString()), expected \([u.expectedBCC1].hexString()) (UID3 ⊕ UID4 ⊕ UID5 ⊕ UID6)"
+                )
             }
         } else {
             uidOnTag = file.activation.uid
@@ -112,7 +126,8 @@ public struct TagReport: Sendable {
         version = identified
         productName = identified?.product?.displayName ?? identified?.description ?? core.variant.rawValue
         if let recorded = file.getVersion, let v = try? TagVersion(bytes: recorded), let p = v.product,
-           p.layout != core.variant.layout {
+            p.layout != core.variant.layout
+        {
             warn(.typeMismatch, "file type \(file.type.rawValue) but its GET_VERSION says \(p.displayName)")
         }
 
@@ -124,8 +139,10 @@ public struct TagReport: Sendable {
             layout = l
             let expected = core.variant.layout.ccSizeByte
             if l.capabilityContainer.sizeByte != expected {
-                warn(.ccSizeMismatch, "\(productName) ships with CC size \([expected].hexString()) (\(Int(expected) * 8) bytes) "
-                     + "but the CC says \([l.capabilityContainer.sizeByte].hexString()) (\(l.dataAreaSize) bytes)")
+                warn(
+                    .ccSizeMismatch,
+                    "\(productName) ships with CC size \([expected].hexString()) (\(Int(expected) * 8) bytes) "
+                        + "but the CC says \([l.capabilityContainer.sizeByte].hexString()) (\(l.dataAreaSize) bytes)")
             }
             if let t = l.terminator {
                 let area = try reader.readDataArea()
@@ -135,8 +152,10 @@ public struct TagReport: Sendable {
                     if !reserved.contains(where: { $0.range.contains(a) }) { stale.append(a) }
                 }
                 if let first = stale.first {
-                    warn(.staleBytesAfterTerminator, "\(stale.count) non-zero byte(s) after the Terminator, first at page "
-                         + "\(first / 4) byte \(first % 4); a reader that ignores the Terminator would see them")
+                    warn(
+                        .staleBytesAfterTerminator,
+                        "\(stale.count) non-zero byte(s) after the Terminator, first at page "
+                            + "\(first / 4) byte \(first % 4); a reader that ignores the Terminator would see them")
                 }
             }
             ndef = try reader.readNDEF()
@@ -150,8 +169,10 @@ public struct TagReport: Sendable {
             let dataEnd = layout.map { ($0.dataArea.upperBound + 3) / 4 } ?? memory.lastUserPage + 1
             if auth0 < dataEnd {
                 let prot = core.pages[access][0] & 0x80 != 0
-                warn(.auth0ProtectsNDEF, "AUTH0 = \([UInt8(auth0)].hexString()): data-area pages \(max(auth0, 4))...\(dataEnd - 1) are "
-                     + (prot ? "read and write protected" : "write protected") + " until PWD_AUTH")
+                warn(
+                    .auth0ProtectsNDEF,
+                    "AUTH0 = \([UInt8(auth0)].hexString()): data-area pages \(max(auth0, 4))...\(dataEnd - 1) are "
+                        + (prot ? "read and write protected" : "write protected") + " until PWD_AUTH")
             }
         }
         self.layout = layout
@@ -165,8 +186,9 @@ public struct TagReport: Sendable {
         var out: [String] = []
         out.append("Tag:       \(productName) (\(file.source.rawValue) file, type \(file.type.rawValue))")
         out.append("UID:       \(uidOnTag.hexString(separator: " "))")
-        out.append("ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
-                   + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
+        out.append(
+            "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
+                + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
         if let version { out.append("Version:   \(version.bytes.hexString(separator: " "))") }
         if let layout {
             out.append(layout.capabilityContainer.description)
@@ -174,13 +196,16 @@ public struct TagReport: Sendable {
             for t in layout.tlvs { out.append("  \(t)") }
         }
         if let t4 = file.type4 {
-            out.append("NDEF file: \(t4.fileID.hexString()) mapping \(t4.mappingVersion), \(t4.ndefFile.count) of "
-                       + "\(t4.maximumNDEFFileSize) bytes, " + (t4.readOnly ? "read-only" : "read/write"))
+            out.append(
+                "NDEF file: \(t4.fileID.hexString()) mapping \(t4.mappingVersion), \(t4.ndefFile.count) of "
+                    + "\(t4.maximumNDEFFileSize) bytes, " + (t4.readOnly ? "read-only" : "read/write"))
         }
         if let d = dataAreaSize { out.append("Data area:            \(d) bytes") }
         if let m = maximumNDEFMessageSize { out.append("Maximum NDEF message: \(m) bytes") }
         if let ndef = ndefMessageBytes {
-            out.append(ndef.isEmpty ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            out.append(
+                ndef.isEmpty
+                    ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
         }
         if let message = ndefMessage {
             for (i, d) in message.descriptions.enumerated() {

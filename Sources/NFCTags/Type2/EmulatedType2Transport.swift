@@ -39,7 +39,8 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
         return try result.get()
     }
 
-    private func expectData(_ answer: Type2Answer, count: Int, _ what: String) throws(TagCommunicationError) -> [UInt8] {
+    private func expectData(_ answer: Type2Answer, count: Int, _ what: String) throws(TagCommunicationError) -> [UInt8]
+    {
         switch answer {
         case .data(let d) where d.count == count: return d
         case .data(let d): throw .malformedResponse("\(what) answered \(d.count) bytes, expected \(count)")
@@ -54,7 +55,9 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
     }
 
     public func write(page: UInt8, data: [UInt8]) throws {
-        guard data.count == 4 else { throw TagCommunicationError.malformedResponse("WRITE needs 4 bytes, got \(data.count)") }
+        guard data.count == 4 else {
+            throw TagCommunicationError.malformedResponse("WRITE needs 4 bytes, got \(data.count)")
+        }
         switch try exchange([0xA2, page] + data) {
         case .ack: return
         case .nak(let v): throw TagCommunicationError.nak(v)

@@ -106,16 +106,19 @@ public struct NTAG21xCore: Sendable {
         var m = [UInt8](repeating: 0, count: layout.totalPages * 4)
         m.replaceSubrange(0..<12, with: try ISO14443AActivation.type2UIDPages(uid: uid))
         m.replaceSubrange(12..<16, with: [0xE1, 0x10, layout.ccSizeByte, 0x00])
-        let ndef: [UInt8] = variant == .ntag213 ? [0x01, 0x03, 0xA0, 0x0C, 0x34, 0x03, 0x00, 0xFE] : [0x03, 0x00, 0xFE]
+        let ndef: [UInt8] =
+            variant == .ntag213 ? [0x01, 0x03, 0xA0, 0x0C, 0x34, 0x03, 0x00, 0xFE] : [0x03, 0x00, 0xFE]
         m.replaceSubrange(16..<(16 + ndef.count), with: ndef)
         if let p = layout.dynamicLockPage { m[p * 4 + 3] = 0xBD }
         if let c = layout.configurationPage {
-            m.replaceSubrange((c * 4)..<(c * 4 + 16), with: [
-                variant.isNTAG ? 0x04 : 0x00, 0x00, 0x00, 0xFF, // CFG0: MIRROR/MOD, RFUI, MIRROR_PAGE, AUTH0
-                0x00, 0x05, 0x00, 0x00, // CFG1: ACCESS, RFUI/VCTID, RFUI, RFUI
-                0xFF, 0xFF, 0xFF, 0xFF, // PWD
-                0x00, 0x00, 0x00, 0x00, // PACK, RFUI
-            ])
+            m.replaceSubrange(
+                (c * 4)..<(c * 4 + 16),
+                with: [
+                    variant.isNTAG ? 0x04 : 0x00, 0x00, 0x00, 0xFF,  // CFG0: MIRROR/MOD, RFUI, MIRROR_PAGE, AUTH0
+                    0x00, 0x05, 0x00, 0x00,  // CFG1: ACCESS, RFUI/VCTID, RFUI, RFUI
+                    0xFF, 0xFF, 0xFF, 0xFF,  // PWD
+                    0x00, 0x00, 0x00, 0x00,  // PACK, RFUI
+                ])
         }
         return stride(from: 0, to: m.count, by: 4).map { Array(m[$0..<($0 + 4)]) }
     }
@@ -229,7 +232,8 @@ public struct NTAG21xCore: Sendable {
     private func writeCheck(page: Int) -> Bool {
         guard page >= 2, page < totalPages else { return false }
         if page >= auth0 && !isAuthenticated { return false }
-        let lock0 = memory[10], lock1 = memory[11]
+        let lock0 = memory[10]
+        let lock1 = memory[11]
         switch page {
         case 2: return true
         case 3: return lock0 & 0x08 == 0
@@ -238,7 +242,7 @@ public struct NTAG21xCore: Sendable {
         default: break
         }
         if let c = layout.configurationPage, page == c || page == c + 1 {
-            return access & 0x40 == 0 // CFGLCK
+            return access & 0x40 == 0  // CFGLCK
         }
         if let d = layout.dynamicLockPage, page <= layout.lastUserPage, page >= 16 {
             let bit = (page - 16) / max(layout.pagesPerDynamicLockBit, 1)
@@ -251,10 +255,10 @@ public struct NTAG21xCore: Sendable {
         guard writeCheck(page: page) else { return nak() }
         let base = page * 4
         switch page {
-        case 2: // bytes 0-1 (BCC1, internal) are read-only; lock bits can only be set
+        case 2:  // bytes 0-1 (BCC1, internal) are read-only; lock bits can only be set
             memory[base + 2] |= data[2]
             memory[base + 3] |= data[3]
-        case 3: // the CC is one-time programmable: bits can only be set
+        case 3:  // the CC is one-time programmable: bits can only be set
             for i in 0..<4 { memory[base + i] |= data[i] }
         case layout.dynamicLockPage:
             for i in 0..<3 { memory[base + i] |= data[i] }

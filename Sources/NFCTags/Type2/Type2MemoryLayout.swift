@@ -36,8 +36,10 @@ public struct Type2MemoryLayout: Sendable, Hashable {
     /// The PACK page (bytes 0–1 PACK, reads as `00`).
     public var packPage: Int? { configurationPage.map { $0 + 3 } }
 
-    public init(totalPages: Int, userMemoryBytes: Int, ccSizeByte: UInt8, dynamicLockPage: Int?,
-                pagesPerDynamicLockBit: Int, configurationPage: Int?) {
+    public init(
+        totalPages: Int, userMemoryBytes: Int, ccSizeByte: UInt8, dynamicLockPage: Int?,
+        pagesPerDynamicLockBit: Int, configurationPage: Int?
+    ) {
         self.totalPages = totalPages
         self.userMemoryBytes = userMemoryBytes
         self.ccSizeByte = ccSizeByte
@@ -47,27 +49,35 @@ public struct Type2MemoryLayout: Sendable, Hashable {
     }
 
     /// NTAG213: 45 pages, 144 user bytes, CC `12`, dynamic lock page `28h` (2 pages a bit), CFG0 `29h`.
-    public static let ntag213 = Type2MemoryLayout(totalPages: 45, userMemoryBytes: 144, ccSizeByte: 0x12,
-                                                  dynamicLockPage: 0x28, pagesPerDynamicLockBit: 2, configurationPage: 0x29)
+    public static let ntag213 = Type2MemoryLayout(
+        totalPages: 45, userMemoryBytes: 144, ccSizeByte: 0x12,
+        dynamicLockPage: 0x28, pagesPerDynamicLockBit: 2, configurationPage: 0x29)
     /// NTAG215: 135 pages, 504 user bytes, CC `3E`, dynamic lock page `82h` (16 pages a bit), CFG0 `83h`.
-    public static let ntag215 = Type2MemoryLayout(totalPages: 135, userMemoryBytes: 504, ccSizeByte: 0x3E,
-                                                  dynamicLockPage: 0x82, pagesPerDynamicLockBit: 16, configurationPage: 0x83)
+    public static let ntag215 = Type2MemoryLayout(
+        totalPages: 135, userMemoryBytes: 504, ccSizeByte: 0x3E,
+        dynamicLockPage: 0x82, pagesPerDynamicLockBit: 16, configurationPage: 0x83)
     /// NTAG216: 231 pages, 888 user bytes, CC `6D`, dynamic lock page `E2h` (16 pages a bit), CFG0 `E3h`.
-    public static let ntag216 = Type2MemoryLayout(totalPages: 231, userMemoryBytes: 888, ccSizeByte: 0x6D,
-                                                  dynamicLockPage: 0xE2, pagesPerDynamicLockBit: 16, configurationPage: 0xE3)
+    public static let ntag216 = Type2MemoryLayout(
+        totalPages: 231, userMemoryBytes: 888, ccSizeByte: 0x6D,
+        dynamicLockPage: 0xE2, pagesPerDynamicLockBit: 16, configurationPage: 0xE3)
     /// NTAG210: 20 pages, 48 user bytes, CC `06`, no dynamic lock bytes, CFG0 `10h`.
-    public static let ntag210 = Type2MemoryLayout(totalPages: 20, userMemoryBytes: 48, ccSizeByte: 0x06,
-                                                  dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: 0x10)
+    public static let ntag210 = Type2MemoryLayout(
+        totalPages: 20, userMemoryBytes: 48, ccSizeByte: 0x06,
+        dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: 0x10)
     /// NTAG212: 41 pages, 128 user bytes, CC `10`, dynamic lock page `24h` (2 pages a bit), CFG0 `25h`.
-    public static let ntag212 = Type2MemoryLayout(totalPages: 41, userMemoryBytes: 128, ccSizeByte: 0x10,
-                                                  dynamicLockPage: 0x24, pagesPerDynamicLockBit: 2, configurationPage: 0x25)
+    public static let ntag212 = Type2MemoryLayout(
+        totalPages: 41, userMemoryBytes: 128, ccSizeByte: 0x10,
+        dynamicLockPage: 0x24, pagesPerDynamicLockBit: 2, configurationPage: 0x25)
     /// MIFARE Ultralight (MF0ICU1): 16 pages, 48 user bytes, CC `06`, no configuration pages.
-    public static let ultralight = Type2MemoryLayout(totalPages: 16, userMemoryBytes: 48, ccSizeByte: 0x06,
-                                                     dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: nil)
+    public static let ultralight = Type2MemoryLayout(
+        totalPages: 16, userMemoryBytes: 48, ccSizeByte: 0x06,
+        dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: nil)
     /// Ultralight EV1 MF0UL11: 20 pages, 48 user bytes, CC `06`, CFG0 `10h`.
-    public static let ultralightEV1MF0UL11 = Type2MemoryLayout(totalPages: 20, userMemoryBytes: 48, ccSizeByte: 0x06,
-                                                               dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: 0x10)
+    public static let ultralightEV1MF0UL11 = Type2MemoryLayout(
+        totalPages: 20, userMemoryBytes: 48, ccSizeByte: 0x06,
+        dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: 0x10)
     /// Ultralight EV1 MF0UL21: 41 pages, 128 user bytes, CC `10`, dynamic lock page `24h` (4 pages a bit), CFG0 `25h`.
-    public static let ultralightEV1MF0UL21 = Type2MemoryLayout(totalPages: 41, userMemoryBytes: 128, ccSizeByte: 0x10,
-                                                               dynamicLockPage: 0x24, pagesPerDynamicLockBit: 4, configurationPage: 0x25)
+    public static let ultralightEV1MF0UL21 = Type2MemoryLayout(
+        totalPages: 41, userMemoryBytes: 128, ccSizeByte: 0x10,
+        dynamicLockPage: 0x24, pagesPerDynamicLockBit: 4, configurationPage: 0x25)
 }

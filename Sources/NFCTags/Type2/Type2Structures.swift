@@ -77,8 +77,9 @@ public struct Type2ReservedArea: Sendable, Hashable {
         let address = Int(v[0] >> 4) * bytesPerPage + Int(v[0] & 0xF)
         let size = v[1] == 0 ? 256 : Int(v[1])
         if lock {
-            return Type2ReservedArea(kind: .dynamicLockBits(bitCount: size, bytesLockedPerBit: 1 << Int(v[2] >> 4)),
-                                     address: address, size: (size + 7) / 8)
+            return Type2ReservedArea(
+                kind: .dynamicLockBits(bitCount: size, bytesLockedPerBit: 1 << Int(v[2] >> 4)),
+                address: address, size: (size + 7) / 8)
         }
         return Type2ReservedArea(kind: .reserved, address: address, size: size)
     }
@@ -116,15 +117,16 @@ public struct Type2TLV: Sendable, Hashable, CustomStringConvertible {
     public let area: Type2ReservedArea?
 
     public var description: String {
-        let name: String = switch kind {
-        case .null: "NULL"
-        case .lockControl: "Lock Control"
-        case .memoryControl: "Memory Control"
-        case .ndef: "NDEF"
-        case .proprietary: "Proprietary"
-        case .terminator: "Terminator"
-        case .unknown(let t): "RFU \([t].hexString())"
-        }
+        let name: String =
+            switch kind {
+            case .null: "NULL"
+            case .lockControl: "Lock Control"
+            case .memoryControl: "Memory Control"
+            case .ndef: "NDEF"
+            case .proprietary: "Proprietary"
+            case .terminator: "Terminator"
+            case .unknown(let t): "RFU \([t].hexString())"
+            }
         var s = "\(name) at page \(address / 4) byte \(address % 4)"
         switch kind {
         case .null, .terminator: break

@@ -42,19 +42,21 @@ public struct Type2TagError: Error, Sendable, Equatable, CustomStringConvertible
     public static func == (lhs: Type2TagError, rhs: Type2TagError) -> Bool { lhs.code == rhs.code }
 
     public var description: String {
-        let what: String = switch code {
-        case .ccInvalid: "capability container invalid"
-        case .unsupportedVersion(let v): "unsupported Type 2 mapping version \(v >> 4).\(v & 0xF)"
-        case .tlvMalformed(let offset): "malformed TLV at byte \(offset) (page \(offset / 4))"
-        case .lengthBeyondDataArea: "NDEF length runs past the data area"
-        case .readOnly: "tag is read-only (CC write access)"
-        case .pagesLocked(let pages): "pages locked: \(pages.map(String.init).joined(separator: ", "))"
-        case .messageTooLong(let length, let maximum): "NDEF message of \(length) bytes exceeds the maximum \(maximum)"
-        case .writeInterrupted(let pages, let cause):
-            "write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]"
-        case .noNDEF: "no NDEF TLV on the tag"
-        case .communication(let e): "communication failed: \(e)"
-        }
+        let what: String =
+            switch code {
+            case .ccInvalid: "capability container invalid"
+            case .unsupportedVersion(let v): "unsupported Type 2 mapping version \(v >> 4).\(v & 0xF)"
+            case .tlvMalformed(let offset): "malformed TLV at byte \(offset) (page \(offset / 4))"
+            case .lengthBeyondDataArea: "NDEF length runs past the data area"
+            case .readOnly: "tag is read-only (CC write access)"
+            case .pagesLocked(let pages): "pages locked: \(pages.map(String.init).joined(separator: ", "))"
+            case .messageTooLong(let length, let maximum):
+                "NDEF message of \(length) bytes exceeds the maximum \(maximum)"
+            case .writeInterrupted(let pages, let cause):
+                "write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]"
+            case .noNDEF: "no NDEF TLV on the tag"
+            case .communication(let e): "communication failed: \(e)"
+            }
         return reason.isEmpty ? what : what + ": " + reason
     }
 }

@@ -66,8 +66,9 @@ public struct Type2TagReader {
             if layout.ndef != nil { return [] }
             throw Type2TagError(.noNDEF)
         }
-        let addresses = Self.addresses(from: start, count: ndef.length, areas: layout.reservedAreas,
-                                       end: layout.dataArea.upperBound)
+        let addresses = Self.addresses(
+            from: start, count: ndef.length, areas: layout.reservedAreas,
+            end: layout.dataArea.upperBound)
         var out: [UInt8] = []
         out.reserveCapacity(addresses.count)
         for a in addresses { out.append(try memory.byte(a)) }
@@ -107,7 +108,8 @@ public struct Type2TagReader {
             throw Type2TagError(.messageTooLong(length: message.count, maximum: layout.maximumNDEFMessageSize))
         }
         let end = layout.dataArea.upperBound
-        let lengthField: [UInt8] = message.count < 0xFF
+        let lengthField: [UInt8] =
+            message.count < 0xFF
             ? [UInt8(message.count)] : [0xFF, UInt8(message.count >> 8), UInt8(message.count & 0xFF)]
         var stream: [UInt8] = [0x03] + lengthField + message
         let room = Self.addresses(from: start, count: Int.max, areas: layout.reservedAreas, end: end).count
@@ -138,8 +140,9 @@ public struct Type2TagReader {
                 written.append(UInt8(page))
             } catch {
                 let cause = (error as? TagCommunicationError) ?? .readerFailure(String(describing: error))
-                throw Type2TagError(.writeInterrupted(writtenPages: written, cause: cause),
-                                    "page \(page) failed")
+                throw Type2TagError(
+                    .writeInterrupted(writtenPages: written, cause: cause),
+                    "page \(page) failed")
             }
         }
         for p in pages { try put(p, first[p] ?? []) }
@@ -199,7 +202,10 @@ public struct Type2TagReader {
             var moved = true
             while moved {
                 moved = false
-                for r in areas where r.range.contains(a) { a = r.range.upperBound; moved = true }
+                for r in areas where r.range.contains(a) {
+                    a = r.range.upperBound
+                    moved = true
+                }
             }
             return a
         }
@@ -236,8 +242,9 @@ public struct Type2TagReader {
             let span = Self.addresses(from: valueStart, count: length, areas: areas, end: end)
             guard span.count == length else {
                 if kind == .ndef {
-                    throw Type2TagError(.lengthBeyondDataArea,
-                                        "NDEF TLV at byte \(start) declares \(length) bytes, \(span.count) remain")
+                    throw Type2TagError(
+                        .lengthBeyondDataArea,
+                        "NDEF TLV at byte \(start) declares \(length) bytes, \(span.count) remain")
                 }
                 throw Type2TagError(.tlvMalformed(offset: start), "value of \(length) bytes runs past the data area")
             }
@@ -251,8 +258,10 @@ public struct Type2TagReader {
                 area = Type2ReservedArea.decode(controlValue: value, lock: kind == .lockControl)
                 if let area { areas.append(area) }
             }
-            tlvs.append(Type2TLV(kind: kind, address: start, length: length,
-                                 valueAddress: length > 0 ? valueStart : nil, area: area))
+            tlvs.append(
+                Type2TLV(
+                    kind: kind, address: start, length: length,
+                    valueAddress: length > 0 ? valueStart : nil, area: area))
             cursor = (span.last.map { $0 + 1 }) ?? valueStart
         }
 
@@ -268,16 +277,19 @@ public struct Type2TagReader {
 
         let lock: Type2DynamicLock?
         if let a = areas.first(where: { if case .dynamicLockBits = $0.kind { true } else { false } }),
-           case .dynamicLockBits(let bits, let per) = a.kind {
+            case .dynamicLockBits(let bits, let per) = a.kind
+        {
             lock = Type2DynamicLock(source: .lockControlTLV, address: a.address, bitCount: bits, bytesLockedPerBit: per)
         } else if let layout = version?.product?.layout {
             lock = layout.dynamicLockPage.map {
-                Type2DynamicLock(source: .datasheet, address: $0 * 4, bitCount: layout.dynamicLockBitCount,
-                                 bytesLockedPerBit: layout.pagesPerDynamicLockBit * 4)
+                Type2DynamicLock(
+                    source: .datasheet, address: $0 * 4, bitCount: layout.dynamicLockBitCount,
+                    bytesLockedPerBit: layout.pagesPerDynamicLockBit * 4)
             }
         } else if cc.dataAreaSize > 48 {
-            lock = Type2DynamicLock(source: .nfcForumDefault, address: end,
-                                    bitCount: (cc.dataAreaSize - 48 + 7) / 8, bytesLockedPerBit: 8)
+            lock = Type2DynamicLock(
+                source: .nfcForumDefault, address: end,
+                bitCount: (cc.dataAreaSize - 48 + 7) / 8, bytesLockedPerBit: 8)
         } else {
             lock = nil
         }
@@ -290,7 +302,8 @@ public struct Type2TagReader {
 
     private func lockedPages(_ layout: Type2TagLayout, _ memory: PageReader) throws(Type2TagError) -> Set<Int> {
         var locked = Set<Int>()
-        let s0 = layout.staticLockBytes[0], s1 = layout.staticLockBytes[1]
+        let s0 = layout.staticLockBytes[0]
+        let s1 = layout.staticLockBytes[1]
         if s0 & 0x08 != 0 { locked.insert(3) }
         for bit in 4..<8 where s0 & (1 << UInt8(bit)) != 0 { locked.insert(bit) }
         for bit in 0..<8 where s1 & (1 << UInt8(bit)) != 0 { locked.insert(8 + bit) }
@@ -311,7 +324,10 @@ public struct Type2TagReader {
         var out: [Int] = []
         var a = start
         while out.count < count && a < end {
-            if let r = areas.first(where: { $0.range.contains(a) }) { a = r.range.upperBound; continue }
+            if let r = areas.first(where: { $0.range.contains(a) }) {
+                a = r.range.upperBound
+                continue
+            }
             out.append(a)
             a += 1
         }

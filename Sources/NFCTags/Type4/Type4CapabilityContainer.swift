@@ -96,7 +96,8 @@ public struct Type4CapabilityContainer: Sendable, Hashable, CustomStringConverti
             throw .ccInvalid("MLc \(maximumWriteLength) outside 0001…FFFF")
         }
         guard ![0x0000, 0xE102, 0xE103, 0x3F00, 0x3FFF, 0xFFFF].contains(ndefFileID) else {
-            throw .ccInvalid("NDEF file id \([UInt8(ndefFileID >> 8), UInt8(ndefFileID & 0xFF)].hexString()) is reserved")
+            throw .ccInvalid(
+                "NDEF file id \([UInt8(ndefFileID >> 8), UInt8(ndefFileID & 0xFF)].hexString()) is reserved")
         }
         if isExtendedFile {
             guard major >= 3 else { throw .ccInvalid("ENDEF File Control TLV in a mapping \(major).x CC") }

@@ -161,8 +161,10 @@ public struct Type4TagReader<Transport: APDUTransport> {
                 guard ddo.first == 0x53, let (len, size) = BERLength.decode(ddo.dropFirst()),
                     ddo.count == 1 + size + len, len <= n
                 else {
-                    throw .communication(.malformedResponse(
-                        "READ BINARY ODO answer is not a 53 data object of at most \(n) bytes: \(ddo.prefix(8).hexString())"))
+                    throw .communication(
+                        .malformedResponse(
+                            "READ BINARY ODO answer is not a 53 data object of at most \(n) bytes: \(ddo.prefix(8).hexString())"
+                        ))
                 }
                 chunk = Array(ddo[(1 + size)...])
             }
@@ -203,7 +205,8 @@ public struct Type4TagReader<Transport: APDUTransport> {
                 if m >= 0x80 { m = min(data.count - done, limit - 8) }
                 if m >= 0x100 { m = min(data.count - done, limit - 9) }
                 guard m >= 1 else {
-                    throw Type4TagError(.lengthOutOfRange, "MLc \(cc.maximumWriteLength) is too small for UPDATE BINARY with ODO")
+                    throw Type4TagError(
+                        .lengthOutOfRange, "MLc \(cc.maximumWriteLength) is too small for UPDATE BINARY with ODO")
                 }
                 n = m
                 let part = Array(data[done..<(done + n)])

@@ -139,8 +139,12 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
 
     /// Core NFC `init(delegate:queue:invalidateAfterFirstRead:)`, against
     /// ``NFCReaderSystem/current``. The delegate is held weakly.
-    public convenience init(delegate: any NFCNDEFReaderSessionDelegate, queue: DispatchQueue?, invalidateAfterFirstRead: Bool) {
-        self.init(delegate: delegate, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead, system: NFCReaderSystem.current)
+    public convenience init(
+        delegate: any NFCNDEFReaderSessionDelegate, queue: DispatchQueue?, invalidateAfterFirstRead: Bool
+    ) {
+        self.init(
+            delegate: delegate, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead,
+            system: NFCReaderSystem.current)
     }
 
     /// As Core NFC's initialiser, against an explicit system (tests, several benches).
@@ -159,7 +163,9 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
 
     private func deliver(_ event: RuntimeEvent) {
         guard let runtime else { return }
-        let box = delegateBox, k = continuation, deliver = deliverer()
+        let box = delegateBox
+        let k = continuation
+        let deliver = deliverer()
         runtime.deliverAsync(on: sessionQueue) { [self] in
             switch event {
             case .didBecomeActive:
@@ -170,7 +176,9 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
                 box.value?.readerSession(self, didDetectNDEFs: m)
                 k.yield(.didDetectNDEFs(m))
             case .didDetectTags(let delivered):
-                let tags: [any NFCNDEFTag] = delivered.map { SessionTagObject(runtime: runtime, tag: $0, deliver: deliver) }
+                let tags: [any NFCNDEFTag] = delivered.map {
+                    SessionTagObject(runtime: runtime, tag: $0, deliver: deliver)
+                }
                 (box.value as? any NFCNDEFReaderSessionTagDelegate)?.readerSession(self, didDetect: tags)
                 k.yield(.didDetectTags(tags))
             case .didInvalidate(let e):
@@ -182,7 +190,8 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
     }
 
     override func refuseWithoutSystem() {
-        let box = delegateBox, k = continuation
+        let box = delegateBox
+        let k = continuation
         sessionQueue.async { [self] in
             let e = NFCReaderError(.readerErrorUnsupportedFeature, detail: "no NFCReaderSystem installed")
             box.value?.readerSession(self, didInvalidateWithError: e)
@@ -205,11 +214,14 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
     }
 
     static func connect(
-        _ tag: any NFCNDEFTag, runtime: ReaderSessionRuntime?, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+        _ tag: any NFCNDEFTag, runtime: ReaderSessionRuntime?,
+        deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
         _ completion: @escaping @Sendable ((any Error)?) -> Void
     ) {
         guard let t = tag as? SessionTagObject, let runtime, t.runtime === runtime else {
-            return deliver { completion(NFCReaderError(.readerErrorInvalidParameter, detail: "tag from another session")) }
+            return deliver {
+                completion(NFCReaderError(.readerErrorInvalidParameter, detail: "tag from another session"))
+            }
         }
         t.run("connect", requiresConnection: false, { _, _ in true }) { r in
             switch r {
@@ -235,12 +247,17 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
 
     /// Core NFC `init?(pollingOption:delegate:queue:)`, against ``NFCReaderSystem/current``.
     /// `nil` for an empty polling option (Core NFC returns nil for invalid options).
-    public convenience init?(pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?) {
+    public convenience init?(
+        pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?
+    ) {
         self.init(pollingOption: pollingOption, delegate: delegate, queue: queue, system: NFCReaderSystem.current)
     }
 
     /// As Core NFC's initialiser, against an explicit system.
-    public init?(pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?, system: NFCReaderSystem?) {
+    public init?(
+        pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?,
+        system: NFCReaderSystem?
+    ) {
         guard !pollingOption.isEmpty else { return nil }
         self.pollingOption = pollingOption
         delegateBox = TagDelegateBox(delegate)
@@ -251,7 +268,9 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
 
     private func deliver(_ event: RuntimeEvent) {
         guard let runtime else { return }
-        let box = delegateBox, k = continuation, deliver = deliverer()
+        let box = delegateBox
+        let k = continuation
+        let deliver = deliverer()
         runtime.deliverAsync(on: sessionQueue) { [self] in
             switch event {
             case .didBecomeActive:
@@ -275,7 +294,8 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
     }
 
     override func refuseWithoutSystem() {
-        let box = delegateBox, k = continuation
+        let box = delegateBox
+        let k = continuation
         sessionQueue.async { [self] in
             let e = NFCReaderError(.readerErrorUnsupportedFeature, detail: "no NFCReaderSystem installed")
             box.value?.tagReaderSession(self, didInvalidateWithError: e)

@@ -28,7 +28,11 @@ extension NFCNDEFTag {
     public func readNDEF() async throws -> NFCNDEFMessage {
         try await withCheckedThrowingContinuation { k in
             readNDEF { m, e in
-                if let m { k.resume(returning: m) } else { k.resume(throwing: e ?? NFCReaderError(.readerTransceiveErrorTagResponseError)) }
+                if let m {
+                    k.resume(returning: m)
+                } else {
+                    k.resume(throwing: e ?? NFCReaderError(.readerTransceiveErrorTagResponseError))
+                }
             }
         }
     }
@@ -42,7 +46,10 @@ extension NFCNDEFTag {
 
 /// Core NFC `NFCMiFareFamily`.
 public enum NFCMiFareFamily: Int, Sendable, Hashable {
-    case unknown = 1, ultralight = 2, plus = 3, desfire = 4
+    case unknown = 1
+    case ultralight = 2
+    case plus = 3
+    case desfire = 4
 }
 
 /// Core NFC `NFCMiFareTag`: a MIFARE / NFC Forum Type 2 tag.
@@ -60,7 +67,9 @@ extension NFCMiFareTag {
     /// Async `sendMiFareCommand(commandPacket:)`.
     public func sendMiFareCommand(commandPacket: Data) async throws -> Data {
         try await withCheckedThrowingContinuation { k in
-            sendMiFareCommand(commandPacket: commandPacket) { d, e in if let e { k.resume(throwing: e) } else { k.resume(returning: d) } }
+            sendMiFareCommand(commandPacket: commandPacket) { d, e in
+                if let e { k.resume(throwing: e) } else { k.resume(returning: d) }
+            }
         }
     }
 }
@@ -71,14 +80,17 @@ public protocol NFCISO7816Tag: NFCNDEFTag {
     /// Historical bytes of the ATS (ISO/IEC 14443-4 §5.2.7), if any.
     var historicalBytes: Data? { get }
     /// Core NFC `sendCommand(apdu:completionHandler:)`: response data, SW1, SW2.
-    func sendCommand(apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void)
+    func sendCommand(
+        apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void)
 }
 
 extension NFCISO7816Tag {
     /// Async `sendCommand(apdu:)`.
     public func sendCommand(apdu: NFCISO7816APDU) async throws -> (Data, UInt8, UInt8) {
         try await withCheckedThrowingContinuation { k in
-            sendCommand(apdu: apdu) { d, s1, s2, e in if let e { k.resume(throwing: e) } else { k.resume(returning: (d, s1, s2)) } }
+            sendCommand(apdu: apdu) { d, s1, s2, e in
+                if let e { k.resume(throwing: e) } else { k.resume(returning: (d, s1, s2)) }
+            }
         }
     }
 }
@@ -137,7 +149,9 @@ public struct NFCISO7816APDU: Sendable, Hashable {
         } else {
             guard body >= 3 else { return nil }
             let n = Int(b[5]) << 8 | Int(b[6])
-            if body == 3 { ne = n == 0 ? 65536 : n } else {
+            if body == 3 {
+                ne = n == 0 ? 65536 : n
+            } else {
                 guard n > 0, body == 3 + n || body == 5 + n else { return nil }
                 data = Array(b[7..<(7 + n)])
                 if body == 5 + n {
@@ -146,8 +160,9 @@ public struct NFCISO7816APDU: Sendable, Hashable {
                 }
             }
         }
-        self.init(instructionClass: b[0], instructionCode: b[1], p1Parameter: b[2], p2Parameter: b[3],
-                  data: Data(data), expectedResponseLength: ne)
+        self.init(
+            instructionClass: b[0], instructionCode: b[1], p1Parameter: b[2], p2Parameter: b[3],
+            data: Data(data), expectedResponseLength: ne)
     }
 
     /// The APDU's bytes: short form when Lc ≤ 255 and Ne ≤ 256, extended otherwise.
@@ -156,7 +171,10 @@ public struct NFCISO7816APDU: Sendable, Hashable {
         var out = [instructionClass, instructionCode, p1Parameter, p2Parameter]
         let extended = d.count > 255 || expectedResponseLength > 256
         if !extended {
-            if !d.isEmpty { out.append(UInt8(d.count)); out += d }
+            if !d.isEmpty {
+                out.append(UInt8(d.count))
+                out += d
+            }
             if expectedResponseLength > 0 { out.append(UInt8(expectedResponseLength & 0xFF)) }
         } else {
             out.append(0)
@@ -182,7 +200,10 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
     let connected = Mutex(false)
 
-    init(runtime: ReaderSessionRuntime, tag: DeliveredTag, deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+    init(
+        runtime: ReaderSessionRuntime, tag: DeliveredTag,
+        deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
         self.runtime = runtime
         self.handle = tag.handle
         self.target = tag.target
@@ -219,7 +240,8 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     ) {
         let deliver = self.deliver
         if requiresConnection && !connected.withLock({ $0 }) {
-            let error = runtime.isReady
+            let error =
+                runtime.isReady
                 ? NFCReaderError(.readerTransceiveErrorTagNotConnected, detail: "call connect(to:) first")
                 : NFCReaderError(.readerTransceiveErrorSessionInvalidated)
             runtime.tagCallRefused(name, on: handle)
@@ -239,17 +261,21 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     }
 
     func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void) {
-        run("readNDEF", { c, p -> NFCNDEFMessage in
-            switch try p.readNDEF(c) {
-            case .message(let m):
-                do { return try NFCNDEFMessage(bytes: m.bytes) } catch {
-                    throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: "malformed NDEF message: \(error)")
+        run(
+            "readNDEF",
+            { c, p -> NFCNDEFMessage in
+                switch try p.readNDEF(c) {
+                case .message(let m):
+                    do { return try NFCNDEFMessage(bytes: m.bytes) } catch {
+                        throw NFCReaderError(
+                            .readerTransceiveErrorTagResponseError, detail: "malformed NDEF message: \(error)")
+                    }
+                case .empty: throw NFCReaderError(.ndefReaderSessionErrorZeroLengthMessage)
+                case .notNDEF: throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "the tag has no NDEF area")
+                case .failed(let code): throw NFCReaderError(code)
                 }
-            case .empty: throw NFCReaderError(.ndefReaderSessionErrorZeroLengthMessage)
-            case .notNDEF: throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "the tag has no NDEF area")
-            case .failed(let code): throw NFCReaderError(code)
             }
-        }) { r in
+        ) { r in
             switch r {
             case .success(let m): completionHandler(m, nil)
             case .failure(let e): completionHandler(nil, e)
@@ -268,20 +294,30 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
 
     func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping @Sendable (Data, (any Error)?) -> Void) {
         let frame = [UInt8](commandPacket)
-        run("sendMiFareCommand", { c, _ -> Data in
-            guard case .type2(let t) = c else { throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not a Type 2 tag") }
-            switch frame.first {
-            case 0x30 where frame.count == 2: return Data(try t.read(page: frame[1]))
-            case 0xA2 where frame.count == 6:
-                try t.write(page: frame[1], data: Array(frame[2...]))
-                return Data([0x0A])
-            case 0x60 where frame.count == 1:
-                guard let v = try t.getVersion() else { throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "this reader cannot send GET_VERSION") }
-                return Data(v)
-            default:
-                throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "frame \(frame.hexString()) has no Type 2 transport command")
+        run(
+            "sendMiFareCommand",
+            { c, _ -> Data in
+                guard case .type2(let t) = c else {
+                    throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not a Type 2 tag")
+                }
+                switch frame.first {
+                case 0x30 where frame.count == 2: return Data(try t.read(page: frame[1]))
+                case 0xA2 where frame.count == 6:
+                    try t.write(page: frame[1], data: Array(frame[2...]))
+                    return Data([0x0A])
+                case 0x60 where frame.count == 1:
+                    guard let v = try t.getVersion() else {
+                        throw NFCReaderError(
+                            .readerErrorUnsupportedFeature, detail: "this reader cannot send GET_VERSION")
+                    }
+                    return Data(v)
+                default:
+                    throw NFCReaderError(
+                        .readerErrorUnsupportedFeature,
+                        detail: "frame \(frame.hexString()) has no Type 2 transport command")
+                }
             }
-        }) { r in
+        ) { r in
             switch r {
             case .success(let d): completionHandler(d, nil)
             case .failure(let e): completionHandler(Data(), e)
@@ -289,14 +325,24 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
-    func sendCommand(apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void) {
+    func sendCommand(
+        apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void
+    ) {
         let command = apdu.bytes
-        run("sendCommand", { c, _ -> [UInt8] in
-            guard case .iso7816(let t) = c else { throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not an ISO 7816 tag") }
-            let r = try t.transmit(command)
-            guard r.count >= 2 else { throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: "response shorter than SW1 SW2") }
-            return r
-        }) { r in
+        run(
+            "sendCommand",
+            { c, _ -> [UInt8] in
+                guard case .iso7816(let t) = c else {
+                    throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not an ISO 7816 tag")
+                }
+                let r = try t.transmit(command)
+                guard r.count >= 2 else {
+                    throw NFCReaderError(
+                        .readerTransceiveErrorTagResponseError, detail: "response shorter than SW1 SW2")
+                }
+                return r
+            }
+        ) { r in
             switch r {
             case .success(let b): completionHandler(Data(b.dropLast(2)), b[b.count - 2], b[b.count - 1], nil)
             case .failure(let e): completionHandler(Data(), 0, 0, e)

@@ -82,7 +82,8 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
             case .readerTransceiveErrorSessionInvalidated: "The session is invalidated."
             case .readerTransceiveErrorTagNotConnected: "The tag is not connected (stale after restartPolling)."
             case .readerTransceiveErrorPacketTooLong: "The packet is longer than the tag or reader accepts."
-            case .readerSessionInvalidationErrorUserCanceled: "The user canceled the session (or the app invalidated it)."
+            case .readerSessionInvalidationErrorUserCanceled:
+                "The user canceled the session (or the app invalidated it)."
             case .readerSessionInvalidationErrorSessionTimeout: "The session's time limit elapsed."
             case .readerSessionInvalidationErrorSessionTerminatedUnexpectedly:
                 "The session ended unexpectedly (the app left the foreground or the reader went away)."

@@ -132,14 +132,21 @@ public enum ReaderSessionBenchmark {
                         .message(messages[Int(rng.next() % 3)]), .empty, .notNDEF,
                         .failed(.readerTransceiveErrorTagConnectionLost),
                     ]
-                    effects = m.ndefReadFinished(target: DetectedTargetID(nextTarget * 4), outcome: outcomes[Int(rng.next() % 4)])
+                    effects = m.ndefReadFinished(
+                        target: DetectedTargetID(nextTarget * 4), outcome: outcomes[Int(rng.next() % 4)])
                 case 10: effects = m.restartPolling()
                 case 11:
                     nextOp += 1
-                    effects = m.tagOperationRequested(TagOperationID(nextOp), on: TagHandle(target: DetectedTargetID(nextTarget * 4), generation: UInt32(rng.next() % 2)))
+                    effects = m.tagOperationRequested(
+                        TagOperationID(nextOp),
+                        on: TagHandle(target: DetectedTargetID(nextTarget * 4), generation: UInt32(rng.next() % 2)))
                 case 12:
-                    let results: [TagOperationResult] = [.success, .emptyNDEFMessage, .failed(.readerTransceiveErrorTagConnectionLost)]
-                    effects = m.tagOperationFinished(TagOperationID(nextOp), on: TagHandle(target: DetectedTargetID(nextTarget * 4), generation: 0), result: results[Int(rng.next() % 3)])
+                    let results: [TagOperationResult] = [
+                        .success, .emptyNDEFMessage, .failed(.readerTransceiveErrorTagConnectionLost),
+                    ]
+                    effects = m.tagOperationFinished(
+                        TagOperationID(nextOp), on: TagHandle(target: DetectedTargetID(nextTarget * 4), generation: 0),
+                        result: results[Int(rng.next() % 3)])
                 case 13: effects = m.alertMessageChanged("Tag \(rng.next() % 5) of 5 read")
                 case 14: effects = m.begin(at: now, admission: .granted(timeLimit: .seconds(60)))
                 default:

@@ -150,8 +150,10 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         switch state {
         case .active(let a) where now >= a.deadline:
             state = .invalidated(.readerSessionInvalidationErrorSessionTimeout)
-            return [.stopPolling, .releaseReader,
-                    .didInvalidate(.readerSessionInvalidationErrorSessionTimeout, errorMessage: nil)]
+            return [
+                .stopPolling, .releaseReader,
+                .didInvalidate(.readerSessionInvalidationErrorSessionTimeout, errorMessage: nil),
+            ]
         case .active, .notStarted, .invalidated:
             return []
         }

@@ -70,8 +70,10 @@ public struct NFCForumNDEFProcedures: NDEFTagProcedures {
             do { try Type2TagReader(transport: t).writeNDEF(message.bytes) } catch {
                 switch error.code {
                 case .communication(let e): throw e
-                case .readOnly, .pagesLocked: throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
-                case .messageTooLong: throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
+                case .readOnly, .pagesLocked:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
+                case .messageTooLong:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
                 case .writeInterrupted(_, let cause) where cause == .tagLost || cause == .noResponse:
                     throw NFCReaderError(.readerTransceiveErrorTagConnectionLost, detail: error.description)
                 case .ccInvalid, .unsupportedVersion, .noNDEF:
@@ -85,7 +87,8 @@ public struct NFCForumNDEFProcedures: NDEFTagProcedures {
                 case .communication(let e): throw e
                 case .readOnly, .accessDenied, .applicationNotFound, .ccInvalid, .unsupportedVersion, .fileNotFound:
                     throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
-                case .messageTooLarge: throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
+                case .messageTooLarge:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
                 default: throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: error.description)
                 }
             }

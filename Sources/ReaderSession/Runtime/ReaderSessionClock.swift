@@ -103,8 +103,10 @@ public final class ManualClock: ReaderSessionClock {
     @discardableResult
     public func fireNext(upTo limit: Duration) -> Bool {
         let entry: Entry? = state.withLock { s in
-            guard let e = s.entries.values.filter({ $0.deadline <= limit })
-                .min(by: { ($0.deadline, $0.seq) < ($1.deadline, $1.seq) }) else {
+            guard
+                let e = s.entries.values.filter({ $0.deadline <= limit })
+                    .min(by: { ($0.deadline, $0.seq) < ($1.deadline, $1.seq) })
+            else {
                 s.now = max(s.now, limit)
                 return nil
             }

@@ -139,16 +139,22 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     /// Reports a tag-object call that failed before reaching the machine (not connected).
-    func tagCallRefused(_ name: String, on handle: TagHandle) { queue.sync { noteCall(.tagOperation(name: name, handle)) } }
+    func tagCallRefused(_ name: String, on handle: TagHandle) {
+        queue.sync { noteCall(.tagOperation(name: name, handle)) }
+    }
 
     /// Runs `work` on `queue` later, counted in the system's pending work.
-    func deliverAsync(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) { system.work.async(on: queue, work) }
+    func deliverAsync(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        system.work.async(on: queue, work)
+    }
 
     func restartPolling() {
         queue.sync {
             noteCall(.restartPolling)
             let effects = machine.restartPolling()
-            if case .active(let a) = machine.state, !effects.isEmpty { trace(.restartPolling(generation: a.generation)) }
+            if case .active(let a) = machine.state, !effects.isEmpty {
+                trace(.restartPolling(generation: a.generation))
+            }
             apply(effects)
         }
     }
@@ -172,7 +178,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 },
                 finish: { error in
                     if let error { return completion(.failure(error)) }
-                    if let v = box.withLock({ $0.take() }) { completion(.success(v)) } else {
+                    if let v = box.withLock({ $0.take() }) {
+                        completion(.success(v))
+                    } else {
                         completion(.failure(NFCReaderError(.readerTransceiveErrorTagResponseError)))
                     }
                 })
@@ -204,7 +212,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 lease?.release()
                 lease = nil
                 let (heat, next) = system.thermalFieldOff(at: system.clock.now)
-                if case .granted(let l) = next { trace(.thermal(heat: heat, timeLimit: l)) } else {
+                if case .granted(let l) = next {
+                    trace(.thermal(heat: heat, timeLimit: l))
+                } else {
                     trace(.thermal(heat: heat, timeLimit: nil))
                 }
             case .readNDEF(let id): readNDEF(id)
@@ -238,10 +248,11 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     private func startPolling() {
-        let options: NFCPollingOption = switch kind {
-        case .tag(let o): o
-        case .ndef, .ndefReadWrite: [.iso14443, .iso15693, .iso18092]
-        }
+        let options: NFCPollingOption =
+            switch kind {
+            case .tag(let o): o
+            case .ndef, .ndefReadWrite: [.iso14443, .iso15693, .iso18092]
+            }
         let stream = system.backend.events(options)
         pollTask = Task { [weak self] in
             do {
@@ -274,7 +285,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     private func readNDEF(_ id: DetectedTargetID) {
-        let backend = system.backend, procedures = system.procedures, recorder = frameRecorder(id)
+        let backend = system.backend
+        let procedures = system.procedures
+        let recorder = frameRecorder(id)
         system.work.async(on: io) { [self] in
             let outcome: NDEFReadOutcome
             do {
@@ -292,7 +305,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
 
     private func performOperation(_ op: TagOperationID, _ handle: TagHandle) {
         guard let p = pending[op] else { return }
-        let backend = system.backend, recorder = frameRecorder(handle.target)
+        let backend = system.backend
+        let recorder = frameRecorder(handle.target)
         system.work.async(on: io) { [self] in
             let result: TagOperationResult
             let detail: String?
@@ -315,24 +329,30 @@ final class ReaderSessionRuntime: @unchecked Sendable {
 
     /// Tells the system's call observer about an app call (on `queue`).
     private func noteCall(_ call: SessionCallRecord.Call) {
-        let state: SessionCallRecord.State = switch machine.state {
-        case .notStarted: .notStarted
-        case .active(let a): .active(generation: a.generation)
-        case .invalidated(let c): .invalidated(c)
-        }
+        let state: SessionCallRecord.State =
+            switch machine.state {
+            case .notStarted: .notStarted
+            case .active(let a): .active(generation: a.generation)
+            case .invalidated(let c): .invalidated(c)
+            }
         system.callObserver(SessionCallRecord(session: number, call: call, state: state))
     }
 
     private func trace(_ event: SessionTraceEvent) {
-        system.observer(SessionTraceRecord(tMicroseconds: Self.micros(system.clock.now - origin), session: number, event: event))
+        system.observer(
+            SessionTraceRecord(tMicroseconds: Self.micros(system.clock.now - origin), session: number, event: event))
     }
 
     private func frameRecorder(_ id: DetectedTargetID) -> @Sendable ([UInt8], [UInt8]?) -> Void {
-        let clock = system.clock, origin = self.origin, number = self.number, observer = system.observer
+        let clock = system.clock
+        let origin = self.origin
+        let number = self.number
+        let observer = system.observer
         return { command, response in
-            observer(SessionTraceRecord(
-                tMicroseconds: Self.micros(clock.now - origin), session: number,
-                event: .frame(id, command: command, response: response)))
+            observer(
+                SessionTraceRecord(
+                    tMicroseconds: Self.micros(clock.now - origin), session: number,
+                    event: .frame(id, command: command, response: response)))
         }
     }
 

@@ -61,7 +61,8 @@ public final class SessionArbiter: Sendable {
         case .perReader:
             var stem = ""
             for u in reader.unicodeScalars.prefix(64) {
-                let ok = (u >= "a" && u <= "z") || (u >= "A" && u <= "Z") || (u >= "0" && u <= "9")
+                let ok =
+                    (u >= "a" && u <= "z") || (u >= "A" && u <= "Z") || (u >= "0" && u <= "9")
                     || u == "." || u == "-"
                 stem.unicodeScalars.append(ok ? u : "_")
             }
@@ -86,11 +87,17 @@ public final class SessionArbiter: Sendable {
             return .failed("mkdir \(dir): \(String(cString: strerror(e)))")
         }
         var fds: [Int32] = []
-        let locks = [("host", scope == .hostWide), (SessionArbiter(scope: .perReader, fileLocks: false).lockName(for: reader), true)]
+        let locks = [
+            ("host", scope == .hostWide),
+            (SessionArbiter(scope: .perReader, fileLocks: false).lockName(for: reader), true),
+        ]
         for (stem, exclusive) in locks {
             let (fd, refusal) = Self.lock(dir + "/" + stem + ".lock", exclusive: exclusive)
             guard let fd else {
-                for fd in fds { _ = flock(fd, LOCK_UN); close(fd) }
+                for fd in fds {
+                    _ = flock(fd, LOCK_UN)
+                    close(fd)
+                }
                 free()
                 return refusal ?? .busy
             }

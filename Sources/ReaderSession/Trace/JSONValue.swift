@@ -66,10 +66,13 @@ public enum JSONValue: Sendable, Equatable {
         case is NSNull: self = .null
         case let n as NSNumber:
             let objCType = String(cString: n.objCType)
-            if objCType == "c" || objCType == "B" { self = .bool(n.boolValue) }
-            else if objCType != "d" && objCType != "f" {
+            if objCType == "c" || objCType == "B" {
+                self = .bool(n.boolValue)
+            } else if objCType != "d" && objCType != "f" {
                 self = .int(n.int64Value)
-            } else { self = .double(n.doubleValue) }
+            } else {
+                self = .double(n.doubleValue)
+            }
         case let s as String: self = .string(s)
         case let a as [Any]: self = .array(try a.map { try JSONValue(foundation: $0) })
         case let d as [String: Any]:

@@ -29,7 +29,8 @@ extension SessionTraceRecord {
             o["error"] = .string(why)
         case .thermal(let heat, let limit):
             o["heat"] = .double((heat * 1000).rounded() / 1000)
-            o["time_limit_s"] = limit.map { .double(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? .null
+            o["time_limit_s"] =
+                limit.map { .double(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? .null
         case .didBecomeActive:
             break
         case .detected(let targets):
@@ -95,11 +96,12 @@ extension DetectedTarget {
     /// `id`, `kind`, `uid`, and `atqa`/`sak`/`ats`/`atr` when known (hex).
     public var json: JSONObject {
         var o: JSONObject = ["id": .int(Int64(id.rawValue))]
-        let kindName = switch kind {
-        case .type2: "type2"
-        case .type4: "type4"
-        case .other: "other"
-        }
+        let kindName =
+            switch kind {
+            case .type2: "type2"
+            case .type4: "type4"
+            case .other: "other"
+            }
         o["kind"] = .string(kindName)
         o["uid"] = .string(uid.hexString())
         if let atqa { o["atqa"] = .string(atqa.hexString()) }

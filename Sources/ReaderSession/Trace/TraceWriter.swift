@@ -68,7 +68,12 @@ public final class TraceWriter: Sendable {
     }
 
     deinit {
-        state.withLock { if $0.fd >= 0 { close($0.fd); $0.fd = -1 } }
+        state.withLock {
+            if $0.fd >= 0 {
+                close($0.fd)
+                $0.fd = -1
+            }
+        }
     }
 
     /// Microseconds since this trace began (monotonic).
@@ -98,8 +103,11 @@ public final class TraceWriter: Sendable {
             var bytes = Array(line.utf8)
             if s.written + bytes.count > maxBytes {
                 s.capped = true
-                bytes = Array((JSONObject(["t_us": .int(elapsedMicroseconds), "event": "trace_truncated",
-                                           "max_bytes": .int(Int64(maxBytes))]).serialized + "\n").utf8)
+                bytes = Array(
+                    (JSONObject([
+                        "t_us": .int(elapsedMicroseconds), "event": "trace_truncated",
+                        "max_bytes": .int(Int64(maxBytes)),
+                    ]).serialized + "\n").utf8)
             }
             s.written += Self.writeAll(s.fd, bytes)
         }

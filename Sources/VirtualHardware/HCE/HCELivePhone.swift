@@ -21,8 +21,10 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
     /// ATS including TL (ISO/IEC 14443-4 §5.2).
     public var ats: [UInt8]
 
-    public init(uid: [UInt8] = [0x08, 0x5A, 0x3C, 0x91], atqa: [UInt8] = [0x00, 0x04], sak: UInt8 = 0x20,
-                ats: [UInt8] = [0x05, 0x78, 0x80, 0x70, 0x02]) {
+    public init(
+        uid: [UInt8] = [0x08, 0x5A, 0x3C, 0x91], atqa: [UInt8] = [0x00, 0x04], sak: UInt8 = 0x20,
+        ats: [UInt8] = [0x05, 0x78, 0x80, 0x70, 0x02]
+    ) {
         self.uid = uid
         self.atqa = atqa
         self.sak = sak
@@ -46,7 +48,9 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
     /// The PC/SC 2.02 part 3 §3.1.3.2.3 ATR for this card: `3B 8n 80 01 <historical bytes> TCK`
     /// (the iPhone's empty historical bytes give `3B 80 80 01 01`).
     public var atr: [UInt8] {
-        (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes) ?? [0x3B, 0x80, 0x80, 0x01, 0x01]
+        (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes) ?? [
+            0x3B, 0x80, 0x80, 0x01, 0x01,
+        ]
     }
 }
 
@@ -85,8 +89,10 @@ public struct HCELiveEvent: Sendable, Equatable {
     /// Technology, reason, status, control byte meaning, error text…
     public var detail: String?
 
-    public init(time: Duration, source: Source, event: String, reader: String? = nil, command: [UInt8]? = nil,
-                response: [UInt8]? = nil, answeredBy: Responder? = nil, detail: String? = nil) {
+    public init(
+        time: Duration, source: Source, event: String, reader: String? = nil, command: [UInt8]? = nil,
+        response: [UInt8]? = nil, answeredBy: Responder? = nil, detail: String? = nil
+    ) {
         self.time = time
         self.source = source
         self.event = event
@@ -146,12 +152,14 @@ public final class HCELivePhone: Sendable {
     ///     pass a virtual one.
     ///   - answer: what the stand-in app answers to each APDU routed to it.
     ///   - onEvent: called for every timeline line as it is made (for a trace flushed per line).
-    public init(app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity = HCEPhoneIdentity(),
-                parameters: HCEParameters = HCEParameters(),
-                expressCredentials: [ContactlessPhone.ExpressCredential] = [],
-                clock: (@Sendable () -> Duration)? = nil,
-                answer: @escaping @Sendable ([UInt8]) -> [UInt8] = { _ in [0x90, 0x00] },
-                onEvent: (@Sendable (HCELiveEvent) -> Void)? = nil) {
+    public init(
+        app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity = HCEPhoneIdentity(),
+        parameters: HCEParameters = HCEParameters(),
+        expressCredentials: [ContactlessPhone.ExpressCredential] = [],
+        clock: (@Sendable () -> Duration)? = nil,
+        answer: @escaping @Sendable ([UInt8]) -> [UInt8] = { _ in [0x90, 0x00] },
+        onEvent: (@Sendable (HCELiveEvent) -> Void)? = nil
+    ) {
         phone = ContactlessPhone(defaultApp: app, expressCredentials: expressCredentials, parameters: parameters)
         self.identity = identity
         isVirtualClock = clock != nil
@@ -181,12 +189,15 @@ public final class HCELivePhone: Sendable {
     public func setReader(_ name: String?) { state.withLock { $0.reader = name } }
 
     /// Adds a transport (or bench) event at the current time.
-    public func note(_ source: HCELiveEvent.Source, _ event: String, command: [UInt8]? = nil,
-                     response: [UInt8]? = nil, detail: String? = nil) {
+    public func note(
+        _ source: HCELiveEvent.Source, _ event: String, command: [UInt8]? = nil,
+        response: [UInt8]? = nil, detail: String? = nil
+    ) {
         let t = clock()
         let e: HCELiveEvent = state.withLock { s in
-            let e = HCELiveEvent(time: t, source: source, event: event, reader: s.reader, command: command,
-                                 response: response, detail: detail)
+            let e = HCELiveEvent(
+                time: t, source: source, event: event, reader: s.reader, command: command,
+                response: response, detail: detail)
             s.events.append(e)
             return e
         }
@@ -264,7 +275,10 @@ public final class HCELivePhone: Sendable {
     public func fieldOff() {
         phone.fieldOff(at: clock())
         let (session, served, task) = state.withLock { s in
-            defer { s.session = nil; s.appTask = nil }
+            defer {
+                s.session = nil
+                s.appTask = nil
+            }
             return (s.session, s.served, s.appTask)
         }
         if let session {

@@ -106,7 +106,10 @@ public final class HCEPhoneCard: Sendable {
                     s.fd = c
                     return true
                 }
-                if keep { fd = c; break }
+                if keep {
+                    fd = c
+                    break
+                }
                 close(c)
                 return
             }

@@ -35,8 +35,10 @@ public enum HCETargetOutcome: Sendable, Equatable {
 /// sent (the reader times out). Release (or a failure) is field off.
 public enum HCETargetEmulator {
     /// Serves one reader through `link`; blocks until it releases or the link fails.
-    public static func serveOneReader(_ link: some HCETargetLink, phone: HCELivePhone,
-                                      reader: String? = nil) -> HCETargetOutcome {
+    public static func serveOneReader(
+        _ link: some HCETargetLink, phone: HCELivePhone,
+        reader: String? = nil
+    ) -> HCETargetOutcome {
         let id = phone.identity
         phone.setReader(reader)
         let first: [UInt8]
@@ -46,8 +48,11 @@ public enum HCETargetEmulator {
             phone.note(.libnfc, "error", detail: "nfc_target_init: \(error)")
             return .failed(apdus: 0, error: "\(error)")
         }
-        phone.note(.libnfc, "activation", command: first.isEmpty ? nil : first,
-                   detail: "nfc_target_init returned: reader activated the phone (UID \(id.uid.hexString()), ATS \(id.ats.hexString())); field not visible to libnfc")
+        phone.note(
+            .libnfc, "activation", command: first.isEmpty ? nil : first,
+            detail:
+                "nfc_target_init returned: reader activated the phone (UID \(id.uid.hexString()), ATS \(id.ats.hexString())); field not visible to libnfc"
+        )
         phone.fieldOn(.iso14443A)
         phone.activateISODEP()
         var count = 0

@@ -1,4 +1,5 @@
 import NFCTags
+
 /// A fault the virtual PN532 puts on the wire once, for the next command that qualifies.
 public enum PN532WireFault: Sendable, Equatable {
     /// The next response frame carries a wrong data checksum (libnfc: `NFC_EIO`).
@@ -143,7 +144,10 @@ public struct PN532Chip: Sendable {
         }
     }
 
-    private enum Answer { case reply([UInt8]), error, later }
+    private enum Answer {
+        case reply([UInt8])
+        case error, later
+    }
 
     private mutating func respond(_ code: UInt8, _ payload: [UInt8]) -> [UInt8] {
         var frame = PN532FrameEncoder.informationFrame(payload: [code] + payload)
@@ -177,9 +181,10 @@ public struct PN532Chip: Sendable {
             return .reply(status + [0x00])
         case 0x06:
             guard !params.isEmpty, params.count % 2 == 0 else { return .error }
-            return .reply(stride(from: 0, to: params.count, by: 2).map {
-                register(UInt16(params[$0]) << 8 | UInt16(params[$0 + 1]))
-            })
+            return .reply(
+                stride(from: 0, to: params.count, by: 2).map {
+                    register(UInt16(params[$0]) << 8 | UInt16(params[$0 + 1]))
+                })
         case 0x08:
             guard !params.isEmpty, params.count % 3 == 0 else { return .error }
             for i in stride(from: 0, to: params.count, by: 3) {
@@ -309,9 +314,13 @@ public struct PN532Chip: Sendable {
     private mutating func autoPollAnswer(types: [UInt8]) -> [UInt8]? {
         guard let present = card, !cardHalted else { return nil }
         let type: UInt8
-        if present.isISODEP, types.contains(0x20) { type = 0x20 }
-        else if types.contains(0x10) { type = 0x10 }
-        else { return nil }
+        if present.isISODEP, types.contains(0x20) {
+            type = 0x20
+        } else if types.contains(0x10) {
+            type = 0x10
+        } else {
+            return nil
+        }
         guard activate(uidFilter: nil) != nil else { return nil }
         let data = targetData(present, withATS: type == 0x20)
         return [0x01, type, UInt8(truncatingIfNeeded: data.count)] + data
@@ -384,13 +393,16 @@ public struct PN532Chip: Sendable {
             return .reply([0x29])
         }
         let step = reader.steps[readerStep]
-        readerExchanges.append(PN532ReaderExchange(command: step.command, response: nil, expectedResponse: step.expectedResponse))
+        readerExchanges.append(
+            PN532ReaderExchange(command: step.command, response: nil, expectedResponse: step.expectedResponse))
         readerAwaitingResponse = true
         return .reply([0x00] + step.command)
     }
 
     private mutating func tgSetData(_ params: [UInt8]) -> Answer {
-        guard reader != nil, !readerFinished, readerAwaitingResponse, !readerExchanges.isEmpty else { return .reply([0x29]) }
+        guard reader != nil, !readerFinished, readerAwaitingResponse, !readerExchanges.isEmpty else {
+            return .reply([0x29])
+        }
         readerExchanges[readerExchanges.count - 1].response = params
         readerAwaitingResponse = false
         readerStep += 1

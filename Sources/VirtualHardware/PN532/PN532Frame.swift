@@ -32,7 +32,8 @@ public enum PN532FrameEncoder {
             let len = UInt8(length)
             frame += [len, 0 &- len]
         } else {
-            let m = UInt8(truncatingIfNeeded: length >> 8), l = UInt8(truncatingIfNeeded: length)
+            let m = UInt8(truncatingIfNeeded: length >> 8)
+            let l = UInt8(truncatingIfNeeded: length)
             frame += [0xFF, 0xFF, m, l, 0 &- (m &+ l)]
         }
         frame.append(tfi)
@@ -70,7 +71,8 @@ public struct PN532FrameParser: Sendable {
             if start > 0 { buffer.removeFirst(start) }
             // buffer now begins with 00 FF.
             guard buffer.count >= 4 else { return nil }
-            let b2 = buffer[2], b3 = buffer[3]
+            let b2 = buffer[2]
+            let b3 = buffer[3]
             switch (b2, b3) {
             case (0x00, 0xFF):
                 buffer.removeFirst(4)
@@ -80,10 +82,13 @@ public struct PN532FrameParser: Sendable {
                 return .nack
             case (0xFF, 0xFF):
                 guard buffer.count >= 7 else { return nil }
-                let m = buffer[4], l = buffer[5], lcs = buffer[6]
+                let m = buffer[4]
+                let l = buffer[5]
+                let lcs = buffer[6]
                 guard m &+ l &+ lcs == 0 else {
                     buffer.removeFirst(2)
-                    return .malformed("extended frame LCS \(lcs.pn532Hex) does not match length \(m.pn532Hex)\(l.pn532Hex)")
+                    return .malformed(
+                        "extended frame LCS \(lcs.pn532Hex) does not match length \(m.pn532Hex)\(l.pn532Hex)")
                 }
                 let length = Int(m) << 8 | Int(l)
                 return body(headerLength: 7, length: length)
@@ -127,4 +132,3 @@ extension UInt8 {
         return String([d[Int(self >> 4)], d[Int(self & 0xF)]])
     }
 }
-

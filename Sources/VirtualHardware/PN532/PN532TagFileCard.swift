@@ -64,7 +64,8 @@ extension PN532Card {
             return
         }
         let core = try file.makeCore()
-        let function: Function = file.faults.isEmpty
+        let function: Function =
+            file.faults.isEmpty
             ? .type2(core) : .type2(PN532FaultyType2Responder(core: core, faults: file.faults))
         self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: function)
     }

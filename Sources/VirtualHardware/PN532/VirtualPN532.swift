@@ -55,7 +55,10 @@ public final class VirtualPN532: Sendable {
         var running = false
         var schedule: [(at: ContinuousClock.Instant, action: ScheduledAction)] = []
     }
-    private enum ScheduledAction: Sendable { case present(PN532Card), remove }
+    private enum ScheduledAction: Sendable {
+        case present(PN532Card)
+        case remove
+    }
 
     private let state = Mutex(State())
     private let wakePipe: (read: Int32, write: Int32)
@@ -80,7 +83,7 @@ public final class VirtualPN532: Sendable {
     /// there is an error) and starts serving. Throws ``VirtualPN532Error``.
     public static func start(ptyPath: String, chip: PN532Chip = PN532Chip()) throws -> VirtualPN532 {
         guard let posixOpenPT = PTYCalls.posixOpenPT, let grantpt = PTYCalls.grantPT,
-              let unlockpt = PTYCalls.unlockPT, let ptsname_r = PTYCalls.ptsNameR
+            let unlockpt = PTYCalls.unlockPT, let ptsname_r = PTYCalls.ptsNameR
         else { throw VirtualPN532Error(operation: "dlsym", errno: ENOSYS) }
         let master = posixOpenPT(O_RDWR | O_NOCTTY)
         guard master >= 0 else { throw VirtualPN532Error(operation: "posix_openpt", errno: errno) }
@@ -89,7 +92,9 @@ public final class VirtualPN532: Sendable {
         guard grantpt(master) == 0 else { throw VirtualPN532Error(operation: "grantpt", errno: errno) }
         guard unlockpt(master) == 0 else { throw VirtualPN532Error(operation: "unlockpt", errno: errno) }
         var name = [CChar](repeating: 0, count: 128)
-        guard ptsname_r(master, &name, name.count) == 0 else { throw VirtualPN532Error(operation: "ptsname_r", errno: errno) }
+        guard ptsname_r(master, &name, name.count) == 0 else {
+            throw VirtualPN532Error(operation: "ptsname_r", errno: errno)
+        }
         let slavePath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let slave = open(slavePath, O_RDWR | O_NOCTTY)
         guard slave >= 0 else { throw VirtualPN532Error(operation: "open", errno: errno) }
@@ -97,24 +102,29 @@ public final class VirtualPN532: Sendable {
         var tio = termios()
         guard tcgetattr(slave, &tio) == 0 else { throw VirtualPN532Error(operation: "tcgetattr", errno: errno) }
         cfmakeraw(&tio)
-        guard tcsetattr(slave, TCSANOW, &tio) == 0 else { throw VirtualPN532Error(operation: "tcsetattr", errno: errno) }
+        guard tcsetattr(slave, TCSANOW, &tio) == 0 else {
+            throw VirtualPN532Error(operation: "tcsetattr", errno: errno)
+        }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw VirtualPN532Error(operation: "pipe", errno: errno) }
         var st = stat()
         if lstat(ptyPath, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFLNK else {
-                close(fds[0]); close(fds[1])
+                close(fds[0])
+                close(fds[1])
                 throw VirtualPN532Error(operation: "symlink", errno: EEXIST)
             }
             unlink(ptyPath)
         }
         guard symlink(slavePath, ptyPath) == 0 else {
             let e = errno
-            close(fds[0]); close(fds[1])
+            close(fds[0])
+            close(fds[1])
             throw VirtualPN532Error(operation: "symlink", errno: e)
         }
         ok = true
-        let device = VirtualPN532(master: master, slave: slave, slavePath: slavePath, linkPath: ptyPath, pipe: (fds[0], fds[1]))
+        let device = VirtualPN532(
+            master: master, slave: slave, slavePath: slavePath, linkPath: ptyPath, pipe: (fds[0], fds[1]))
         device.state.withLock {
             $0.chip = chip
             $0.master = master
@@ -186,7 +196,10 @@ public final class VirtualPN532: Sendable {
         wake()
         waitForThread()
         state.withLock { s in
-            if s.master >= 0 { close(s.master); s.master = -1 }
+            if s.master >= 0 {
+                close(s.master)
+                s.master = -1
+            }
         }
         close(slave)
     }
@@ -232,7 +245,9 @@ public final class VirtualPN532: Sendable {
         while !done.withLock({ $0 }) { usleep(1_000) }
     }
 
-    private func record(_ s: inout State, _ direction: PN532FrameLogEntry.Direction, _ bytes: [UInt8], _ note: String = "") {
+    private func record(
+        _ s: inout State, _ direction: PN532FrameLogEntry.Direction, _ bytes: [UInt8], _ note: String = ""
+    ) {
         let elapsed = ContinuousClock.now - epoch
         let us = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
         s.log.append(PN532FrameLogEntry(microseconds: us, direction: direction, bytes: bytes, note: note))
@@ -259,11 +274,14 @@ public final class VirtualPN532: Sendable {
             let timeoutMs: Int32 = state.withLock { s in
                 guard let next = s.schedule.map(\.at).min() else { return -1 }
                 let left = next - ContinuousClock.now
-                return max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
+                return max(
+                    0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
             }
             guard state.withLock({ $0.running }) else { return }
-            var fds = [pollfd(fd: master, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: master, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+            ]
             let r = poll(&fds, 2, timeoutMs)
             guard state.withLock({ $0.running }) else { return }
             if r < 0 && errno != EINTR { return }

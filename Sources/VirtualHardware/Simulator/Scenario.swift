@@ -49,7 +49,9 @@ public struct Scenario: Sendable, Equatable {
         guard let any = try? JSONSerialization.jsonObject(with: json), let top = any as? [String: Any] else {
             throw fail("(file)", "not a JSON object")
         }
-        guard top["format"] as? String == "nfcbench-scenario" else { throw fail("format", "must be \"nfcbench-scenario\"") }
+        guard top["format"] as? String == "nfcbench-scenario" else {
+            throw fail("format", "must be \"nfcbench-scenario\"")
+        }
         guard (top["version"] as? NSNumber)?.intValue == 1 else { throw fail("version", "must be 1") }
         guard let rawSteps = top["steps"] as? [Any] else { throw fail("steps", "missing or not a list") }
         var steps: [Step] = []
@@ -71,11 +73,15 @@ public struct Scenario: Sendable, Equatable {
                 inField.insert(name)
                 var faults: [TagFault] = []
                 for (j, rf) in ((s["faults"] as? [Any]) ?? []).enumerated() {
-                    guard let fo = rf as? [String: Any], let k = fo["kind"] as? String, let kind = TagFault.Kind(rawValue: k) else {
+                    guard let fo = rf as? [String: Any], let k = fo["kind"] as? String,
+                        let kind = TagFault.Kind(rawValue: k)
+                    else {
                         throw fail("\(f).faults[\(j)].kind", "one of tag_lost, no_answer, corrupt_reply")
                     }
                     let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
-                    guard n >= 0, n < 1_000_000_000 else { throw fail("\(f).faults[\(j)].after_commands", "must be ≥ 0") }
+                    guard n >= 0, n < 1_000_000_000 else {
+                        throw fail("\(f).faults[\(j)].after_commands", "must be ≥ 0")
+                    }
                     faults.append(TagFault(afterCommands: n, kind: kind))
                 }
                 steps.append(Step(at: at, action: .present(tag: tag, as: name, faults: faults)))
@@ -88,10 +94,13 @@ public struct Scenario: Sendable, Equatable {
         }
         var repeatEvery: Duration? = nil
         if let r = top["repeat_every_ms"] {
-            guard let ms = (r as? NSNumber)?.doubleValue, ms > 0, ms <= 1e12 else { throw fail("repeat_every_ms", "must be > 0 and ≤ 10^12") }
+            guard let ms = (r as? NSNumber)?.doubleValue, ms > 0, ms <= 1e12 else {
+                throw fail("repeat_every_ms", "must be > 0 and ≤ 10^12")
+            }
             repeatEvery = .microseconds(Int64(ms * 1000))
         }
-        self.init(description: top["description"] as? String ?? "",
-                  reader: top["reader"] as? String ?? defaultReader, steps: steps, repeatEvery: repeatEvery)
+        self.init(
+            description: top["description"] as? String ?? "",
+            reader: top["reader"] as? String ?? defaultReader, steps: steps, repeatEvery: repeatEvery)
     }
 }

@@ -44,7 +44,8 @@ public final class SimulatedReader: ReaderBackend, Sendable {
     ///   - tags: every tag file the scenario names, by the name it uses.
     ///   - clock: the session's clock (a ``ManualClock`` in tests).
     /// Throws when a scenario step names a tag missing from `tags`.
-    public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(Scenario.FormatError) {
+    public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(Scenario.FormatError)
+    {
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
             throw Scenario.FormatError(field: "steps", reason: "no tag file loaded for '\(tag)'")
         }
@@ -69,7 +70,7 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         let (stream, continuation) = AsyncThrowingStream<ReaderBackendEvent, any Error>.makeStream()
         let start = clock.now
         let epoch: UInt64 = state.withLock { s in
-            s.timers.forEach { $0.cancel() }
+            for t in s.timers { t.cancel() }
             s.timers = []
             s.continuation?.finish()
             s.continuation = continuation
@@ -79,7 +80,7 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { s in
                 guard s.epoch == epoch else { return }
-                s.timers.forEach { $0.cancel() }
+                for t in s.timers { t.cancel() }
                 s.timers = []
                 s.continuation = nil
             }
@@ -95,8 +96,11 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         // Steps at the same instant fire together, so tags arriving together are detected together.
         var groups: [(Duration, [Scenario.Action])] = []
         for step in scenario.steps {
-            if let last = groups.last, last.0 == step.at { groups[groups.count - 1].1.append(step.action) }
-            else { groups.append((step.at, [step.action])) }
+            if let last = groups.last, last.0 == step.at {
+                groups[groups.count - 1].1.append(step.action)
+            } else {
+                groups.append((step.at, [step.action]))
+            }
         }
         var timers: [ReaderSessionTimer] = []
         for (at, actions) in groups {
@@ -104,12 +108,13 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         }
         if let every = scenario.repeatEvery, let last = scenario.steps.last {
             let next = start + last.at + every
-            timers.append(clock.schedule(at: next) { [weak self] in
-                guard let self, self.state.withLock({ $0.epoch == epoch }) else { return }
-                self.schedule(from: next, epoch: epoch)
-            })
+            timers.append(
+                clock.schedule(at: next) { [weak self] in
+                    guard let self, self.state.withLock({ $0.epoch == epoch }) else { return }
+                    self.schedule(from: next, epoch: epoch)
+                })
         }
-        state.withLock { s in if s.epoch == epoch { s.timers += timers } else { timers.forEach { $0.cancel() } } }
+        state.withLock { s in if s.epoch == epoch { s.timers += timers } else { for t in timers { t.cancel() } } }
     }
 
     private func apply(_ actions: [Scenario.Action], epoch: UInt64) {
@@ -121,7 +126,8 @@ public final class SimulatedReader: ReaderBackend, Sendable {
                 switch action {
                 case .present(let tag, let name, let faults):
                     guard s.inField[name] == nil, let file = tags[tag],
-                          let p = Self.makePresentation(file, name: name, faults: file.faults + faults, id: DetectedTargetID(s.nextID))
+                        let p = Self.makePresentation(
+                            file, name: name, faults: file.faults + faults, id: DetectedTargetID(s.nextID))
                     else { continue }
                     s.nextID += 1
                     s.inField[name] = p
@@ -136,25 +142,32 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         if !detected.isEmpty { continuation?.yield(.detected(detected)) }
     }
 
-    private static func makePresentation(_ file: TagFile, name: String, faults: [TagFault], id: DetectedTargetID) -> Presentation? {
+    private static func makePresentation(_ file: TagFile, name: String, faults: [TagFault], id: DetectedTargetID)
+        -> Presentation?
+    {
         let a = file.activation
         if file.type == .type4 {
             guard let core = try? file.makeType4Core() else { return nil }
             let target = DetectedTarget(id: id, kind: .type4, uid: a.uid, atqa: a.atqa, sak: a.sak, ats: a.ats)
-            return Presentation(name: name, target: target, transport: .type4(EmulatedAPDUTransport(core: core, faults: faults)))
+            return Presentation(
+                name: name, target: target, transport: .type4(EmulatedAPDUTransport(core: core, faults: faults)))
         }
         guard let core = try? file.makeCore() else { return nil }
         let target = DetectedTarget(id: id, kind: .type2, uid: a.uid, atqa: a.atqa, sak: a.sak)
-        return Presentation(name: name, target: target, transport: .type2(EmulatedType2Transport(core: core, faults: faults)))
+        return Presentation(
+            name: name, target: target, transport: .type2(EmulatedType2Transport(core: core, faults: faults)))
     }
 
     public func restartPolling() {
-        let (targets, continuation) = state.withLock { s -> ([DetectedTarget], AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation?) in
+        let (targets, continuation) = state.withLock {
+            s -> ([DetectedTarget], AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation?) in
             var out: [DetectedTarget] = []
             for name in s.inField.keys.sorted() {
                 s.inField[name]!.target = DetectedTarget(
-                    id: DetectedTargetID(s.nextID), kind: s.inField[name]!.target.kind, uid: s.inField[name]!.target.uid,
-                    atqa: s.inField[name]!.target.atqa, sak: s.inField[name]!.target.sak, ats: s.inField[name]!.target.ats)
+                    id: DetectedTargetID(s.nextID), kind: s.inField[name]!.target.kind,
+                    uid: s.inField[name]!.target.uid,
+                    atqa: s.inField[name]!.target.atqa, sak: s.inField[name]!.target.sak,
+                    ats: s.inField[name]!.target.ats)
                 s.nextID += 1
                 if case .type4(let t) = s.inField[name]!.transport { t.deselect() }
                 out.append(s.inField[name]!.target)
@@ -174,7 +187,11 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         defer {
             if watch.tagLost {
                 let c = state.withLock { s in
-                    s.inField[p.name]?.target.id == id ? { s.inField[p.name] = nil; return s.continuation }() : nil
+                    s.inField[p.name]?.target.id == id
+                        ? {
+                            s.inField[p.name] = nil
+                            return s.continuation
+                        }() : nil
                 }
                 c?.yield(.lost(id))
             }

@@ -9,13 +9,19 @@ enum VPCDSocket {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); return nil }
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            return nil
+        }
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard rc == 0 else { close(fd); return nil }
+        guard rc == 0 else {
+            close(fd)
+            return nil
+        }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         return fd
@@ -33,7 +39,10 @@ enum VPCDSocket {
         var done = 0
         while done < count {
             let n = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + done, count - done, 0) }
-            if n > 0 { done += n; continue }
+            if n > 0 {
+                done += n
+                continue
+            }
             if n < 0 && errno == EINTR { continue }
             return nil
         }
@@ -47,7 +56,10 @@ enum VPCDSocket {
         var done = 0
         while done < frame.count {
             let n = frame.withUnsafeBytes { send(fd, $0.baseAddress! + done, frame.count - done, Int32(MSG_NOSIGNAL)) }
-            if n > 0 { done += n; continue }
+            if n > 0 {
+                done += n
+                continue
+            }
             if n < 0 && errno == EINTR { continue }
             return false
         }

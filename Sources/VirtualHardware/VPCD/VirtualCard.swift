@@ -1,6 +1,6 @@
 import Foundation
-import NFCTags
 import Glibc
+import NFCTags
 import Synchronization
 
 /// A virtual contactless card that pcscd sees in a vsmartcard `vpcd` reader.
@@ -179,7 +179,10 @@ public final class VirtualCard: Sendable {
                 s.fd = fd
                 return true
             }
-            guard keep else { close(fd); continue }
+            guard keep else {
+                close(fd)
+                continue
+            }
             log(.connected(port: configuration.port))
             let reason = serve(fd)
             state.withLock { $0.fd = -1 }

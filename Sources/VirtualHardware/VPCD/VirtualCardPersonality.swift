@@ -49,7 +49,8 @@ public struct ISO14443Part4Personality<Core: VirtualAPDUResponder>: VirtualCardP
     public init(core: Core, historicalBytes: [UInt8] = []) {
         self.core = core
         // At most 15 bytes after the cut, so the builder cannot fail.
-        self.atr = (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes)
+        self.atr =
+            (try? ATR.iso14443_4(historicalBytes: Array(historicalBytes.prefix(15))).bytes)
             ?? [0x3B, 0x80, 0x80, 0x01, 0x01]
     }
 

@@ -23,7 +23,10 @@ final class BackendWatcher: Sendable {
                 for try await e in stream { self.state.withLock { $0.events.append(Stamped(event: e, at: .now)) } }
                 self.state.withLock { $0.finished = true }
             } catch {
-                self.state.withLock { $0.error = error; $0.finished = true }
+                self.state.withLock {
+                    $0.error = error
+                    $0.finished = true
+                }
             }
         }
         task.withLock { $0 = t }
@@ -35,7 +38,9 @@ final class BackendWatcher: Sendable {
 
     /// Waits for the first event at index ≥ `from` that `match` accepts; throws the stream's
     /// error if it ended, `CLIError.unavailable` on timeout.
-    func next<T>(from index: Int, timeout: Duration, what: String, _ match: (ReaderBackendEvent) -> T?) async throws -> (T, ContinuousClock.Instant, Int) {
+    func next<T>(from index: Int, timeout: Duration, what: String, _ match: (ReaderBackendEvent) -> T?) async throws
+        -> (T, ContinuousClock.Instant, Int)
+    {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (events, error, finished) = state.withLock { ($0.events, $0.error, $0.finished) }

@@ -16,7 +16,9 @@ enum DeviceFactory {
 
     static func backend(_ device: String, options: Options = Options()) throws(CLIError) -> any ReaderBackend {
         if isLibNFCDevice(device) { return try openLibNFCBackend(device) }
-        if split(device).scheme == "sim" { return try SimulatedDevice.backend(split(device).rest, clock: ContinuousReaderClock()) }
+        if split(device).scheme == "sim" {
+            return try SimulatedDevice.backend(split(device).rest, clock: ContinuousReaderClock())
+        }
         return try pcscBackend(device, options: options)
     }
 
@@ -27,13 +29,16 @@ enum DeviceFactory {
         case "pcsc":
             let reader = rest.isEmpty ? try onlyPCSCReader() : rest
             try requirePCSCReader(reader)
-            return PCSCReaderBackend(reader: reader, configuration: .init(presenceCheckInterval: options.presenceCheckInterval))
+            return PCSCReaderBackend(
+                reader: reader, configuration: .init(presenceCheckInterval: options.presenceCheckInterval))
         case "sim":
             throw .usage("'\(device)' is the simulated reader, not a PC/SC reader")
         case "pn532_uart", "pn533_usb", "acr122_usb", "pn53x_usb", "arygon", "pn532_spi", "pn532_i2c":
-            throw .unavailable("libnfc devices ('\(scheme):') are not available to this command yet; use a pcsc: reader")
+            throw .unavailable(
+                "libnfc devices ('\(scheme):') are not available to this command yet; use a pcsc: reader")
         default:
-            throw .usage("unknown device '\(device)': use pcsc:READER (see 'nfcbench devices'), sim:NAME or a libnfc connstring")
+            throw .usage(
+                "unknown device '\(device)': use pcsc:READER (see 'nfcbench devices'), sim:NAME or a libnfc connstring")
         }
     }
 
@@ -52,8 +57,9 @@ enum DeviceFactory {
             throw .unavailable("no PC/SC service: \(error) (is pcscd running? 'nfcbench doctor' checks the bench)")
         }
         guard readers.contains(reader) else {
-            throw .unavailable("pcscd has no reader '\(reader)'; it has: "
-                + (readers.isEmpty ? "none" : readers.map { "pcsc:\($0)" }.joined(separator: ", ")))
+            throw .unavailable(
+                "pcscd has no reader '\(reader)'; it has: "
+                    + (readers.isEmpty ? "none" : readers.map { "pcsc:\($0)" }.joined(separator: ", ")))
         }
     }
 
@@ -65,7 +71,10 @@ enum DeviceFactory {
             throw .unavailable("no PC/SC service: \(error)")
         }
         guard readers.count == 1, let only = readers.first else {
-            throw .usage(readers.isEmpty ? "no PC/SC reader connected" : "several PC/SC readers; name one: \(readers.map { "pcsc:\($0)" }.joined(separator: ", "))")
+            throw .usage(
+                readers.isEmpty
+                    ? "no PC/SC reader connected"
+                    : "several PC/SC readers; name one: \(readers.map { "pcsc:\($0)" }.joined(separator: ", "))")
         }
         return only
     }

@@ -26,7 +26,8 @@ func openLibNFCBackend(_ connstring: String) throws(CLIError) -> LibNFCReaderBac
     let target: String
     if connstring == "libnfc" {
         guard let first = (try? LibNFCContext())?.listDevices(max: 1).first else {
-            throw .unavailable("libnfc finds no device (set LIBNFC_DEVICE or /etc/nfc/libnfc.conf; run 'nfcbench doctor')")
+            throw .unavailable(
+                "libnfc finds no device (set LIBNFC_DEVICE or /etc/nfc/libnfc.conf; run 'nfcbench doctor')")
         }
         target = first
     } else {
@@ -118,11 +119,14 @@ func dumpLibNFC(device: String, out: String?, wait: Duration) async throws -> In
 /// the whole NDEF read), timed one by one; the same output as the PC/SC measurement.
 func measureLibNFC(_ what: String, device: String, count: Int, json: Bool) async throws -> Int32 {
     guard what == "apdu" || what == "read" else {
-        throw CLIError.usage("measure \(what) on a libnfc device needs the bench to move the tag: use 'virtual pn532 --present-for S --absent-for S' and a session instead")
+        throw CLIError.usage(
+            "measure \(what) on a libnfc device needs the bench to move the tag: use 'virtual pn532 --present-for S --absent-for S' and a session instead"
+        )
     }
     let read = what == "read"
     let started = ContinuousClock.now
-    let samples = try await withFirstLibNFCTag(device: device, timeout: .seconds(10)) { _, _, connection -> [Duration] in
+    let samples = try await withFirstLibNFCTag(device: device, timeout: .seconds(10)) {
+        _, _, connection -> [Duration] in
         let clock = ContinuousClock()
         var out: [Duration] = []
         out.reserveCapacity(count)
@@ -130,10 +134,16 @@ func measureLibNFC(_ what: String, device: String, count: Int, json: Bool) async
         case .iso7816(let t):
             let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
             let reader = Type4TagReader(transport: AnyAPDUTransport(t))
-            for _ in 0..<count { out.append(try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } }) }
+            for _ in 0..<count {
+                out.append(
+                    try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } })
+            }
         case .type2(let t):
             for _ in 0..<count {
-                out.append(try clock.measure { if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) } })
+                out.append(
+                    try clock.measure {
+                        if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
+                    })
             }
         }
         return out
@@ -176,7 +186,9 @@ func readType2Image(_ t: any Type2TagTransport, version: TagVersion?) throws -> 
     var page = 0
     while page < total {
         let data = try t.read(page: UInt8(truncatingIfNeeded: page))
-        guard data.count == 16 else { throw TagCommunicationError.malformedResponse("READ \(page) answered \(data.count) bytes") }
+        guard data.count == 16 else {
+            throw TagCommunicationError.malformedResponse("READ \(page) answered \(data.count) bytes")
+        }
         for i in 0..<4 where page + i < total { pages.append(Array(data[(i * 4)..<(i * 4 + 4)])) }
         page += 4
     }
@@ -208,21 +220,26 @@ func snapshotTagFile(_ target: DetectedTarget, _ connection: TagConnection, vers
         let pages = try readType2Image(t, version: version)
         let type = type2FileType(version, pageCount: pages.count)
         let activation = try ISO14443AActivation(uid: target.uid, atqa: wireATQA, sak: target.sak ?? 0)
-        return TagFile(type: type, activation: activation, getVersion: version?.bytes, pages: pages,
-                       comment: "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); PWD/PACK pages read as 00 (a tag never reveals them)")
+        return TagFile(
+            type: type, activation: activation, getVersion: version?.bytes, pages: pages,
+            comment:
+                "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); PWD/PACK pages read as 00 (a tag never reveals them)"
+        )
     case .iso7816(let t):
         let reader = Type4TagReader(transport: AnyAPDUTransport(t))
         let cc = try reader.detect()
         let message = try reader.readNDEF(capabilityContainer: cc)
         let width = cc.lengthFieldSize
         let file = (0..<width).reversed().map { UInt8((message.count >> ($0 * 8)) & 0xFF) } + message
-        let activation = try ISO14443AActivation(uid: target.uid, atqa: wireATQA, sak: target.sak ?? 0x20, ats: target.ats)
+        let activation = try ISO14443AActivation(
+            uid: target.uid, atqa: wireATQA, sak: target.sak ?? 0x20, ats: target.ats)
         let contents = TagFile.Type4Contents(
             ndefFile: file, maximumNDEFFileSize: cc.maximumNDEFFileSize,
             mappingVersion: cc.majorVersion >= 3 ? "3.0" : "2.0", readOnly: !cc.isWritable,
             fileID: [UInt8(cc.ndefFileID >> 8), UInt8(cc.ndefFileID & 0xFF)])
-        return TagFile(type: .type4, activation: activation, type4: contents,
-                       comment: "backup by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date()))")
+        return TagFile(
+            type: .type4, activation: activation, type4: contents,
+            comment: "backup by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date()))")
     }
 }
 

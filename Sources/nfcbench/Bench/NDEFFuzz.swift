@@ -30,7 +30,9 @@ struct NDEFFuzzReport: Sendable, CustomStringConvertible {
             "parsed \(parsed), rejected \(messages - parsed), round-trip failures \(roundTripFailures)",
         ]
         for (code, n) in rejected.sorted(by: { $0.value > $1.value }) { lines.append("  rejected \(code): \(n)") }
-        for (code, n) in invalidBodies.sorted(by: { $0.value > $1.value }) { lines.append("  invalid body \(code): \(n)") }
+        for (code, n) in invalidBodies.sorted(by: { $0.value > $1.value }) {
+            lines.append("  invalid body \(code): \(n)")
+        }
         for hex in roundTripExamples { lines.append("  round-trip failure: \(hex)") }
         return lines.joined(separator: "\n")
     }
@@ -67,7 +69,8 @@ func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzRep
     var report = NDEFFuzzReport(seed: seed)
     // The re-parse of our own serialization may expand chunks (a 1-byte initial chunk
     // reserializes as 1-byte chunks), so it gets room the untrusted parse does not.
-    let relaxed = NDEFLimits(maxMessageBytes: .max, maxRecords: .max, maxNestingDepth: NDEFLimits.default.maxNestingDepth)
+    let relaxed = NDEFLimits(
+        maxMessageBytes: .max, maxRecords: .max, maxNestingDepth: NDEFLimits.default.maxNestingDepth)
     let clock = ContinuousClock()
     let start = clock.now
     for i in 0..<max(0, count) {

@@ -1,4 +1,5 @@
 import Foundation
+
 /// min / median / p99 / max of a set of durations: pure, for `nfcbench measure`.
 ///
 /// Percentiles use the nearest-rank method (the ⌈p·n⌉-th smallest sample), so every

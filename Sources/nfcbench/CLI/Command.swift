@@ -51,7 +51,8 @@ enum CLI {
             words.append("--help")
         }
         // Longest command path that matches the leading words.
-        let match = commands
+        let match =
+            commands
             .filter { $0.path.count <= words.count && Array(words.prefix($0.path.count)) == $0.path }
             .max { $0.path.count < $1.path.count }
         guard let command = match else {
@@ -65,7 +66,8 @@ enum CLI {
                 if rest.isEmpty {
                     return usageError("'nfcbench \(words[0])' needs a command", help: groupOverview(words[0], group))
                 }
-                return usageError("unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group))
+                return usageError(
+                    "unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group))
             }
             return usageError("unknown command '\(words[0])'", help: overview(commands))
         }
@@ -78,7 +80,8 @@ enum CLI {
             return try await command.run(&args)
         } catch let error as CLIError {
             if case .usage = error {
-                return usageError(error.message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
+                return usageError(
+                    error.message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
             }
             Output.err("error: \(error.message)")
             return error.exitCode
@@ -95,15 +98,15 @@ enum CLI {
 
     static func overview(_ commands: [Command]) -> String {
         var s = """
-        OVERVIEW: nfcbench \(version): an NFC reader-session and HCE reader-event harness on libnfc and PC/SC
+            OVERVIEW: nfcbench \(version): an NFC reader-session and HCE reader-event harness on libnfc and PC/SC
 
-        USAGE: nfcbench <command> [options]
-               nfcbench <command> --help
-               nfcbench --version
+            USAGE: nfcbench <command> [options]
+                   nfcbench <command> --help
+                   nfcbench --version
 
-        COMMANDS:
+            COMMANDS:
 
-        """
+            """
         let width = (commands.map(\.name.count).max() ?? 0) + 2
         for c in commands {
             s += "  " + c.name.padding(toLength: width, withPad: " ", startingAt: 0) + c.abstract + "\n"

@@ -11,16 +11,16 @@ enum BenchCommand {
         abstract: "Benchmark the session machine: inputs per second and a seeded random walk",
         usage: "bench session [--inputs N] [--sessions N] [--seed S] [--json]",
         help: """
-        OPTIONS:
-          --inputs N     machine inputs to time (default 2000000)
-          --sessions N   sessions in the random walk (default 10000)
-          --seed S       the walk's seed (default 1313227586)
-          --json         one JSON object
+            OPTIONS:
+              --inputs N     machine inputs to time (default 2000000)
+              --sessions N   sessions in the random walk (default 10000)
+              --seed S       the walk's seed (default 1313227586)
+              --json         one JSON object
 
-        Build in release first: swift build -c release --product nfcbench, then
-        .build/release/nfcbench bench session. Targets: ≥ 1,000,000 inputs/s and < 1 s
-        for the 10,000-session walk.
-        """,
+            Build in release first: swift build -c release --product nfcbench, then
+            .build/release/nfcbench bench session. Targets: ≥ 1,000,000 inputs/s and < 1 s
+            for the 10,000-session walk.
+            """,
         run: { args in
             let inputs = try args.int("inputs", in: 1...1_000_000_000) ?? 2_000_000
             let sessions = try args.int("sessions", in: 1...10_000_000) ?? 10_000
@@ -31,17 +31,29 @@ enum BenchCommand {
             let walk = ReaderSessionBenchmark.randomWalk(sessions: sessions, seed: seed)
             if json {
                 var endings = JSONObject()
-                for (code, n) in walk.endings.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { endings[String(code.rawValue)] = .int(Int64(n)) }
-                Output.out(JSONObject([
-                    "inputs": .int(Int64(rate.inputs)), "inputs_seconds": .double(seconds(rate.elapsed)),
-                    "inputs_per_second": .double(rate.perSecond.rounded()), "walk_sessions": .int(Int64(walk.sessions)),
-                    "walk_inputs": .int(Int64(walk.inputs)), "walk_seconds": .double(seconds(walk.wallTime)),
-                    "walk_seed": .int(Int64(seed)), "walk_endings": .object(endings),
-                ]).serialized)
+                for (code, n) in walk.endings.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                    endings[String(code.rawValue)] = .int(Int64(n))
+                }
+                Output.out(
+                    JSONObject([
+                        "inputs": .int(Int64(rate.inputs)), "inputs_seconds": .double(seconds(rate.elapsed)),
+                        "inputs_per_second": .double(rate.perSecond.rounded()),
+                        "walk_sessions": .int(Int64(walk.sessions)),
+                        "walk_inputs": .int(Int64(walk.inputs)), "walk_seconds": .double(seconds(walk.wallTime)),
+                        "walk_seed": .int(Int64(seed)), "walk_endings": .object(endings),
+                    ]).serialized)
             } else {
-                Output.out("machine inputs: \(rate.inputs) in \(String(format: "%.3f", seconds(rate.elapsed))) s = \(Int(rate.perSecond)) inputs/s")
-                Output.out("random walk:    \(walk.sessions) sessions, \(walk.inputs) inputs, seed \(seed), \(String(format: "%.3f", seconds(walk.wallTime))) s")
-                Output.out("endings:        " + walk.endings.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)×\($0.value)" }.joined(separator: " "))
+                Output.out(
+                    "machine inputs: \(rate.inputs) in \(String(format: "%.3f", seconds(rate.elapsed))) s = \(Int(rate.perSecond)) inputs/s"
+                )
+                Output.out(
+                    "random walk:    \(walk.sessions) sessions, \(walk.inputs) inputs, seed \(seed), \(String(format: "%.3f", seconds(walk.wallTime))) s"
+                )
+                Output.out(
+                    "endings:        "
+                        + walk.endings.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                            "\($0.key.rawValue)×\($0.value)"
+                        }.joined(separator: " "))
             }
             return 0
         })
@@ -51,14 +63,14 @@ enum BenchCommand {
         abstract: "Seeded mutation fuzz of the NDEF parser (no crash, round trips hold)",
         usage: "bench ndef-fuzz [--seed S] [--count N]",
         help: """
-        OPTIONS:
-          --seed S    the PRNG seed (default 1)
-          --count N   messages to try (default 1000000)
+            OPTIONS:
+              --seed S    the PRNG seed (default 1)
+              --count N   messages to try (default 1000000)
 
-        Mutates valid messages (bit flips, inserts, deletes, length edits, truncations,
-        splices), parses each strictly, and re-serializes and re-parses those that parse.
-        Exit 1 when a round trip fails. Run it in a release build.
-        """,
+            Mutates valid messages (bit flips, inserts, deletes, length edits, truncations,
+            splices), parses each strictly, and re-serializes and re-parses those that parse.
+            Exit 1 when a round trip fails. Run it in a release build.
+            """,
         run: { args in
             let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 1
             let count = try args.int("count", in: 1...1_000_000_000) ?? 1_000_000

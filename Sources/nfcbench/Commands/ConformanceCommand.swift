@@ -13,20 +13,20 @@ enum ConformanceCommand {
         abstract: "Judge an app's handling of every way a reader session ends (virtual time)",
         usage: "conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal",
         help: """
-        OPTIONS:
-          --suite builtin|DIR   the scenarios: the shipped suite (hardware/conformance/,
-                                default) or every *.json in DIR (format:
-                                hardware/conformance/FORMAT.md). Tags are looked up in
-                                DIR/tags/, then the shipped tag files
-          --app NAME            the app under test (default reference):
-        \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: 16, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
-          --json                JSON Lines: one object per scenario, then a summary object
-          --thermal             print the thermal model's session limits after 0 s, 3 s
-                                and 30 s gaps (after one full session) and exit
+            OPTIONS:
+              --suite builtin|DIR   the scenarios: the shipped suite (hardware/conformance/,
+                                    default) or every *.json in DIR (format:
+                                    hardware/conformance/FORMAT.md). Tags are looked up in
+                                    DIR/tags/, then the shipped tag files
+              --app NAME            the app under test (default reference):
+            \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: 16, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
+              --json                JSON Lines: one object per scenario, then a summary object
+              --thermal             print the thermal model's session limits after 0 s, 3 s
+                                    and 30 s gaps (after one full session) and exit
 
-        Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
-        scenario, 65 for a malformed scenario file.
-        """,
+            Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
+            scenario, 65 for a malformed scenario file.
+            """,
         run: { args in
             let suiteArg = try args.option("suite") ?? "builtin"
             let appName = try args.option("app") ?? "reference"
@@ -38,15 +38,17 @@ enum ConformanceCommand {
                 return 0
             }
             guard let entry = ReferenceApps.named(appName) else {
-                throw CLIError.usage("--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
+                throw CLIError.usage(
+                    "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
             }
             let scenarios = try loadSuite(suiteArg)
             let habits = entry.habits
             let start = ContinuousClock.now
             let results = await ConformanceHarness().run(scenarios) { env in
-                ReferenceAppUnderTest(TagScanController(
-                    system: env.system, habits: habits,
-                    after: { delay, queue, work in env.asyncAfter(delay, on: queue, work) }))
+                ReferenceAppUnderTest(
+                    TagScanController(
+                        system: env.system, habits: habits,
+                        after: { delay, queue, work in env.asyncAfter(delay, on: queue, work) }))
             }
             let wall = ContinuousClock.now - start
             if json {
@@ -63,7 +65,8 @@ enum ConformanceCommand {
     static func loadSuite(_ arg: String) throws(CLIError) -> [ConformanceScenario] {
         let dir: String
         if arg == "builtin" {
-            guard let hw = DataLocation.hardwareDirectory(), FileManager.default.fileExists(atPath: hw + "/conformance") else {
+            guard let hw = DataLocation.hardwareDirectory(), FileManager.default.fileExists(atPath: hw + "/conformance")
+            else {
                 throw CLIError.data("no hardware/conformance folder beside the executable (set NFCBENCH_DATA)")
             }
             dir = hw + "/conformance"
@@ -74,7 +77,9 @@ enum ConformanceCommand {
             }
             dir = arg
         }
-        let tagDirs = [dir + "/tags", dir] + (DataLocation.hardwareDirectory().map { ["\($0)/conformance/tags", "\($0)/tags"] } ?? [])
+        let tagDirs =
+            [dir + "/tags", dir]
+            + (DataLocation.hardwareDirectory().map { ["\($0)/conformance/tags", "\($0)/tags"] } ?? [])
         do {
             return try ConformanceScenario.loadSuite(directory: dir, tagDirectories: tagDirs)
         } catch {
@@ -92,7 +97,9 @@ enum ConformanceCommand {
     static func table(_ results: [ConformanceResult], app: String, suite: String, wall: Duration) -> String {
         let width = max(30, (results.map(\.scenario.count).max() ?? 0) + 2)
         var s = "nfcbench conformance: app '\(app)', \(results.count) scenarios (suite \(suite))\n\n"
-        s += "SCENARIO".padding(toLength: width, withPad: " ", startingAt: 0) + "VERDICT       ENDINGS            SHEETS  /MIN  RULE\n"
+        s +=
+            "SCENARIO".padding(toLength: width, withPad: " ", startingAt: 0)
+            + "VERDICT       ENDINGS            SHEETS  /MIN  RULE\n"
         for r in results {
             let rules = r.rulesBreached.map(\.rawValue).joined(separator: ", ")
             s += r.scenario.padding(toLength: width, withPad: " ", startingAt: 0)
@@ -114,11 +121,16 @@ enum ConformanceCommand {
                 for n in r.notes { s += "  note: \(n)\n" }
             }
         }
-        let limits = results.filter { r in r.sessions.contains { $0.timeLimit.map { $0 < .seconds(60) } ?? $0.refusedByThermalModel } }
+        let limits = results.filter { r in
+            r.sessions.contains { $0.timeLimit.map { $0 < .seconds(60) } ?? $0.refusedByThermalModel }
+        }
         if !limits.isEmpty {
-            s += "\nTHERMAL MODEL (time limit granted to each session; refused = 203 from the model, busy = 203 from another session)\n"
+            s +=
+                "\nTHERMAL MODEL (time limit granted to each session; refused = 203 from the model, busy = 203 from another session)\n"
             for r in limits {
-                let l = r.sessions.map { x in x.timeLimit.map { seconds($0) + " s" } ?? (x.refusedByThermalModel ? "refused" : "busy") }
+                let l = r.sessions.map { x in
+                    x.timeLimit.map { seconds($0) + " s" } ?? (x.refusedByThermalModel ? "refused" : "busy")
+                }
                 s += "  \(r.scenario): \(l.joined(separator: ", "))\n"
             }
         }
@@ -137,21 +149,26 @@ enum ConformanceCommand {
             "scenario": .string(r.scenario), "verdict": .string(r.verdict.rawValue),
             "rules": .array(r.rulesBreached.map { .string($0.rawValue) }),
         ]
-        o["breaches"] = .array(r.breaches.map { b in
-            .object(["rule": .string(b.rule.rawValue), "t_ms": .int(ms(b.time)), "session": .int(Int64(b.session)), "what": .string(b.what)])
-        })
-        o["sessions"] = .array(r.sessions.map { x in
-            var so: JSONObject = ["session": .int(Int64(x.number)), "begun_ms": .int(ms(x.begunAt))]
-            so["user_action"] = x.userAction.map { .string($0) } ?? .null
-            so["became_active"] = .bool(x.becameActive)
-            so["time_limit_ms"] = x.timeLimit.map { .int(ms($0)) } ?? .null
-            so["thermal_refusal"] = .bool(x.refusedByThermalModel)
-            so["ended_ms"] = x.endedAt.map { .int(ms($0)) } ?? .null
-            so["code"] = x.ending.map { .int(Int64($0.rawValue)) } ?? .null
-            so["reason"] = x.ending.map { .string($0.name) } ?? .null
-            if let m = x.errorMessage { so["error_message"] = .string(m) }
-            return .object(so)
-        })
+        o["breaches"] = .array(
+            r.breaches.map { b in
+                .object([
+                    "rule": .string(b.rule.rawValue), "t_ms": .int(ms(b.time)), "session": .int(Int64(b.session)),
+                    "what": .string(b.what),
+                ])
+            })
+        o["sessions"] = .array(
+            r.sessions.map { x in
+                var so: JSONObject = ["session": .int(Int64(x.number)), "begun_ms": .int(ms(x.begunAt))]
+                so["user_action"] = x.userAction.map { .string($0) } ?? .null
+                so["became_active"] = .bool(x.becameActive)
+                so["time_limit_ms"] = x.timeLimit.map { .int(ms($0)) } ?? .null
+                so["thermal_refusal"] = .bool(x.refusedByThermalModel)
+                so["ended_ms"] = x.endedAt.map { .int(ms($0)) } ?? .null
+                so["code"] = x.ending.map { .int(Int64($0.rawValue)) } ?? .null
+                so["reason"] = x.ending.map { .string($0.name) } ?? .null
+                if let m = x.errorMessage { so["error_message"] = .string(m) }
+                return .object(so)
+            })
         o["sheets"] = .int(Int64(r.sheets))
         o["sheets_per_minute"] = .double((r.sheetsPerMinute * 100).rounded() / 100)
         o["alert_messages"] = .int(Int64(r.alertMessages))
@@ -167,7 +184,8 @@ enum ConformanceCommand {
             "summary": .bool(true), "app": .string(app), "suite": .string(suite),
             "scenarios": .int(Int64(results.count)), "pass": .int(Int64(pass)), "breach": .int(Int64(breach)),
             "inconclusive": .int(Int64(results.count - pass - breach)),
-            "rules_breached": .array(Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted().map { .string($0) }),
+            "rules_breached": .array(
+                Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted().map { .string($0) }),
             "sheets": .int(Int64(results.map(\.sheets).reduce(0, +))),
             "wall_ms": .double((wallSeconds(wall) * 1e6).rounded() / 1e3),
         ]
@@ -184,13 +202,17 @@ enum ConformanceCommand {
         if json {
             return gaps.map { g -> String in
                 let l = model.limit(after: g)
-                let o: JSONObject = ["gap_ms": .int(ms(g)), "time_limit_ms": l.map { .int(ms($0)) } ?? .null, "refused": .bool(l == nil)]
+                let o: JSONObject = [
+                    "gap_ms": .int(ms(g)), "time_limit_ms": l.map { .int(ms($0)) } ?? .null, "refused": .bool(l == nil),
+                ]
                 return o.serialized
             }.joined(separator: "\n")
         }
-        var s = "Thermal model (ThermalModel defaults: base \(seconds(p.baseLimit)) s, floor \(seconds(p.minimumLimit)) s, "
+        var s =
+            "Thermal model (ThermalModel defaults: base \(seconds(p.baseLimit)) s, floor \(seconds(p.minimumLimit)) s, "
         s += "\(p.limitLossPerHeat) s lost per field-second, cooling τ \(seconds(p.coolingTimeConstant)) s, "
-        s += "quick restart < \(seconds(p.quickRestartWindow)) s adds \(p.quickRestartPenalty), refused above \(p.refusalThreshold))\n"
+        s +=
+            "quick restart < \(seconds(p.quickRestartWindow)) s adds \(p.quickRestartPenalty), refused above \(p.refusalThreshold))\n"
         s += "After one full 60 s session, the next session's limit:\n"
         for g in gaps {
             let l = model.limit(after: g).map { seconds($0) + " s" } ?? "refused (203)"
@@ -205,7 +227,9 @@ enum ConformanceCommand {
     }
 
     static func seconds(_ d: Duration) -> String { String(format: "%.3f", Double(ms(d)) / 1000) }
-    static func wallSeconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+    static func wallSeconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
 }
 
 extension String {
@@ -216,7 +240,9 @@ extension String {
 private final class ReferenceAppUnderTest: ConformanceApp {
     let controller: TagScanController
     init(_ controller: TagScanController) { self.controller = controller }
-    func scanTapped(_ request: ScanRequest) { controller.scanTapped(tagCount: request.tagCount, tagObjects: request.readWrite) }
+    func scanTapped(_ request: ScanRequest) {
+        controller.scanTapped(tagCount: request.tagCount, tagObjects: request.readWrite)
+    }
     func didEnterBackground() { controller.didEnterBackground() }
     func willEnterForeground() { controller.willEnterForeground() }
 }

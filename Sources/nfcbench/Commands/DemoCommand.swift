@@ -19,23 +19,25 @@ enum DemoCommand {
         abstract: "The main job on the virtual bench: a first read (204), a timeout (201), a busy reader (203)",
         usage: "demo [--tag NAME] [--bench auto|pcscd|pn532] [--timeout S] [--json]",
         help: """
-        OPTIONS:
-          --tag NAME     the tag to present (hardware/tags/; default t4t-uri on PC/SC,
-                         ntag215-uri on the PN532)
-          --bench B      auto (default): a private pcscd when possible, else a running
-                         pcscd's "Virtual PCD 00 00", else the virtual PN532;
-                         pcscd / pn532 force one
-          --timeout S    the short time limit of the second session (default 2)
-          --json         print the trace's records as JSON Lines instead of text
+            OPTIONS:
+              --tag NAME     the tag to present (hardware/tags/; default t4t-uri on PC/SC,
+                             ntag215-uri on the PN532)
+              --bench B      auto (default): a private pcscd when possible, else a running
+                             pcscd's "Virtual PCD 00 00", else the virtual PN532;
+                             pcscd / pn532 force one
+              --timeout S    the short time limit of the second session (default 2)
+              --json         print the trace's records as JSON Lines instead of text
 
-        Needs, for the PC/SC bench: pcscd and vsmartcard-vpcd (and unshare, ip for a
-        private pcscd); for the PN532 bench: libnfc6. './bench demo' installs them.
-        Exit status: 0 when the three sessions end with 204, 201 and 203 as expected.
-        """,
+            Needs, for the PC/SC bench: pcscd and vsmartcard-vpcd (and unshare, ip for a
+            private pcscd); for the PN532 bench: libnfc6. './bench demo' installs them.
+            Exit status: 0 when the three sessions end with 204, 201 and 203 as expected.
+            """,
         run: { args in
             let tag = try args.option("tag")
             let benchChoice = try args.option("bench") ?? "auto"
-            guard ["auto", "pcscd", "pn532"].contains(benchChoice) else { throw CLIError.usage("--bench is auto, pcscd or pn532") }
+            guard ["auto", "pcscd", "pn532"].contains(benchChoice) else {
+                throw CLIError.usage("--bench is auto, pcscd or pn532")
+            }
             let shortLimit = try args.seconds("timeout") ?? .seconds(2)
             let json = args.flag("json")
             try args.finish()
@@ -43,13 +45,15 @@ enum DemoCommand {
 
             // 1. A private pcscd: re-run this command inside scripts/with-pcscd.
             if env["NFCBENCH_PCSCD"] != "private", benchChoice != "pn532", let script = withPCSCDScript(),
-               !vpcdReaderAvailable() {
+                !vpcdReaderAvailable()
+            {
                 let status = reexecUnderPrivatePCSCD(script: script)
                 if status != 69 || benchChoice == "pcscd" { return status }
                 // 69: the private bench can't be had here (no unshare, pcscd or vpcd): fall through.
             }
-            let trace = try SessionCommand.openTrace(command: "demo", device: "virtual bench", path: nil, redact: false,
-                                                      json: json, model: ["short_time_limit_s": .double(BenchCommand.seconds(shortLimit))])
+            let trace = try SessionCommand.openTrace(
+                command: "demo", device: "virtual bench", path: nil, redact: false,
+                json: json, model: ["short_time_limit_s": .double(BenchCommand.seconds(shortLimit))])
             let say: @Sendable (String) -> Void = { text in
                 var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": "demo"]
                 o["message"] = .string(text)
@@ -64,14 +68,17 @@ enum DemoCommand {
                 let name = tag ?? "t4t-uri"
                 let path = try DataLocation.require(name, in: "tags")
                 let personality: any VirtualCardPersonality
-                do { personality = try TagFile.load(path: path).makeVirtualCardPersonality() } catch { throw CLIError.data("\(path): \(error)") }
+                do { personality = try TagFile.load(path: path).makeVirtualCardPersonality() } catch {
+                    throw CLIError.data("\(path): \(error)")
+                }
                 let card = VirtualCard(personality: personality, configuration: .init(port: 35963))
                 card.start()
                 device = "pcsc:Virtual PCD 00 00"
                 stop = { card.stop() }
-                say(env["NFCBENCH_PCSCD"] == "private"
-                    ? "bench: a private pcscd (own mount and network namespace) with the vpcd reader 'Virtual PCD 00 00'"
-                    : "bench: the running pcscd's vpcd reader 'Virtual PCD 00 00'")
+                say(
+                    env["NFCBENCH_PCSCD"] == "private"
+                        ? "bench: a private pcscd (own mount and network namespace) with the vpcd reader 'Virtual PCD 00 00'"
+                        : "bench: the running pcscd's vpcd reader 'Virtual PCD 00 00'")
                 say("presenting \(name) as a virtual card on vpcd (TCP 35963)")
             } else if benchChoice != "pcscd" {
                 let name = tag ?? "ntag215-uri"
@@ -80,18 +87,23 @@ enum DemoCommand {
                 } catch let e as CLIError {
                     throw e
                 } catch {
-                    throw CLIError.unavailable("""
+                    throw CLIError.unavailable(
+                        """
                         no virtual bench can be had here: \(error)
                         PC/SC bench: needs pcscd and vsmartcard-vpcd (plus unshare and ip for a private pcscd)
                         PN532 bench: needs libnfc6 and a pseudo-terminal; './bench demo' installs what is missing
                         """)
                 }
-                say(benchChoice == "pn532"
-                    ? "bench: the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver (no daemon)"
-                    : "bench: no pcscd could be had; the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver")
+                say(
+                    benchChoice == "pn532"
+                        ? "bench: the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver (no daemon)"
+                        : "bench: no pcscd could be had; the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver"
+                )
                 say("presenting \(name) on \(device)")
             } else {
-                throw CLIError.unavailable("no pcscd with a 'Virtual PCD 00 00' reader: install pcscd and vsmartcard-vpcd, or use --bench pn532")
+                throw CLIError.unavailable(
+                    "no pcscd with a 'Virtual PCD 00 00' reader: install pcscd and vsmartcard-vpcd, or use --bench pn532"
+                )
             }
             defer { stop() }
 
@@ -107,7 +119,9 @@ enum DemoCommand {
             let first = await SessionRunner(backend: backend, options: options, trace: trace).run()
 
             // 4. A session cut by a short time limit: 201.
-            say("session 2: the same session type without first-read and a \(String(format: "%.1f", BenchCommand.seconds(shortLimit))) s time limit")
+            say(
+                "session 2: the same session type without first-read and a \(String(format: "%.1f", BenchCommand.seconds(shortLimit))) s time limit"
+            )
             options.firstRead = false
             options.timeLimit = shortLimit
             options.sessionNumberOffset = 1
@@ -119,18 +133,22 @@ enum DemoCommand {
             options.sessionNumberOffset = 2
             let holder = SessionRunner(backend: backend, options: options, trace: trace)
             async let held = holder.run()
-            for _ in 0..<400 where holder.system.activeSessionCount == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+            for _ in 0..<400 where holder.system.activeSessionCount == 0 {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             options.sessionNumberOffset = 3
             let busy = await SessionRunner(backend: backend, options: options, trace: trace).run()
             say("the user taps Done on the first sheet")
             holder.system.userTappedDone()
             let done = await held
 
-            let ok = first.code == .readerSessionInvalidationErrorFirstNDEFTagRead
+            let ok =
+                first.code == .readerSessionInvalidationErrorFirstNDEFTagRead
                 && second.code == .readerSessionInvalidationErrorSessionTimeout
                 && busy.code == .readerSessionInvalidationErrorSystemIsBusy
-            say("endings: \(first.code.rawValue), \(second.code.rawValue), \(busy.code.rawValue) (and \(done.code.rawValue) for the held session)"
-                + (ok ? " - as expected" : " - expected 204, 201, 203"))
+            say(
+                "endings: \(first.code.rawValue), \(second.code.rawValue), \(busy.code.rawValue) (and \(done.code.rawValue) for the held session)"
+                    + (ok ? " - as expected" : " - expected 204, 201, 203"))
             if !json, let path = trace.path { Output.out("trace: \(path)") }
             return ok ? 0 : 1
         })
@@ -138,7 +156,8 @@ enum DemoCommand {
     /// `scripts/with-pcscd` beside the bench data (a clone), if there is one.
     static func withPCSCDScript() -> String? {
         guard let hw = DataLocation.hardwareDirectory() else { return nil }
-        let script = URL(fileURLWithPath: hw).deletingLastPathComponent().appendingPathComponent("scripts/with-pcscd").path
+        let script = URL(fileURLWithPath: hw).deletingLastPathComponent().appendingPathComponent("scripts/with-pcscd")
+            .path
         return FileManager.default.isExecutableFile(atPath: script) ? script : nil
     }
 

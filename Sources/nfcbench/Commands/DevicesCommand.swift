@@ -9,14 +9,14 @@ enum DevicesCommand {
         abstract: "List PC/SC readers (state, ATR) and libnfc devices",
         usage: "devices [--json]",
         help: """
-        OPTIONS:
-          --json   one JSON object per device: backend, device (the --device string), state, atr
+            OPTIONS:
+              --json   one JSON object per device: backend, device (the --device string), state, atr
 
-        PC/SC readers come from pcscd (SCardListReaders, SCardGetStatusChange). libnfc devices
-        come from libnfc's scan (nfc_list_devices; UART devices only with LIBNFC_DEVICE or a
-        libnfc.conf entry). When pcscd is not running this says so. Exit status: 0 when at
-        least one reader or device is listed, 69 when there is none to use.
-        """,
+            PC/SC readers come from pcscd (SCardListReaders, SCardGetStatusChange). libnfc devices
+            come from libnfc's scan (nfc_list_devices; UART devices only with LIBNFC_DEVICE or a
+            libnfc.conf entry). When pcscd is not running this says so. Exit status: 0 when at
+            least one reader or device is listed, 69 when there is none to use.
+            """,
         run: { args in
             let json = args.flag("json")
             try args.finish()
@@ -33,7 +33,9 @@ enum DevicesCommand {
             let states: [PCSCReaderState]
             if readers.isEmpty {
                 states = []
-            } else if case .changed(let s) = try context.waitForStatusChange(readers: readers.map(PCSCReaderState.unaware), timeout: .milliseconds(500)) {
+            } else if case .changed(let s) = try context.waitForStatusChange(
+                readers: readers.map(PCSCReaderState.unaware), timeout: .milliseconds(500))
+            {
                 states = s
             } else {
                 states = readers.map { PCSCReaderState(reader: $0, flags: []) }
@@ -41,9 +43,11 @@ enum DevicesCommand {
             for s in states {
                 let card = s.hasCard ? PCSCCardIdentification.classify(atr: s.atr) : nil
                 if json {
-                    var o: JSONObject = ["backend": "pcsc", "device": .string("pcsc:\(s.reader)"), "reader": .string(s.reader),
-                                         "state": .array(stateNames(s.flags).map { .string($0) }),
-                                         "events": .int(Int64(s.eventCount))]
+                    var o: JSONObject = [
+                        "backend": "pcsc", "device": .string("pcsc:\(s.reader)"), "reader": .string(s.reader),
+                        "state": .array(stateNames(s.flags).map { .string($0) }),
+                        "events": .int(Int64(s.eventCount)),
+                    ]
                     if s.hasCard {
                         o["atr"] = .string(s.atr.hexString())
                         o["card"] = .string(kindName(card?.kind))
@@ -67,7 +71,9 @@ enum DevicesCommand {
             let libnfc = try LibNFCContext()
             let devices = libnfc.listDevices()
             listed += devices.count
-            if devices.isEmpty && !json { Output.out("libnfc: no device found (UART readers need LIBNFC_DEVICE or a libnfc.conf entry)") }
+            if devices.isEmpty && !json {
+                Output.out("libnfc: no device found (UART readers need LIBNFC_DEVICE or a libnfc.conf entry)")
+            }
             for device in devices {
                 if json {
                     Output.out(JSONValue.object(["backend": "libnfc", "device": .string(device)]).serialized)

@@ -7,28 +7,30 @@ import Foundation
 enum DoctorCommand {
     static let command = Command(
         path: ["doctor"],
-        abstract: "Check the bench (kernel modules, pcscd, permissions, busy ports, packages, LIBNFC_*) and say what to fix",
+        abstract:
+            "Check the bench (kernel modules, pcscd, permissions, busy ports, packages, LIBNFC_*) and say what to fix",
         usage: "doctor [--device D] [--json]",
         help: """
-        Checks, each with a fix line when something is wrong:
-          - the kernel's pn533/pn533_usb modules (/proc/modules) and readers they claim: libnfc
-            can't open a reader the kernel NFC stack holds
-          - pcscd running while an ACR122U is plugged in: Debian's libnfc has no PC/SC driver, so
-            libnfc's acr122_usb can't have it while pcscd does
-          - permissions on /dev/bus/usb nodes of known readers and on /dev/ttyUSB*/ttyACM*
-          - a tty held by two processes (libnfc takes no lock), or the --device port already in use
-          - missing Debian packages (libnfc6, libnfc-bin, pcscd, libpcsclite1, pcsc-tools, vsmartcard-vpcd)
-          - LIBNFC_* environment variables, and a LIBNFC_DEVICE that points nowhere
-        Exit 0 when all is well, 1 when something needs fixing.
-        """,
+            Checks, each with a fix line when something is wrong:
+              - the kernel's pn533/pn533_usb modules (/proc/modules) and readers they claim: libnfc
+                can't open a reader the kernel NFC stack holds
+              - pcscd running while an ACR122U is plugged in: Debian's libnfc has no PC/SC driver, so
+                libnfc's acr122_usb can't have it while pcscd does
+              - permissions on /dev/bus/usb nodes of known readers and on /dev/ttyUSB*/ttyACM*
+              - a tty held by two processes (libnfc takes no lock), or the --device port already in use
+              - missing Debian packages (libnfc6, libnfc-bin, pcscd, libpcsclite1, pcsc-tools, vsmartcard-vpcd)
+              - LIBNFC_* environment variables, and a LIBNFC_DEVICE that points nowhere
+            Exit 0 when all is well, 1 when something needs fixing.
+            """,
         run: { args in
             let device = try args.option("device")
             let json = args.flag("json")
             let root = try args.option("root") ?? ProcessInfo.processInfo.environment["NFCBENCH_DOCTOR_ROOT"] ?? "/"
             let uid = try args.int("as-uid", in: 0...Int(UInt32.max)).map { UInt32($0) } ?? getuid()
             try args.finish()
-            let doctor = BenchDoctor(root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
-                                     environment: ProcessInfo.processInfo.environment)
+            let doctor = BenchDoctor(
+                root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
+                environment: ProcessInfo.processInfo.environment)
             let findings = doctor.run(device: device)
             for f in findings {
                 if json {
@@ -96,19 +98,30 @@ struct BenchDoctor {
 
     func modules() -> [DoctorFinding] {
         guard let text = try? String(contentsOfFile: path("/proc/modules"), encoding: .utf8) else {
-            return [DoctorFinding(check: "modules", ok: false, message: "cannot read /proc/modules; kernel NFC modules not checked",
-                                  fix: "run doctor on the bench machine itself (not in a container without /proc)")]
+            return [
+                DoctorFinding(
+                    check: "modules", ok: false, message: "cannot read /proc/modules; kernel NFC modules not checked",
+                    fix: "run doctor on the bench machine itself (not in a container without /proc)")
+            ]
         }
         let loaded = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
         let nfc = ["pn533_usb", "pn533"].filter(loaded.contains)
-        guard !nfc.isEmpty else { return [DoctorFinding(check: "modules", ok: true, message: "kernel pn533 modules not loaded")] }
-        let claimed = (try? fm.contentsOfDirectory(atPath: path("/sys/bus/usb/drivers/pn533_usb")))?
+        guard !nfc.isEmpty else {
+            return [DoctorFinding(check: "modules", ok: true, message: "kernel pn533 modules not loaded")]
+        }
+        let claimed =
+            (try? fm.contentsOfDirectory(atPath: path("/sys/bus/usb/drivers/pn533_usb")))?
             .filter { $0.first?.isNumber == true } ?? []
         let what = claimed.isEmpty ? "" : " and claim USB interface(s) \(claimed.sorted().joined(separator: ", "))"
-        return [DoctorFinding(
-            check: "modules", ok: false,
-            message: "kernel module(s) \(nfc.joined(separator: ", ")) loaded\(what): libnfc can't open a reader the kernel NFC stack holds",
-            fix: "sudo modprobe -r pn533_usb pn533 nfc; to keep them off: sudo cp hardware/modprobe/nfcbench-blacklist-pn533.conf /etc/modprobe.d/")]
+        return [
+            DoctorFinding(
+                check: "modules", ok: false,
+                message:
+                    "kernel module(s) \(nfc.joined(separator: ", ")) loaded\(what): libnfc can't open a reader the kernel NFC stack holds",
+                fix:
+                    "sudo modprobe -r pn533_usb pn533 nfc; to keep them off: sudo cp hardware/modprobe/nfcbench-blacklist-pn533.conf /etc/modprobe.d/"
+            )
+        ]
     }
 
     /// Processes whose `comm` is `name`.
@@ -125,10 +138,13 @@ struct BenchDoctor {
         let base = path("/sys/bus/usb/devices")
         return ((try? fm.contentsOfDirectory(atPath: base)) ?? []).sorted().compactMap { d in
             func read(_ f: String) -> String? {
-                (try? String(contentsOfFile: "\(base)/\(d)/\(f)", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                (try? String(contentsOfFile: "\(base)/\(d)/\(f)", encoding: .utf8))?.trimmingCharacters(
+                    in: .whitespacesAndNewlines)
             }
             guard let v = read("idVendor"), let p = read("idProduct") else { return nil }
-            return ("\(v.lowercased()):\(p.lowercased())", d, Int(read("busnum") ?? "") ?? 0, Int(read("devnum") ?? "") ?? 0)
+            return (
+                "\(v.lowercased()):\(p.lowercased())", d, Int(read("busnum") ?? "") ?? 0, Int(read("devnum") ?? "") ?? 0
+            )
         }
     }
 
@@ -136,12 +152,20 @@ struct BenchDoctor {
         let running = !processes(named: "pcscd").isEmpty
         let acr = usbDevices().filter { $0.id == "072f:2200" }
         if running && !acr.isEmpty {
-            return [DoctorFinding(
-                check: "pcscd", ok: false,
-                message: "pcscd is running and holds the ACR122U (072f:2200): Debian's libnfc has no PC/SC driver, so libnfc's acr122_usb can't open it",
-                fix: "use it through PC/SC (--device pcsc:…), or for libnfc: sudo systemctl stop pcscd.socket pcscd")]
+            return [
+                DoctorFinding(
+                    check: "pcscd", ok: false,
+                    message:
+                        "pcscd is running and holds the ACR122U (072f:2200): Debian's libnfc has no PC/SC driver, so libnfc's acr122_usb can't open it",
+                    fix: "use it through PC/SC (--device pcsc:…), or for libnfc: sudo systemctl stop pcscd.socket pcscd"
+                )
+            ]
         }
-        return [DoctorFinding(check: "pcscd", ok: true, message: running ? "pcscd running (no ACR122U for libnfc to compete for)" : "pcscd not running")]
+        return [
+            DoctorFinding(
+                check: "pcscd", ok: true,
+                message: running ? "pcscd running (no ACR122U for libnfc to compete for)" : "pcscd not running")
+        ]
     }
 
     private func accessible(_ p: String) -> Bool? {
@@ -161,23 +185,38 @@ struct BenchDoctor {
             let node = String(format: "/dev/bus/usb/%03d/%03d", d.bus, d.dev)
             switch accessible(path(node)) {
             case false?:
-                out.append(DoctorFinding(check: "permissions", ok: false,
-                                         message: "\(name) (\(d.id)) at \(node) is not readable and writable by uid \(uid)",
-                                         fix: "sudo cp hardware/udev/60-nfcbench-readers.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger (then re-plug)"))
+                out.append(
+                    DoctorFinding(
+                        check: "permissions", ok: false,
+                        message: "\(name) (\(d.id)) at \(node) is not readable and writable by uid \(uid)",
+                        fix:
+                            "sudo cp hardware/udev/60-nfcbench-readers.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger (then re-plug)"
+                    ))
             case true?:
-                out.append(DoctorFinding(check: "permissions", ok: true, message: "\(name) (\(d.id)) at \(node) is accessible"))
+                out.append(
+                    DoctorFinding(check: "permissions", ok: true, message: "\(name) (\(d.id)) at \(node) is accessible")
+                )
             case nil:
-                out.append(DoctorFinding(check: "permissions", ok: false, message: "\(name) (\(d.id)) has no device node \(node)",
-                                         fix: "check udev is running (systemctl status systemd-udevd) and re-plug the reader"))
+                out.append(
+                    DoctorFinding(
+                        check: "permissions", ok: false, message: "\(name) (\(d.id)) has no device node \(node)",
+                        fix: "check udev is running (systemctl status systemd-udevd) and re-plug the reader"))
             }
         }
         let ttys = ((try? fm.contentsOfDirectory(atPath: path("/dev"))) ?? [])
             .filter { $0.hasPrefix("ttyUSB") || $0.hasPrefix("ttyACM") }.sorted()
         for t in ttys where accessible(path("/dev/\(t)")) == false {
-            out.append(DoctorFinding(check: "permissions", ok: false, message: "/dev/\(t) is not readable and writable by uid \(uid)",
-                                     fix: "sudo usermod -aG dialout $USER (then log in again), or the udev rules in hardware/udev/"))
+            out.append(
+                DoctorFinding(
+                    check: "permissions", ok: false, message: "/dev/\(t) is not readable and writable by uid \(uid)",
+                    fix: "sudo usermod -aG dialout $USER (then log in again), or the udev rules in hardware/udev/"))
         }
-        if out.isEmpty { out.append(DoctorFinding(check: "permissions", ok: true, message: "no known USB reader or serial port with wrong permissions")) }
+        if out.isEmpty {
+            out.append(
+                DoctorFinding(
+                    check: "permissions", ok: true, message: "no known USB reader or serial port with wrong permissions"
+                ))
+        }
         return out
     }
 
@@ -188,7 +227,9 @@ struct BenchDoctor {
             let fdDir = path("/proc/\(pid)/fd")
             for fd in (try? fm.contentsOfDirectory(atPath: fdDir)) ?? [] {
                 guard let target = try? fm.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)") else { continue }
-                if target.hasPrefix("/dev/tty") || target.hasPrefix("/dev/pts/") { holders[target, default: []].insert(pid) }
+                if target.hasPrefix("/dev/tty") || target.hasPrefix("/dev/pts/") {
+                    holders[target, default: []].insert(pid)
+                }
             }
         }
         return holders
@@ -198,25 +239,44 @@ struct BenchDoctor {
         let holders = ttyHolders()
         var out: [DoctorFinding] = []
         for (tty, pids) in holders.sorted(by: { $0.key < $1.key })
-        where pids.count > 1 && (tty.hasPrefix("/dev/ttyUSB") || tty.hasPrefix("/dev/ttyACM") || tty.hasPrefix("/dev/ttyS") || tty.hasPrefix("/dev/ttyAMA")) {
-            out.append(DoctorFinding(check: "busy-port", ok: false,
-                                     message: "\(tty) is open in \(pids.count) processes (\(pids.sorted().joined(separator: ", "))): libnfc takes no lock, their frames will mix",
-                                     fix: "stop all but one (ps -p \(pids.sorted().joined(separator: ",")) -o pid,comm,args)"))
+        where pids.count > 1
+            && (tty.hasPrefix("/dev/ttyUSB") || tty.hasPrefix("/dev/ttyACM") || tty.hasPrefix("/dev/ttyS")
+                || tty.hasPrefix("/dev/ttyAMA"))
+        {
+            out.append(
+                DoctorFinding(
+                    check: "busy-port", ok: false,
+                    message:
+                        "\(tty) is open in \(pids.count) processes (\(pids.sorted().joined(separator: ", "))): libnfc takes no lock, their frames will mix",
+                    fix: "stop all but one (ps -p \(pids.sorted().joined(separator: ",")) -o pid,comm,args)"))
         }
         if let device, device.hasPrefix("pn532_uart:") {
             var p = String(device.dropFirst("pn532_uart:".count))
-            if let colon = p.lastIndex(of: ":"), p[p.index(after: colon)...].allSatisfy(\.isNumber) { p = String(p[..<colon]) }
-            let resolved = (try? fm.destinationOfSymbolicLink(atPath: path(p))).map { $0.hasPrefix("/") ? $0 : (p as NSString).deletingLastPathComponent + "/" + $0 } ?? p
+            if let colon = p.lastIndex(of: ":"), p[p.index(after: colon)...].allSatisfy(\.isNumber) {
+                p = String(p[..<colon])
+            }
+            let resolved =
+                (try? fm.destinationOfSymbolicLink(atPath: path(p))).map {
+                    $0.hasPrefix("/") ? $0 : (p as NSString).deletingLastPathComponent + "/" + $0
+                } ?? p
             if !fm.fileExists(atPath: path(p)) {
-                out.append(DoctorFinding(check: "busy-port", ok: false, message: "\(p) does not exist",
-                                         fix: "plug the reader in, or start 'nfcbench virtual pn532 --pty \(p) --tag …'"))
+                out.append(
+                    DoctorFinding(
+                        check: "busy-port", ok: false, message: "\(p) does not exist",
+                        fix: "plug the reader in, or start 'nfcbench virtual pn532 --pty \(p) --tag …'"))
             } else if let pids = holders[resolved], !pids.isEmpty {
-                out.append(DoctorFinding(check: "busy-port", ok: false,
-                                         message: "\(p) (\(resolved)) is already open in process(es) \(pids.sorted().joined(separator: ", ")); libnfc would share it",
-                                         fix: "stop that process first (ps -p \(pids.sorted().joined(separator: ",")) -o pid,comm,args)"))
+                out.append(
+                    DoctorFinding(
+                        check: "busy-port", ok: false,
+                        message:
+                            "\(p) (\(resolved)) is already open in process(es) \(pids.sorted().joined(separator: ", ")); libnfc would share it",
+                        fix: "stop that process first (ps -p \(pids.sorted().joined(separator: ",")) -o pid,comm,args)")
+                )
             }
         }
-        if out.isEmpty { out.append(DoctorFinding(check: "busy-port", ok: true, message: "no serial port held by two processes")) }
+        if out.isEmpty {
+            out.append(DoctorFinding(check: "busy-port", ok: true, message: "no serial port held by two processes"))
+        }
         return out
     }
 
@@ -226,17 +286,29 @@ struct BenchDoctor {
         }
         var installed = Set<String>()
         for stanza in status.components(separatedBy: "\n\n") {
-            var name: String?, ok = false
+            var name: String?
+            var ok = false
             for line in stanza.split(separator: "\n") {
                 if line.hasPrefix("Package: ") { name = String(line.dropFirst(9)) }
-                if line.hasPrefix("Status: ") && line.hasSuffix(" installed") && line.contains("install ok") { ok = true }
+                if line.hasPrefix("Status: ") && line.hasSuffix(" installed") && line.contains("install ok") {
+                    ok = true
+                }
             }
             if let name, ok { installed.insert(name) }
         }
         let missing = Self.packages.filter { !installed.contains($0) }
-        if missing.isEmpty { return [DoctorFinding(check: "packages", ok: true, message: "packages installed: \(Self.packages.joined(separator: ", "))")] }
-        return [DoctorFinding(check: "packages", ok: false, message: "missing package(s): \(missing.joined(separator: ", "))",
-                              fix: "sudo apt-get install \(missing.joined(separator: " "))")]
+        if missing.isEmpty {
+            return [
+                DoctorFinding(
+                    check: "packages", ok: true, message: "packages installed: \(Self.packages.joined(separator: ", "))"
+                )
+            ]
+        }
+        return [
+            DoctorFinding(
+                check: "packages", ok: false, message: "missing package(s): \(missing.joined(separator: ", "))",
+                fix: "sudo apt-get install \(missing.joined(separator: " "))")
+        ]
     }
 
     func libnfcEnvironment() -> [DoctorFinding] {
@@ -244,19 +316,32 @@ struct BenchDoctor {
         var out: [DoctorFinding] = []
         if let d = environment["LIBNFC_DEVICE"], !d.isEmpty {
             let parts = d.split(separator: ":", maxSplits: 1).map(String.init)
-            if parts.count == 2, parts[0].hasPrefix("pn532_uart"), !fm.fileExists(atPath: path(parts[1].split(separator: ":").first.map(String.init) ?? "")) {
-                out.append(DoctorFinding(check: "environment", ok: false,
-                                         message: "LIBNFC_DEVICE=\(d) points to a port that does not exist (it replaces /etc/nfc/libnfc.conf's devices)",
-                                         fix: "unset LIBNFC_DEVICE, or point it at a live port"))
+            if parts.count == 2, parts[0].hasPrefix("pn532_uart"),
+                !fm.fileExists(atPath: path(parts[1].split(separator: ":").first.map(String.init) ?? ""))
+            {
+                out.append(
+                    DoctorFinding(
+                        check: "environment", ok: false,
+                        message:
+                            "LIBNFC_DEVICE=\(d) points to a port that does not exist (it replaces /etc/nfc/libnfc.conf's devices)",
+                        fix: "unset LIBNFC_DEVICE, or point it at a live port"))
             }
         }
         if environment["LIBNFC_INTRUSIVE_SCAN"] == "true" {
-            out.append(DoctorFinding(check: "environment", ok: true,
-                                     message: "LIBNFC_INTRUSIVE_SCAN=true: libnfc probes every serial port it finds (may disturb other serial devices)"))
+            out.append(
+                DoctorFinding(
+                    check: "environment", ok: true,
+                    message:
+                        "LIBNFC_INTRUSIVE_SCAN=true: libnfc probes every serial port it finds (may disturb other serial devices)"
+                ))
         }
         if out.isEmpty || out.allSatisfy(\.ok) {
-            out.append(DoctorFinding(check: "environment", ok: true,
-                                     message: vars.isEmpty ? "no LIBNFC_* variables set" : "LIBNFC_* set: " + vars.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
+            out.append(
+                DoctorFinding(
+                    check: "environment", ok: true,
+                    message: vars.isEmpty
+                        ? "no LIBNFC_* variables set"
+                        : "LIBNFC_* set: " + vars.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
         }
         return out
     }

@@ -10,16 +10,16 @@ enum DumpCommand {
         abstract: "Read a tag on a reader into a tag file (never writes to the tag)",
         usage: "dump --device D [--out FILE] [--wait S]",
         help: """
-        OPTIONS:
-          --device D   pcsc:READER (see 'nfcbench devices')
-          --out FILE   write the tag file there (default: standard output)
-          --wait S     how long to wait for a tag (default 10 s)
+            OPTIONS:
+              --device D   pcsc:READER (see 'nfcbench devices')
+              --out FILE   write the tag file there (default: standard output)
+              --wait S     how long to wait for a tag (default 10 s)
 
-        Type 2 tags: every page the tag answers (count from GET_VERSION, else the CC size),
-        GET_VERSION, the UID. Type 4 tags: the CC and the NDEF file, the UID and the ATR's
-        historical bytes. PC/SC does not report ATQA and SAK: the file gets the values of the
-        tag family (44 00 / 00 for Type 2, 44 03 / 20 for Type 4) and a note saying so.
-        """,
+            Type 2 tags: every page the tag answers (count from GET_VERSION, else the CC size),
+            GET_VERSION, the UID. Type 4 tags: the CC and the NDEF file, the UID and the ATR's
+            historical bytes. PC/SC does not report ATQA and SAK: the file gets the values of the
+            tag family (44 00 / 00 for Type 2, 44 03 / 20 for Type 4) and a note saying so.
+            """,
         run: { args in
             let device = try args.option("device")
             let out = try args.option("out")
@@ -62,7 +62,8 @@ enum DumpCommand {
             ats = [UInt8(2 + historical.count), 0x05] + historical  // T0: FSCI 5, no TA/TB/TC
         }
         do {
-            return try ISO14443AActivation(uid: target.uid, atqa: type4 ? [0x44, 0x03] : [0x44, 0x00], sak: type4 ? 0x20 : 0x00, ats: ats)
+            return try ISO14443AActivation(
+                uid: target.uid, atqa: type4 ? [0x44, 0x03] : [0x44, 0x00], sak: type4 ? 0x20 : 0x00, ats: ats)
         } catch {
             throw CLIError.data("the reader gave UID \(target.uid.hexString()): \(error)")
         }
@@ -87,12 +88,23 @@ enum DumpCommand {
         case "ntag215"?: type = .ntag215
         case "ntag216"?: type = .ntag216
         case let p? where p.hasPrefix("ultralightEV1"): type = .ultralightEV1
-        default: type = total <= 16 ? .ultralight : (ccSize == 0x12 * 8 ? .ntag213 : ccSize == 0x3E * 8 ? .ntag215 : ccSize == 0x6D * 8 ? .ntag216 : .ultralight)
+        default:
+            type =
+                total <= 16
+                ? .ultralight
+                : (ccSize == 0x12 * 8
+                    ? .ntag213 : ccSize == 0x3E * 8 ? .ntag215 : ccSize == 0x6D * 8 ? .ntag216 : .ultralight)
         }
-        var file = TagFile(type: type, activation: try activation(target, type4: false), getVersion: version?.bytes, pages: pages,
-                           comment: "dumped by nfcbench \(CLI.version) from \(target.atr.map { "ATR " + $0.hexString() } ?? "a PC/SC reader")")
+        var file = TagFile(
+            type: type, activation: try activation(target, type4: false), getVersion: version?.bytes, pages: pages,
+            comment:
+                "dumped by nfcbench \(CLI.version) from \(target.atr.map { "ATR " + $0.hexString() } ?? "a PC/SC reader")"
+        )
         file.notes.append("ATQA and SAK are not reported by PC/SC: 44 00 / 00 assumed")
-        if version == nil { file.notes.append("no GET_VERSION (reader without transparent exchange, or an Ultralight): type from the CC size") }
+        if version == nil {
+            file.notes.append(
+                "no GET_VERSION (reader without transparent exchange, or an Ultralight): type from the CC size")
+        }
         return file
     }
 
@@ -109,9 +121,11 @@ enum DumpCommand {
             ndefFile: nlen + message, maximumNDEFFileSize: cc.maximumNDEFFileSize,
             mappingVersion: "\(cc.majorVersion).\(cc.mappingVersion & 0x0F)", readOnly: cc.writeAccess != 0x00,
             fileID: [UInt8(cc.ndefFileID >> 8), UInt8(cc.ndefFileID & 0xFF)])
-        var file = TagFile(type: .type4, activation: try activation(target, type4: true), type4: contents,
-                           comment: "dumped by nfcbench \(CLI.version); NDEF file up to NLEN (the rest of the file is not read)")
-        file.notes.append("ATQA and SAK are not reported by PC/SC: 44 03 / 20 assumed; ATS rebuilt from the ATR's historical bytes")
+        var file = TagFile(
+            type: .type4, activation: try activation(target, type4: true), type4: contents,
+            comment: "dumped by nfcbench \(CLI.version); NDEF file up to NLEN (the rest of the file is not read)")
+        file.notes.append(
+            "ATQA and SAK are not reported by PC/SC: 44 03 / 20 assumed; ATS rebuilt from the ATR's historical bytes")
         return file
     }
 }

@@ -13,24 +13,24 @@ enum EmulateCommand {
         abstract: "Be the phone (HCE default app) in libnfc target mode for one reader",
         usage: "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE]",
         help: """
-        OPTIONS:
-          --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn533_usb, …
-                                (a virtual PN532's pty link works the same)
-          --app-prefixes AID,…  the default app's select-identifier-prefixes (hex, 5..16 bytes)
-          --uid HEX             the 4-byte UID the phone presents (default 085A3C91; a PN532
-                                forces the first byte to 08, a random UID as an iPhone's)
-          --json                JSON Lines: the trace's records on stdout
-          --trace FILE          where the trace goes (default: the trace folder, see below)
+            OPTIONS:
+              --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn533_usb, …
+                                    (a virtual PN532's pty link works the same)
+              --app-prefixes AID,…  the default app's select-identifier-prefixes (hex, 5..16 bytes)
+              --uid HEX             the 4-byte UID the phone presents (default 085A3C91; a PN532
+                                    forces the first byte to 08, a random UID as an iPhone's)
+              --json                JSON Lines: the trace's records on stdout
+              --trace FILE          where the trace goes (default: the trace folder, see below)
 
-        The phone model (field → default app woken → ISO-DEP → SELECT routed by prefix, the
-        system answering PPSE and 6A 82) answers every APDU the reader sends; the stand-in
-        app answers 90 00 to what reaches its CardSession. libnfc can't see a field, only
-        the activation (nfc_target_init returning after anticollision and RATS): that is
-        the first event, and the model's wake is placed there. Runs until the reader
-        releases the card or Ctrl-C. ATS 05 78 80 70 02 (an iPhone's), ATQA 00 04, SAK 20.
-        Traces: $NFCBENCH_TRACE_DIR, else $XDG_STATE_HOME/nfcbench/traces, else
-        ~/.local/state/nfcbench/traces.
-        """,
+            The phone model (field → default app woken → ISO-DEP → SELECT routed by prefix, the
+            system answering PPSE and 6A 82) answers every APDU the reader sends; the stand-in
+            app answers 90 00 to what reaches its CardSession. libnfc can't see a field, only
+            the activation (nfc_target_init returning after anticollision and RATS): that is
+            the first event, and the model's wake is placed there. Runs until the reader
+            releases the card or Ctrl-C. ATS 05 78 80 70 02 (an iPhone's), ATQA 00 04, SAK 20.
+            Traces: $NFCBENCH_TRACE_DIR, else $XDG_STATE_HOME/nfcbench/traces, else
+            ~/.local/state/nfcbench/traces.
+            """,
         run: { args in
             guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
             let prefixes = try HCELiveCLI.prefixes(try args.option("app-prefixes"))
@@ -59,7 +59,9 @@ enum EmulateCommand {
                 throw CLIError.unavailable("can't open libnfc device '\(device)': \(error)")
             }
             if !json {
-                Output.err("emulating on \(nfc.name) (\(device)); waiting for a reader. Ctrl-C stops. Trace: \(trace.path ?? "none")")
+                Output.err(
+                    "emulating on \(nfc.name) (\(device)); waiting for a reader. Ctrl-C stops. Trace: \(trace.path ?? "none")"
+                )
             }
             let interrupted = SignalFlag()
             let watcher = SignalWatcher([SIGINT, SIGTERM]) { _ in
@@ -70,9 +72,13 @@ enum EmulateCommand {
             let outcome = await HCELiveCLI.onThread {
                 HCETargetEmulator.serveOneReader(LibNFCTargetLink(device: nfc), phone: phone, reader: "reader")
             }
-            let summary = HCELiveCLI.summary(phone.events, extra: ["outcome": .string(outcomeText(outcome, interrupted: interrupted.isSet))])
+            let summary = HCELiveCLI.summary(
+                phone.events, extra: ["outcome": .string(outcomeText(outcome, interrupted: interrupted.isSet))])
             trace.emit(summary)
-            if !json { Output.out(HCELiveCLI.summaryText(phone.events) + "  " + outcomeText(outcome, interrupted: interrupted.isSet)) }
+            if !json {
+                Output.out(
+                    HCELiveCLI.summaryText(phone.events) + "  " + outcomeText(outcome, interrupted: interrupted.isSet))
+            }
             switch outcome {
             case .released: return 0
             case .failed where interrupted.isSet: return 0
@@ -99,7 +105,9 @@ struct LibNFCTargetLink: HCETargetLink {
     }
 
     func hceTargetReceive() throws -> [UInt8]? {
-        do { return try device.targetReceive(timeout: .forever) } catch let e as LibNFCError where e.code == .targetReleased {
+        do { return try device.targetReceive(timeout: .forever) } catch let e as LibNFCError
+            where e.code == .targetReleased
+        {
             return nil
         }
     }
@@ -128,8 +136,10 @@ enum HCELiveCLI {
         return prefixes
     }
 
-    static func header(command: String, device: String, app: ContactlessPhone.DefaultApp,
-                       identity: HCEPhoneIdentity, parameters p: HCEParameters = HCEParameters()) -> JSONObject {
+    static func header(
+        command: String, device: String, app: ContactlessPhone.DefaultApp,
+        identity: HCEPhoneIdentity, parameters p: HCEParameters = HCEParameters()
+    ) -> JSONObject {
         [
             "tool": .string("nfcbench \(CLI.version)"),
             "libnfc": .string(NativeLibraries.libnfcVersion),
@@ -152,7 +162,9 @@ enum HCELiveCLI {
         ]
     }
 
-    static func openTrace(command: String, path: String?, json: Bool, header: JSONObject) throws(CLIError) -> TraceWriter {
+    static func openTrace(command: String, path: String?, json: Bool, header: JSONObject) throws(CLIError)
+        -> TraceWriter
+    {
         let file = path ?? TraceLocation().newTracePath(command: command)
         do {
             var echo: (@Sendable (String) -> Void)? = nil
@@ -165,8 +177,10 @@ enum HCELiveCLI {
 
     /// The live phone on the trace's clock; every event becomes a trace line (and, without
     /// `--json`, a text line on stdout).
-    static func makePhone(app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity, trace: TraceWriter,
-                          json: Bool, expressCredentials: [ContactlessPhone.ExpressCredential] = []) -> HCELivePhone {
+    static func makePhone(
+        app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity, trace: TraceWriter,
+        json: Bool, expressCredentials: [ContactlessPhone.ExpressCredential] = []
+    ) -> HCELivePhone {
         if !json { Output.out(textHeader) }
         return HCELivePhone(
             app: app, identity: identity, expressCredentials: expressCredentials,
@@ -178,7 +192,9 @@ enum HCELiveCLI {
     }
 
     static func record(_ e: HCELiveEvent) -> JSONObject {
-        var o: JSONObject = ["t_us": .int(e.time.wholeMicroseconds), "event": .string(e.event), "source": .string(e.source.rawValue)]
+        var o: JSONObject = [
+            "t_us": .int(e.time.wholeMicroseconds), "event": .string(e.event), "source": .string(e.source.rawValue),
+        ]
         if let r = e.reader { o["reader"] = .string(r) }
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
         if e.event == "apdu" {
@@ -191,7 +207,8 @@ enum HCELiveCLI {
         return o
     }
 
-    static let textHeader = pad("t (ms)", 11, left: true) + "  " + pad("reader", 22) + pad("source", 8) + pad("event", 18) + "detail"
+    static let textHeader =
+        pad("t (ms)", 11, left: true) + "  " + pad("reader", 22) + pad("source", 8) + pad("event", 18) + "detail"
 
     static func pad(_ s: String, _ n: Int, left: Bool = false) -> String {
         if s.count >= n { return left ? s : s + " " }
@@ -203,18 +220,24 @@ enum HCELiveCLI {
         var detail = e.detail ?? ""
         switch e.event {
         case "apdu":
-            detail = (e.command?.hexString(separator: " ") ?? "") + " → "
+            detail =
+                (e.command?.hexString(separator: " ") ?? "") + " → "
                 + (e.response.map { $0.hexString(separator: " ") } ?? "(no answer)")
                 + "  [" + (e.answeredBy?.rawValue ?? "reader timeout") + "]"
-        case "received", "targetReceive": detail = (e.command?.hexString(separator: " ") ?? "") + (detail.isEmpty ? "" : "  " + detail)
-        case "targetSend", "vpcdATR": detail = (e.response?.hexString(separator: " ") ?? "") + (detail.isEmpty ? "" : "  " + detail)
+        case "received", "targetReceive":
+            detail = (e.command?.hexString(separator: " ") ?? "") + (detail.isEmpty ? "" : "  " + detail)
+        case "targetSend", "vpcdATR":
+            detail = (e.response?.hexString(separator: " ") ?? "") + (detail.isEmpty ? "" : "  " + detail)
         case "pcscTransmit":
-            detail = (e.command?.hexString(separator: " ") ?? "") + " → " + (e.response?.hexString(separator: " ") ?? "") + "  " + detail
+            detail =
+                (e.command?.hexString(separator: " ") ?? "") + " → " + (e.response?.hexString(separator: " ") ?? "")
+                + "  " + detail
         case "nfcEvent": detail = "default app woken (scene nfcEvent)"
         default: break
         }
         let ms = String(format: "%.3f", Double(e.time.wholeMicroseconds) / 1000)
-        return pad(ms, 11, left: true) + "  " + pad(e.reader ?? "-", 22) + pad(e.source.rawValue, 8) + pad(e.event, 18) + detail
+        return pad(ms, 11, left: true) + "  " + pad(e.reader ?? "-", 22) + pad(e.source.rawValue, 8) + pad(e.event, 18)
+            + detail
     }
 
     /// Per-reader counts from a timeline, in first-seen order.
@@ -261,14 +284,15 @@ enum HCELiveCLI {
             "not_showable": .array(c.filter { !$0.showable }.map { .string($0.name) }),
             "wakes": .int(Int64(c.filter(\.woke).count)),
             "served": .int(Int64(c.filter { $0.apdusToApp > 0 }.count)),
-            "per_reader": .array(c.map { r in
-                .object([
-                    "reader": .string(r.name), "showable": .bool(r.showable), "woke": .bool(r.woke),
-                    "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
-                    "reader_timeouts": .int(Int64(r.timeouts)),
-                    "wake_before_first_apdu": r.wakeBeforeFirstAPDU.map { .bool($0) } ?? .null,
-                ])
-            }),
+            "per_reader": .array(
+                c.map { r in
+                    .object([
+                        "reader": .string(r.name), "showable": .bool(r.showable), "woke": .bool(r.woke),
+                        "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
+                        "reader_timeouts": .int(Int64(r.timeouts)),
+                        "wake_before_first_apdu": r.wakeBeforeFirstAPDU.map { .bool($0) } ?? .null,
+                    ])
+                }),
         ]
         for e in extra.entries { o[e.key] = e.value }
         return o
@@ -278,7 +302,10 @@ enum HCELiveCLI {
         var out = "\nSUMMARY\n"
         for r in counts(events) {
             out += "  " + pad(r.name, 22)
-            if !r.showable { out += "not showable over this stack (never reaches ISO-DEP)\n"; continue }
+            if !r.showable {
+                out += "not showable over this stack (never reaches ISO-DEP)\n"
+                continue
+            }
             out += (r.woke ? "woke  " : "quiet ") + "\(r.apdusToApp) APDU to app, \(r.apdusBySystem) by system"
             if r.timeouts > 0 { out += ", \(r.timeouts) reader timeout(s)" }
             out += "\n"

@@ -11,30 +11,35 @@ enum MeasureCommand {
     static let command = Command(
         path: ["measure"],
         abstract: "Time detection, APDU round trips, NDEF reads and removal detection",
-        usage: "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]]",
+        usage:
+            "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]]",
         help: """
-        WHAT:
-          detect    from the tag entering the field to the backend reporting it (identified)
-          apdu      one round trip: SELECT of the NDEF application (Type 4) or READ BINARY of
-                    page 0 (Type 2), through SCardTransmit
-          read      a whole NDEF read through the NFCTags reader procedure
-          removal   from the tag leaving the field to the backend reporting it lost
+            WHAT:
+              detect    from the tag entering the field to the backend reporting it (identified)
+              apdu      one round trip: SELECT of the NDEF application (Type 4) or READ BINARY of
+                        page 0 (Type 2), through SCardTransmit
+              read      a whole NDEF read through the NFCTags reader procedure
+              removal   from the tag leaving the field to the backend reporting it lost
 
-        OPTIONS:
-          --device D               pcsc:READER (see 'nfcbench devices')
-          --count N                samples (default 100 for apdu and read, 10 for detect/removal)
-          --presence-interval MS   the backend's status-change slice (default 250)
-          --virtual-card TAG       present and remove an in-process vpcd card serving TAG
-                                   (needed for detect and removal: the bench controls the field)
-          --port N                 that card's vpcd port (default 35963)
-          --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
-                                   per_second (samples per second of total time)
-        """,
+            OPTIONS:
+              --device D               pcsc:READER (see 'nfcbench devices')
+              --count N                samples (default 100 for apdu and read, 10 for detect/removal)
+              --presence-interval MS   the backend's status-change slice (default 250)
+              --virtual-card TAG       present and remove an in-process vpcd card serving TAG
+                                       (needed for detect and removal: the bench controls the field)
+              --port N                 that card's vpcd port (default 35963)
+              --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
+                                       per_second (samples per second of total time)
+            """,
         run: { args in try await run(&args) })
 
     static func run(_ args: inout Arguments) async throws -> Int32 {
-        guard let word = args.positional() else { throw CLIError.usage("say what to measure: detect, apdu, read or removal") }
-        guard let what = What(rawValue: word) else { throw CLIError.usage("unknown measurement '\(word)': detect, apdu, read or removal") }
+        guard let word = args.positional() else {
+            throw CLIError.usage("say what to measure: detect, apdu, read or removal")
+        }
+        guard let what = What(rawValue: word) else {
+            throw CLIError.usage("unknown measurement '\(word)': detect, apdu, read or removal")
+        }
         let device = try args.option("device")
         let count = try args.int("count", in: 1...1_000_000) ?? ((what == .detect || what == .removal) ? 10 : 100)
         let json = args.flag("json")
@@ -43,8 +48,11 @@ enum MeasureCommand {
         let port = try args.int("port", in: 1...65535) ?? 35963
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
-        if isLibNFCDevice(device) { return try await measureLibNFC(what.rawValue, device: device, count: count, json: json) }
-        let backend = try DeviceFactory.pcscBackend(device, options: .init(presenceCheckInterval: .milliseconds(interval)))
+        if isLibNFCDevice(device) {
+            return try await measureLibNFC(what.rawValue, device: device, count: count, json: json)
+        }
+        let backend = try DeviceFactory.pcscBackend(
+            device, options: .init(presenceCheckInterval: .milliseconds(interval)))
 
         var card: VirtualCard? = nil
         if let virtualTag {
@@ -56,7 +64,9 @@ enum MeasureCommand {
                 throw CLIError.data("\(path): \(error)")
             }
         } else if what == .detect || what == .removal {
-            throw CLIError.usage("measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field")
+            throw CLIError.usage(
+                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
+            )
         }
         defer { card?.stop() }
         let samples: [Duration]
@@ -68,7 +78,8 @@ enum MeasureCommand {
             card?.start()
             let watcher = BackendWatcher(backend)
             defer { watcher.stop() }
-            let (target, _, _) = try await watcher.next(from: 0, timeout: .seconds(10), what: "tag", BackendWatcher.detected)
+            let (target, _, _) = try await watcher.next(
+                from: 0, timeout: .seconds(10), what: "tag", BackendWatcher.detected)
             samples = try await onBenchThread { try exchange(backend, target, count: count, read: what == .read) }
         }
         let total = ContinuousClock.now - started
@@ -77,9 +88,12 @@ enum MeasureCommand {
         let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
         if json {
             let o: JSONObject = [
-                "measure": .string(what.rawValue), "device": .string(backend.identifier), "count": .int(Int64(stats.count)),
-                "min_us": .double(TimingStatistics.microseconds(stats.min)), "median_us": .double(TimingStatistics.microseconds(stats.median)),
-                "p99_us": .double(TimingStatistics.microseconds(stats.p99)), "max_us": .double(TimingStatistics.microseconds(stats.max)),
+                "measure": .string(what.rawValue), "device": .string(backend.identifier),
+                "count": .int(Int64(stats.count)),
+                "min_us": .double(TimingStatistics.microseconds(stats.min)),
+                "median_us": .double(TimingStatistics.microseconds(stats.median)),
+                "p99_us": .double(TimingStatistics.microseconds(stats.p99)),
+                "max_us": .double(TimingStatistics.microseconds(stats.max)),
                 "per_second": .double(perSecond), "total_us": .double(TimingStatistics.microseconds(total)),
                 "presence_interval_ms": .int(Int64(interval)),
             ]
@@ -93,7 +107,9 @@ enum MeasureCommand {
 
     /// Present/remove the in-process card `count` times; time present() → detected or
     /// remove() → lost.
-    static func presence(_ backend: PCSCReaderBackend, card: VirtualCard, count: Int, removal: Bool) async throws -> [Duration] {
+    static func presence(_ backend: PCSCReaderBackend, card: VirtualCard, count: Int, removal: Bool) async throws
+        -> [Duration]
+    {
         let watcher = BackendWatcher(backend)
         defer { watcher.stop() }
         var samples: [Duration] = []
@@ -104,13 +120,15 @@ enum MeasureCommand {
         for _ in 0..<count {
             let t0 = ContinuousClock.now
             card.present()
-            let (_, at, i) = try await watcher.next(from: index, timeout: .seconds(10), what: "detection", BackendWatcher.detected)
+            let (_, at, i) = try await watcher.next(
+                from: index, timeout: .seconds(10), what: "detection", BackendWatcher.detected)
             index = i
             if !removal { samples.append(at - t0) }
             try await Task.sleep(for: .milliseconds(100))
             let t1 = ContinuousClock.now
             card.remove()
-            let (_, lostAt, j) = try await watcher.next(from: index, timeout: .seconds(10), what: "removal", BackendWatcher.lost)
+            let (_, lostAt, j) = try await watcher.next(
+                from: index, timeout: .seconds(10), what: "removal", BackendWatcher.lost)
             index = j
             if removal { samples.append(lostAt - t1) }
             try await Task.sleep(for: .milliseconds(50))
@@ -119,7 +137,9 @@ enum MeasureCommand {
     }
 
     /// APDU round trips or whole NDEF reads on the current tag.
-    static func exchange(_ backend: PCSCReaderBackend, _ target: DetectedTarget, count: Int, read: Bool) throws -> [Duration] {
+    static func exchange(_ backend: PCSCReaderBackend, _ target: DetectedTarget, count: Int, read: Bool) throws
+        -> [Duration]
+    {
         try backend.withTag(target.id) { c -> [Duration] in
             var samples: [Duration] = []
             samples.reserveCapacity(count)
@@ -129,11 +149,15 @@ enum MeasureCommand {
                 let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
                 func readNDEF<T: APDUTransport>(_ t: T) throws { _ = try Type4TagReader(transport: t).readNDEF() }
                 for _ in 0..<count {
-                    samples.append(try clock.measure { if read { try readNDEF(t) } else { _ = try t.transmit(select) } })
+                    samples.append(
+                        try clock.measure { if read { try readNDEF(t) } else { _ = try t.transmit(select) } })
                 }
             case .type2(let t):
                 for _ in 0..<count {
-                    samples.append(try clock.measure { if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) } })
+                    samples.append(
+                        try clock.measure {
+                            if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
+                        })
                 }
             }
             return samples

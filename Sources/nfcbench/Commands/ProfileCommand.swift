@@ -8,19 +8,19 @@ enum ProfileCommand {
         abstract: "Turn a Proxmark3 .trace into a reader profile for 'nfcbench walk'",
         usage: "profile import TRACE [--name NAME] [--category C] [--out FILE]",
         help: """
-        ARGUMENTS:
-          TRACE          a Proxmark3 .trace file (ISO 14443 A sniff or reader log)
+            ARGUMENTS:
+              TRACE          a Proxmark3 .trace file (ISO 14443 A sniff or reader log)
 
-        OPTIONS:
-          --name NAME    profile name (default: the trace's file name without extension)
-          --category C   category (default: imported)
-          --out FILE     write the profile there (default: standard output)
+            OPTIONS:
+              --name NAME    profile name (default: the trace's file name without extension)
+              --category C   category (default: imported)
+              --out FILE     write the profile there (default: standard output)
 
-        Reader→card frames are kept; ISO 14443-4 I-blocks are unwrapped into APDUs (PCB,
-        CID, NAD, chaining); each step's expect_sw is the status word the card answered;
-        times are µs from the first frame (carrier periods / 13.56 MHz). RATS, ATS and an
-        Apple ECP frame are noted. Format: hardware/readers/FORMAT.md.
-        """,
+            Reader→card frames are kept; ISO 14443-4 I-blocks are unwrapped into APDUs (PCB,
+            CID, NAD, chaining); each step's expect_sw is the status word the card answered;
+            times are µs from the first frame (carrier periods / 13.56 MHz). RATS, ATS and an
+            Apple ECP frame are noted. Format: hardware/readers/FORMAT.md.
+            """,
         run: { args in
             let path = try args.requiredPositional("TRACE")
             let name = try args.option("name")
@@ -45,15 +45,18 @@ enum ProfileCommand {
                 Output.err("warning: \(report.damagedFrames) damaged frame(s) (bad CRC or too short) were skipped")
             }
             if profile.steps.isEmpty && profile.reachesISODEP {
-                throw CLIError.data("\(path): the reader reached ISO-DEP but no APDU survived the import "
-                    + "(\(report.damagedFrames) damaged frame(s)); is this a Proxmark3 ISO 14443-A trace?")
+                throw CLIError.data(
+                    "\(path): the reader reached ISO-DEP but no APDU survived the import "
+                        + "(\(report.damagedFrames) damaged frame(s)); is this a Proxmark3 ISO 14443-A trace?")
             }
             let text = profile.jsonText()
             if let out {
                 guard FileManager.default.createFile(atPath: out, contents: Data(text.utf8)) else {
                     throw CLIError.failure("can't write '\(out)'")
                 }
-                Output.err("\(out): \(report.profile.steps.count) APDU(s), ISO-DEP \(report.profile.reachesISODEP ? "yes" : "no")\(report.profile.ecp != nil ? ", ECP" : "")")
+                Output.err(
+                    "\(out): \(report.profile.steps.count) APDU(s), ISO-DEP \(report.profile.reachesISODEP ? "yes" : "no")\(report.profile.ecp != nil ? ", ECP" : "")"
+                )
             } else {
                 Output.raw(text)
             }

@@ -9,22 +9,22 @@ enum TagCommand {
         abstract: "Identify a tag file, check its CC and TLVs, decode its NDEF",
         usage: "tag show FILE [--json]",
         help: """
-        ARGUMENTS:
-          FILE      a tag file: nfcbench JSON (hardware/tags/FORMAT.md), Flipper Zero .nfc
-                    (version 2, NTAG/Ultralight) or a Proxmark3 JSON dump; a bare name is
-                    looked up in the bench's hardware/tags/
+            ARGUMENTS:
+              FILE      a tag file: nfcbench JSON (hardware/tags/FORMAT.md), Flipper Zero .nfc
+                        (version 2, NTAG/Ultralight) or a Proxmark3 JSON dump; a bare name is
+                        looked up in the bench's hardware/tags/
 
-        OPTIONS:
-          --json    one JSON object: identification, CC, TLVs, sizes, records, warnings
+            OPTIONS:
+              --json    one JSON object: identification, CC, TLVs, sizes, records, warnings
 
-        The tag is read the way a reader reads it: the NFC Forum Type 2 procedure runs
-        against the file's memory image in the NTAG21x emulation core (Type 4 files: the
-        NDEF file is decoded). Warnings name what a real reader would trip on: a header UID
-        that differs from pages 0-2, a BCC mismatch, a CC size that doesn't fit the product,
-        stale bytes after the Terminator, AUTH0 protecting the NDEF pages.
-        Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
-        reader would fail on it (the report says why), 65 when the file can't be loaded.
-        """,
+            The tag is read the way a reader reads it: the NFC Forum Type 2 procedure runs
+            against the file's memory image in the NTAG21x emulation core (Type 4 files: the
+            NDEF file is decoded). Warnings name what a real reader would trip on: a header UID
+            that differs from pages 0-2, a BCC mismatch, a CC size that doesn't fit the product,
+            stale bytes after the Terminator, AUTH0 protecting the NDEF pages.
+            Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
+            reader would fail on it (the report says why), 65 when the file can't be loaded.
+            """,
         run: { args in
             let json = args.flag("json")
             let name = try args.requiredPositional("FILE")
@@ -57,11 +57,12 @@ enum TagCommand {
             o["cc"] = .string(cc.bytes.hexString())
             o["cc_version"] = .string("\(cc.majorVersion).\(cc.minorVersion)")
             o["cc_writable"] = .bool(cc.isWritable)
-            o["tlvs"] = .array(l.tlvs.map { t in
-                var e: JSONObject = ["tlv": .string(t.description), "address": .int(Int64(t.address))]
-                if let a = t.area { e["area"] = .array([.int(Int64(a.address)), .int(Int64(a.address + a.size))]) }
-                return .object(e)
-            })
+            o["tlvs"] = .array(
+                l.tlvs.map { t in
+                    var e: JSONObject = ["tlv": .string(t.description), "address": .int(Int64(t.address))]
+                    if let a = t.area { e["area"] = .array([.int(Int64(a.address)), .int(Int64(a.address + a.size))]) }
+                    return .object(e)
+                })
         }
         if let t4 = r.file.type4 {
             o["ndef_file_id"] = .string(t4.fileID.hexString())
@@ -77,7 +78,8 @@ enum TagCommand {
         if let m = r.ndefMessage { o["records"] = m.recordsJSON }
         if let e = r.ndefDecodeError { o["ndef_error"] = .string("\(e)") }
         if let e = r.readError { o["read_error"] = .string("\(e)") }
-        o["warnings"] = .array(r.warnings.map { .object(["kind": .string($0.kind.rawValue), "message": .string($0.message)]) })
+        o["warnings"] = .array(
+            r.warnings.map { .object(["kind": .string($0.kind.rawValue), "message": .string($0.message)]) })
         if !r.file.notes.isEmpty { o["notes"] = .array(r.file.notes.map { .string($0) }) }
         return o
     }

@@ -11,25 +11,26 @@ enum VirtualCardCommand {
     static let command = Command(
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
-        usage: "virtual card --tag FILE [--port N | --slot 0|1] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet]",
+        usage:
+            "virtual card --tag FILE [--port N | --slot 0|1] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet]",
         help: """
-        OPTIONS:
-          --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
-          --port N          vpcd's TCP port (default 35963 = "Virtual PCD 00 00")
-          --slot 0|1        the Debian vpcd slot: 0 = port 35963, 1 = port 35964
-          --present-for S --absent-for S
-                            alternate presence: in the field S seconds, out S seconds, forever
-          --remove-after S  take the card out of the field after S seconds
-          --json            print the trace records (JSON Lines) instead of text lines
-          --quiet           print only the start line and errors (the trace keeps everything)
+            OPTIONS:
+              --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
+              --port N          vpcd's TCP port (default 35963 = "Virtual PCD 00 00")
+              --slot 0|1        the Debian vpcd slot: 0 = port 35963, 1 = port 35964
+              --present-for S --absent-for S
+                                alternate presence: in the field S seconds, out S seconds, forever
+              --remove-after S  take the card out of the field after S seconds
+              --json            print the trace records (JSON Lines) instead of text lines
+              --quiet           print only the start line and errors (the trace keeps everything)
 
-        A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
-        file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
-        One line per connection, control byte and APDU; every line is also in the trace,
-        whose path is printed first. Standard input takes commands, one per line:
-        'remove', 'present', 'quit'. Ctrl-C (SIGINT) or SIGTERM stops the card cleanly.
-        vpcd must be configured in pcscd (scripts/with-pcscd runs a private one).
-        """,
+            A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
+            file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
+            One line per connection, control byte and APDU; every line is also in the trace,
+            whose path is printed first. Standard input takes commands, one per line:
+            'remove', 'present', 'quit'. Ctrl-C (SIGINT) or SIGTERM stops the card cleanly.
+            vpcd must be configured in pcscd (scripts/with-pcscd runs a private one).
+            """,
         run: { args in try await run(&args) })
 
     static func run(_ args: inout Arguments) async throws -> Int32 {
@@ -44,7 +45,9 @@ enum VirtualCardCommand {
         try args.finish()
         guard let tagName else { throw CLIError.usage("--tag FILE is required") }
         if portOption != nil && slot != nil { throw CLIError.usage("give --port or --slot, not both") }
-        if (presentFor == nil) != (absentFor == nil) { throw CLIError.usage("--present-for and --absent-for go together") }
+        if (presentFor == nil) != (absentFor == nil) {
+            throw CLIError.usage("--present-for and --absent-for go together")
+        }
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
         let path = try DataLocation.require(tagName, in: "tags")
@@ -62,11 +65,15 @@ enum VirtualCardCommand {
         let card = VirtualCard(personality: personality, configuration: .init(port: port))
         let trace = try BenchTrace.open(
             command: "virtual-card", json: json,
-            header: ["command": "virtual card", "tag_file": .string(path), "tag_type": .string(file.type.rawValue),
-                     "port": .int(Int64(port)), "atr": .string(personality.atr.hexString())])
+            header: [
+                "command": "virtual card", "tag_file": .string(path), "tag_type": .string(file.type.rawValue),
+                "port": .int(Int64(port)), "atr": .string(personality.atr.hexString()),
+            ])
         let start = BenchTrace.monotonicMicros()
         if !json {
-            Output.out("virtual card: \(file.type.rawValue) from \(path) on vpcd port \(port), ATR \(personality.atr.hexString(separator: " "))")
+            Output.out(
+                "virtual card: \(file.type.rawValue) from \(path) on vpcd port \(port), ATR \(personality.atr.hexString(separator: " "))"
+            )
             Output.out("trace: \(trace.path ?? "(none)")")
         }
 
@@ -96,7 +103,8 @@ enum VirtualCardCommand {
             default:
                 Output.err("unknown command '\(line)': remove, present or quit")
             }
-        } onEnd: {}
+        } onEnd: {
+        }
 
         // Follow the card's log: trace every event, print the human line.
         let stopFollowing = BenchFlag()
@@ -136,7 +144,6 @@ enum VirtualCardCommand {
     }
 }
 
-
 /// Reads standard input line by line on a thread of its own.
 enum StdinCommands {
     static func start(_ handle: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void) {
@@ -155,8 +162,10 @@ enum StdinCommands {
 enum BenchTrace {
     /// A trace in the default location (``TraceLocation``), echoed to stdout with `json`.
     static func open(command: String, json: Bool, header: JSONObject) throws -> TraceWriter {
-        var h: JSONObject = ["tool": .string("nfcbench \(CLI.version)"), "pcsc_lite": .string(NativeLibraries.pcscLiteVersion),
-                             "libnfc": .string(NativeLibraries.libnfcVersion)]
+        var h: JSONObject = [
+            "tool": .string("nfcbench \(CLI.version)"), "pcsc_lite": .string(NativeLibraries.pcscLiteVersion),
+            "libnfc": .string(NativeLibraries.libnfcVersion),
+        ]
         for e in header.entries { h[e.key] = e.value }
         let path = TraceLocation().newTracePath(command: command)
         var echo: (@Sendable (String) -> Void)? = nil
@@ -182,7 +191,8 @@ enum BenchTrace {
         switch e.kind {
         case .connected(let port): ("card_connected", ["port": .int(Int64(port))])
         case .disconnected(let why): ("card_disconnected", ["reason": .string(why.rawValue)])
-        case .control(let c): ("vpcd_control", ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
+        case .control(let c):
+            ("vpcd_control", ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
         case .atr(let b): ("atr", ["atr": .string(b.hexString())])
         case .command(let b): ("c_apdu", ["apdu": .string(b.hexString())])
         case .response(let b): ("r_apdu", ["response": .string(b.hexString())])

@@ -11,29 +11,30 @@ enum VirtualPN532Command {
     static let command = Command(
         path: ["virtual", "pn532"],
         abstract: "Run a virtual PN532 on a pseudo-terminal serving a tag file (libnfc pn532_uart)",
-        usage: "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--save FILE] [--quiet]",
+        usage:
+            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--save FILE] [--quiet]",
         help: """
-        Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
-        pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
-        The tag (our JSON, a Flipper .nfc or a Proxmark3 JSON dump; a name in hardware/tags works)
-        is served by the NFCTags emulation cores: NTAG21x/Ultralight or a Type 4 NDEF application;
-        writes stay in memory for the run (and go to --save FILE on exit).
+            Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
+            pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
+            The tag (our JSON, a Flipper .nfc or a Proxmark3 JSON dump; a name in hardware/tags works)
+            is served by the NFCTags emulation cores: NTAG21x/Ultralight or a Type 4 NDEF application;
+            writes stay in memory for the run (and go to --save FILE on exit).
 
-        With --reader PROFILE (hardware/readers/, see 'nfcbench profile') the PN532 is a card
-        emulator's chip instead (TgInitAsTarget, e.g. nfc-emulate-forum-tag4 or an HCE host) and
-        the profile's reader comes into its field: RATS, then its C-APDUs one by one; each
-        exchange is printed at the end. Only profiles that reach ISO-DEP can be played this way.
+            With --reader PROFILE (hardware/readers/, see 'nfcbench profile') the PN532 is a card
+            emulator's chip instead (TgInitAsTarget, e.g. nfc-emulate-forum-tag4 or an HCE host) and
+            the profile's reader comes into its field: RATS, then its C-APDUs one by one; each
+            exchange is printed at the end. Only profiles that reach ISO-DEP can be played this way.
 
-        OPTIONS:
-          --present-after S   put the tag in the field (or bring the reader) S seconds after start (default 0)
-          --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
-          --json              one JSON line per frame and event (the trace schema) instead of text
-          --trace FILE        where the trace goes (default: $NFCBENCH_TRACE_DIR, else ~/.local/state/nfcbench/traces)
-          --save FILE         on exit, write the tag as it is then (our JSON)
-          --quiet             no per-frame lines (the trace still has them)
-        stdin: 'remove' takes the tag out of the field, 'present' puts it back.
-        SIGINT/SIGTERM stop it cleanly (link removed, exit 0).
-        """,
+            OPTIONS:
+              --present-after S   put the tag in the field (or bring the reader) S seconds after start (default 0)
+              --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
+              --json              one JSON line per frame and event (the trace schema) instead of text
+              --trace FILE        where the trace goes (default: $NFCBENCH_TRACE_DIR, else ~/.local/state/nfcbench/traces)
+              --save FILE         on exit, write the tag as it is then (our JSON)
+              --quiet             no per-frame lines (the trace still has them)
+            stdin: 'remove' takes the tag out of the field, 'present' puts it back.
+            SIGINT/SIGTERM stop it cleanly (link removed, exit 0).
+            """,
         run: { args in
             guard let pty = try args.option("pty") else { throw CLIError.usage("--pty PATH is required") }
             let tagName = try args.option("tag")
@@ -51,15 +52,19 @@ enum VirtualPN532Command {
             }
             let cycle = presentFor.flatMap { p in absentFor.map { (p, $0) } }
             if let readerName {
-                guard tagName == nil, savePath == nil else { throw CLIError.usage("--reader plays a reader: no --tag or --save with it") }
+                guard tagName == nil, savePath == nil else {
+                    throw CLIError.usage("--reader plays a reader: no --tag or --save with it")
+                }
                 let script = try readerScript(readerName)
-                return try await run(pty: pty, file: nil, card: nil, reader: script, after: after, cycle: cycle,
-                                     json: json, quiet: quiet, tracePath: tracePath, savePath: nil)
+                return try await run(
+                    pty: pty, file: nil, card: nil, reader: script, after: after, cycle: cycle,
+                    json: json, quiet: quiet, tracePath: tracePath, savePath: nil)
             }
             guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
             let (file, card) = try loadPN532Card(tagName)
-            return try await run(pty: pty, file: file, card: card, reader: nil, after: after, cycle: cycle,
-                                 json: json, quiet: quiet, tracePath: tracePath, savePath: savePath)
+            return try await run(
+                pty: pty, file: file, card: card, reader: nil, after: after, cycle: cycle,
+                json: json, quiet: quiet, tracePath: tracePath, savePath: savePath)
         })
 
     /// The reader profile as the scripted external reader of a PN532 in target mode.
@@ -71,9 +76,12 @@ enum VirtualPN532Command {
             throw .data(error.description)
         }
         guard profile.reachesISODEP else {
-            throw .data("\(profile.name) never reaches ISO-DEP (\(profile.technology)); a PN532 in target mode would never see it")
+            throw .data(
+                "\(profile.name) never reaches ISO-DEP (\(profile.technology)); a PN532 in target mode would never see it"
+            )
         }
-        return PN532ReaderScript(rats: profile.rats ?? [0xE0, 0x80], steps: profile.steps.map { .init(command: $0.apdu) })
+        return PN532ReaderScript(
+            rats: profile.rats ?? [0xE0, 0x80], steps: profile.steps.map { .init(command: $0.apdu) })
     }
 
     private final class Control: Sendable {
@@ -119,8 +127,11 @@ enum VirtualPN532Command {
         func stop() { state.withLock { $0.stopped = true } }
     }
 
-    static func run(pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, after: Duration, cycle: (Duration, Duration)?,
-                    json: Bool, quiet: Bool, tracePath: String?, savePath: String?) async throws -> Int32 {
+    static func run(
+        pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, after: Duration,
+        cycle: (Duration, Duration)?,
+        json: Bool, quiet: Bool, tracePath: String?, savePath: String?
+    ) async throws -> Int32 {
         let fake: VirtualPN532
         do { fake = try VirtualPN532.start(ptyPath: pty) } catch {
             throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
@@ -149,7 +160,8 @@ enum VirtualPN532Command {
         defer { signals.cancel() }
         if !json {
             Output.out("virtual PN532 on \(pty) -> \(fake.slavePath); connect with pn532_uart:\(pty)")
-            let what = file.map { "tag: \($0.type.rawValue) UID \($0.activation.uid.hexString())" }
+            let what =
+                file.map { "tag: \($0.type.rawValue) UID \($0.activation.uid.hexString())" }
                 ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
             Output.out(what + (trace.path.map { "; trace \($0)" } ?? ""))
         }
@@ -202,7 +214,9 @@ enum VirtualPN532Command {
                 fields["index"] = .int(Int64(i))
                 trace.record("reader_exchange", fields)
                 if !json {
-                    Output.out("reader C-APDU \(x.command.hexString(separator: " ")) -> \(x.response.map { $0.hexString(separator: " ") } ?? "no answer")")
+                    Output.out(
+                        "reader C-APDU \(x.command.hexString(separator: " ")) -> \(x.response.map { $0.hexString(separator: " ") } ?? "no answer")"
+                    )
                 }
             }
         }
@@ -217,11 +231,12 @@ enum VirtualPN532Command {
     }
 
     private static func emit(_ e: PN532FrameLogEntry, trace: TraceWriter, text: Bool) {
-        let dir: String = switch e.direction {
-        case .hostToChip: "host_to_chip"
-        case .chipToHost: "chip_to_host"
-        case .event: "event"
-        }
+        let dir: String =
+            switch e.direction {
+            case .hostToChip: "host_to_chip"
+            case .chipToHost: "chip_to_host"
+            case .event: "event"
+            }
         if e.direction == .event {
             trace.record("pn532_event", at: e.microseconds, ["note": .string(e.note)])
         } else {

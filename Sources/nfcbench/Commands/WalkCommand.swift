@@ -10,39 +10,40 @@ enum WalkCommand {
     static let command = Command(
         path: ["walk"],
         abstract: "Walk a phone past reader profiles: who wakes the default app, who it could serve",
-        usage: "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--express ECP,...] [--gap SECONDS] [--json]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE]",
+        usage:
+            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--express ECP,...] [--gap SECONDS] [--json]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE]",
         help: """
-        OPTIONS:
-          --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
-                                *.json (default: every profile in hardware/readers/)
-          --app-prefixes AID,…  the default app's select-identifier-prefixes: full AIDs,
-                                RIDs or prefixes of 5..16 bytes, hex (default: none)
-          --policy P            stay: the app stays up until field off (default);
-                                step-aside:300ms: it steps aside 300 ms after a wake that
-                                brought it no APDU
-          --express ECP,…       ECP frames (hex, no CRC) of express credentials in Wallet;
-                                a reader polling with one of them wins over the default app
-          --gap SECONDS         virtual time between two readers (default 2)
-          --json                JSON Lines: one object per event, then a summary object
-          --device pcsc:READER  play the walk through the real pcscd instead (below)
-          --port N              with --device: the vpcd TCP port of READER (default
-                                35963, Debian's "Virtual PCD 00 00"; 35964 is "… 00 01")
-          --trace FILE          with --device: where the trace goes
+            OPTIONS:
+              --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
+                                    *.json (default: every profile in hardware/readers/)
+              --app-prefixes AID,…  the default app's select-identifier-prefixes: full AIDs,
+                                    RIDs or prefixes of 5..16 bytes, hex (default: none)
+              --policy P            stay: the app stays up until field off (default);
+                                    step-aside:300ms: it steps aside 300 ms after a wake that
+                                    brought it no APDU
+              --express ECP,…       ECP frames (hex, no CRC) of express credentials in Wallet;
+                                    a reader polling with one of them wins over the default app
+              --gap SECONDS         virtual time between two readers (default 2)
+              --json                JSON Lines: one object per event, then a summary object
+              --device pcsc:READER  play the walk through the real pcscd instead (below)
+              --port N              with --device: the vpcd TCP port of READER (default
+                                    35963, Debian's "Virtual PCD 00 00"; 35964 is "… 00 01")
+              --trace FILE          with --device: where the trace goes
 
-        Virtual time only: no hardware, no real waiting. The stand-in app creates a
-        CardSession on each wake, starts emulation and answers every APDU with 90 00.
+            Virtual time only: no hardware, no real waiting. The stand-in app creates a
+            CardSession on each wake, starts emulation and answers every APDU with 90 00.
 
-        With --device pcsc:READER the same phone model is a virtual card on vpcd and each
-        ISO-DEP profile is played by a PC/SC client through pcscd, in real time: the
-        card's connection to vpcd is the phone entering the field (the wake, logged
-        before any APDU), the client connects and transmits the profile's C-APDUs no
-        earlier than their times (pcscd first needs ~0.4 s to notice the card), and the
-        card disconnecting is field off. pcscd's power-up/down control bytes are logged,
-        not taken as fields. Profiles that never reach ISO-DEP (MIFARE Classic doors,
-        FeliCa, Type 2 readers) can't be shown over PC/SC: each gets a 'notShowable'
-        line. --gap defaults to 0.2 s here; --policy is not available (the app stays).
-        Every line also goes to the trace (µs since the start, monotonic).
-        """,
+            With --device pcsc:READER the same phone model is a virtual card on vpcd and each
+            ISO-DEP profile is played by a PC/SC client through pcscd, in real time: the
+            card's connection to vpcd is the phone entering the field (the wake, logged
+            before any APDU), the client connects and transmits the profile's C-APDUs no
+            earlier than their times (pcscd first needs ~0.4 s to notice the card), and the
+            card disconnecting is field off. pcscd's power-up/down control bytes are logged,
+            not taken as fields. Profiles that never reach ISO-DEP (MIFARE Classic doors,
+            FeliCa, Type 2 readers) can't be shown over PC/SC: each gets a 'notShowable'
+            line. --gap defaults to 0.2 s here; --policy is not available (the app stays).
+            Every line also goes to the trace (µs since the start, monotonic).
+            """,
         run: { args in
             let profilesArg = try args.option("profiles")
             let prefixesArg = try args.option("app-prefixes")
@@ -60,7 +61,8 @@ enum WalkCommand {
             }
 
             guard let policy = AppPolicy(policyArg) else {
-                throw CLIError.usage("--policy takes 'stay' or 'step-aside:N' (e.g. step-aside:300ms), not '\(policyArg)'")
+                throw CLIError.usage(
+                    "--policy takes 'stay' or 'step-aside:N' (e.g. step-aside:300ms), not '\(policyArg)'")
             }
             var prefixes: [SelectIdentifierPrefix] = []
             for word in (prefixesArg ?? "").split(separator: ",") where !word.isEmpty {
@@ -129,7 +131,8 @@ enum WalkCommand {
         var profiles: [ReaderProfile] = []
         for f in files {
             guard let data = fm.contents(atPath: f) else { throw .data("can't read '\(f)'") }
-            do { profiles.append(try ReaderProfile(json: data, file: URL(fileURLWithPath: f).lastPathComponent)) } catch {
+            do { profiles.append(try ReaderProfile(json: data, file: URL(fileURLWithPath: f).lastPathComponent)) } catch
+            {
                 throw .data(error.description)
             }
         }
@@ -137,7 +140,9 @@ enum WalkCommand {
     }
 
     static func jsonLine(_ e: WalkEvent) -> JSONObject {
-        var o: JSONObject = ["t_us": .int(e.time.wholeMicroseconds), "reader": .string(e.reader), "event": .string(e.event)]
+        var o: JSONObject = [
+            "t_us": .int(e.time.wholeMicroseconds), "reader": .string(e.reader), "event": .string(e.event),
+        ]
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
         if e.event == "apdu" {
             o["response"] = e.response.map { .string($0.hexString()) } ?? .null
@@ -175,13 +180,14 @@ enum WalkCommand {
                 "frame_waiting_time_us": .int(p.frameWaitingTime.wholeMicroseconds),
                 "wake_latency_us": .int(p.wakeLatency.wholeMicroseconds),
             ]),
-            "per_reader": .array(s.readers.map { r in
-                .object([
-                    "reader": .string(r.name), "woke": .bool(r.woke), "served": .bool(r.served),
-                    "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
-                    "up_for_nothing_us": .int(r.upForNothing.wholeMicroseconds),
-                ])
-            }),
+            "per_reader": .array(
+                s.readers.map { r in
+                    .object([
+                        "reader": .string(r.name), "woke": .bool(r.woke), "served": .bool(r.served),
+                        "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
+                        "up_for_nothing_us": .int(r.upForNothing.wholeMicroseconds),
+                    ])
+                }),
         ]
     }
 
@@ -192,7 +198,9 @@ enum WalkCommand {
 
     static func timeline(_ r: ReaderWalk.Result, walk: ReaderWalk) -> String {
         let readerWidth = max(8, (r.events.map(\.reader.count).max() ?? 0) + 2)
-        func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+        func pad(_ s: String, _ n: Int) -> String {
+            s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
+        }
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
         var out = lpad("t (ms)", 12) + "  " + pad("reader", readerWidth) + pad("event", 20) + "detail\n"
         var lastReader: String?
@@ -203,7 +211,8 @@ enum WalkCommand {
             switch e.event {
             case "apdu":
                 let resp = e.response.map { $0.hexString(separator: " ") } ?? "(no answer)"
-                detail = (e.command?.hexString(separator: " ") ?? "") + " → " + resp
+                detail =
+                    (e.command?.hexString(separator: " ") ?? "") + " → " + resp
                     + "  [" + (e.answeredBy?.rawValue ?? "reader timeout") + "]"
             case "received": detail = e.command?.hexString(separator: " ") ?? ""
             case "nfcEvent": detail = "default app woken (scene nfcEvent)"
@@ -212,12 +221,17 @@ enum WalkCommand {
             out += lpad(ms(e.time), 12) + "  " + pad(e.reader, readerWidth) + pad(e.event, 20) + detail + "\n"
         }
         let s = r.summary
-        out += "\nSUMMARY (policy \(walk.policy), app prefixes: \(walk.app.selectIdentifierPrefixes.map(\.description).joined(separator: ",").nonEmpty ?? "none"))\n"
+        out +=
+            "\nSUMMARY (policy \(walk.policy), app prefixes: \(walk.app.selectIdentifierPrefixes.map(\.description).joined(separator: ",").nonEmpty ?? "none"))\n"
         for x in s.readers {
-            out += "  " + pad(x.name, readerWidth) + (x.woke ? "woke  " : "quiet ")
-                + (x.served ? "served (\(x.apdusToApp) APDU to app)" : "useless, up \(ms(x.upForNothing)) ms for nothing") + "\n"
+            out +=
+                "  " + pad(x.name, readerWidth) + (x.woke ? "woke  " : "quiet ")
+                + (x.served
+                    ? "served (\(x.apdusToApp) APDU to app)" : "useless, up \(ms(x.upForNothing)) ms for nothing")
+                + "\n"
         }
-        out += "  readers \(s.readers.count), wakes \(s.wakes), wakes the app could serve \(s.servableWakes), useless wakes \(s.uselessWakes), app up for nothing \(ms(s.upForNothing)) ms\n"
+        out +=
+            "  readers \(s.readers.count), wakes \(s.wakes), wakes the app could serve \(s.servableWakes), useless wakes \(s.uselessWakes), app up for nothing \(ms(s.upForNothing)) ms\n"
         return out
     }
 }
@@ -250,20 +264,30 @@ struct PCSCWalk: Sendable {
         let readers: [String]
         do { readers = try context.readers() } catch { throw .unavailable("pcscd lists no readers: \(error)") }
         guard readers.contains(reader) else {
-            throw .unavailable("pcscd has no reader '\(reader)' (readers: \(readers.isEmpty ? "none" : readers.joined(separator: ", ")))")
+            throw .unavailable(
+                "pcscd has no reader '\(reader)' (readers: \(readers.isEmpty ? "none" : readers.joined(separator: ", ")))"
+            )
         }
         let identity = HCEPhoneIdentity()
         let trace = try HCELiveCLI.openTrace(
             command: "walk-pcsc", path: tracePath, json: json,
-            header: HCELiveCLI.header(command: "walk", device: "pcsc:\(reader) (vpcd port \(port))", app: app, identity: identity))
-        let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json, expressCredentials: express)
+            header: HCELiveCLI.header(
+                command: "walk", device: "pcsc:\(reader) (vpcd port \(port))", app: app, identity: identity))
+        let phone = HCELiveCLI.makePhone(
+            app: app, identity: identity, trace: trace, json: json, expressCredentials: express)
         var configuration = VirtualCard.Configuration(port: port)
         configuration.retryInterval = .milliseconds(20)
         let card = HCEPhoneCard(phone: phone, configuration: configuration)
-        if !json { Output.err("walking \(profiles.count) profile(s) through pcscd, reader '\(reader)', vpcd port \(port). Trace: \(trace.path ?? "none")") }
+        if !json {
+            Output.err(
+                "walking \(profiles.count) profile(s) through pcscd, reader '\(reader)', vpcd port \(port). Trace: \(trace.path ?? "none")"
+            )
+        }
 
         let failure: String? = await HCELiveCLI.onThread { self.walk(context: context, card: card, phone: phone) }
-        trace.emit(HCELiveCLI.summary(phone.events, extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
+        trace.emit(
+            HCELiveCLI.summary(
+                phone.events, extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
         if !json { Output.out(HCELiveCLI.summaryText(phone.events)) }
         if let failure { throw .unavailable(failure) }
         return 0
@@ -275,7 +299,11 @@ struct PCSCWalk: Sendable {
             if i > 0 { sleep(gap) }
             phone.setReader(profile.name)
             guard profile.reachesISODEP else {
-                phone.note(.bench, "notShowable", detail: "\(profile.technology.rawValue) reader that never reaches ISO-DEP: PC/SC shows only cards a contactless reader activates; not played, not faked")
+                phone.note(
+                    .bench, "notShowable",
+                    detail:
+                        "\(profile.technology.rawValue) reader that never reaches ISO-DEP: PC/SC shows only cards a contactless reader activates; not played, not faked"
+                )
                 continue
             }
             if let problem = play(profile, context: context, card: card, phone: phone) { return problem }
@@ -283,12 +311,15 @@ struct PCSCWalk: Sendable {
         return nil
     }
 
-    private func play(_ profile: ReaderProfile, context: PCSCContext, card: HCEPhoneCard, phone: HCELivePhone) -> String? {
+    private func play(_ profile: ReaderProfile, context: PCSCContext, card: HCEPhoneCard, phone: HCELivePhone)
+        -> String?
+    {
         card.enterField(reader: profile.name, technology: profile.technology, ecp: profile.ecp)
         // The field on is the vpcdConnected line; the profile's times count from it.
         let connectLimit = phone.elapsed + pcscdNoticeLimit
         while !card.isConnected && phone.elapsed < connectLimit { sleep(.milliseconds(1)) }
-        guard let fieldOn = phone.events.last(where: { $0.event == "vpcdConnected" && $0.reader == profile.name })?.time else {
+        guard let fieldOn = phone.events.last(where: { $0.event == "vpcdConnected" && $0.reader == profile.name })?.time
+        else {
             card.leaveField()
             return "the phone card could not connect to vpcd on port \(port) (is it the port of '\(reader)'?)"
         }
@@ -296,8 +327,9 @@ struct PCSCWalk: Sendable {
             card.leaveField()
             return "pcscd never reported the phone card in '\(reader)' (is vpcd's port \(port) this reader's?)"
         }
-        phone.note(.pcsc, "pcscCardPresent", response: state.atr,
-                   detail: "pcscd saw the card \(ms(phone.elapsed - fieldOn)) ms after field on (event #\(state.eventCount))")
+        phone.note(
+            .pcsc, "pcscCardPresent", response: state.atr,
+            detail: "pcscd saw the card \(ms(phone.elapsed - fieldOn)) ms after field on (event #\(state.eventCount))")
         var stopped = false
         var connection: PCSCCard?
         do {
@@ -316,15 +348,20 @@ struct PCSCWalk: Sendable {
                 let response: [UInt8]?
                 do {
                     response = try connection.transmit(step.apdu)
-                    phone.note(.pcsc, "pcscTransmit", command: step.apdu, response: response,
-                               detail: "round trip \((phone.elapsed - sent).wholeMicroseconds) µs"
-                                   + (due < sent ? ", \(ms(sent - due)) ms after its profile time" : ""))
+                    phone.note(
+                        .pcsc, "pcscTransmit", command: step.apdu, response: response,
+                        detail: "round trip \((phone.elapsed - sent).wholeMicroseconds) µs"
+                            + (due < sent ? ", \(ms(sent - due)) ms after its profile time" : ""))
                 } catch {
                     response = nil
                     phone.note(.pcsc, "error", command: step.apdu, detail: "SCardTransmit: \(error)")
                 }
                 if step.stopOnFailure && !step.accepts(response) {
-                    phone.note(.bench, "stopped", detail: "'\(step.note ?? step.apdu.hexString())' failed and the profile stops on failure: field off now")
+                    phone.note(
+                        .bench, "stopped",
+                        detail:
+                            "'\(step.note ?? step.apdu.hexString())' failed and the profile stops on failure: field off now"
+                    )
                     stopped = true
                     break
                 }
@@ -352,7 +389,9 @@ struct PCSCWalk: Sendable {
         let limit = ContinuousClock.now + pcscdNoticeLimit
         var known = PCSCReaderState.unaware(reader)
         while ContinuousClock.now < limit {
-            guard let change = try? context.waitForStatusChange(readers: [known], timeout: .milliseconds(100)) else { return nil }
+            guard let change = try? context.waitForStatusChange(readers: [known], timeout: .milliseconds(100)) else {
+                return nil
+            }
             if case .changed(let states) = change, let s = states.first { known = s }
             if !known.flags.isEmpty, done(known) { return known }
         }

@@ -9,31 +9,32 @@ enum WriteCommand {
     static let command = Command(
         path: ["write"],
         abstract: "Write an NDEF message to the tag on a libnfc device (backup first; --dry-run shows the writes)",
-        usage: "write --device D --ndef SPEC [--dry-run] [--backup FILE] [--timeout S] [--lock --yes-i-understand-this-is-irreversible]",
+        usage:
+            "write --device D --ndef SPEC [--dry-run] [--backup FILE] [--timeout S] [--lock --yes-i-understand-this-is-irreversible]",
         help: """
-        OPTIONS:
-          --device D     a libnfc connstring: pn532_uart:PATH, acr122_usb:…, or 'libnfc' (first device)
-          --ndef SPEC    the message, one record:
-                           uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
-                           text:Hello                   Text record, language en
-                           text:de:Hallo                Text record, language de (2-3 letters, optional -REGION)
-                           mime:TYPE:DATA               MIME record, e.g. mime:text/plain:hi
-                           mime:TYPE:@FILE              MIME record whose payload is FILE's bytes
-                           @FILE                        FILE holds raw NDEF message bytes (checked before writing)
-          --dry-run      read the tag, print exactly the pages (Type 2) or APDUs (Type 4) the write
-                         would send, and write nothing (no backup either)
-          --backup FILE  where the old content goes (our tag-file JSON) before anything is written;
-                         default ./nfcbench-backup-<UID>-<time>.json
-          --timeout S    how long to wait for a tag (default 10)
-          --lock         after writing, make the tag read-only: CC write access Fh, static and dynamic
-                         lock bits set. IRREVERSIBLE on a real tag (OTP bits). Needs
-                         --yes-i-understand-this-is-irreversible. Type 2 only.
+            OPTIONS:
+              --device D     a libnfc connstring: pn532_uart:PATH, acr122_usb:…, or 'libnfc' (first device)
+              --ndef SPEC    the message, one record:
+                               uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
+                               text:Hello                   Text record, language en
+                               text:de:Hallo                Text record, language de (2-3 letters, optional -REGION)
+                               mime:TYPE:DATA               MIME record, e.g. mime:text/plain:hi
+                               mime:TYPE:@FILE              MIME record whose payload is FILE's bytes
+                               @FILE                        FILE holds raw NDEF message bytes (checked before writing)
+              --dry-run      read the tag, print exactly the pages (Type 2) or APDUs (Type 4) the write
+                             would send, and write nothing (no backup either)
+              --backup FILE  where the old content goes (our tag-file JSON) before anything is written;
+                             default ./nfcbench-backup-<UID>-<time>.json
+              --timeout S    how long to wait for a tag (default 10)
+              --lock         after writing, make the tag read-only: CC write access Fh, static and dynamic
+                             lock bits set. IRREVERSIBLE on a real tag (OTP bits). Needs
+                             --yes-i-understand-this-is-irreversible. Type 2 only.
 
-        Refused, with nothing written: a read-only CC, pages the write would touch that lock bits
-        lock, a message larger than the tag's maximum. A write that fails part way says exactly
-        which pages were written (Type 2) and where the backup is. Exit 0 written, 1 refused or
-        failed, 64 usage, 65 bad SPEC, 69 no device or no tag.
-        """,
+            Refused, with nothing written: a read-only CC, pages the write would touch that lock bits
+            lock, a message larger than the tag's maximum. A write that fails part way says exactly
+            which pages were written (Type 2) and where the backup is. Exit 0 written, 1 refused or
+            failed, 64 usage, 65 bad SPEC, 69 no device or no tag.
+            """,
         run: { args in
             let device = try requireDevice(&args)
             guard let spec = try args.option("ndef") else { throw CLIError.usage("--ndef SPEC is required") }
@@ -44,41 +45,54 @@ enum WriteCommand {
             let confirmed = args.flag("yes-i-understand-this-is-irreversible")
             try args.finish()
             if lock && !confirmed && !dryRun {
-                throw CLIError.usage("--lock is irreversible: it sets the tag's lock bits for good; add --yes-i-understand-this-is-irreversible")
+                throw CLIError.usage(
+                    "--lock is irreversible: it sets the tag's lock bits for good; add --yes-i-understand-this-is-irreversible"
+                )
             }
             let message = try NDEFSpec.parse(spec)
-            return try await write(device: device, message: message, dryRun: dryRun, backup: backup,
-                                   timeout: timeout, lock: lock, what: "NDEF message of \(message.count) bytes (\(spec))")
+            return try await write(
+                device: device, message: message, dryRun: dryRun, backup: backup,
+                timeout: timeout, lock: lock, what: "NDEF message of \(message.count) bytes (\(spec))")
         })
 
     static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
-        guard let device = try args.option("device") else { throw .usage("--device D is required (e.g. pn532_uart:/dev/ttyUSB0)") }
+        guard let device = try args.option("device") else {
+            throw .usage("--device D is required (e.g. pn532_uart:/dev/ttyUSB0)")
+        }
         guard isLibNFCDevice(device) else {
-            throw .usage("'\(device)' is not a libnfc device; write/format/lock take pn532_uart:PATH, acr122_usb:…, or libnfc")
+            throw .usage(
+                "'\(device)' is not a libnfc device; write/format/lock take pn532_uart:PATH, acr122_usb:…, or libnfc")
         }
         return device
     }
 
     /// Shared by write and format: backup, refusals, the write, read-back, and the optional lock.
-    static func write(device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
-                      lock: Bool, what: String) async throws -> Int32 {
+    static func write(
+        device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
+        lock: Bool, what: String
+    ) async throws -> Int32 {
         Output.out("\(dryRun ? "dry run: would write" : "writing") \(what) on \(device)")
-        let report = try await withFirstLibNFCTag(device: device, timeout: timeout) { backend, target, connection -> [String] in
+        let report = try await withFirstLibNFCTag(device: device, timeout: timeout) {
+            backend, target, connection -> [String] in
             try perform(backend, target, connection, message: message, dryRun: dryRun, backup: backup, lock: lock)
         }
         for line in report { Output.out(line) }
         return 0
     }
 
-    private static func perform(_ backend: LibNFCReaderBackend, _ target: DetectedTarget, _ connection: TagConnection,
-                                message: [UInt8], dryRun: Bool, backup: String?, lock: Bool) throws -> [String] {
+    private static func perform(
+        _ backend: LibNFCReaderBackend, _ target: DetectedTarget, _ connection: TagConnection,
+        message: [UInt8], dryRun: Bool, backup: String?, lock: Bool
+    ) throws -> [String] {
         var lines = ["tag: \(describe(target, backend.tagVersion(of: target.id)))"]
         let version = backend.tagVersion(of: target.id)
         switch connection {
         case .type2(let t):
             let reader = Type2TagReader(transport: t, version: version)
             let layout: Type2TagLayout
-            do { layout = try reader.readLayout() } catch { throw CLIError.failure("cannot use this tag: \(error); nothing written") }
+            do { layout = try reader.readLayout() } catch {
+                throw CLIError.failure("cannot use this tag: \(error); nothing written")
+            }
             guard layout.capabilityContainer.isWritable else {
                 throw CLIError.failure("refused: the tag is read-only (\(layout.capabilityContainer)); nothing written")
             }
@@ -88,8 +102,14 @@ enum WriteCommand {
                     throw CLIError.failure("refused: \(error); nothing written")
                 }
                 lines.append("would WRITE (A2) \(recorder.writes.count) pages, in this order:")
-                for (page, data) in recorder.writes { lines.append("  page \(page): \(data.hexString(separator: " "))") }
-                if lock { lines.append("then would lock: CC byte 3 = \u{0046}h, static lock bytes FF FF, every dynamic lock bit (irreversible)") }
+                for (page, data) in recorder.writes {
+                    lines.append("  page \(page): \(data.hexString(separator: " "))")
+                }
+                if lock {
+                    lines.append(
+                        "then would lock: CC byte 3 = \u{0046}h, static lock bytes FF FF, every dynamic lock bit (irreversible)"
+                    )
+                }
                 lines.append("dry run: nothing written")
                 return lines
             }
@@ -99,12 +119,16 @@ enum WriteCommand {
                 try reader.writeNDEF(message)
             } catch {
                 if case .writeInterrupted(let pages, let cause) = error.code {
-                    throw CLIError.failure("write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]; the old content is in \(backupPath)")
+                    throw CLIError.failure(
+                        "write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]; the old content is in \(backupPath)"
+                    )
                 }
                 throw CLIError.failure("refused: \(error); nothing written (backup in \(backupPath))")
             }
             let back = try reader.readNDEF()
-            guard back == message else { throw CLIError.failure("read-back differs from what was written; backup in \(backupPath)") }
+            guard back == message else {
+                throw CLIError.failure("read-back differs from what was written; backup in \(backupPath)")
+            }
             lines.append("wrote \(message.count) bytes of NDEF; read back identical")
             if lock {
                 do { try reader.setReadOnly(lockBits: true) } catch {
@@ -115,9 +139,12 @@ enum WriteCommand {
         case .iso7816(let t):
             let reader = Type4TagReader(transport: AnyAPDUTransport(t))
             let cc: Type4CapabilityContainer
-            do { cc = try reader.detect() } catch { throw CLIError.failure("cannot use this tag: \(error); nothing written") }
+            do { cc = try reader.detect() } catch {
+                throw CLIError.failure("cannot use this tag: \(error); nothing written")
+            }
             guard cc.isWritable else {
-                throw CLIError.failure("refused: the tag is read-only (CC write access \([cc.writeAccess].hexString())); nothing written")
+                throw CLIError.failure(
+                    "refused: the tag is read-only (CC write access \([cc.writeAccess].hexString())); nothing written")
             }
             if lock { throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific; nothing written") }
             if dryRun {
@@ -133,10 +160,14 @@ enum WriteCommand {
             let backupPath = try saveBackup(target, connection, version: nil, to: backup)
             lines.append("backup of the old content: \(backupPath)")
             do { try reader.writeNDEF(message, capabilityContainer: cc) } catch {
-                throw CLIError.failure("write failed: \(error); NLEN was set to 0 first, so the tag reads as empty or old, never torn; backup in \(backupPath)")
+                throw CLIError.failure(
+                    "write failed: \(error); NLEN was set to 0 first, so the tag reads as empty or old, never torn; backup in \(backupPath)"
+                )
             }
             let back = try reader.readNDEF(capabilityContainer: cc)
-            guard back == message else { throw CLIError.failure("read-back differs from what was written; backup in \(backupPath)") }
+            guard back == message else {
+                throw CLIError.failure("read-back differs from what was written; backup in \(backupPath)")
+            }
             lines.append("wrote \(message.count) bytes of NDEF; read back identical")
         }
         return lines
@@ -153,14 +184,18 @@ enum WriteCommand {
         return s
     }
 
-    static func saveBackup(_ target: DetectedTarget, _ connection: TagConnection, version: TagVersion?, to path: String?) throws -> String {
+    static func saveBackup(
+        _ target: DetectedTarget, _ connection: TagConnection, version: TagVersion?, to path: String?
+    ) throws -> String {
         let file: TagFile
         do { file = try snapshotTagFile(target, connection, version: version) } catch {
             throw CLIError.failure("cannot read the tag for the backup: \(error); nothing written")
         }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         let out = path ?? "nfcbench-backup-\(target.uid.hexString())-\(stamp).json"
-        do { try file.save(path: out) } catch { throw CLIError.failure("cannot write the backup: \(error); nothing written") }
+        do { try file.save(path: out) } catch {
+            throw CLIError.failure("cannot write the backup: \(error); nothing written")
+        }
         return out
     }
 }
@@ -172,10 +207,10 @@ enum LockCommand {
         abstract: "Make the Type 2 tag on a libnfc device read-only for good (irreversible)",
         usage: "lock --device D --yes-i-understand-this-is-irreversible [--timeout S]",
         help: """
-        Writes CC byte 3 = Fh (read-only), the static lock bytes FF FF and every dynamic lock bit
-        (NFC Forum T2T 1.0 §6.4.4). On a real tag these are one-time-programmable: the tag can
-        never be written again. Refused on an already read-only tag.
-        """,
+            Writes CC byte 3 = Fh (read-only), the static lock bytes FF FF and every dynamic lock bit
+            (NFC Forum T2T 1.0 §6.4.4). On a real tag these are one-time-programmable: the tag can
+            never be written again. Refused on an already read-only tag.
+            """,
         run: { args in
             let device = try WriteCommand.requireDevice(&args)
             let confirmed = args.flag("yes-i-understand-this-is-irreversible")
@@ -184,14 +219,21 @@ enum LockCommand {
             guard confirmed else {
                 throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
             }
-            let lines = try await withFirstLibNFCTag(device: device, timeout: timeout) { backend, target, connection -> [String] in
+            let lines = try await withFirstLibNFCTag(device: device, timeout: timeout) {
+                backend, target, connection -> [String] in
                 guard case .type2(let t) = connection else {
                     throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific")
                 }
-                do { try Type2TagReader(transport: t, version: backend.tagVersion(of: target.id)).setReadOnly(lockBits: true) } catch {
+                do {
+                    try Type2TagReader(transport: t, version: backend.tagVersion(of: target.id)).setReadOnly(
+                        lockBits: true)
+                } catch {
                     throw CLIError.failure("lock failed: \(error)")
                 }
-                return ["tag: \(WriteCommand.describe(target, backend.tagVersion(of: target.id)))", "locked: the tag is now read-only for good"]
+                return [
+                    "tag: \(WriteCommand.describe(target, backend.tagVersion(of: target.id)))",
+                    "locked: the tag is now read-only for good",
+                ]
             }
             for l in lines { Output.out(l) }
             return 0
@@ -205,20 +247,24 @@ enum NDEFSpec {
             let path = String(spec.dropFirst())
             guard let data = FileManager.default.contents(atPath: path) else { throw .data("cannot read \(path)") }
             let bytes = [UInt8](data)
-            do { _ = try NFCNDEFMessage(bytes: bytes) } catch { throw .data("\(path) is not an NDEF message: \(error)") }
+            do { _ = try NFCNDEFMessage(bytes: bytes) } catch {
+                throw .data("\(path) is not an NDEF message: \(error)")
+            }
             return bytes
         }
         guard let colon = spec.firstIndex(of: ":") else {
             throw .data("NDEF spec '\(spec)' needs a kind: uri:…, text:…, mime:TYPE:…, or @FILE")
         }
-        let kind = spec[..<colon], rest = String(spec[spec.index(after: colon)...])
+        let kind = spec[..<colon]
+        let rest = String(spec[spec.index(after: colon)...])
         let payload: NFCNDEFPayload?
         switch kind {
         case "uri":
             guard !rest.isEmpty else { throw .data("uri: needs a URI") }
             payload = NFCNDEFPayload.wellKnownTypeURIPayload(string: rest)
         case "text":
-            var language = "en", text = rest
+            var language = "en"
+            var text = rest
             if let c = rest.firstIndex(of: ":"), isLanguageTag(rest[..<c]) {
                 language = String(rest[..<c])
                 text = String(rest[rest.index(after: c)...])
@@ -228,7 +274,8 @@ enum NDEFSpec {
             guard let c = rest.firstIndex(of: ":"), rest[..<c].contains("/") else {
                 throw .data("mime: needs TYPE:DATA with a type like text/plain")
             }
-            let type = String(rest[..<c]), value = String(rest[rest.index(after: c)...])
+            let type = String(rest[..<c])
+            let value = String(rest[rest.index(after: c)...])
             var body = Data(value.utf8)
             if value.hasPrefix("@") {
                 guard let d = FileManager.default.contents(atPath: String(value.dropFirst())) else {
@@ -246,8 +293,11 @@ enum NDEFSpec {
 
     static func isLanguageTag(_ s: Substring) -> Bool {
         let parts = s.split(separator: "-", omittingEmptySubsequences: false)
-        guard let first = parts.first, (2...3).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter }) else { return false }
-        return parts.dropFirst().allSatisfy { !$0.isEmpty && $0.count <= 8 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+        guard let first = parts.first, (2...3).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter })
+        else { return false }
+        return parts.dropFirst().allSatisfy {
+            !$0.isEmpty && $0.count <= 8 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        }
     }
 }
 

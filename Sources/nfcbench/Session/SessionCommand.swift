@@ -9,43 +9,45 @@ enum SessionCommand {
         abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
         usage: "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--json]",
         help: """
-        OPTIONS:
-          --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
-                              pn532_uart:PATH or another libnfc connstring ('nfcbench devices')
-          --mode M            ndef     NFCNDEFReaderSession, read-only: didDetectNDEFs (default)
-                              ndef-rw  NFCNDEFReaderSession with tag objects: connect, readNDEF,
-                                       restartPolling() for the next tag
-                              tag      NFCTagReaderSession (ISO 14443), the same app behaviour
-          --first-read        invalidateAfterFirstRead: end with 204 after the first read
-                              (ndef mode only, as in Core NFC)
-          --timeout S         the session's time limit in seconds (Core NFC: 60)
-          --no-thermal        switch the thermal and quick-restart model off
-          --host-wide         lock every reader of this host, like one phone (default: per reader)
-          --alert-message T   the sheet's text
-          --json              JSON Lines on stdout: the trace's records (t_us, event, code, reason…)
-          --trace PATH        write the trace here (default: see README "Traces")
-          --redact            replace UIDs and payloads in the trace and output
-          --verbose           also show frames and tag operations
-          --presence-interval MS   PC/SC presence-check interval (default 250)
+            OPTIONS:
+              --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
+                                  pn532_uart:PATH or another libnfc connstring ('nfcbench devices')
+              --mode M            ndef     NFCNDEFReaderSession, read-only: didDetectNDEFs (default)
+                                  ndef-rw  NFCNDEFReaderSession with tag objects: connect, readNDEF,
+                                           restartPolling() for the next tag
+                                  tag      NFCTagReaderSession (ISO 14443), the same app behaviour
+              --first-read        invalidateAfterFirstRead: end with 204 after the first read
+                                  (ndef mode only, as in Core NFC)
+              --timeout S         the session's time limit in seconds (Core NFC: 60)
+              --no-thermal        switch the thermal and quick-restart model off
+              --host-wide         lock every reader of this host, like one phone (default: per reader)
+              --alert-message T   the sheet's text
+              --json              JSON Lines on stdout: the trace's records (t_us, event, code, reason…)
+              --trace PATH        write the trace here (default: see README "Traces")
+              --redact            replace UIDs and payloads in the trace and output
+              --verbose           also show frames and tag operations
+              --presence-interval MS   PC/SC presence-check interval (default 250)
 
-        Ctrl-C is the sheet's Done (200). Ctrl-Z or SIGTSTP is leaving the foreground: the
-        session ends with 202, then the process stops if it is the terminal's foreground job;
-        nothing restarts on SIGCONT. A second session on the same reader, in this process or
-        another, is refused at once with 203.
+            Ctrl-C is the sheet's Done (200). Ctrl-Z or SIGTSTP is leaving the foreground: the
+            session ends with 202, then the process stops if it is the terminal's foreground job;
+            nothing restarts on SIGCONT. A second session on the same reader, in this process or
+            another, is refused at once with 203.
 
-        EXIT STATUS:
-          0   204 (first read), or Done (200) after at least one read
-          10  Done (200) with nothing read     11  timeout (201)
-          12  left the foreground (202)        13  system busy (203)
-          1   any other ending (1-8, 100-105, 300, 400-403) or a failure
-          64  usage error                      69  the device or its service is missing
-        """,
+            EXIT STATUS:
+              0   204 (first read), or Done (200) after at least one read
+              10  Done (200) with nothing read     11  timeout (201)
+              12  left the foreground (202)        13  system busy (203)
+              1   any other ending (1-8, 100-105, 300, 400-403) or a failure
+              64  usage error                      69  the device or its service is missing
+            """,
         run: { args in
             guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
             var options = SessionRunner.Options()
             if let m = try args.option("mode") {
                 guard let mode = SessionRunner.Mode(rawValue: m) else {
-                    throw CLIError.usage("--mode is one of \(SessionRunner.Mode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(m)'")
+                    throw CLIError.usage(
+                        "--mode is one of \(SessionRunner.Mode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(m)'"
+                    )
                 }
                 options.mode = mode
             }
@@ -65,13 +67,19 @@ enum SessionCommand {
             let tracePath = try args.option("trace")
             let redact = args.flag("redact")
             var factory = DeviceFactory.Options()
-            if let ms = try args.int("presence-interval", in: 10...10_000) { factory.presenceCheckInterval = .milliseconds(ms) }
+            if let ms = try args.int("presence-interval", in: 10...10_000) {
+                factory.presenceCheckInterval = .milliseconds(ms)
+            }
             try args.finish()
 
             let backend = try DeviceFactory.backend(device, options: factory)
-            let trace = try openTrace(command: "session", device: device, path: tracePath, redact: redact, json: options.json,
-                                      model: ["mode": .string(options.mode.rawValue), "time_limit_s": .double(Double(options.timeLimit.components.seconds)),
-                                              "thermal": .bool(options.thermal), "host_wide": .bool(options.hostWide)])
+            let trace = try openTrace(
+                command: "session", device: device, path: tracePath, redact: redact, json: options.json,
+                model: [
+                    "mode": .string(options.mode.rawValue),
+                    "time_limit_s": .double(Double(options.timeLimit.components.seconds)),
+                    "thermal": .bool(options.thermal), "host_wide": .bool(options.hostWide),
+                ])
             options.statusLine = Output.stdoutIsTerminal
             let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
             if !options.json, let path = trace.path { Output.out("trace: \(path)") }
@@ -79,8 +87,10 @@ enum SessionCommand {
         })
 
     /// Opens the run's trace (header: tool and library versions, command, device, model).
-    static func openTrace(command: String, device: String, path: String?, redact: Bool, json: Bool,
-                          model: JSONObject) throws(CLIError) -> TraceWriter {
+    static func openTrace(
+        command: String, device: String, path: String?, redact: Bool, json: Bool,
+        model: JSONObject
+    ) throws(CLIError) -> TraceWriter {
         let file = path ?? TraceLocation().newTracePath(command: command)
         let header: JSONObject = [
             "tool": .string("nfcbench \(CLI.version)"), "libnfc": .string(NativeLibraries.libnfcVersion),
@@ -91,7 +101,8 @@ enum SessionCommand {
         var echo: (@Sendable (String) -> Void)? = nil
         if json { echo = { line in Output.out(line) } }
         do {
-            return try TraceWriter(path: file, header: header, redact: redact, createParentDirectory: path == nil, echo: echo)
+            return try TraceWriter(
+                path: file, header: header, redact: redact, createParentDirectory: path == nil, echo: echo)
         } catch {
             throw .failure("can't write the trace: \(error)")
         }

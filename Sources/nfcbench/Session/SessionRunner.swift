@@ -17,7 +17,9 @@ import Synchronization
 /// foreground job; nothing restarts on SIGCONT.
 final class SessionRunner: @unchecked Sendable {
     enum Mode: String, CaseIterable {
-        case ndef, ndefRW = "ndef-rw", tag
+        case ndef
+        case ndefRW = "ndef-rw"
+        case tag
     }
 
     struct Options {
@@ -67,7 +69,9 @@ final class SessionRunner: @unchecked Sendable {
         var params = options.thermal ? ThermalModel.Parameters() : ThermalModel.disabled.parameters
         params.baseLimit = options.timeLimit
         if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
-        let json = options.json, verbose = options.verbose, offset = options.sessionNumberOffset
+        let json = options.json
+        let verbose = options.verbose
+        let offset = options.sessionNumberOffset
         system = NFCReaderSystem(
             backend: backend, clock: ContinuousReaderClock(),
             arbiter: SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
@@ -91,14 +95,26 @@ final class SessionRunner: @unchecked Sendable {
         var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": .string(event)]
         o.merge(fields)
         let written = trace.emit(o)
-        if !options.json, let line = TraceLines.render(written, verbose: options.verbose) { Self.show(line, status: status) }
+        if !options.json, let line = TraceLines.render(written, verbose: options.verbose) {
+            Self.show(line, status: status)
+        }
     }
 
     func run() async -> Ending {
         let done = AsyncStream<NFCReaderError.Code>.makeStream()
-        let app = BenchApp(runner: self, finished: { done.continuation.yield($0); done.continuation.finish() })
+        let app = BenchApp(
+            runner: self,
+            finished: {
+                done.continuation.yield($0)
+                done.continuation.finish()
+            })
         let signals = SignalWatcher([SIGINT, SIGTSTP]) { [system] sig in
-            if sig == SIGINT { system.userTappedDone() } else { app.leftForeground = true; system.appDidEnterBackground() }
+            if sig == SIGINT {
+                system.userTappedDone()
+            } else {
+                app.leftForeground = true
+                system.appDidEnterBackground()
+            }
         }
         defer { signals.cancel() }
         status?.start()
@@ -139,18 +155,22 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
         let o = runner.options
         switch o.mode {
         case .ndef:
-            let s = NFCNDEFReaderSession(delegate: ReadOnlyDelegate(app: self), queue: nil,
-                                         invalidateAfterFirstRead: o.firstRead, system: runner.system)
+            let s = NFCNDEFReaderSession(
+                delegate: ReadOnlyDelegate(app: self), queue: nil,
+                invalidateAfterFirstRead: o.firstRead, system: runner.system)
             s.alertMessage = o.alertMessage
             ndefSession = s
             s.begin()
         case .ndefRW:
-            let s = NFCNDEFReaderSession(delegate: self, queue: nil, invalidateAfterFirstRead: false, system: runner.system)
+            let s = NFCNDEFReaderSession(
+                delegate: self, queue: nil, invalidateAfterFirstRead: false, system: runner.system)
             s.alertMessage = o.alertMessage
             ndefSession = s
             s.begin()
         case .tag:
-            guard let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: runner.system) else {
+            guard
+                let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: runner.system)
+            else {
                 finished(.readerErrorInvalidParameter)
                 return
             }
@@ -176,10 +196,12 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
     // Tag session.
     func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {
         let byObject = tags
-        handle(tags.map(\.ndefTag), session: session, connect: { tag in
-            guard let t = byObject.first(where: { $0.ndefTag === tag }) else { return }
-            try await session.connect(to: t)
-        })
+        handle(
+            tags.map(\.ndefTag), session: session,
+            connect: { tag in
+                guard let t = byObject.first(where: { $0.ndefTag === tag }) else { return }
+                try await session.connect(to: t)
+            })
     }
 
     func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {
@@ -188,8 +210,10 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
 
     /// Reads a newly detected tag, then asks for the next one a second later (a tag still
     /// held is re-detected by `restartPolling()`; it is not read again in this session).
-    private func handle(_ tags: [any NFCNDEFTag], session: NFCReaderSessionCore,
-                        connect: @escaping @Sendable (any NFCNDEFTag) async throws -> Void) {
+    private func handle(
+        _ tags: [any NFCNDEFTag], session: NFCReaderSessionCore,
+        connect: @escaping @Sendable (any NFCNDEFTag) async throws -> Void
+    ) {
         let again = { DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(1)) { session.restartPolling() } }
         if tags.count > 1 {
             session.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."

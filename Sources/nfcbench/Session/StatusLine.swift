@@ -14,7 +14,8 @@ final class StatusLine: Sendable {
     }
     private let state: Mutex<State>
     // A Dispatch source is thread-safe; only its API lacks the Sendable annotation.
-    nonisolated(unsafe) private let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "nfcbench.status"))
+    nonisolated(unsafe) private let timer = DispatchSource.makeTimerSource(
+        queue: DispatchQueue(label: "nfcbench.status"))
 
     init(alert: String) { state = Mutex(State(alert: alert)) }
 

@@ -23,13 +23,16 @@ enum TraceLines {
         case "begin":
             var mode = r["mode"]?.stringValue ?? "?"
             if r["invalidate_after_first_read"] == .bool(true) { mode += ", invalidateAfterFirstRead" }
-            return "\(t)  begin          session \(r["session"]?.intValue ?? 0) (\(mode)) on \(r["reader"]?.stringValue ?? "?")"
+            return
+                "\(t)  begin          session \(r["session"]?.intValue ?? 0) (\(mode)) on \(r["reader"]?.stringValue ?? "?")"
         case "thermal":
             guard r["time_limit_s"] != nil else { return nil }
             if case .double(let limit)? = r["time_limit_s"] {
-                return "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s, heat \(r["heat"].map { "\($0.serialized)" } ?? "0")"
+                return
+                    "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s, heat \(r["heat"].map { "\($0.serialized)" } ?? "0")"
             }
-            return "\(t)  thermal        a start now would be refused (heat \(r["heat"].map { "\($0.serialized)" } ?? "?"))"
+            return
+                "\(t)  thermal        a start now would be refused (heat \(r["heat"].map { "\($0.serialized)" } ?? "?"))"
         case "didBecomeActive":
             return "\(t)  didBecomeActive"
         case "detected":
@@ -43,8 +46,11 @@ enum TraceLines {
         case "ndefRead":
             let outcome = r["outcome"]?.stringValue ?? "?"
             if outcome == "message" { return nil }  // shown by didDetectNDEFs / readNDEF
-            if outcome == "failed" { return "\(t)  ndefRead       failed: \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")" }
-            return "\(t)  ndefRead       \(outcome == "empty" ? "empty NDEF message (keeps polling)" : "no NDEF on this tag (keeps polling)")"
+            if outcome == "failed" {
+                return "\(t)  ndefRead       failed: \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")"
+            }
+            return
+                "\(t)  ndefRead       \(outcome == "empty" ? "empty NDEF message (keeps polling)" : "no NDEF on this tag (keeps polling)")"
         case "didDetectNDEFs", "readNDEF":
             var lines = ["\(t)  \(event.padding(toLength: 14, withPad: " ", startingAt: 0)) " + recordCount(r)]
             lines += recordLines(r)
@@ -80,16 +86,21 @@ enum TraceLines {
 
     static func recordLines(_ r: JSONObject) -> [String] {
         var records: [JSONValue] = []
-        if case .array(let rs)? = r["records"] { records = rs }
-        else if case .array(let ms)? = r["messages"] {
+        if case .array(let rs)? = r["records"] {
+            records = rs
+        } else if case .array(let ms)? = r["messages"] {
             for m in ms { if case .array(let rs)? = m["records"] { records += rs } }
         }
         return records.map { rec in
             let type = rec["type"]?.stringValue ?? ""
             let body: String
-            if let uri = rec["uri"]?.stringValue { body = uri }
-            else if let text = rec["text"]?.stringValue { body = "\"\(text)\"" + (rec["lang"]?.stringValue.map { " (\($0))" } ?? "") }
-            else { body = spaced(rec["payload"]?.stringValue ?? "") }
+            if let uri = rec["uri"]?.stringValue {
+                body = uri
+            } else if let text = rec["text"]?.stringValue {
+                body = "\"\(text)\"" + (rec["lang"]?.stringValue.map { " (\($0))" } ?? "")
+            } else {
+                body = spaced(rec["payload"]?.stringValue ?? "")
+            }
             return "                 \(rec["tnf_name"]?.stringValue ?? "") \(type): \(body)"
         }
     }

@@ -26,15 +26,18 @@ enum NFCBench {
     }
 
     /// Starts `nfcbench args…` and returns the running process with pipes for its output.
-    static func start(_ args: [String], environment: [String: String] = [:],
-                      onExit: (@Sendable () -> Void)? = nil) throws -> (Process, Pipe, Pipe) {
+    static func start(
+        _ args: [String], environment: [String: String] = [:],
+        onExit: (@Sendable () -> Void)? = nil
+    ) throws -> (Process, Pipe, Pipe) {
         let p = Process()
         p.executableURL = binary
         p.arguments = args
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         p.environment = env
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardOutput = out
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
@@ -55,7 +58,9 @@ enum NFCBench {
     }
 
     /// Runs `nfcbench args…` to completion (killed after `timeout`), off the cooperative pool.
-    static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> Result {
+    static func run(_ args: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60))
+        async throws -> Result
+    {
         try await offPool { try runBlocking(args, environment: environment, timeout: timeout) }
     }
 
@@ -64,20 +69,30 @@ enum NFCBench {
         let (p, out, err) = try start(args, environment: environment, onExit: { exited.signal() })
         let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
         let c = timeout.components
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000)), execute: killer)
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + .milliseconds(Int(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000)),
+            execute: killer)
         // Read both pipes fully before waiting so a chatty child never blocks on a full pipe.
         let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
+        nonisolated(unsafe) var outData = Data()
+        nonisolated(unsafe) var errData = Data()
         group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async {
+            outData = out.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
         group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async {
+            errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
         group.wait()
         exited.wait()  // Process.waitUntilExit polls a run loop in ~1 s steps on Linux
         killer.cancel()
-        return Result(status: p.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return Result(
+            status: p.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 }
 
@@ -107,7 +122,10 @@ extension NFCBench {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         let argv = ([binary.path] + args).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        defer {
+            for a in argv { free(a) }
+            for e in envp { free(e) }
+        }
         var pid: pid_t = 0
         let start = ContinuousClock.now
         let rc = posix_spawn(&pid, binary.path, &actions, nil, argv, envp)

@@ -95,13 +95,20 @@ final class FakeBackend: ReaderBackend {
     }
 
     func withTag<R>(_ id: DetectedTargetID, _ body: (TagConnection) throws -> R) throws -> R {
-        guard let tag = state.withLock({ s in s.field.first { $0.0.id == id }?.1 }) else { throw TagCommunicationError.tagLost }
+        guard let tag = state.withLock({ s in s.field.first { $0.0.id == id }?.1 }) else {
+            throw TagCommunicationError.tagLost
+        }
         return try body(tag.connection)
     }
 
     /// Puts tags into the field (reported together).
     func present(_ tags: [(UInt64, any FieldTag)]) {
-        let targets = tags.map { DetectedTarget(id: DetectedTargetID($0.0), kind: $0.1.kind, uid: [0x04, 0x11, 0x22, UInt8($0.0 & 0xFF)], atqa: [0x44, 0x00], sak: $0.1.kind == .type4 ? 0x20 : 0x00, ats: $0.1.kind == .type4 ? [0x06, 0x75, 0x77, 0x81, 0x02, 0x80] : nil) }
+        let targets = tags.map {
+            DetectedTarget(
+                id: DetectedTargetID($0.0), kind: $0.1.kind, uid: [0x04, 0x11, 0x22, UInt8($0.0 & 0xFF)],
+                atqa: [0x44, 0x00], sak: $0.1.kind == .type4 ? 0x20 : 0x00,
+                ats: $0.1.kind == .type4 ? [0x06, 0x75, 0x77, 0x81, 0x02, 0x80] : nil)
+        }
         let k = state.withLock { s in
             s.field += zip(targets, tags.map(\.1)).map { ($0, $1) }
             return s.continuation
@@ -112,7 +119,7 @@ final class FakeBackend: ReaderBackend {
     /// Takes a tag out of the field; its transport fails with `tagLost` from now on.
     func remove(_ id: UInt64, announce: Bool = true) {
         let k = state.withLock { s in
-            s.field.filter { $0.0.id.rawValue == id }.forEach { $0.1.markRemoved() }
+            for (target, tag) in s.field where target.id.rawValue == id { tag.markRemoved() }
             s.field.removeAll { $0.0.id.rawValue == id }
             return s.continuation
         }
@@ -120,7 +127,9 @@ final class FakeBackend: ReaderBackend {
     }
 
     /// The reader fails (unplugged).
-    func fail() { state.withLock { $0.continuation }?.finish(throwing: TagCommunicationError.readerFailure("unplugged")) }
+    func fail() {
+        state.withLock { $0.continuation }?.finish(throwing: TagCommunicationError.readerFailure("unplugged"))
+    }
 }
 
 /// Collects trace records.
@@ -128,7 +137,9 @@ final class TraceLog: Sendable {
     private let records = Mutex<[SessionTraceRecord]>([])
     func record(_ r: SessionTraceRecord) { records.withLock { $0.append(r) } }
     var all: [SessionTraceRecord] { records.withLock { $0 } }
-    func events(session: UInt64? = nil) -> [SessionTraceEvent] { all.filter { session == nil || $0.session == session }.map(\.event) }
+    func events(session: UInt64? = nil) -> [SessionTraceEvent] {
+        all.filter { session == nil || $0.session == session }.map(\.event)
+    }
 }
 
 /// A virtual-time bench: manual clock, fake reader, in-process arbiter, trace.

@@ -1,7 +1,7 @@
 public import Dispatch
-public import ReaderSession
-public import NFCTags
 import Foundation
+public import NFCTags
+public import ReaderSession
 
 /// The "scan your badge" screen of an app: one tap, one sheet, one result.
 ///
@@ -41,7 +41,10 @@ public final class BadgeScanner: NFCNDEFReaderSessionDelegate, @unchecked Sendab
     public func scanTapped() {
         queue.sync {
             guard session?.isReady != true else { return }
-            let s = system.map { NFCNDEFReaderSession(delegate: self, queue: queue, invalidateAfterFirstRead: true, system: $0) }
+            let s =
+                system.map {
+                    NFCNDEFReaderSession(delegate: self, queue: queue, invalidateAfterFirstRead: true, system: $0)
+                }
                 ?? NFCNDEFReaderSession(delegate: self, queue: queue, invalidateAfterFirstRead: true)
             s.alertMessage = "Hold your iPhone near your badge."
             session = s

@@ -17,10 +17,14 @@ private final class BadgeScreen: ConformanceApp {
 private let benchRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
-private let tagFolders = ["hardware/conformance/tags", "hardware/tags"].map { benchRoot.appendingPathComponent($0).path }
+private let tagFolders = ["hardware/conformance/tags", "hardware/tags"].map {
+    benchRoot.appendingPathComponent($0).path
+}
 
 private func scenario(_ json: String) throws -> ConformanceScenario {
-    try ConformanceScenario(json: Data(json.utf8), name: "badge") { try ConformanceScenario.loadTagFile($0, in: tagFolders) }
+    try ConformanceScenario(json: Data(json.utf8), name: "badge") {
+        try ConformanceScenario.loadTagFile($0, in: tagFolders)
+    }
 }
 
 /// Runs a scenario and hands back the verdict and the screen's final state.
@@ -45,10 +49,12 @@ private final class ScreenBox: @unchecked Sendable {
 struct BadgeScannerConformanceTests {
     @Test("A badge held to the phone after Scan is read; one sheet, no breach")
     func reads() async throws {
-        let (r, state) = await run(try scenario("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 10000,
-         "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1500, "present": "ntag215-uri"}], "expect_endings": [204]}
-        """))
+        let (r, state) = await run(
+            try scenario(
+                """
+                {"format": "nfcbench-conformance", "version": 1, "duration_ms": 10000,
+                 "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1500, "present": "ntag215-uri"}], "expect_endings": [204]}
+                """))
         #expect(r.verdict == .pass)
         #expect(r.sheets == 1)
         #expect(state == .read("https://example.com/nfcbench"))
@@ -56,10 +62,12 @@ struct BadgeScannerConformanceTests {
 
     @Test("A timeout leaves the screen saying so, and nothing restarts in the next two minutes")
     func timeout() async throws {
-        let (r, state) = await run(try scenario("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 180000,
-         "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": [201]}
-        """))
+        let (r, state) = await run(
+            try scenario(
+                """
+                {"format": "nfcbench-conformance", "version": 1, "duration_ms": 180000,
+                 "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": [201]}
+                """))
         #expect(r.verdict == .pass)
         #expect(r.sessions.count == 1)
         #expect(state == .timedOut)
@@ -67,10 +75,12 @@ struct BadgeScannerConformanceTests {
 
     @Test("Busy while another app reads: the screen asks to retry and the app does not loop")
     func busy() async throws {
-        let (r, state) = await run(try scenario("""
-        {"format": "nfcbench-conformance", "version": 1, "duration_ms": 60000,
-         "steps": [{"at_ms": 0, "other_app_session_ms": 10000}, {"at_ms": 1000, "user": "scan"}], "expect_endings": [203]}
-        """))
+        let (r, state) = await run(
+            try scenario(
+                """
+                {"format": "nfcbench-conformance", "version": 1, "duration_ms": 60000,
+                 "steps": [{"at_ms": 0, "other_app_session_ms": 10000}, {"at_ms": 1000, "user": "scan"}], "expect_endings": [203]}
+                """))
         #expect(r.verdict == .pass)
         #expect(r.breaches.isEmpty)
         #expect(state == .busy)
@@ -81,10 +91,11 @@ struct BadgeScannerConformanceTests {
         let suite = try ConformanceScenario.loadSuite(
             directory: benchRoot.appendingPathComponent("hardware/conformance").path, tagDirectories: tagFolders)
         let single = suite.filter { s in
-            s.name.hasPrefix("20") && s.steps.allSatisfy { step in
-                if case .user(.scan(let request)) = step.action { return !request.readWrite }
-                return true
-            }
+            s.name.hasPrefix("20")
+                && s.steps.allSatisfy { step in
+                    if case .user(.scan(let request)) = step.action { return !request.readWrite }
+                    return true
+                }
         }
         #expect(single.count >= 10)
         let results = await ConformanceHarness().run(single) { env in BadgeScreen(env) }

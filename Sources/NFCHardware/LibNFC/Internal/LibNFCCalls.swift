@@ -65,13 +65,18 @@ func libnfc_strerror(_ device: LibNFCDevicePointer) -> String { String(cString: 
 
 /// `nfc_device_get_supported_modulation`: the modulation types (raw `nfc_modulation_type`)
 /// in `initiator` or target mode, or the negative error code.
-func libnfc_device_get_supported_modulation(_ device: LibNFCDevicePointer, initiator: Bool) -> Result<[UInt32], LibNFCCode> {
+func libnfc_device_get_supported_modulation(_ device: LibNFCDevicePointer, initiator: Bool) -> Result<
+    [UInt32], LibNFCCode
+> {
     var list: UnsafePointer<nfc_modulation_type>?
     let res = nfc_device_get_supported_modulation(device, initiator ? N_INITIATOR : N_TARGET, &list)
     guard res >= 0 else { return .failure(LibNFCCode(res)) }
     var out: [UInt32] = []
     var i = 0
-    while let list, list[i].rawValue != 0 { out.append(list[i].rawValue); i += 1 }
+    while let list, list[i].rawValue != 0 {
+        out.append(list[i].rawValue)
+        i += 1
+    }
     return .success(out)
 }
 
@@ -89,11 +94,14 @@ func libnfc_device_set_property_int(_ device: LibNFCDevicePointer, _ property: U
 func libnfc_initiator_init(_ device: LibNFCDevicePointer) -> Int32 { nfc_initiator_init(device) }
 
 func libnfc_modulation(_ m: LibNFCModulation) -> nfc_modulation {
-    nfc_modulation(nmt: nfc_modulation_type(rawValue: m.type.rawValue), nbr: nfc_baud_rate(rawValue: m.baudRate.rawValue))
+    nfc_modulation(
+        nmt: nfc_modulation_type(rawValue: m.type.rawValue), nbr: nfc_baud_rate(rawValue: m.baudRate.rawValue))
 }
 
 /// `nfc_initiator_list_passive_targets`: up to `max` targets, or the negative code.
-func libnfc_initiator_list_passive_targets(_ device: LibNFCDevicePointer, _ m: LibNFCModulation, max: Int) -> Result<[LibNFCTarget], LibNFCCode> {
+func libnfc_initiator_list_passive_targets(_ device: LibNFCDevicePointer, _ m: LibNFCModulation, max: Int) -> Result<
+    [LibNFCTarget], LibNFCCode
+> {
     var targets = [nfc_target](repeating: nfc_target(), count: max)
     let res = nfc_initiator_list_passive_targets(device, libnfc_modulation(m), &targets, max)
     guard res >= 0 else { return .failure(LibNFCCode(res)) }
@@ -101,17 +109,22 @@ func libnfc_initiator_list_passive_targets(_ device: LibNFCDevicePointer, _ m: L
 }
 
 /// `nfc_initiator_select_passive_target`, optionally with a UID (`pbtInitData`).
-func libnfc_initiator_select_passive_target(_ device: LibNFCDevicePointer, _ m: LibNFCModulation, uid: [UInt8]) -> Result<LibNFCTarget?, LibNFCCode> {
+func libnfc_initiator_select_passive_target(_ device: LibNFCDevicePointer, _ m: LibNFCModulation, uid: [UInt8])
+    -> Result<LibNFCTarget?, LibNFCCode>
+{
     var target = nfc_target()
     let res = uid.withUnsafeBufferPointer { buf in
-        nfc_initiator_select_passive_target(device, libnfc_modulation(m), buf.isEmpty ? nil : buf.baseAddress, buf.count, &target)
+        nfc_initiator_select_passive_target(
+            device, libnfc_modulation(m), buf.isEmpty ? nil : buf.baseAddress, buf.count, &target)
     }
     guard res >= 0 else { return .failure(LibNFCCode(res)) }
     return .success(res == 0 ? nil : LibNFCTarget(c: target))
 }
 
 /// `nfc_initiator_poll_target`: `period` in 150 ms units (1…15), `pollCount` 0xFF = endless.
-func libnfc_initiator_poll_target(_ device: LibNFCDevicePointer, _ ms: [LibNFCModulation], pollCount: UInt8, period: UInt8) -> Result<LibNFCTarget?, LibNFCCode> {
+func libnfc_initiator_poll_target(
+    _ device: LibNFCDevicePointer, _ ms: [LibNFCModulation], pollCount: UInt8, period: UInt8
+) -> Result<LibNFCTarget?, LibNFCCode> {
     var target = nfc_target()
     let cms = ms.map(libnfc_modulation)
     let res = nfc_initiator_poll_target(device, cms, cms.count, pollCount, period, &target)
@@ -123,7 +136,9 @@ func libnfc_initiator_poll_target(_ device: LibNFCDevicePointer, _ ms: [LibNFCMo
 func libnfc_initiator_deselect_target(_ device: LibNFCDevicePointer) -> Int32 { nfc_initiator_deselect_target(device) }
 
 /// `nfc_initiator_transceive_bytes`: `timeout` in ms, 0 = forever, -1 = device default.
-func libnfc_initiator_transceive_bytes(_ device: LibNFCDevicePointer, _ tx: [UInt8], rxCapacity: Int, timeout: Int32) -> Result<[UInt8], LibNFCCode> {
+func libnfc_initiator_transceive_bytes(_ device: LibNFCDevicePointer, _ tx: [UInt8], rxCapacity: Int, timeout: Int32)
+    -> Result<[UInt8], LibNFCCode>
+{
     var rx = [UInt8](repeating: 0, count: rxCapacity)
     let res = nfc_initiator_transceive_bytes(device, tx, tx.count, &rx, rx.count, timeout)
     guard res >= 0 else { return .failure(LibNFCCode(res)) }
@@ -137,7 +152,9 @@ func libnfc_initiator_target_is_present(_ device: LibNFCDevicePointer) -> Int32 
 
 /// `nfc_target_init` for an ISO 14443-4A PICC: returns the initiator's first frame (libnfc
 /// returns nothing in PICC mode).
-func libnfc_target_init(_ device: LibNFCDevicePointer, uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8], timeout: Int32) -> Result<[UInt8], LibNFCCode> {
+func libnfc_target_init(
+    _ device: LibNFCDevicePointer, uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8], timeout: Int32
+) -> Result<[UInt8], LibNFCCode> {
     var target = nfc_target()
     target.nm = nfc_modulation(nmt: NMT_ISO14443A, nbr: NBR_UNDEFINED)
     withUnsafeMutableBytes(of: &target.nti.nai) { raw in
@@ -146,9 +163,12 @@ func libnfc_target_init(_ device: LibNFCDevicePointer, uid: [UInt8], atqa: [UInt
     }
     target.nti.nai.btSak = sak
     target.nti.nai.szUidLen = uid.count
-    withUnsafeMutableBytes(of: &target.nti.nai.abtUid) { raw in for (i, b) in uid.prefix(10).enumerated() { raw[i] = b } }
+    withUnsafeMutableBytes(of: &target.nti.nai.abtUid) { raw in for (i, b) in uid.prefix(10).enumerated() { raw[i] = b }
+    }
     target.nti.nai.szAtsLen = min(ats.count, 254)
-    withUnsafeMutableBytes(of: &target.nti.nai.abtAts) { raw in for (i, b) in ats.prefix(254).enumerated() { raw[i] = b } }
+    withUnsafeMutableBytes(of: &target.nti.nai.abtAts) { raw in
+        for (i, b) in ats.prefix(254).enumerated() { raw[i] = b }
+    }
     var rx = [UInt8](repeating: 0, count: 264)
     let res = nfc_target_init(device, &target, &rx, rx.count, timeout)
     guard res >= 0 else { return .failure(LibNFCCode(res)) }

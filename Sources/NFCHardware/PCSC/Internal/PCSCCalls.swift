@@ -68,7 +68,7 @@ func pcscGetStatusChange(
 ) throws(PCSCError) -> [PCSCRawReaderState] {
     // Keep the C strings alive for the whole call.
     let names: [UnsafeMutablePointer<CChar>?] = rows.map { strdup($0.name) }
-    defer { names.forEach { free($0) } }
+    defer { for n in names { free(n) } }
     var states: [SCARD_READERSTATE] = rows.indices.map { i in
         var s = SCARD_READERSTATE()
         s.szReader = UnsafePointer(names[i])
