@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NFCTags", targets: ["NFCTags"]),
+        .library(name: "NFCTrace", targets: ["NFCTrace"]),
         .library(name: "ReaderSession", targets: ["ReaderSession"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
         .library(name: "NFCHardware", targets: ["NFCHardware"]),
@@ -28,7 +29,9 @@ let package = Package(
         .target(name: "CPCSC", linkerSettings: [.linkedLibrary("pcsclite")]),
 
         .target(name: "NFCTags", swiftSettings: strict),
-        .target(name: "ReaderSession", dependencies: ["NFCTags"], swiftSettings: strict),
+        // The JSON Lines trace: JSON values, the writer, location and rotation, exporters.
+        .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
+        .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
         .target(
             name: "NFCHardware",
@@ -49,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "ReaderSession", "HCEEvents", "NFCHardware", "VirtualHardware",
+                "NFCTags", "NFCTrace", "ReaderSession", "HCEEvents", "NFCHardware", "VirtualHardware",
                 "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
@@ -69,7 +72,7 @@ let package = Package(
             name: "ReaderSessionConformanceTests", dependencies: ["ReaderSessionConformance", "ReaderSession"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
-        .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench"], swiftSettings: strict),
+        .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench", "NFCTrace"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

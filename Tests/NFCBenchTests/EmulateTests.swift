@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCTrace
 import ReaderSession
 import Testing
 import VirtualHardware

@@ -1,4 +1,5 @@
 import Foundation
+import NFCTrace
 import ReaderSession
 import Testing
 

@@ -1,4 +1,5 @@
 import NFCTags
+public import NFCTrace
 
 extension SessionTraceRecord {
     /// The record in the one trace schema (``TraceWriter/schema``) that `--json` shares:
@@ -123,12 +124,5 @@ extension NDEFMessageBytes {
             o["ndef_error"] = .string("\(error)")
         }
         return o
-    }
-}
-
-extension JSONObject {
-    /// Appends `other`'s entries (replacing equal keys in place).
-    public mutating func merge(_ other: JSONObject) {
-        for e in other.entries { self[e.key] = e.value }
     }
 }

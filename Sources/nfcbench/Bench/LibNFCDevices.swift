@@ -1,6 +1,7 @@
 import Foundation
 import NFCHardware
 import NFCTags
+import NFCTrace
 import ReaderSession
 import VirtualHardware
 

@@ -1,3 +1,4 @@
+import NFCTrace
 import ReaderSession
 
 /// `nfcbench bench …`: benchmarks that print figures (run them in a release build).

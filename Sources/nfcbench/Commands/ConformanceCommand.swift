@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NFCTags
+import NFCTrace
 import ReaderSession
 import ReaderSessionConformance
 import ReferenceApps

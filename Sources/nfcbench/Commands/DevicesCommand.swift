@@ -1,5 +1,6 @@
 import NFCHardware
 import NFCTags
+import NFCTrace
 import ReaderSession
 
 /// `nfcbench devices`: the PC/SC readers pcscd serves, with their state and the card's ATR.

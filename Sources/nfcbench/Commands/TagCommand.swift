@@ -1,4 +1,5 @@
 import NFCTags
+import NFCTrace
 import ReaderSession
 
 /// `nfcbench tag show FILE [--json]`: identify a tag file, check its CC and TLVs, decode

@@ -1,6 +1,7 @@
 import Foundation
 import HCEEvents
 import NFCTags
+import NFCTrace
 import ReaderSession
 import Synchronization
 import VirtualHardware

@@ -2,6 +2,7 @@ import Foundation
 import HCEEvents
 import NFCHardware
 import NFCTags
+import NFCTrace
 import ReaderSession
 import VirtualHardware
 

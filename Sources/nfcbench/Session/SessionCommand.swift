@@ -1,5 +1,6 @@
 import Foundation
 import NFCHardware
+import NFCTrace
 import ReaderSession
 
 /// `nfcbench session`: an iPhone-faithful Core NFC reader session on a reader.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NFCHardware
 import NFCTags
+import NFCTrace
 import ReaderSession
 import Synchronization
 

@@ -1,3 +1,4 @@
+import NFCTrace
 import ReaderSession
 
 /// Renders trace records (the JSON written to the trace) as the bench's human lines, so

@@ -28,3 +28,10 @@ extension NFCNDEFMessage {
     /// Every record as ``NDEFRecordDescription/json``.
     public var recordsJSON: JSONValue { .array(descriptions.map { .object($0.json) }) }
 }
+
+extension JSONObject {
+    /// Appends `other`'s entries (replacing equal keys in place).
+    public mutating func merge(_ other: JSONObject) {
+        for e in other.entries { self[e.key] = e.value }
+    }
+}
