@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
         .library(name: "ReaderSession", targets: ["ReaderSession"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
+        .library(name: "ReaderFrontend", targets: ["ReaderFrontend"]),
         .library(name: "NFCHardware", targets: ["NFCHardware"]),
         .library(name: "VirtualHardware", targets: ["VirtualHardware"]),
         .library(name: "ReaderSessionConformance", targets: ["ReaderSessionConformance"]),
@@ -33,6 +34,10 @@ let package = Package(
         .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
         .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
+        // The one reader frontend: discovery over thin devices, the session runtime's backend.
+        .target(
+            name: "ReaderFrontend", dependencies: ["NFCTags", "ReaderSession"], exclude: ["README.md"],
+            swiftSettings: strict),
         .target(
             name: "NFCHardware",
             dependencies: ["CNFC", "CPCSC", "NFCTags", "ReaderSession"],
@@ -43,7 +48,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "NFCTags"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags"],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
@@ -52,7 +57,7 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "NFCTrace", "ReaderSession", "HCEEvents", "NFCHardware", "VirtualHardware",
+                "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware", "VirtualHardware",
                 "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
@@ -63,7 +68,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
-            name: "VirtualHardwareTests", dependencies: ["VirtualHardware", "NFCTags", "ReaderSession"],
+            name: "VirtualHardwareTests",
+            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests", dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "VirtualHardware"],

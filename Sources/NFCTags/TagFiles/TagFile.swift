@@ -254,15 +254,20 @@ public struct TagFile: Sendable, Hashable {
                 throw TagFileError(.invalidValue, field: "faults", "expected an array of objects")
             }
             for (i, item) in items.enumerated() {
-                guard let v = item["after_commands"], let n = v as? Int, !JSONFields.isBoolean(v), n >= 0 else {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)].after_commands", "expected an integer ≥ 0")
-                }
-                guard let k = item["kind"] as? String, let kind = TagFault.Kind(rawValue: k) else {
+                do {
+                    let data = try JSONSerialization.data(withJSONObject: item)
+                    file.faults.append(try JSONDecoder().decode(TagFault.self, from: data))
+                } catch let DecodingError.dataCorrupted(c) {
+                    throw TagFileError(.invalidValue, field: "faults[\(i)]", c.debugDescription)
+                } catch let DecodingError.keyNotFound(k, _) {
+                    throw TagFileError(.invalidValue, field: "faults[\(i)].\(k.stringValue)", "missing")
+                } catch let DecodingError.typeMismatch(_, c) {
                     throw TagFileError(
-                        .invalidValue, field: "faults[\(i)].kind",
-                        "expected one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                        .invalidValue, field: "faults[\(i)]." + c.codingPath.map(\.stringValue).joined(separator: "."),
+                        c.debugDescription)
+                } catch {
+                    throw TagFileError(.invalidValue, field: "faults[\(i)]", "\(error)")
                 }
-                file.faults.append(TagFault(afterCommands: n, kind: kind))
             }
         }
         return file
@@ -572,7 +577,7 @@ public struct TagFile: Sendable, Hashable {
             lines.append(
                 "  \"faults\": [\n"
                     + faults.map {
-                        "    {\"after_commands\": \($0.afterCommands), \"kind\": \(q($0.kind.rawValue))}"
+                        "    {" + $0.jsonFields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
                     }.joined(separator: ",\n") + "\n  ]")
         }
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"

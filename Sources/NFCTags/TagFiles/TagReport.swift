@@ -78,7 +78,7 @@ public struct TagReport: Sendable {
             warn(
                 .faultsScheduled,
                 "\(file.faults.count) scheduled fault(s): "
-                    + file.faults.map { "\($0.kind.rawValue) after \($0.afterCommands) commands" }.joined(
+                    + file.faults.map(\.summary).joined(
                         separator: ", "))
         }
 

@@ -1,4 +1,4 @@
-import NFCTags
+public import NFCTags
 
 /// Core NFC `NFCNDEFStatus`.
 public enum NFCNDEFStatus: Int, Sendable, Hashable {

@@ -276,7 +276,7 @@ public struct PN532Chip: Sendable {
 
     /// Activates the card if one is in the field and not halted (REQA semantics).
     private mutating func activate(uidFilter: [UInt8]?) -> [UInt8]? {
-        guard let present = card, !cardHalted else { return nil }
+        guard let present = card, !cardHalted, !present.isGone else { return nil }
         if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid { return nil }
         rfFieldOn = true
         targetSelected = true
@@ -312,7 +312,7 @@ public struct PN532Chip: Sendable {
     }
 
     private mutating func autoPollAnswer(types: [UInt8]) -> [UInt8]? {
-        guard let present = card, !cardHalted else { return nil }
+        guard let present = card, !cardHalted, !present.isGone else { return nil }
         let type: UInt8
         if present.isISODEP, types.contains(0x20) {
             type = 0x20
@@ -333,7 +333,7 @@ public struct PN532Chip: Sendable {
             remove()
             return .reply([0x01])
         }
-        guard targetSelected, var present = card else { return .reply([0x01]) }
+        guard targetSelected, var present = card, !present.isGone else { return .reply([0x01]) }
         defer { card = present }
         switch present.function {
         case .type2(var core):
@@ -363,7 +363,8 @@ public struct PN532Chip: Sendable {
                 if let pcb = frame.first, pcb & 0xF6 == 0xB2 { return .reply([0x00, 0xA2 | (pcb & 0x01)]) }
                 return .reply([0x01])
             }
-            return .reply([0x00] + app.respond(to: frame))
+            let answer = app.respond(to: frame)
+            return .reply(answer.isEmpty ? [0x01] : [0x00] + answer)
         }
     }
 

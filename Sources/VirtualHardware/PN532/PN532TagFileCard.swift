@@ -6,47 +6,21 @@ public import NFCTags
 extension NTAG21xCore: PN532Type2Responder {}
 extension Type4NDEFApplication: PN532APDUResponder {}
 
-/// A Type 2 core with a tag file's fault schedule (`faults`, `hardware/tags/FORMAT.md`):
-/// after `afterCommands` answered frames the next frame fails once with the fault's kind.
-/// Over the air: `tag_lost` makes the tag silent until it is presented again (the reader
-/// times out, libnfc says `NFC_ERFTRANS`, presence checks fail); `no_answer` swallows one
-/// frame; `corrupt_reply` answers a READ with 15 bytes instead of 16.
-public struct PN532FaultyType2Responder: PN532Type2Responder {
-    public private(set) var core: NTAG21xCore
-    public let faults: [TagFault]
-    /// Frames answered so far (the count the faults refer to).
-    public private(set) var commands = 0
-    private var fired: Set<Int> = []
-    /// `true` once a `tag_lost` fault fired: the tag has left.
-    public private(set) var gone = false
+/// The fault wrapper every device shares (tag files' `faults`, `hardware/tags/FORMAT.md`).
+/// Over the air: `tag_lost` makes the tag leave the field (silent, and no activation finds
+/// it: libnfc's presence check fails); `no_answer` swallows one frame (status `01`,
+/// timeout); `corrupt_reply` answers a READ one byte short.
+extension FaultyType2Core: PN532Type2Responder {}
 
-    public init(core: NTAG21xCore, faults: [TagFault]) {
-        self.core = core
-        self.faults = faults
-    }
-
-    public mutating func respond(to frame: [UInt8]) -> Type2Answer {
-        if gone { return .silent }
-        if let i = faults.indices.first(where: { !fired.contains($0) && faults[$0].afterCommands == commands }) {
-            fired.insert(i)
-            commands += 1
-            switch faults[i].kind {
-            case .tagLost:
-                gone = true
-                return .silent
-            case .noAnswer:
-                return .silent
-            case .corruptReply:
-                if case .data(let d) = core.respond(to: frame), !d.isEmpty { return .data(Array(d.dropLast())) }
-                return .silent
-            }
+/// The T4T application behind the shared fault wrapper: silence is an empty answer (the
+/// PN532 reports a timeout); `tag_lost` makes the card leave the field.
+extension FaultyType4Core: PN532APDUResponder {
+    public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
+        switch respond(to: apdu) as FaultyAPDUAnswer {
+        case .response(let r): r
+        case .silent: []
         }
-        commands += 1
-        return core.respond(to: frame)
     }
-
-    public mutating func halt() { core.halt() }
-    public mutating func wakeUp() { core.wakeUp() }
 }
 
 extension PN532Card {
@@ -60,29 +34,30 @@ extension PN532Card {
         if file.type4 != nil {
             // Both the tag file and PN532Card hold the ATS with its TL byte.
             let ats = a.ats ?? [0x05, 0x75, 0x77, 0x80, 0x02]
-            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(try file.makeType4Core()))
+            let app = FaultyType4Core(core: try file.makeType4Core(), faults: file.faults)
+            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(app))
             return
         }
-        let core = try file.makeCore()
-        let function: Function =
-            file.faults.isEmpty
-            ? .type2(core) : .type2(PN532FaultyType2Responder(core: core, faults: file.faults))
-        self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: function)
+        let core = FaultyType2Core(core: try file.makeCore(), faults: file.faults)
+        self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(core))
     }
 
     /// The Type 2 core answering this card's frames, if it is one (with its writes).
     public var ntag21xCore: NTAG21xCore? {
         switch function {
         case .type2(let r as NTAG21xCore): r
-        case .type2(let r as PN532FaultyType2Responder): r.core
+        case .type2(let r as FaultyType2Core): r.core
         default: nil
         }
     }
 
     /// The Type 4 NDEF application answering this card's APDUs, if it is one.
     public var type4Application: Type4NDEFApplication? {
-        if case .isoDEP(let r as Type4NDEFApplication) = function { return r }
-        return nil
+        switch function {
+        case .isoDEP(let r as Type4NDEFApplication): r
+        case .isoDEP(let r as FaultyType4Core): r.core
+        default: nil
+        }
     }
 
     /// `file` with this card's current memory (Type 2 pages, or the Type 4 NDEF file):

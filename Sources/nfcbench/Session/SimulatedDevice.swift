@@ -1,5 +1,6 @@
 import Foundation
 import NFCTags
+import ReaderFrontend
 import ReaderSession
 import VirtualHardware
 
@@ -7,7 +8,12 @@ import VirtualHardware
 /// (`hardware/scenarios/FORMAT.md`) with tag files found in `hardware/tags/` (or beside
 /// the scenario, or as paths).
 enum SimulatedDevice {
-    static func backend(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
+    static func backend(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> ReaderFrontend {
+        let reader = try reader(name, clock: clock)
+        return ReaderFrontend(device: reader.field, clock: clock)
+    }
+
+    static func reader(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
         guard !name.isEmpty else {
             throw .usage("sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
         }
