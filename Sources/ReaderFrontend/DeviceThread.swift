@@ -64,16 +64,16 @@ final class DeviceThread: @unchecked Sendable {
             guard !finished else { return false }
             jobs.append {
                 if self.isStopping || self.locked({ self.finished }) {
-                    job.result = .failure(TagCommunicationError.tagLost)
+                    job.fail(TagCommunicationError.tagLost)
                 } else {
-                    job.result = Result { try job.body() }
+                    job.run()
                 }
                 done.signal()
             }
             return true
         }
         guard accepted else {
-            job.result = .failure(TagCommunicationError.tagLost)
+            job.fail(TagCommunicationError.tagLost)
             return
         }
         wake()

@@ -516,7 +516,22 @@ public enum FrontendError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// One exchange handed to the device thread; the caller waits for ``result``.
 final class ExchangeJob<R>: @unchecked Sendable {
-    let body: () throws -> R
+    private var body: (() throws -> R)?
     var result: Result<R, any Error>?
     init(_ body: @escaping () throws -> R) { self.body = body }
+
+    /// Runs the body (at most once) and lets go of it before the caller is told: `withTag`
+    /// hands over a closure under `withoutActuallyEscaping`, which traps if another thread
+    /// still holds it when the caller returns.
+    func run() {
+        guard let b = body else { return }
+        body = nil
+        result = Result { try b() }
+    }
+
+    /// Answers `error` without running the body, and lets go of it.
+    func fail(_ error: any Error) {
+        body = nil
+        result = .failure(error)
+    }
 }
