@@ -24,7 +24,9 @@ extension TagFile {
     /// The vpcd personality for this tag file: a T4T NDEF application behind an ISO/IEC
     /// 14443-4 ATR (historical bytes from the file's ATS) for `type4`, or the Type 2 image
     /// behind a PC/SC part 3 storage-card ATR (card name MIFARE Ultralight `00 03`, as
-    /// readers report NTAG21x) for Type 2 files.
+    /// readers report NTAG21x) for Type 2 files. The core sits behind the shared fault
+    /// wrapper (`FaultyType2Core`, `FaultyType4Core`) with the file's `faults`; see
+    /// ``TagFileCardPersonality`` for how each fault shows through a PC/SC reader.
     /// - Throws: ``VirtualCardTagFileError`` when the file's contents can't be served.
     public func makeVirtualCardPersonality() throws(VirtualCardTagFileError) -> any VirtualCardPersonality {
         if type == .type4 {
@@ -43,12 +45,12 @@ extension TagFile {
             } else {
                 throw VirtualCardTagFileError("type4 NDEF file's length field points beyond the file")
             }
-            return ISO14443Part4Personality(
-                core: ReaderAnsweredGetData(core: app, uid: activation.uid),
-                historicalBytes: Self.historicalBytes(ats: activation.ats))
+            return TagFileCardPersonality(
+                type4: app, uid: activation.uid, historicalBytes: Self.historicalBytes(ats: activation.ats),
+                faults: faults)
         }
         do {
-            return StorageCardPersonality(core: try makeCore())
+            return TagFileCardPersonality(type2: try makeCore(), faults: faults)
         } catch {
             throw VirtualCardTagFileError(error.description)
         }
@@ -88,4 +90,138 @@ public struct ReaderAnsweredGetData<Core: VirtualAPDUResponder>: VirtualAPDUResp
     }
 
     public mutating func reset() { core.reset() }
+}
+
+/// A tag file's card on vpcd: its emulation core behind the fault wrapper every device
+/// shares (`FaultyType2Core`, `FaultyType4Core`; `faults` in `hardware/tags/FORMAT.md`),
+/// inside the reader's personality (``StorageCardPersonality`` for Type 2,
+/// ``ISO14443Part4Personality`` with the reader's GET DATA for Type 4).
+///
+/// How each fault shows through a PC/SC reader:
+/// - `tag_lost`: the card leaves the field. The vpcd card closes its connection instead of
+///   answering (``hasLeftField``), so that `SCardTransmit` returns 0 bytes, pcscd reports the
+///   card removed at its next poll, and the card stays out until ``VirtualCard/present()``.
+/// - `no_answer`, Type 2: the reader answers `63 00` to READ BINARY / UPDATE BINARY (PC/SC
+///   2.02 part 3 §3.2.2.1.8–9, "no information given": what readers send when the tag did
+///   not answer; documented), and the Generic Error Status `64 01` in a Transparent Exchange.
+/// - `no_answer`, ISO-DEP: a vpcd card cannot stay silent (vpcd has no timeout: a card that
+///   never answers blocks pcscd's reader until it leaves), and vpcd has no way to report a
+///   transport error. The card answers `63 00`, as ACR122U-family readers answer an exchange
+///   whose card timed out (ACR122U API, "63 00: the operation failed"; reported). CCID
+///   readers fail the `SCardTransmit` instead (`SCARD_E_NOT_TRANSACTED`), which vpcd cannot
+///   show. So Core NFC sees a status word here where the simulator shows no response.
+/// - `corrupt_reply`: corrupt bytes. Type 2: the READ's answer comes one byte short, so the
+///   READ BINARY's 16 bytes are shifted; ISO-DEP: the response APDU's first byte is inverted.
+///
+/// Each time the card enters the field (connects to vpcd) its faults are armed afresh on
+/// the memory as it is then, as the simulator does for a tag presented again.
+public struct TagFileCardPersonality: VirtualCardPersonality {
+    private enum Inner: Sendable {
+        case type2(StorageCardPersonality<FaultyType2Core>)
+        case type4(ISO14443Part4Personality<ReaderAnsweredGetData<VPCDFaultyType4Core>>)
+    }
+    private var inner: Inner
+    /// The faults armed at each entry into the field.
+    public let faults: [TagFault]
+
+    /// A Type 2 image behind the storage-card ATR of MIFARE Ultralight.
+    public init(type2 core: NTAG21xCore, faults: [TagFault]) {
+        self.faults = faults
+        inner = .type2(StorageCardPersonality(core: FaultyType2Core(core: core, faults: faults)))
+    }
+
+    /// A T4T NDEF application behind an ISO/IEC 14443-4 ATR with `historicalBytes`; the reader
+    /// answers GET DATA (`FF CA`) with `uid`.
+    public init(type4 app: Type4NDEFApplication, uid: [UInt8], historicalBytes: [UInt8], faults: [TagFault]) {
+        self.faults = faults
+        inner = .type4(
+            ISO14443Part4Personality(
+                core: ReaderAnsweredGetData(
+                    core: VPCDFaultyType4Core(FaultyType4Core(core: app, faults: faults)), uid: uid),
+                historicalBytes: historicalBytes))
+    }
+
+    public var atr: [UInt8] {
+        switch inner {
+        case .type2(let p): p.atr
+        case .type4(let p): p.atr
+        }
+    }
+
+    public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
+        switch inner {
+        case .type2(var p):
+            defer { inner = .type2(p) }
+            return p.respond(to: apdu)
+        case .type4(var p):
+            defer { inner = .type4(p) }
+            return p.respond(to: apdu)
+        }
+    }
+
+    public mutating func reset() {
+        switch inner {
+        case .type2(var p):
+            p.reset()
+            inner = .type2(p)
+        case .type4(var p):
+            p.reset()
+            inner = .type4(p)
+        }
+    }
+
+    /// A `tag_lost` fault fired.
+    public var hasLeftField: Bool {
+        switch inner {
+        case .type2(let p): p.core.isGone
+        case .type4(let p): p.core.core.faulty.isGone
+        }
+    }
+
+    /// Arms the faults afresh, on the memory as it is now.
+    public mutating func enteredField() {
+        switch inner {
+        case .type2(var p):
+            p.core = FaultyType2Core(core: p.core.core, faults: faults)
+            inner = .type2(p)
+        case .type4(var p):
+            var app = p.core.core.faulty.core
+            app.deselect()
+            p.core.core = VPCDFaultyType4Core(FaultyType4Core(core: app, faults: faults))
+            inner = .type4(p)
+        }
+    }
+
+    /// The Type 2 memory as it is now (after the reader's writes), for a Type 2 card.
+    public var type2Core: NTAG21xCore? {
+        if case .type2(let p) = inner { return p.core.core }
+        return nil
+    }
+
+    /// The T4T NDEF application as it is now, for a Type 4 card.
+    public var type4Application: Type4NDEFApplication? {
+        if case .type4(let p) = inner { return p.core.core.faulty.core }
+        return nil
+    }
+}
+
+/// The Type 2 fault wrapper answers a ``StorageCardPersonality``'s frames: silence (a
+/// `no_answer` or a tag gone) becomes the reader's `63 00`.
+extension FaultyType2Core: VirtualType2Responder {}
+
+/// The T4T fault wrapper as a vpcd card's APDU responder: silence (`no_answer`) becomes
+/// `63 00` (see ``TagFileCardPersonality``); a card gone answers the same while the vpcd
+/// card closes its connection.
+public struct VPCDFaultyType4Core: VirtualAPDUResponder {
+    public var faulty: FaultyType4Core
+    public init(_ faulty: FaultyType4Core) { self.faulty = faulty }
+
+    public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
+        switch faulty.respond(to: apdu) as FaultyAPDUAnswer {
+        case .response(let r): r
+        case .silent: [0x63, 0x00]
+        }
+    }
+
+    public mutating func reset() { faulty.deselect() }
 }
