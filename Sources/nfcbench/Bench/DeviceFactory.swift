@@ -1,14 +1,16 @@
 import NFCHardware
+import NFCTags
+import ReaderFrontend
 import ReaderSession
 
 /// Turns a `--device` string into a reader backend.
 ///
 /// | string | backend |
 /// | --- | --- |
-/// | `pcsc:READER NAME` | ``PCSCReaderBackend`` on that PC/SC reader (`nfcbench devices` lists the names) |
+/// | `pcsc:READER NAME` | a ``ReaderFrontend`` over ``PCSCReaderDevice`` on that PC/SC reader (`nfcbench devices` lists the names) |
 /// | `pcsc` | the only PC/SC reader, or an error naming the choices |
 /// | `sim:NAME` | the in-process simulated reader playing `hardware/scenarios/NAME.json` (``SimulatedDevice``) |
-/// | `pn532_uart:PATH`, other libnfc connstrings | ``LibNFCReaderBackend`` (hook: `openLibNFCBackend` in LibNFCDevices.swift) |
+/// | `pn532_uart:PATH`, other libnfc connstrings | a ``ReaderFrontend`` over ``LibNFCReaderDevice`` (hook: `openLibNFCBackend` in LibNFCDevices.swift) |
 enum DeviceFactory {
     struct Options: Sendable {
         var presenceCheckInterval: Duration = .milliseconds(250)
@@ -23,17 +25,19 @@ enum DeviceFactory {
     }
 
     /// The PC/SC backend for `device`, or an error saying why it can't be one.
-    static func pcscBackend(_ device: String, options: Options = Options()) throws(CLIError) -> PCSCReaderBackend {
+    static func pcscBackend(_ device: String, options: Options = Options()) throws(CLIError) -> ReaderFrontend {
         let (scheme, rest) = split(device)
         switch scheme {
         case "pcsc":
             let reader = rest.isEmpty ? try onlyPCSCReader() : rest
             try requirePCSCReader(reader)
-            return PCSCReaderBackend(
-                reader: reader, configuration: .init(presenceCheckInterval: options.presenceCheckInterval))
+            // Opened by the frontend on its device thread when polling starts.
+            return ReaderFrontend(
+                identifier: "pcsc:" + reader, configuration: .init(presenceInterval: options.presenceCheckInterval),
+                open: { () throws(NFCDeviceError) in try PCSCReaderDevice(reader: reader) })
         case "sim":
             throw .usage("'\(device)' is the simulated reader, not a PC/SC reader")
-        case "pn532_uart", "pn533_usb", "acr122_usb", "pn53x_usb", "arygon", "pn532_spi", "pn532_i2c":
+        case let s where LibNFCContext.driverNames.contains(s):
             throw .unavailable(
                 "libnfc devices ('\(scheme):') are not available to this command yet; use a pcsc: reader")
         default:

@@ -2,19 +2,17 @@ import Foundation
 import NFCHardware
 import NFCTags
 import NFCTrace
+import ReaderFrontend
 import ReaderSession
 import VirtualHardware
 
 // libnfc devices for the bench: the hooks `DeviceFactory` (devices, dump, measure, demo)
 // calls, and the tag access `write`/`format`/`lock`/`dump` share.
 
-/// libnfc drivers whose connstrings `--device` accepts as they are (libnfc 1.8.0's list).
-let libnfcDrivers = ["pn532_uart", "pn532_spi", "pn532_i2c", "pn53x_usb", "acr122_usb", "arygon", "pn71xx"]
-
-/// `true` for a libnfc connstring (`pn532_uart:/dev/ttyUSB0`, `acr122_usb:…`) or `libnfc`
-/// (libnfc's first device).
+/// `true` for a libnfc connstring (`pn532_uart:/dev/ttyUSB0`, `acr122_usb:…`: a driver of
+/// the installed libnfc, ``LibNFCContext/driverNames``) or `libnfc` (libnfc's first device).
 func isLibNFCDevice(_ device: String) -> Bool {
-    device == "libnfc" || libnfcDrivers.contains { device == $0 || device.hasPrefix($0 + ":") }
+    device == "libnfc" || LibNFCContext.driverNames.contains { device == $0 || device.hasPrefix($0 + ":") }
 }
 
 /// The ReaderSession backend for a libnfc connstring (`libnfc` = the first device libnfc
@@ -23,7 +21,7 @@ func makeLibNFCBackend(connstring: String) throws -> any ReaderBackend {
     try openLibNFCBackend(connstring)
 }
 
-func openLibNFCBackend(_ connstring: String) throws(CLIError) -> LibNFCReaderBackend {
+func openLibNFCBackend(_ connstring: String) throws(CLIError) -> ReaderFrontend {
     let target: String
     if connstring == "libnfc" {
         guard let first = (try? LibNFCContext())?.listDevices(max: 1).first else {
@@ -34,11 +32,17 @@ func openLibNFCBackend(_ connstring: String) throws(CLIError) -> LibNFCReaderBac
     } else {
         target = connstring
     }
-    do {
-        return try LibNFCReaderBackend(connstring: target)
-    } catch {
-        throw .unavailable("cannot open \(target): \(error) (is another program using it? run 'nfcbench doctor')")
-    }
+    // Opened by the frontend on its device thread when polling starts.
+    return ReaderFrontend(
+        identifier: target,
+        open: { () throws(NFCDeviceError) in
+            do throws(NFCDeviceError) {
+                return try LibNFCReaderDevice(connstring: target)
+            } catch {
+                throw NFCDeviceError(
+                    error.kind, "\(error.reason) (is another program using it? run 'nfcbench doctor')")
+            }
+        })
 }
 
 /// What libnfc lists (`nfc_list_devices`, with the configured and scanned devices).
@@ -62,28 +66,19 @@ func startVirtualPN532Bench(tag: String) throws -> (device: String, stop: @Senda
 /// thread of its own (libnfc calls block). Polling ends when `body` returns.
 func withFirstLibNFCTag<R: Sendable>(
     device: String, timeout: Duration,
-    _ body: @escaping @Sendable (LibNFCReaderBackend, DetectedTarget, TagConnection) throws -> R
+    _ body: @escaping @Sendable (ReaderFrontend, DetectedTarget, TagConnection) throws -> R
 ) async throws -> R {
     let backend = try openLibNFCBackend(device)
     let lease = try takeReader(backend.identifier)
     defer { lease.release() }
-    let stream = backend.events(.iso14443)
-    let target: DetectedTarget = try await withThrowingTaskGroup(of: DetectedTarget?.self) { group in
-        group.addTask {
-            for try await event in stream {
-                if case .detected(let found) = event, let first = found.first { return first }
-            }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let found = first else {
-            throw CLIError.unavailable("no tag on \(device) within \(timeout.seconds) s")
-        }
-        return found
+    defer { backend.close() }
+    let target: DetectedTarget
+    do {
+        target = try await backend.firstTarget(timeout: timeout)
+    } catch FrontendError.noTarget {
+        throw CLIError.unavailable("no tag on \(device) within \(timeout.seconds) s")
+    } catch let FrontendError.device(e) {
+        throw CLIError.unavailable(e.description)
     }
     return try await withCheckedThrowingContinuation { (c: CheckedContinuation<R, any Error>) in
         Thread {
@@ -103,8 +98,8 @@ extension Duration {
 
 /// `nfcbench dump --device pn532_uart:…`: the tag as our tag-file JSON (never writes).
 func dumpLibNFC(device: String, out: String?, wait: Duration) async throws -> Int32 {
-    let file = try await withFirstLibNFCTag(device: device, timeout: wait) { backend, target, connection in
-        try snapshotTagFile(target, connection, version: backend.tagVersion(of: target.id))
+    let file = try await withFirstLibNFCTag(device: device, timeout: wait) { _, target, connection in
+        try snapshotTagFile(target, connection, version: identifyType2(connection))
     }
     if let out {
         do { try file.save(path: out) } catch { throw CLIError.failure("cannot write \(out): \(error)") }
@@ -173,6 +168,14 @@ func measureLibNFC(_ what: String, device: String, count: Int, json: Bool) async
 }
 
 // MARK: Tag images (backup, dump)
+
+/// GET_VERSION of a Type 2 tag (`nil` for ISO-DEP, or a tag that does not answer it; the
+/// procedure re-activates the tag then): devices identify nothing at detection.
+func identifyType2(_ connection: TagConnection) -> TagVersion? {
+    guard case .type2(let t) = connection else { return nil }
+    var reader = Type2TagReader(transport: t)
+    return (try? reader.identify()) ?? nil
+}
 
 /// A Type 2 tag's whole memory read with 16-byte READs: the product's page count when
 /// GET_VERSION named it, else the pages up to the end of the data area the CC declares.

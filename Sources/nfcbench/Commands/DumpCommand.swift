@@ -1,6 +1,7 @@
 import Foundation
 import NFCHardware
 import NFCTags
+import ReaderFrontend
 import ReaderSession
 
 /// `nfcbench dump`: a real tag into our tag-file JSON (hardware/tags/FORMAT.md). Read-only.
@@ -30,11 +31,11 @@ enum DumpCommand {
             let backend = try DeviceFactory.pcscBackend(device)
             let lease = try takeReader(backend.identifier)
             defer { lease.release() }
+            defer { backend.close() }
             let watcher = BackendWatcher(backend)
             defer { watcher.stop() }
             let (target, _, _) = try await watcher.next(from: 0, timeout: wait, what: "tag", BackendWatcher.detected)
-            let version = backend.identification(of: target.id)?.version
-            let file = try await onBenchThread { try dump(backend, target, version: version) }
+            let file = try await onBenchThread { try dump(backend, target) }
             if let out {
                 do { try file.save(path: out) } catch { throw CLIError.failure("cannot write \(out): \(error)") }
                 Output.err("dumped \(file.type.rawValue) \(target.uid.hexString()) to \(out)")
@@ -44,11 +45,11 @@ enum DumpCommand {
             return 0
         })
 
-    static func dump(_ backend: PCSCReaderBackend, _ target: DetectedTarget, version: TagVersion?) throws -> TagFile {
+    static func dump(_ backend: ReaderFrontend, _ target: DetectedTarget) throws -> TagFile {
         try backend.withTag(target.id) { c throws -> TagFile in
             switch c {
             case .type2(let t):
-                return try dumpType2(t, target: target, version: version)
+                return try dumpType2(t, target: target, version: identifyType2(c))
             case .iso7816(let t):
                 return try dumpType4(t, target: target)
             }

@@ -15,7 +15,7 @@ enum EmulateCommand {
         usage: "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE]",
         help: """
             OPTIONS:
-              --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn533_usb, …
+              --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …
                                     (a virtual PN532's pty link works the same)
               --app-prefixes AID,…  the default app's select-identifier-prefixes (hex, 5..16 bytes)
               --uid HEX             the 4-byte UID the phone presents (default 085A3C91; a PN532

@@ -2,6 +2,7 @@ import Foundation
 import NFCHardware
 import NFCTags
 import NFCTrace
+import ReaderFrontend
 import ReaderSession
 import VirtualHardware
 
@@ -54,6 +55,7 @@ enum MeasureCommand {
         }
         let backend = try DeviceFactory.pcscBackend(
             device, options: .init(presenceCheckInterval: .milliseconds(interval)))
+        defer { backend.close() }
 
         var card: VirtualCard? = nil
         if let virtualTag {
@@ -108,7 +110,7 @@ enum MeasureCommand {
 
     /// Present/remove the in-process card `count` times; time present() → detected or
     /// remove() → lost.
-    static func presence(_ backend: PCSCReaderBackend, card: VirtualCard, count: Int, removal: Bool) async throws
+    static func presence(_ backend: ReaderFrontend, card: VirtualCard, count: Int, removal: Bool) async throws
         -> [Duration]
     {
         let watcher = BackendWatcher(backend)
@@ -138,7 +140,7 @@ enum MeasureCommand {
     }
 
     /// APDU round trips or whole NDEF reads on the current tag.
-    static func exchange(_ backend: PCSCReaderBackend, _ target: DetectedTarget, count: Int, read: Bool) throws
+    static func exchange(_ backend: ReaderFrontend, _ target: DetectedTarget, count: Int, read: Bool) throws
         -> [Duration]
     {
         try backend.withTag(target.id) { c -> [Duration] in

@@ -1,6 +1,7 @@
 import Foundation
 import NFCHardware
 import NFCTags
+import ReaderFrontend
 import ReaderSession
 
 /// `nfcbench write`, and `nfcbench lock`: NDEF writes through NFCTags' Type 2 and Type 4
@@ -81,11 +82,11 @@ enum WriteCommand {
     }
 
     private static func perform(
-        _ backend: LibNFCReaderBackend, _ target: DetectedTarget, _ connection: TagConnection,
+        _ backend: ReaderFrontend, _ target: DetectedTarget, _ connection: TagConnection,
         message: [UInt8], dryRun: Bool, backup: String?, lock: Bool
     ) throws -> [String] {
-        var lines = ["tag: \(describe(target, backend.tagVersion(of: target.id)))"]
-        let version = backend.tagVersion(of: target.id)
+        let version = identifyType2(connection)
+        var lines = ["tag: \(describe(target, version))"]
         switch connection {
         case .type2(let t):
             let reader = Type2TagReader(transport: t, version: version)
@@ -220,18 +221,18 @@ enum LockCommand {
                 throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
             }
             let lines = try await withFirstLibNFCTag(device: device, timeout: timeout) {
-                backend, target, connection -> [String] in
+                _, target, connection -> [String] in
                 guard case .type2(let t) = connection else {
                     throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific")
                 }
+                let version = identifyType2(connection)
                 do {
-                    try Type2TagReader(transport: t, version: backend.tagVersion(of: target.id)).setReadOnly(
-                        lockBits: true)
+                    try Type2TagReader(transport: t, version: version).setReadOnly(lockBits: true)
                 } catch {
                     throw CLIError.failure("lock failed: \(error)")
                 }
                 return [
-                    "tag: \(WriteCommand.describe(target, backend.tagVersion(of: target.id)))",
+                    "tag: \(WriteCommand.describe(target, version))",
                     "locked: the tag is now read-only for good",
                 ]
             }
