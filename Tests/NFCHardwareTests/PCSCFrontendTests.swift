@@ -109,6 +109,37 @@ extension PCSCVirtualBenchSuites {
         }
 
         @Test(
+            "The release after a failed GET_VERSION (an Ultralight goes IDLE) re-activates it (SCardReconnect): the next read works"
+        )
+        func releaseAfterFailedGetVersion() async throws {
+            let vcard = try await PCSCFrontendBench.card(
+                try BenchTags.load("ultralight-blank").makeVirtualCardPersonality())
+            let frontend = PCSCFrontendBench.frontend()
+            let log = FrontendEventLog(frontend)
+            defer {
+                log.cancel()
+                frontend.close()
+                vcard.stop()
+            }
+            vcard.start()
+            #expect(await log.wait { !log.detections.isEmpty })
+            let t = try #require(log.detections.first)
+            let error = await withTagError(frontend, t.id) { c in
+                guard case .type2(let transport) = c else { return }
+                _ = try transport.getVersion()
+            }
+            #expect(error as? TagCommunicationError == .noResponse, "no answer from the ICC (64 01)")
+            let resets = vcard.events.filter { $0.kind == .control(0x02) }.count
+            #expect(resets == 1, "release reset the card once: \(vcard.events)")
+            let page0 = try await withTag(frontend, t.id) { c -> [UInt8] in
+                guard case .type2(let transport) = c else { return [] }
+                return try transport.read(page: 0)
+            }
+            #expect(page0.count == 16)
+            #expect(log.losses.isEmpty)
+        }
+
+        @Test(
             "A tag left on the reader is reported once; restartPolling reports it again with a new id; removal is lost; back is new"
         )
         func reportOnceThenLost() async throws {
