@@ -254,19 +254,11 @@ public struct TagFile: Sendable, Hashable {
                 throw TagFileError(.invalidValue, field: "faults", "expected an array of objects")
             }
             for (i, item) in items.enumerated() {
-                do {
-                    let data = try JSONSerialization.data(withJSONObject: item)
-                    file.faults.append(try JSONDecoder().decode(TagFault.self, from: data))
-                } catch let DecodingError.dataCorrupted(c) {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)]", c.debugDescription)
-                } catch let DecodingError.keyNotFound(k, _) {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)].\(k.stringValue)", "missing")
-                } catch let DecodingError.typeMismatch(_, c) {
+                switch TagFault.fromJSONObject(item) {
+                case .success(let f): file.faults.append(f)
+                case .failure(let e):
                     throw TagFileError(
-                        .invalidValue, field: "faults[\(i)]." + c.codingPath.map(\.stringValue).joined(separator: "."),
-                        c.debugDescription)
-                } catch {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)]", "\(error)")
+                        .invalidValue, field: "faults[\(i)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
                 }
             }
         }
