@@ -80,13 +80,11 @@ public final class ConformanceReader: ReaderBackend, Sendable {
         for t in tags {
             let a = t.file.activation
             let faults = t.file.faults + t.faults
-            if t.file.type == .type4 {
-                made.append(
-                    (t.name, .type4(EmulatedAPDUTransport(core: try t.file.makeType4Core(), faults: faults)), .type4, a)
-                )
-            } else {
-                made.append(
-                    (t.name, .type2(EmulatedType2Transport(core: try t.file.makeCore(), faults: faults)), .type2, a))
+            switch try t.file.makeEmulationCore() {
+            case .type4(let app):
+                made.append((t.name, .type4(EmulatedAPDUTransport(core: app, faults: faults)), .type4, a))
+            case .type2(let image):
+                made.append((t.name, .type2(EmulatedType2Transport(core: image, faults: faults)), .type2, a))
             }
         }
         let detected: [DetectedTarget] = state.withLock { s in

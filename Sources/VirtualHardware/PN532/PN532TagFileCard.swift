@@ -54,20 +54,21 @@ extension PN532Card {
     /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore` (behind
     /// ``PN532FaultyType2Responder`` when the file schedules faults), a Type 4 file a
     /// `Type4NDEFApplication`. UID, ATQA (wire order), SAK and ATS come from the file.
-    /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated.
+    /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated
+    /// (`TagFile.makeEmulationCore()`, the check `tag show` runs).
     public init(tagFile file: TagFile) throws(TagFileError) {
         let a = file.activation
-        if file.type4 != nil {
+        switch try file.makeEmulationCore() {
+        case .type4(let app):
             // Both the tag file and PN532Card hold the ATS with its TL byte.
             let ats = a.ats ?? [0x05, 0x75, 0x77, 0x80, 0x02]
-            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(try file.makeType4Core()))
-            return
+            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(app))
+        case .type2(let core):
+            let function: Function =
+                file.faults.isEmpty
+                ? .type2(core) : .type2(PN532FaultyType2Responder(core: core, faults: file.faults))
+            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: function)
         }
-        let core = try file.makeCore()
-        let function: Function =
-            file.faults.isEmpty
-            ? .type2(core) : .type2(PN532FaultyType2Responder(core: core, faults: file.faults))
-        self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: function)
     }
 
     /// The Type 2 core answering this card's frames, if it is one (with its writes).

@@ -18,6 +18,9 @@ public final class SimulatedReader: ReaderBackend, Sendable {
     public let scenario: Scenario
     private let clock: any ReaderSessionClock
     private let tags: [String: TagFile]
+    /// Each tag file's emulation core, built once by ``init(scenario:tags:clock:)``; every
+    /// presentation starts from a copy of it (fresh memory).
+    private let cores: [String: TagFile.EmulationCore]
     private let state = Mutex(State())
 
     private enum Transport: Sendable {
@@ -43,12 +46,21 @@ public final class SimulatedReader: ReaderBackend, Sendable {
     ///   - scenario: when tags arrive and leave.
     ///   - tags: every tag file the scenario names, by the name it uses.
     ///   - clock: the session's clock (a ``ManualClock`` in tests).
-    /// Throws when a scenario step names a tag missing from `tags`.
+    /// Throws when a scenario step names a tag missing from `tags`, or a tag file that no
+    /// emulation core can serve (`TagFile.makeEmulationCore()`'s error, the one `tag show`
+    /// reports), before anything is presented.
     public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(Scenario.FormatError)
     {
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
             throw Scenario.FormatError(field: "steps", reason: "no tag file loaded for '\(tag)'")
         }
+        var cores: [String: TagFile.EmulationCore] = [:]
+        for (name, file) in tags {
+            do { cores[name] = try file.makeEmulationCore() } catch {
+                throw Scenario.FormatError(field: "steps", reason: "tag '\(name)' can't be emulated: \(error)")
+            }
+        }
+        self.cores = cores
         self.identifier = "sim:" + scenario.reader
         self.scenario = scenario
         self.tags = tags
@@ -125,10 +137,9 @@ public final class SimulatedReader: ReaderBackend, Sendable {
             for action in actions {
                 switch action {
                 case .present(let tag, let name, let faults):
-                    guard s.inField[name] == nil, let file = tags[tag],
-                        let p = Self.makePresentation(
-                            file, name: name, faults: file.faults + faults, id: DetectedTargetID(s.nextID))
-                    else { continue }
+                    guard s.inField[name] == nil, let file = tags[tag], let core = cores[tag] else { continue }
+                    let p = Self.makePresentation(
+                        file, core: core, name: name, faults: file.faults + faults, id: DetectedTargetID(s.nextID))
                     s.nextID += 1
                     s.inField[name] = p
                     detected.append(p.target)
@@ -142,20 +153,20 @@ public final class SimulatedReader: ReaderBackend, Sendable {
         if !detected.isEmpty { continuation?.yield(.detected(detected)) }
     }
 
-    private static func makePresentation(_ file: TagFile, name: String, faults: [TagFault], id: DetectedTargetID)
-        -> Presentation?
-    {
+    private static func makePresentation(
+        _ file: TagFile, core: TagFile.EmulationCore, name: String, faults: [TagFault], id: DetectedTargetID
+    ) -> Presentation {
         let a = file.activation
-        if file.type == .type4 {
-            guard let core = try? file.makeType4Core() else { return nil }
+        switch core {
+        case .type4(let app):
             let target = DetectedTarget(id: id, kind: .type4, uid: a.uid, atqa: a.atqa, sak: a.sak, ats: a.ats)
             return Presentation(
-                name: name, target: target, transport: .type4(EmulatedAPDUTransport(core: core, faults: faults)))
+                name: name, target: target, transport: .type4(EmulatedAPDUTransport(core: app, faults: faults)))
+        case .type2(let image):
+            let target = DetectedTarget(id: id, kind: .type2, uid: a.uid, atqa: a.atqa, sak: a.sak)
+            return Presentation(
+                name: name, target: target, transport: .type2(EmulatedType2Transport(core: image, faults: faults)))
         }
-        guard let core = try? file.makeCore() else { return nil }
-        let target = DetectedTarget(id: id, kind: .type2, uid: a.uid, atqa: a.atqa, sak: a.sak)
-        return Presentation(
-            name: name, target: target, transport: .type2(EmulatedType2Transport(core: core, faults: faults)))
     }
 
     public func restartPolling() {
