@@ -64,7 +64,11 @@ let package = Package(
 
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags"], swiftSettings: strict),
         .testTarget(
-            name: "ReaderSessionTests", dependencies: ["ReaderSession", "NFCTags", "VirtualHardware"],
+            name: "ReaderSessionTests",
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "VirtualHardware"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(

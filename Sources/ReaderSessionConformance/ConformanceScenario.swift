@@ -209,16 +209,11 @@ extension ConformanceScenario {
                     inField.insert(name)
                     var faults: [TagFault] = []
                     for (k, rf) in rawFaults.enumerated() {
-                        guard let fo = rf as? [String: Any],
-                            let kind = (fo["kind"] as? String).flatMap(TagFault.Kind.init(rawValue:))
-                        else {
-                            throw fail(
-                                "\(g).faults[\(k)].kind",
-                                "one of \(TagFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                        switch TagFault.fromJSONObject(rf) {
+                        case .success(let fault): faults.append(fault)
+                        case .failure(let e):
+                            throw fail("\(g).faults[\(k)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
                         }
-                        let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
-                        guard n >= 0 else { throw fail("\(g).faults[\(k)].after_commands", "must be ≥ 0") }
-                        faults.append(TagFault(afterCommands: n, kind: kind))
                     }
                     tagRefs.insert(tag)
                     list.append((tag, name, faults))

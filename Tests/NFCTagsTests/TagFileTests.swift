@@ -51,7 +51,7 @@ struct TagFileTests {
     @Test("ntag215-flaky.json: its fault schedule loads and a transport built from it loses the tag on command 4")
     func flaky() throws {
         let file = try load("ntag215-flaky.json")
-        #expect(file.faults == [TagFault(afterCommands: 3, kind: .tagLost)])
+        #expect(file.faults == [TagFault(.pageRead(8), kind: .tagLost)])
         var reader = Type2TagReader(transport: EmulatedType2Transport(core: try file.makeCore(), faults: file.faults))
         _ = try reader.identify()
         #expect(throws: Type2TagError(.communication(.tagLost))) { try reader.readNDEF() }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A scheduled failure of a tag, as tag files and scenarios declare it (`faults` in
 /// `hardware/tags/FORMAT.md`).
 ///
@@ -145,6 +147,36 @@ extension TagFault: Codable {
         }
         try c.encode(kind, forKey: .kind)
     }
+}
+
+extension TagFault {
+    /// A fault from an already parsed JSON object (`JSONSerialization`): the fault, or the
+    /// field (relative to the object, e.g. `"page"`) and what is wrong with it.
+    public static func fromJSONObject(_ object: Any) -> Result<TagFault, TagFaultFieldError> {
+        guard JSONSerialization.isValidJSONObject(object),
+            let data = try? JSONSerialization.data(withJSONObject: object)
+        else { return .failure(TagFaultFieldError(field: "", reason: "expected an object")) }
+        do {
+            return .success(try JSONDecoder().decode(TagFault.self, from: data))
+        } catch let DecodingError.dataCorrupted(c) {
+            return .failure(TagFaultFieldError(field: c.codingPath.last?.stringValue ?? "", reason: c.debugDescription))
+        } catch let DecodingError.keyNotFound(k, _) {
+            return .failure(TagFaultFieldError(field: k.stringValue, reason: "missing"))
+        } catch let DecodingError.typeMismatch(_, c) {
+            return .failure(TagFaultFieldError(field: c.codingPath.last?.stringValue ?? "", reason: c.debugDescription))
+        } catch let DecodingError.valueNotFound(_, c) {
+            return .failure(TagFaultFieldError(field: c.codingPath.last?.stringValue ?? "", reason: "missing"))
+        } catch {
+            return .failure(TagFaultFieldError(field: "", reason: "\(error)"))
+        }
+    }
+}
+
+/// What is wrong with one field of a fault object.
+public struct TagFaultFieldError: Error, Sendable, Hashable {
+    /// The field inside the fault object (`kind`, `when`, `page`…); empty for the whole object.
+    public var field: String
+    public var reason: String
 }
 
 /// The schedule of one presentation's faults: which fault, if any, hits the next command.

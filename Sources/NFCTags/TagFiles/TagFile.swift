@@ -70,12 +70,12 @@ public struct TagFile: Sendable, Hashable {
 
     /// What a Type 4 Tag's NDEF application holds (NFC Forum T4T 1.0/2.0 §5.1, 3.0 for ENDEF).
     public struct Type4Contents: Sendable, Hashable {
-        /// The NDEF file as a reader READ BINARYs it: NLEN (2 bytes, mapping 2.0) or ENLEN
-        /// (4 bytes, mapping 3.0), then the message.
+        /// The NDEF file as a reader READ BINARYs it: NLEN (2 bytes, mapping 1.0 and 2.0) or
+        /// ENLEN (4 bytes, mapping 3.0), then the message.
         public var ndefFile: [UInt8]
         /// Maximum NDEF file size the CC announces (bytes, length field included).
         public var maximumNDEFFileSize: Int
-        /// Mapping version, "2.0" or "3.0".
+        /// Mapping version, "1.0", "2.0" or "3.0".
         public var mappingVersion: String
         /// CC write access `FF` when true.
         public var readOnly: Bool
@@ -93,7 +93,7 @@ public struct TagFile: Sendable, Hashable {
             self.fileID = fileID
         }
 
-        /// Bytes of the length field: 2 for mapping 2.0, 4 (ENLEN) for 3.0.
+        /// Bytes of the length field: 2 for mapping 1.0 and 2.0, 4 (ENLEN) for 3.0.
         public var lengthFieldSize: Int { mappingVersion.hasPrefix("3") ? 4 : 2 }
 
         /// The NDEF message the file holds, `nil` when NLEN/ENLEN exceeds the file.
@@ -207,14 +207,14 @@ public struct TagFile: Sendable, Hashable {
         if type == .type4 {
             let ndef = try j.hex("ndef_file")
             let mapping = try j.string("mapping_version")
-            guard mapping == "2.0" || mapping == "3.0" else {
+            guard ["1.0", "2.0", "3.0"].contains(mapping) else {
                 throw TagFileError(
-                    .invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"2.0\" or \"3.0\"")
+                    .invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"1.0\", \"2.0\" or \"3.0\"")
             }
             let maxSize = try j.int("max_ndef_file_size")
-            // T4T 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB: the
-            // emulation cores hold the whole file in memory.
-            let allowed = mapping == "2.0" ? 5...0xFFFE : 5...(16 << 20)
+            // T4T 1.0 and 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB:
+            // the emulation cores hold the whole file in memory.
+            let allowed = mapping == "3.0" ? 5...(16 << 20) : 5...0xFFFE
             guard allowed.contains(maxSize) else {
                 throw TagFileError(
                     .invalidValue, field: "max_ndef_file_size",
@@ -254,19 +254,11 @@ public struct TagFile: Sendable, Hashable {
                 throw TagFileError(.invalidValue, field: "faults", "expected an array of objects")
             }
             for (i, item) in items.enumerated() {
-                do {
-                    let data = try JSONSerialization.data(withJSONObject: item)
-                    file.faults.append(try JSONDecoder().decode(TagFault.self, from: data))
-                } catch let DecodingError.dataCorrupted(c) {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)]", c.debugDescription)
-                } catch let DecodingError.keyNotFound(k, _) {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)].\(k.stringValue)", "missing")
-                } catch let DecodingError.typeMismatch(_, c) {
+                switch TagFault.fromJSONObject(item) {
+                case .success(let f): file.faults.append(f)
+                case .failure(let e):
                     throw TagFileError(
-                        .invalidValue, field: "faults[\(i)]." + c.codingPath.map(\.stringValue).joined(separator: "."),
-                        c.debugDescription)
-                } catch {
-                    throw TagFileError(.invalidValue, field: "faults[\(i)]", "\(error)")
+                        .invalidValue, field: "faults[\(i)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
                 }
             }
         }
@@ -518,7 +510,7 @@ public struct TagFile: Sendable, Hashable {
             throw TagFileError(.unsupported, field: "type", "a Type 2 file has no NDEF application")
         }
         guard t4.fileID.count == 2 else { throw TagFileError(.invalidValue, field: "file_id", "needs 2 bytes") }
-        let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : 0x20
+        let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : t4.mappingVersion.hasPrefix("1") ? 0x10 : 0x20
         let fileID = UInt16(t4.fileID[0]) << 8 | UInt16(t4.fileID[1])
         let cc: Type4CapabilityContainer
         do {
@@ -527,7 +519,13 @@ public struct TagFile: Sendable, Hashable {
                 maximumNDEFFileSize: t4.maximumNDEFFileSize, writeAccess: t4.readOnly ? 0xFF : 0x00,
                 extendedFile: t4.lengthFieldSize == 4)
         } catch {
-            throw TagFileError(.invalidValue, field: "max_ndef_file_size", "\(error)")
+            // Mapping 3.0 files carry a 4-byte ENLEN: their CC needs the ENDEF File Control
+            // TLV, which T4T 3.0 allows only for files of FFFF bytes or more.
+            let hint =
+                t4.lengthFieldSize == 4 && t4.maximumNDEFFileSize < 0xFFFF
+                ? "; a mapping 3.0 file starts with a 4-byte ENLEN, whose ENDEF File Control TLV needs a file of at least 65535 bytes (use mapping 2.0 for a smaller one)"
+                : ""
+            throw TagFileError(.invalidValue, field: "max_ndef_file_size", "\(error)" + hint)
         }
         var file = t4.ndefFile
         if file.count < t4.maximumNDEFFileSize {

@@ -25,21 +25,24 @@ extension FaultyType4Core: PN532APDUResponder {
 
 extension PN532Card {
     /// The card a tag file describes (our JSON, Flipper `.nfc`, Proxmark3 JSON; see
-    /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore` (behind
-    /// ``PN532FaultyType2Responder`` when the file schedules faults), a Type 4 file a
-    /// `Type4NDEFApplication`. UID, ATQA (wire order), SAK and ATS come from the file.
-    /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated.
+    /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore`, a Type 4 file a
+    /// `Type4NDEFApplication`, each behind the fault wrapper every device shares. UID, ATQA (wire order), SAK and ATS come from the file.
+    /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated
+    /// (`TagFile.makeEmulationCore()`, the check `tag show` runs).
     public init(tagFile file: TagFile) throws(TagFileError) {
         let a = file.activation
-        if file.type4 != nil {
+        switch try file.makeEmulationCore() {
+        case .type4(let app):
             // Both the tag file and PN532Card hold the ATS with its TL byte.
             let ats = a.ats ?? [0x05, 0x75, 0x77, 0x80, 0x02]
-            let app = FaultyType4Core(core: try file.makeType4Core(), faults: file.faults)
-            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(app))
-            return
+            self.init(
+                uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats,
+                function: .isoDEP(FaultyType4Core(core: app, faults: file.faults)))
+        case .type2(let core):
+            self.init(
+                uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(FaultyType2Core(core: core, faults: file.faults))
+            )
         }
-        let core = FaultyType2Core(core: try file.makeCore(), faults: file.faults)
-        self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(core))
     }
 
     /// The Type 2 core answering this card's frames, if it is one (with its writes).

@@ -73,16 +73,11 @@ public struct Scenario: Sendable, Equatable {
                 inField.insert(name)
                 var faults: [TagFault] = []
                 for (j, rf) in ((s["faults"] as? [Any]) ?? []).enumerated() {
-                    guard let fo = rf as? [String: Any], let k = fo["kind"] as? String,
-                        let kind = TagFault.Kind(rawValue: k)
-                    else {
-                        throw fail("\(f).faults[\(j)].kind", "one of tag_lost, no_answer, corrupt_reply")
+                    switch TagFault.fromJSONObject(rf) {
+                    case .success(let fault): faults.append(fault)
+                    case .failure(let e):
+                        throw fail("\(f).faults[\(j)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
                     }
-                    let n = (fo["after_commands"] as? NSNumber)?.intValue ?? 0
-                    guard n >= 0, n < 1_000_000_000 else {
-                        throw fail("\(f).faults[\(j)].after_commands", "must be ≥ 0")
-                    }
-                    faults.append(TagFault(afterCommands: n, kind: kind))
                 }
                 steps.append(Step(at: at, action: .present(tag: tag, as: name, faults: faults)))
             case (nil, let name?):

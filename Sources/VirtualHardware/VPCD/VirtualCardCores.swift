@@ -24,35 +24,23 @@ extension TagFile {
     /// The vpcd personality for this tag file: a T4T NDEF application behind an ISO/IEC
     /// 14443-4 ATR (historical bytes from the file's ATS) for `type4`, or the Type 2 image
     /// behind a PC/SC part 3 storage-card ATR (card name MIFARE Ultralight `00 03`, as
-    /// readers report NTAG21x) for Type 2 files. The core sits behind the shared fault
+    /// readers report NTAG21x) for Type 2 files.
+    /// The core is `TagFile.makeEmulationCore()`'s: the NDEF file served as stored, behind
+    /// a CC of the file's mapping version (1.0, 2.0 or 3.0). It sits behind the shared fault
     /// wrapper (`FaultyType2Core`, `FaultyType4Core`) with the file's `faults`; see
     /// ``TagFileCardPersonality`` for how each fault shows through a PC/SC reader.
-    /// - Throws: ``VirtualCardTagFileError`` when the file's contents can't be served.
+    /// - Throws: ``VirtualCardTagFileError`` with `makeEmulationCore()`'s reason when the
+    ///   file's contents can't be served.
     public func makeVirtualCardPersonality() throws(VirtualCardTagFileError) -> any VirtualCardPersonality {
-        if type == .type4 {
-            guard let t4 = type4 else { throw VirtualCardTagFileError("a type4 file without NDEF file contents") }
-            let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : 0x20
-            let fileID = t4.fileID.count == 2 ? UInt16(t4.fileID[0]) << 8 | UInt16(t4.fileID[1]) : 0xE104
-            let app: Type4NDEFApplication
-            if let message = t4.ndefMessage {
-                do {
-                    app = try Type4NDEFApplication(
-                        ndefMessage: message, maximumFileSize: max(t4.maximumNDEFFileSize, t4.ndefFile.count),
-                        mappingVersion: version, readOnly: t4.readOnly, fileID: fileID)
-                } catch {
-                    throw VirtualCardTagFileError("type4 contents: \(error)")
-                }
-            } else {
-                throw VirtualCardTagFileError("type4 NDEF file's length field points beyond the file")
-            }
+        let core: EmulationCore
+        do { core = try makeEmulationCore() } catch { throw VirtualCardTagFileError(error.description) }
+        switch core {
+        case .type4(let app):
             return TagFileCardPersonality(
                 type4: app, uid: activation.uid, historicalBytes: Self.historicalBytes(ats: activation.ats),
                 faults: faults)
-        }
-        do {
-            return TagFileCardPersonality(type2: try makeCore(), faults: faults)
-        } catch {
-            throw VirtualCardTagFileError(error.description)
+        case .type2(let image):
+            return TagFileCardPersonality(type2: image, faults: faults)
         }
     }
 

@@ -84,7 +84,7 @@ enum DemoCommand {
             } else if benchChoice != "pcscd" {
                 let name = tag ?? "ntag215-uri"
                 do {
-                    (device, stop) = try startVirtualPN532Bench(tag: name)
+                    (device, stop) = try LibNFCDevices.startVirtualBench(tag: name)
                 } catch let e as CLIError {
                     throw e
                 } catch {

@@ -269,6 +269,9 @@ struct PCSCWalk: Sendable {
                 "pcscd has no reader '\(reader)' (readers: \(readers.isEmpty ? "none" : readers.joined(separator: ", ")))"
             )
         }
+        // The reader's lock before a byte reaches it: a session holding it refuses the walk.
+        let lease = try takeReader("pcsc:" + reader)
+        defer { lease.release() }
         let identity = HCEPhoneIdentity()
         let trace = try HCELiveCLI.openTrace(
             command: "walk-pcsc", path: tracePath, json: json,

@@ -1,20 +1,21 @@
 import Foundation
-import NFCHardware
 import NFCTags
-import ReaderFrontend
 import ReaderSession
 
 /// `nfcbench write`, and `nfcbench lock`: NDEF writes through NFCTags' Type 2 and Type 4
-/// procedures on a libnfc device, with a backup first and an exact dry run.
+/// procedures on any reader (written once against the frontend: a Type 2 tag behind a PC/SC
+/// reader is written with PC/SC part 3 UPDATE BINARY `FF D6`, on libnfc with WRITE `A2`),
+/// with a backup first and an exact dry run.
 enum WriteCommand {
     static let command = Command(
         path: ["write"],
-        abstract: "Write an NDEF message to the tag on a libnfc device (backup first; --dry-run shows the writes)",
+        abstract: "Write an NDEF message to the tag on a reader (backup first; --dry-run shows the writes)",
         usage:
             "write --device D --ndef SPEC [--dry-run] [--backup FILE] [--timeout S] [--lock --yes-i-understand-this-is-irreversible]",
         help: """
             OPTIONS:
-              --device D     a libnfc connstring: pn532_uart:PATH, acr122_usb:…, or 'libnfc' (first device)
+              --device D     pcsc:READER, a libnfc connstring (pn532_uart:PATH, acr122_usb:…, 'libnfc'),
+                             or sim:SCENARIO
               --ndef SPEC    the message, one record:
                                uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
                                text:Hello                   Text record, language en
@@ -22,8 +23,9 @@ enum WriteCommand {
                                mime:TYPE:DATA               MIME record, e.g. mime:text/plain:hi
                                mime:TYPE:@FILE              MIME record whose payload is FILE's bytes
                                @FILE                        FILE holds raw NDEF message bytes (checked before writing)
-              --dry-run      read the tag, print exactly the pages (Type 2) or APDUs (Type 4) the write
-                             would send, and write nothing (no backup either)
+              --dry-run      read the tag, print exactly the pages (Type 2: WRITE A2, or UPDATE BINARY
+                             FF D6 through PC/SC) or APDUs (Type 4) the write would send, and write
+                             nothing (no backup either)
               --backup FILE  where the old content goes (our tag-file JSON) before anything is written;
                              default ./nfcbench-backup-<UID>-<time>.json
               --timeout S    how long to wait for a tag (default 10)
@@ -58,11 +60,7 @@ enum WriteCommand {
 
     static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
         guard let device = try args.option("device") else {
-            throw .usage("--device D is required (e.g. pn532_uart:/dev/ttyUSB0)")
-        }
-        guard isLibNFCDevice(device) else {
-            throw .usage(
-                "'\(device)' is not a libnfc device; write/format/lock take pn532_uart:PATH, acr122_usb:…, or libnfc")
+            throw .usage("--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices')")
         }
         return device
     }
@@ -72,20 +70,27 @@ enum WriteCommand {
         device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
         lock: Bool, what: String
     ) async throws -> Int32 {
+        let reader = try BenchReader.open(device)
+        defer { reader.close() }
         Output.out("\(dryRun ? "dry run: would write" : "writing") \(what) on \(device)")
-        let report = try await withFirstLibNFCTag(device: device, timeout: timeout) {
-            backend, target, connection -> [String] in
-            try perform(backend, target, connection, message: message, dryRun: dryRun, backup: backup, lock: lock)
+        let viaPCSC: Bool = if case .pcsc = reader.spec.kind { true } else { false }
+        let report = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
+            try perform(
+                target, connection, message: message, dryRun: dryRun, backup: backup, lock: lock, viaPCSC: viaPCSC)
         }
         for line in report { Output.out(line) }
         return 0
     }
 
     private static func perform(
-        _ backend: ReaderFrontend, _ target: DetectedTarget, _ connection: TagConnection,
-        message: [UInt8], dryRun: Bool, backup: String?, lock: Bool
+        _ target: DetectedTarget, _ connection: TagConnection,
+        message: [UInt8], dryRun: Bool, backup: String?, lock: Bool, viaPCSC: Bool
     ) throws -> [String] {
-        let version = identifyType2(connection)
+        var version: TagVersion? = nil
+        if case .type2(let t) = connection {
+            var probe = Type2TagReader(transport: t)
+            version = try probe.identify()
+        }
         var lines = ["tag: \(describe(target, version))"]
         switch connection {
         case .type2(let t):
@@ -102,9 +107,17 @@ enum WriteCommand {
                 do { try Type2TagReader(transport: recorder, version: version).writeNDEF(message) } catch {
                     throw CLIError.failure("refused: \(error); nothing written")
                 }
-                lines.append("would WRITE (A2) \(recorder.writes.count) pages, in this order:")
-                for (page, data) in recorder.writes {
-                    lines.append("  page \(page): \(data.hexString(separator: " "))")
+                if viaPCSC {
+                    lines.append("would send \(recorder.writes.count) UPDATE BINARY (FF D6) APDUs, in this order:")
+                    for (page, data) in recorder.writes {
+                        let apdu: [UInt8] = [0xFF, 0xD6, 0x00, page, 0x04] + data
+                        lines.append("  page \(page): \(apdu.hexString(separator: " "))")
+                    }
+                } else {
+                    lines.append("would WRITE (A2) \(recorder.writes.count) pages, in this order:")
+                    for (page, data) in recorder.writes {
+                        lines.append("  page \(page): \(data.hexString(separator: " "))")
+                    }
                 }
                 if lock {
                     lines.append(
@@ -114,7 +127,7 @@ enum WriteCommand {
                 lines.append("dry run: nothing written")
                 return lines
             }
-            let backupPath = try saveBackup(target, connection, version: version, to: backup)
+            let backupPath = try saveBackup(target, connection, to: backup)
             lines.append("backup of the old content: \(backupPath)")
             do {
                 try reader.writeNDEF(message)
@@ -158,7 +171,7 @@ enum WriteCommand {
                 lines.append("dry run: nothing written")
                 return lines
             }
-            let backupPath = try saveBackup(target, connection, version: nil, to: backup)
+            let backupPath = try saveBackup(target, connection, to: backup)
             lines.append("backup of the old content: \(backupPath)")
             do { try reader.writeNDEF(message, capabilityContainer: cc) } catch {
                 throw CLIError.failure(
@@ -185,11 +198,9 @@ enum WriteCommand {
         return s
     }
 
-    static func saveBackup(
-        _ target: DetectedTarget, _ connection: TagConnection, version: TagVersion?, to path: String?
-    ) throws -> String {
+    static func saveBackup(_ target: DetectedTarget, _ connection: TagConnection, to path: String?) throws -> String {
         let file: TagFile
-        do { file = try snapshotTagFile(target, connection, version: version) } catch {
+        do { file = try TagSnapshot.take(target, connection) } catch {
             throw CLIError.failure("cannot read the tag for the backup: \(error); nothing written")
         }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
@@ -205,7 +216,7 @@ enum WriteCommand {
 enum LockCommand {
     static let command = Command(
         path: ["lock"],
-        abstract: "Make the Type 2 tag on a libnfc device read-only for good (irreversible)",
+        abstract: "Make the Type 2 tag on a reader read-only for good (irreversible)",
         usage: "lock --device D --yes-i-understand-this-is-irreversible [--timeout S]",
         help: """
             Writes CC byte 3 = Fh (read-only), the static lock bytes FF FF and every dynamic lock bit
@@ -220,12 +231,14 @@ enum LockCommand {
             guard confirmed else {
                 throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
             }
-            let lines = try await withFirstLibNFCTag(device: device, timeout: timeout) {
-                _, target, connection -> [String] in
+            let reader = try BenchReader.open(device)
+            defer { reader.close() }
+            let lines = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
                 guard case .type2(let t) = connection else {
                     throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific")
                 }
-                let version = identifyType2(connection)
+                var probe = Type2TagReader(transport: t)
+                let version = try probe.identify()
                 do {
                     try Type2TagReader(transport: t, version: version).setReadOnly(lockBits: true)
                 } catch {
