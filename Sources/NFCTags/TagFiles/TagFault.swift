@@ -37,3 +37,14 @@ public struct TagFault: Sendable, Hashable, Codable {
         }
     }
 }
+
+extension TagFault {
+    /// Reads `{"after_commands": N, "kind": K}` by the data files' rule (``DataFile``): both
+    /// required, N a whole number from 0 to 10^9, K one of the ``Kind`` names.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            afterCommands: try c.decodeWholeNumber(.afterCommands, in: 0...1_000_000_000),
+            kind: try c.decodeChoice(Kind.self, forKey: .kind))
+    }
+}
