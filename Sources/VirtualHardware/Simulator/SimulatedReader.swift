@@ -43,11 +43,10 @@ public final class SimulatedReader: ReaderBackend, Sendable {
     ///   - scenario: when tags arrive and leave.
     ///   - tags: every tag file the scenario names, by the name it uses.
     ///   - clock: the session's clock (a ``ManualClock`` in tests).
-    /// Throws when a scenario step names a tag missing from `tags`.
-    public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(Scenario.FormatError)
-    {
+    /// Throws ``DataFileError/Code/notFound`` when a scenario step names a tag missing from `tags`.
+    public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(DataFileError) {
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
-            throw Scenario.FormatError(field: "steps", reason: "no tag file loaded for '\(tag)'")
+            throw DataFileError(.notFound, field: "steps", "no tag file loaded for '\(tag)'")
         }
         self.identifier = "sim:" + scenario.reader
         self.scenario = scenario
