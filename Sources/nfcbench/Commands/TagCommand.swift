@@ -24,7 +24,8 @@ enum TagCommand {
             that differs from pages 0-2, a BCC mismatch, a CC size that doesn't fit the product,
             stale bytes after the Terminator, AUTH0 protecting the NDEF pages.
             Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
-            reader would fail on it (the report says why), 65 when the file can't be loaded.
+            reader would fail on it (the report says why), 65 when the file is malformed
+            (FILE:LINE:COLUMN or FILE: field PATH, then why), 66 when it is missing.
             """,
         run: { args in
             let json = args.flag("json")
@@ -32,7 +33,7 @@ enum TagCommand {
             try args.finish()
             let path = try DataLocation.require(name, in: "tags")
             let file: TagFile
-            do { file = try TagFile.load(path: path) } catch { throw CLIError.data("\(path): \(error)") }
+            do throws(DataFileError) { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
             let report = TagReport(file: file)
             if json {
                 Output.out(reportJSON(report, path: path).serialized)
