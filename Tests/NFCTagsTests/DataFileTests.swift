@@ -137,6 +137,19 @@ struct DataFileTests {
                 == "t.json:3:2: key \"version\" is given twice in one object (first on line 2)")
     }
 
+    @Test("What FORMAT.md says Foundation tolerates holds: a byte order mark, a trailing comma; not comments")
+    func tolerances() throws {
+        struct One: Decodable { var a: [Int] }
+        #expect(try DataFile.decode(One.self, from: Data("\u{FEFF}{\"a\": [1, 2,],}".utf8), file: "x").a == [1, 2])
+        #expect(throws: DataFileError(.syntax, file: "x", line: 1, column: 10, "not valid JSON: invalid value")) {
+            try DataFile.decode(One.self, from: Data("{\"a\": [] // c\n}".utf8), file: "x")
+        }
+        // After a byte order mark, columns still count from the first visible character.
+        #expect(throws: DataFileError(.syntax, file: "x", line: 1, column: 2, "not valid JSON: invalid value")) {
+            try DataFile.decode(One.self, from: Data("\u{FEFF}{@}".utf8), file: "x")
+        }
+    }
+
     @Test("Flipper files keep their line numbers, now with the file")
     func flipper() throws {
         let text =
