@@ -152,7 +152,7 @@ struct TagReadProceduresCLITests {
             "present-small.json",
             #"{"format":"nfcbench-scenario","version":1,"steps":[{"at_ms":100,"present":"t4t-v3-small","as":"A"}]}"#)
         let reason =
-            "field \"max_ndef_file_size\": Type 4 Tag: ccInvalid: max ENDEF file size 64 outside 0000FFFF…FFFFFFFE"
+            "field max_ndef_file_size: Type 4 Tag: ccInvalid: max ENDEF file size 64 outside 0000FFFF…FFFFFFFE"
 
         let show = try await NFCBench.run(["tag", "show", tag, "--json"])
         #expect(show.status == 65, "\(show.stdout)\n\(show.stderr)")

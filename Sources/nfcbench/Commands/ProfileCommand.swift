@@ -28,7 +28,7 @@ enum ProfileCommand {
             let category = try args.option("category")
             try args.finish()
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError.data("can't read '\(path)'")
+                throw CLIError.noInput("\(path): no such file, or it cannot be read")
             }
             let trace: ProxmarkTrace
             do { trace = try ProxmarkTrace(bytes: [UInt8](data)) } catch {
