@@ -132,7 +132,7 @@ struct NTAG21xCoreTests {
         #expect(core.respond(to: [0x1B, 0xFF, 0xFF, 0xFF, 0xFF]) == .nak(4))
     }
 
-    @Test("GET_VERSION and READ_SIG per product; a plain Ultralight NAKs GET_VERSION and goes idle")
+    @Test("GET_VERSION and READ_SIG per product; a plain Ultralight does not answer GET_VERSION and goes idle")
     func versionAndSignature() throws {
         var ntag = try fresh(.ntag215)
         #expect(ntag.respond(to: [0x60]) == .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03]))
@@ -140,8 +140,45 @@ struct NTAG21xCoreTests {
         var ev1 = try fresh(.ultralightEV1MF0UL11)
         #expect(ev1.respond(to: [0x60]) == .data([0x00, 0x04, 0x03, 0x01, 0x01, 0x00, 0x0B, 0x03]))
         var ul = try fresh(.ultralight)
-        #expect(ul.respond(to: [0x60]) == .nak(0))
+        #expect(ul.respond(to: [0x60]) == .silent)
+        #expect(ul.state == .idle)
         #expect(ul.respond(to: [0x30, 0x00]) == .silent)
+        ul.wakeUp()
+        #expect(ul.respond(to: [0x30, 0x00]).dataCount == 16)
+    }
+
+    /// Each chip's answer to commands it does not implement (datasheets and AN10833, cited in
+    /// `NTAG21xCore.Variant.unsupportedCommandAnswer`), written out by hand per chip.
+    @Test(
+        "Commands a chip does not implement: NTAG21x and EV1 NAK 0h, a plain Ultralight stays silent; all go idle",
+        arguments: [
+            // variant, frame, answer
+            (NTAG21xCore.Variant.ntag213, [UInt8]([0x1A, 0x00]), Type2Answer.nak(0)),  // Ultralight C AUTHENTICATE
+            (.ntag215, [0x1A, 0x00], .nak(0)),
+            (.ntag216, [0xA5, 0x00, 1, 0, 0, 0], .nak(0)),  // INCR_CNT is EV1-only
+            (.ntag215, [0x3E, 0x00], .nak(0)),  // CHECK_TEARING_EVENT is EV1-only
+            (.ultralightEV1MF0UL11, [0x1A, 0x00], .nak(0)),
+            (.ultralightEV1MF0UL21, [0x42], .nak(0)),
+            (.ultralight, [0x60], .silent),  // GET_VERSION
+            (.ultralight, [0x1A, 0x00], .silent),  // Ultralight C AUTHENTICATE
+            (.ultralight, [0x3A, 0x00, 0x03], .silent),  // FAST_READ
+            (.ultralight, [0x3C, 0x00], .silent),  // READ_SIG
+            (.ultralight, [0x1B, 0xFF, 0xFF, 0xFF, 0xFF], .silent),  // PWD_AUTH
+        ])
+    func unsupportedCommands(variant: NTAG21xCore.Variant, frame: [UInt8], answer: Type2Answer) throws {
+        var core = try fresh(variant)
+        #expect(core.respond(to: frame) == answer)
+        #expect(core.state == .idle)
+        #expect(core.respond(to: [0x30, 0x04]) == .silent)
+    }
+
+    @Test("Ultralight EV1: INCR_CNT adds to a counter (ACK), READ_CNT shows it, CHECK_TEARING_EVENT answers BD")
+    func ev1Counters() throws {
+        var core = try fresh(.ultralightEV1MF0UL11)
+        #expect(core.respond(to: [0xA5, 0x01, 0x05, 0x01, 0x00, 0x00]) == .ack)
+        #expect(core.respond(to: [0x39, 0x01]) == .data([0x05, 0x01, 0x00]))
+        #expect(core.respond(to: [0x3E, 0x02]) == .data([0xBD]))
+        #expect(core.respond(to: [0xA5, 0x03, 0x01, 0x00, 0x00, 0x00]) == .nak(0))
     }
 
     @Test("READ_CNT only when NFC_CNT_EN is set; the counter counts the first READ of each activation")

@@ -12,10 +12,17 @@ public struct NTAG21xCoreError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// Commands (first byte of the frame): READ `30`, FAST_READ `3A`, WRITE `A2`,
 /// COMPATIBILITY_WRITE `A0` (two frames), GET_VERSION `60`, READ_SIG `3C`, PWD_AUTH `1B`,
-/// READ_CNT `39`, HLTA `50 00`. An invalid address, a malformed frame, a locked or
-/// protected page, or an unknown command answers NAK `0h` and the tag goes idle: every
-/// later frame is ``Type2Answer/silent`` until ``wakeUp()`` or ``reactivate()``.
-/// A plain Ultralight (MF0ICU1) knows only READ, WRITE, COMPATIBILITY_WRITE and HLTA.
+/// READ_CNT `39`, HLTA `50 00`; Ultralight EV1 also INCR_CNT `A5` and CHECK_TEARING_EVENT `3E`.
+/// An invalid address, a malformed frame of a known command, or a locked or protected page
+/// answers NAK `0h` and the tag goes idle: every later frame is ``Type2Answer/silent``
+/// until ``wakeUp()`` or ``reactivate()``.
+///
+/// A command the chip does not implement gets what that chip's datasheet gives
+/// (``Variant/unsupportedCommandAnswer``): NTAG21x and Ultralight EV1 answer NAK `0h` and go
+/// idle; a plain Ultralight (MF0ICU1), which knows only READ, WRITE, COMPATIBILITY_WRITE
+/// and HLTA, does not answer at all and goes idle. Readers rely on the difference: libnfc's
+/// `nfc-mfultralight` and nfcpy take any answer to GET_VERSION for an EV1 or NTAG (nfcpy
+/// takes NAK `0h` for an NTAG203), and silence for a plain Ultralight (NXP AN10833).
 public struct NTAG21xCore: Sendable {
     /// The emulated product.
     public enum Variant: String, Sendable, Hashable, CaseIterable {
@@ -50,6 +57,36 @@ public struct NTAG21xCore: Sendable {
         }
 
         var isNTAG: Bool { self == .ntag213 || self == .ntag215 || self == .ntag216 }
+
+        /// How the chip answers a frame whose command code it does not implement.
+        public enum UnsupportedCommandAnswer: Sendable, Hashable {
+            /// A 4-bit NAK with this value, then IDLE.
+            case nak(UInt8)
+            /// No answer at all (the reader times out), then IDLE.
+            case silence
+        }
+
+        /// What this chip does with a command it does not implement, and the state it goes to
+        /// (IDLE, or HALT when it was woken from HALT: the core reports idle either way).
+        ///
+        /// - NTAG213/215/216 (datasheet Rev 3.2, "ACTIVE state": any other data received is
+        ///   interpreted as an error and the IC returns to IDLE or HALT; "NTAG ACK and NAK":
+        ///   NAK `0h`): NAK `0h`. Documented (state) and reported (the answer): nfcpy 1.0's
+        ///   `tt2_nxp.activate` reads an NTAG203's answer to the GET_VERSION it lacks as NAK `0h`.
+        /// - Ultralight EV1 MF0UL11/MF0UL21 (MF0ULX1 Rev 3.2, same "ACTIVE state" text and
+        ///   ACK/NAK table): as NTAG21x, from the same NXP command interpreter. Assumed.
+        /// - Ultralight MF0ICU1 (Rev 3.9, state diagram remark: "the command interpreter returns
+        ///   to the Idle state if an unexpected command is received"; its NAKs are defined for
+        ///   READ/WRITE arguments and transmission errors only): no answer. Documented by NXP
+        ///   AN10833 (MIFARE type identification), which tells Ultralight and Ultralight C
+        ///   from EV1 and NTAG by their silence to GET_VERSION, as nfcpy's `tt2_nxp.activate`
+        ///   (timeout: MIFARE Ultralight) and libnfc's `nfc-mfultralight` (no answer: 16 pages) do.
+        public var unsupportedCommandAnswer: UnsupportedCommandAnswer {
+            switch self {
+            case .ultralight: .silence
+            case .ntag213, .ntag215, .ntag216, .ultralightEV1MF0UL11, .ultralightEV1MF0UL21: .nak(0x0)
+            }
+        }
     }
 
     /// The ISO/IEC 14443-3 state as far as commands see it.
@@ -163,26 +200,61 @@ public struct NTAG21xCore: Sendable {
             guard frame.count == 16 else { return nak() }
             return write(page: page, data: Array(frame[0..<4]))
         }
-        guard let command = frame.first else { return nak() }
+        guard let command = frame.first else { return unsupported() }
         let ev1 = variant != .ultralight
-        switch (command, frame.count) {
-        case (0x30, 2): return read(from: Int(frame[1]))
-        case (0x3A, 3) where ev1: return fastRead(from: Int(frame[1]), to: Int(frame[2]))
-        case (0xA2, 6): return write(page: Int(frame[1]), data: Array(frame[2..<6]))
-        case (0xA0, 2):
-            guard writeCheck(page: Int(frame[1])) else { return nak() }
+        let ultralightEV1 = variant == .ultralightEV1MF0UL11 || variant == .ultralightEV1MF0UL21
+        switch command {
+        case 0x30:
+            guard frame.count == 2 else { return nak() }
+            return read(from: Int(frame[1]))
+        case 0x3A where ev1:
+            guard frame.count == 3 else { return nak() }
+            return fastRead(from: Int(frame[1]), to: Int(frame[2]))
+        case 0xA2:
+            guard frame.count == 6 else { return nak() }
+            return write(page: Int(frame[1]), data: Array(frame[2..<6]))
+        case 0xA0:
+            guard frame.count == 2, writeCheck(page: Int(frame[1])) else { return nak() }
             pendingCompatibilityWrite = Int(frame[1])
             return .ack
-        case (0x60, 1) where ev1:
-            guard let product = variant.product else { return nak() }
+        case 0x60 where ev1:
+            guard frame.count == 1, let product = variant.product else { return nak() }
             return .data(TagVersion.answer(for: product).bytes)
-        case (0x3C, 2) where ev1 && frame[1] == 0x00: return .data(signature)
-        case (0x1B, 5) where ev1: return passwordAuthenticate(Array(frame[1..<5]))
-        case (0x39, 2) where ev1: return readCounter(Int(frame[1]))
-        case (0x50, 2) where frame[1] == 0x00:
+        case 0x3C where ev1:
+            guard frame.count == 2, frame[1] == 0x00 else { return nak() }
+            return .data(signature)
+        case 0x1B where ev1:
+            guard frame.count == 5 else { return nak() }
+            return passwordAuthenticate(Array(frame[1..<5]))
+        case 0x39 where ev1:
+            guard frame.count == 2 else { return nak() }
+            return readCounter(Int(frame[1]))
+        case 0xA5 where ultralightEV1:  // INCR_CNT (MF0ULX1 §9.7): counter + 24-bit value, LSB first
+            guard frame.count == 6, frame[1] < 3 else { return nak() }
+            let add = UInt32(frame[2]) | UInt32(frame[3]) << 8 | UInt32(frame[4]) << 16
+            guard counters[Int(frame[1])] + add <= 0xFF_FFFF else { return nak() }
+            counters[Int(frame[1])] += add
+            return .ack
+        case 0x3E where ultralightEV1:  // CHECK_TEARING_EVENT (MF0ULX1 §9.8): BDh = no tearing
+            guard frame.count == 2, frame[1] < 3 else { return nak() }
+            return .data([0xBD])
+        case 0x50:
+            guard frame.count == 2, frame[1] == 0x00 else { return nak() }
             halt()
             return .silent
-        default: return nak()
+        default:
+            return unsupported()
+        }
+    }
+
+    /// A command code this chip does not implement: ``Variant/unsupportedCommandAnswer``.
+    private mutating func unsupported() -> Type2Answer {
+        switch variant.unsupportedCommandAnswer {
+        case .nak(let value): return nak(value)
+        case .silence:
+            state = .idle
+            pendingCompatibilityWrite = nil
+            return .silent
         }
     }
 
