@@ -203,15 +203,20 @@ public struct TagReport: Sendable {
         if let d = dataAreaSize { out.append("Data area:            \(d) bytes") }
         if let m = maximumNDEFMessageSize { out.append("Maximum NDEF message: \(m) bytes") }
         if let ndef = ndefMessageBytes {
-            out.append(
-                ndef.isEmpty
-                    ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            if ndef.isEmpty {
+                out.append("NDEF message: empty")
+            } else if ndef.count <= 32 {
+                out.append("NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            } else {  // long messages 16 bytes a line, not one endless hex line
+                out.append("NDEF message (\(ndef.count) bytes):")
+                for i in stride(from: 0, to: ndef.count, by: 16) {
+                    out.append("  " + Array(ndef[i..<min(i + 16, ndef.count)]).hexString(separator: " "))
+                }
+            }
         }
         if let message = ndefMessage {
-            for (i, d) in message.descriptions.enumerated() {
-                let body = d.uri ?? d.text.map { "\"\($0)\"" + (d.language.map { " (\($0))" } ?? "") } ?? d.payloadHex
-                out.append("  record \(i + 1): \(d.tnfName) \(d.type): \(body)")
-            }
+            // Everything the JSON report says of each record, warnings and nested records included.
+            for (i, d) in message.descriptions.enumerated() { out += d.textLines(number: "\(i + 1)") }
         }
         if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
         if let readError { out.append("Read failed: \(readError)") }
