@@ -172,3 +172,43 @@ struct FieldInputsCLITests {
         #expect(lines.contains("    20 21 22 23 24 25 26 27"), "\(r.stdout)")
     }
 }
+
+extension FieldInputsCLITests {
+    @Test("2. Flipper 'Pages read: 133' of 135: tag show warns which pages are unknown; emulation answers them 00")
+    func flipperPagesRead() async throws {
+        var lines = [
+            "Filetype: Flipper NFC device", "Version: 4", "Device type: NTAG/Ultralight", "UID: 04 A2 3B 91 5C 6E 80",
+            "ATQA: 00 44", "SAK: 00", "Data format version: 2", "NTAG/Ultralight type: NTAG215",
+            "Mifare version: 00 04 04 02 01 00 11 03", "Pages total: 135", "Pages read: 133",
+        ]
+        var pages = [String](repeating: "00 00 00 00", count: 135)
+        pages[0] = "04 A2 3B 15"  // BCC0 = 88 ^ 04 ^ A2 ^ 3B
+        pages[1] = "91 5C 6E 80"
+        pages[2] = "3F 48 00 00"  // BCC1 = 91 ^ 5C ^ 6E ^ 80
+        pages[3] = "E1 10 3E 00"
+        pages[4] = "03 00 FE 00"
+        pages[130] = "00 00 00 BD"
+        pages[131] = "04 00 00 FF"
+        pages[132] = "00 05 00 00"
+        for (i, p) in pages.enumerated() { lines.append("Page \(i): \(p)") }
+        let path = try FieldInputs.write(Data((lines.joined(separator: "\n") + "\n").utf8), name: "ntag215.nfc")
+        defer { FieldInputs.remove(path) }
+        let r = try await NFCBench.run(["tag", "show", "--json", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try JSONValue(parsing: r.stdout)
+        guard case .array(let warnings)? = o["warnings"] else {
+            Issue.record("no warnings: \(r.stdout)")
+            return
+        }
+        let unread = warnings.first { $0["kind"]?.stringValue == "unreadPages" }
+        #expect(unread?["message"]?.stringValue?.contains("133-134; PWD (page 133), PACK (page 134)") == true)
+        let text = try await NFCBench.run(["tag", "show", path])
+        #expect(text.stdout.contains("warning: 2 page(s) not read when the file was made (133-134;"), "\(text.stdout)")
+        // What a reader gets on the virtual PN532: pages 132-134 as READ answers them.
+        let fake = try VirtualPN532Process(tag: path)
+        let dump = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
+        _ = try await fake.stop()
+        let read = VirtualPN532Process.pages(dump.stdout)
+        #expect(read.count == 135 && read[133] == "00000000" && read[134] == "00000000", "\(dump.stdout)")
+    }
+}

@@ -124,6 +124,12 @@ public struct TagFile: Sendable, Hashable {
     public var source: SourceFormat
     /// What the loader assumed or repaired (missing ATQA, padded pages, byte order), for people.
     public var notes: [String]
+    /// Type 2 pages the file says were not read (a Flipper `Pages read` below `Pages total`,
+    /// our JSON's `unread_pages`), ascending. Their bytes in ``pages`` are placeholders
+    /// `00 00 00 00`, not the tag's: emulation answers them (as a real NTAG answers PWD and
+    /// PACK, which no reader can read), `tag show` reports them, and ``restorablePages``
+    /// leaves them out, so nothing writes them back to a tag.
+    public var unreadPages: [Int] = []
 
     public init(
         type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
@@ -248,6 +254,16 @@ public struct TagFile: Sendable, Hashable {
                 pages.append(p)
             }
             file.pages = try checkPages(pages, type: type, field: "pages", notes: &file.notes)
+            if let list = j.raw["unread_pages"] {
+                let numbers = list as? [Any] ?? []
+                let unread = numbers.compactMap { JSONFields.isBoolean($0) ? nil : $0 as? Int }
+                guard list is [Any], unread.count == numbers.count, unread.allSatisfy(file.pages.indices.contains)
+                else {
+                    throw TagFileError(
+                        .invalidValue, field: "unread_pages", "expected page numbers 0 to \(file.pages.count - 1)")
+                }
+                file.unreadPages = Array(Set(unread)).sorted()
+            }
         }
         if let list = j.raw["faults"] {
             guard let items = list as? [[String: Any]] else {
@@ -401,21 +417,32 @@ public struct TagFile: Sendable, Hashable {
                 .invalidValue, field: "Pages total", line: total.line,
                 "\"\(total.value)\"; a Type 2 tag has 4 to \(Self.maximumPages) pages")
         }
+        // "Pages read" below "Pages total": the Flipper could not read the rest (PWD and PACK,
+        // or pages behind AUTH0) and lists them as 00. They are unknown, not zero.
+        var pagesRead = pageTotal
         if let read = values["Pages read"] {
             guard let n = Int(read.value), (0...pageTotal).contains(n) else {
                 throw TagFileError(
                     .invalidValue, field: "Pages read", line: read.line, "\"\(read.value)\"; 0 to \(pageTotal)")
             }
+            pagesRead = n
         }
         var pages: [[UInt8]] = []
+        var unread: [Int] = []
         for n in 0..<pageTotal {
-            guard let p = pageLines[n] else {
+            if n >= pagesRead || pageLines[n] == nil {
                 if n < 4 { throw TagFileError(.missingField, field: "Page \(n)", "pages 0-3 are required") }
-                notes.append("Page \(n) onwards missing (\"Pages read\" < total); filled with 00")
-                pages += [[UInt8]](repeating: [0, 0, 0, 0], count: pageTotal - n)
-                break
+                unread.append(n)
+                pages.append([0, 0, 0, 0])
+            } else if let p = pageLines[n] {
+                pages.append(p.bytes)
             }
-            pages.append(p.bytes)
+        }
+        if let first = unread.first {
+            let range = unread.count == 1 ? "page \(first)" : "pages \(first)-\(unread.last ?? first)"
+            notes.append(
+                "\(range) (\(unread.count) of \(pageTotal)) not read by the Flipper (\"Pages read: \(pagesRead)\"): "
+                    + "unknown, held as 00 00 00 00; emulation answers that, write/restore never writes them")
         }
         if let extra = pageLines.keys.filter({ $0 >= pageTotal }).min() {
             throw TagFileError(
@@ -426,6 +453,7 @@ public struct TagFile: Sendable, Hashable {
             type: type, activation: activation, getVersion: try hex("Mifare version", count: 8),
             signature: try hex("Signature", count: 32), source: .flipper, notes: notes)
         file.pages = try checkPages(pages, type: type, field: "Pages total", notes: &file.notes)
+        file.unreadPages = unread
         return file
     }
 
@@ -486,6 +514,16 @@ public struct TagFile: Sendable, Hashable {
             return pages + [[UInt8]](repeating: [0, 0, 0, 0], count: total - pages.count)
         }
         return pages
+    }
+
+    // MARK: Restoring
+
+    /// The Type 2 pages a restore may write back to a tag, in order: pages 2 and on (0–1 hold
+    /// the UID, read-only on every NTAG/Ultralight), without ``unreadPages``, whose bytes
+    /// are placeholders and would, for PWD, set a password of 00 00 00 00.
+    public var restorablePages: [(page: Int, bytes: [UInt8])] {
+        let unread = Set(unreadPages)
+        return pages.indices.filter { $0 >= 2 && !unread.contains($0) }.map { ($0, pages[$0]) }
     }
 
     // MARK: Emulation
@@ -567,6 +605,9 @@ public struct TagFile: Sendable, Hashable {
         } else {
             lines.append(
                 "  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
+            if !unreadPages.isEmpty {
+                lines.append("  \"unread_pages\": [\(unreadPages.map(String.init).joined(separator: ", "))]")
+            }
         }
         if !faults.isEmpty {
             lines.append(

@@ -21,6 +21,8 @@ public struct TagReport: Sendable {
             case auth0ProtectsNDEF
             /// A scheduled fault in the file will interrupt readers.
             case faultsScheduled
+            /// Pages the file says were not read: their bytes are unknown (``TagFile/unreadPages``).
+            case unreadPages
         }
 
         public let kind: Kind
@@ -80,6 +82,10 @@ public struct TagReport: Sendable {
                 "\(file.faults.count) scheduled fault(s): "
                     + file.faults.map { "\($0.kind.rawValue) after \($0.afterCommands) commands" }.joined(
                         separator: ", "))
+        }
+
+        if !file.unreadPages.isEmpty {
+            warn(.unreadPages, Self.unreadPagesMessage(file))
         }
 
         guard file.type != .type4, let core = try? file.makeCore() else {
@@ -179,6 +185,27 @@ public struct TagReport: Sendable {
         self.ndefMessageBytes = ndef
         self.readError = failure
         self.warnings = warnings
+    }
+
+    /// Which pages were not read, what they are on this product, and what follows.
+    static func unreadPagesMessage(_ file: TagFile) -> String {
+        let pages = file.unreadPages
+        var runs: [String] = []
+        var i = 0
+        while i < pages.count {
+            var j = i
+            while j + 1 < pages.count && pages[j + 1] == pages[j] + 1 { j += 1 }
+            runs.append(i == j ? "\(pages[i])" : "\(pages[i])-\(pages[j])")
+            i = j + 1
+        }
+        var roles: [String] = []
+        if let layout = file.type.type2Variant(pageCount: file.pages.count)?.layout {
+            if let p = layout.passwordPage, pages.contains(p) { roles.append("PWD (page \(p))") }
+            if let p = layout.packPage, pages.contains(p) { roles.append("PACK (page \(p))") }
+        }
+        return "\(pages.count) page(s) not read when the file was made (\(runs.joined(separator: ", "))"
+            + (roles.isEmpty ? "" : "; \(roles.joined(separator: ", ")), which no reader can read")
+            + "): their bytes are unknown; emulation answers 00 00 00 00 for them, and a restore never writes them"
     }
 
     /// A plain-text report, one fact a line.
