@@ -212,3 +212,42 @@ extension FieldInputsCLITests {
         #expect(read.count == 135 && read[133] == "00000000" && read[134] == "00000000", "\(dump.stdout)")
     }
 }
+
+extension FieldInputsCLITests {
+    @Test("7. write --help shows the one text: syntax; text:OK: done is the text \"OK: done\" in English (dry run)")
+    func textSyntax() async throws {
+        let help = try await NFCBench.run(["write", "--help"])
+        #expect(help.stdout.contains("text@de:Hallo") && help.stdout.contains("(text:OK: done)"), "\(help.stdout)")
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let r = try await NFCBench.run(
+            ["write", "--device", fake.device, "--ndef", "text:OK: done", "--dry-run"], timeout: .seconds(30))
+        _ = try await fake.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        // TLV 03 0F, D1 01 0B 54, status 02 "en", then "OK: done".
+        #expect(r.stdout.contains("page 4: 03 0F D1 01"), "\(r.stdout)")
+        #expect(r.stdout.contains("page 5: 0B 54 02 65"), "\(r.stdout)")
+        #expect(r.stdout.contains("page 6: 6E 4F 4B 3A"), "\(r.stdout)")
+    }
+
+    @Test("8. 430 bytes to a 256-byte Type 4 file: refused, nothing sent, and the message says exactly that")
+    func oversizeType4Write() async throws {
+        // One 430-byte Text record: C1 (MB ME, not short, TNF 1), type length 01, payload length
+        // 00 00 01 A7 (423), type T, payload 02 "en" + 420 × "A".
+        let payload: [UInt8] = [0x02, 0x65, 0x6E] + [UInt8](repeating: 0x41, count: 420)
+        let message: [UInt8] = [0xC1, 0x01, 0x00, 0x00, 0x01, 0xA7, 0x54] + payload
+        #expect(message.count == 430)
+        let path = try FieldInputs.write(Data(message), name: "big.ndef")
+        defer { FieldInputs.remove(path) }
+        let backup = (path as NSString).deletingLastPathComponent + "/backup.json"
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/t4t-uri.json")
+        let r = try await NFCBench.run(
+            ["write", "--device", fake.device, "--ndef", "@\(path)", "--backup", backup], timeout: .seconds(30))
+        let after = try await fake.stop()
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("no UPDATE BINARY was sent, the tag is unchanged"), "\(r.stderr)")
+        #expect(!r.stderr.contains("NLEN was set to 0"), "\(r.stderr)")
+        #expect(
+            after.contains("\"ndef_file\": \"001DD1011955046578616D706C652E636F6D2F6E666362656E63682F743474"),
+            "\(after)")
+    }
+}

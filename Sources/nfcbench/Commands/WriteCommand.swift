@@ -110,15 +110,14 @@ enum WriteCommand {
             }
             let backupPath = try saveBackup(target, connection, version: version, to: backup)
             lines.append("backup of the old content: \(backupPath)")
+            let sent = Type2WriteRecorder(base: t)  // the wording says what was sent (NFCTags)
             do {
-                try reader.writeNDEF(message)
+                try Type2TagReader(transport: sent, version: version).writeNDEF(message)
             } catch {
-                if case .writeInterrupted(let pages, let cause) = error.code {
-                    throw CLIError.failure(
-                        "write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]; the old content is in \(backupPath)"
-                    )
-                }
-                throw CLIError.failure("refused: \(error); nothing written (backup in \(backupPath))")
+                throw CLIError.failure(
+                    NDEFWriteReport.type2Failure(
+                        error, writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count)
+                        + "; the old content is in \(backupPath)")
             }
             let back = try reader.readNDEF()
             guard back == message else {
@@ -154,10 +153,11 @@ enum WriteCommand {
             }
             let backupPath = try saveBackup(target, connection, version: nil, to: backup)
             lines.append("backup of the old content: \(backupPath)")
-            do { try reader.writeNDEF(message, capabilityContainer: cc) } catch {
+            let sent = APDURecorder(base: t)  // the wording says what was sent (NFCTags)
+            do { try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc) } catch {
                 throw CLIError.failure(
-                    "write failed: \(error); NLEN was set to 0 first, so the tag reads as empty or old, never torn; backup in \(backupPath)"
-                )
+                    NDEFWriteReport.type4Failure(error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize)
+                        + "; the old content is in \(backupPath)")
             }
             let back = try reader.readNDEF(capabilityContainer: cc)
             guard back == message else {
