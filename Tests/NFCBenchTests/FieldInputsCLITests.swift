@@ -251,3 +251,47 @@ extension FieldInputsCLITests {
             "\(after)")
     }
 }
+
+extension FieldInputsCLITests {
+    /// A Proxmark3 trace file of `frames` (timestamp 1000 × index, duration 100, parity zero).
+    static func traceFile(_ frames: [(fromTag: Bool, hex: String)]) throws -> String {
+        var bytes: [UInt8] = []
+        for (i, f) in frames.enumerated() {
+            let b = try #require([UInt8](hex: f.hex))
+            let ts = UInt32(1000 * i)
+            let len = UInt16(b.count) | (f.fromTag ? 0x8000 : 0)
+            bytes += [UInt8(ts & 0xFF), UInt8(ts >> 8 & 0xFF), UInt8(ts >> 16 & 0xFF), UInt8(ts >> 24), 100, 0]
+            bytes += [UInt8(len & 0xFF), UInt8(len >> 8)] + b + [UInt8](repeating: 0, count: (b.count + 7) / 8)
+        }
+        return try FieldInputs.write(Data(bytes), name: "capture.trace")
+    }
+
+    @Test("4. profile import of a WUPB + ATQB trace says ISO14443B; a trace of nothing known is refused (65)")
+    func importTypeB() async throws {
+        let path = try Self.traceFile([(false, "05 00 08 39 73"), (true, "50 12 34 56 78 00 00 00 00 00 71 85 EE 14")])
+        defer { FieldInputs.remove(path) }
+        let r = try await NFCBench.run(["profile", "import", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("\"technology\": \"ISO14443B\""), "\(r.stdout)")
+        let junk = try Self.traceFile([(false, "01 02 03"), (true, "04")])
+        defer { FieldInputs.remove(junk) }
+        let refused = try await NFCBench.run(["profile", "import", junk])
+        #expect(refused.status == 65)
+        #expect(refused.stderr.contains("no ISO/IEC 14443 A or B or FeliCa frame recognised"), "\(refused.stderr)")
+    }
+
+    @Test("5. profile import keeps a native answer raw, with no expect_sw, and warns")
+    func importNativeAnswer() async throws {
+        let path = try Self.traceFile([
+            (false, "E0 80 31 73"), (true, "06 75 77 81 02 80 02 F0"),
+            (false, "02 5A 00 00 01 EF 0E"), (true, "02 00 10 2D"),
+        ])
+        defer { FieldInputs.remove(path) }
+        let r = try await NFCBench.run(["profile", "import", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains("\"expect_sw\":"), "\(r.stdout)")
+        #expect(!r.stdout.contains("got no answer"), "\(r.stdout)")
+        #expect(r.stdout.contains("the card answered 00 (1 byte(s)), not an ISO 7816-4 response"), "\(r.stdout)")
+        #expect(r.stderr.contains("1 answer(s) are not ISO 7816-4 responses"), "\(r.stderr)")
+    }
+}
