@@ -9,14 +9,12 @@ public enum PCSCPart3 {
     /// `62 82`: end of data (or memory) reached before Le bytes (GET DATA, READ BINARY,
     /// UPDATE BINARY).
     public static let endReached: [UInt8] = [0x62, 0x82]
-    /// `63 00`: no information given (the card did not answer).
+    /// `63 00`: no information given (the tag NAKed or did not answer: the reader cannot tell why).
     public static let noInformation: [UInt8] = [0x63, 0x00]
     /// `65 81`: memory failure, unsuccessful writing (UPDATE BINARY).
     public static let memoryFailure: [UInt8] = [0x65, 0x81]
     /// `67 00`: wrong length (Lc or the APDU's shape).
     public static let wrongLength: [UInt8] = [0x67, 0x00]
-    /// `69 82`: security status not satisfied (a protected or locked page).
-    public static let securityNotSatisfied: [UInt8] = [0x69, 0x82]
     /// `6A 81`: function not supported (P1/P2 the reader does not know).
     public static let functionNotSupported: [UInt8] = [0x6A, 0x81]
     /// `6A 82`: addressed block or byte does not exist (READ/UPDATE BINARY).

@@ -10,8 +10,8 @@ public import NFCTags
 /// | --- | --- | --- |
 /// | `FF CA 00 00 Le` GET DATA (UID) | `30 00` | UID `90 00` (Le `00` or 7); `6C 07` (Le < 7); UID `62 82` (Le > 7) |
 /// | `FF CA 01 00 Le` GET DATA (historical bytes) | — | `6A 81` (a storage card has no ATS) |
-/// | `FF B0 <page MSB> <page> Le` READ BINARY | `30 <page>`, `30 <page+4>`… | Le bytes `90 00` (`00` = 256); to the end of memory + `62 82`; `6A 82` past the end; `69 82` on a protected page |
-/// | `FF D6 <page MSB> <page> Lc <4·n bytes>` UPDATE BINARY | `A2 <page> <4 bytes>` per page | `90 00`; `62 82` when the memory ends first; `6A 82` past the end; `69 82` refused (locked, read-only or protected page); `65 81` refused after some pages were written |
+/// | `FF B0 <page MSB> <page> Le` READ BINARY | `30 <page>`, `30 <page+4>`… | Le bytes `90 00` (`00` = 256); to the end of memory + `62 82`; `6A 82` past the end; `63 00` when the tag NAKs (a protected page) |
+/// | `FF D6 <page MSB> <page> Lc <4·n bytes>` UPDATE BINARY | `A2 <page> <4 bytes>` per page | `90 00`; `62 82` when the memory ends first; `6A 82` past the end; `63 00` when the tag NAKs the first page (locked, read-only or protected: its NAK does not say which); `65 81` when it NAKs a later one |
 /// | `FF 82 00 <key number> 06 <key>` LOAD KEYS | — | `90 00` (volatile card keys 00–01); `69 83` reader key, `69 85` secured, `69 87` non-volatile, `69 88` key number, `69 89` key length |
 /// | `FF 86 00 00 05 01 00 <block> <60/61> <key number>` GENERAL AUTHENTICATE | — | `69 86` key type, `69 88` key number, `69 83` otherwise: a Type 2 tag has no MIFARE Classic authentication |
 /// | `FF C2 00 00 02 81 00 00` / `82 00` start / end transparent session | — | `C0 03 00 90 00 90 00` |
@@ -76,10 +76,9 @@ public struct StorageCardPersonality<Core: VirtualType2Responder>: VirtualCardPe
         var page = first
         while out.count < min(wanted, available) {
             guard page <= 0xFF, case .data(let block) = core.respond(to: [0x30, UInt8(page)]), !block.isEmpty else {
-                if out.isEmpty {
-                    return core.pageCount == nil ? PCSCPart3.blockDoesNotExist : PCSCPart3.securityNotSatisfied
-                }
-                return out + PCSCPart3.endReached
+                // The tag's NAK says no more than "invalid argument" (protected page, or past
+                // the end when the reader does not know the size): part 3's "no information".
+                return out.isEmpty ? PCSCPart3.noInformation : out + PCSCPart3.endReached
             }
             out += block
             page += 4
@@ -104,7 +103,7 @@ public struct StorageCardPersonality<Core: VirtualType2Responder>: VirtualCardPe
             guard page < pages, page <= 0xFF else { return PCSCPart3.endReached }
             switch core.respond(to: [0xA2, UInt8(page)] + command.data[offset..<(offset + 4)]) {
             case .ack: written += 1
-            case .nak: return written == 0 ? PCSCPart3.securityNotSatisfied : PCSCPart3.memoryFailure
+            case .nak: return written == 0 ? PCSCPart3.noInformation : PCSCPart3.memoryFailure
             case .silent, .data: return written == 0 ? PCSCPart3.noInformation : PCSCPart3.memoryFailure
             }
         }
