@@ -8,7 +8,9 @@ makes that link as root and removes it when it stops).
 Waits up to 10 s for a tag, reads it as nfcpy's own tag classes do, and prints one JSON object:
   {"tag": "Type2Tag 'NXP NTAG215' ID=...", "ndef": true, "octets": "D1 01 ...",
    "records": [{"tnf": 1, "type": "55", "id": "", "payload": "04..."}]}
-"ndef" is false (and "octets" empty) when nfcpy finds no NDEF on the tag.
+"ndef" is false (and "octets" empty) when nfcpy finds no NDEF on the tag. For a MIFARE
+Ultralight C, "authenticated" says whether nfcpy's 3DES AUTHENTICATE with the factory key
+(BREAKMEIFYOUCAN!) succeeded.
 Exit status 2 when nfcpy is missing, 3 when no reader opens at PATH, 4 when no tag came.
 Runs itself with the project's virtual environment (.venv/bin/python, made by
 scripts/install-deps) whatever python3 started it.
@@ -75,6 +77,8 @@ def main():
             octets = bytes(tag.ndef.octets)
             result["octets"] = octets.hex().upper()
             result["records"] = records(octets) if octets else []
+        if type(tag).__name__ == "MifareUltralightC":
+            result["authenticated"] = bool(tag.authenticate(b""))
         print(json.dumps(result))
         return 0
     finally:

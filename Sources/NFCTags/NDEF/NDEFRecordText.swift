@@ -43,7 +43,11 @@ extension NDEFRecordDescription {
             head += ": \(uri)"
         } else if let text {
             head += " (\(language ?? "?")\(encoding.map { $0 == "UTF-8" ? "" : ", \($0)" } ?? "")):"
-            body = Self.wrap(text, width: width - inner.count).map { inner + $0 }
+            if !text.contains(where: \.isNewline), head.count + text.count + 3 <= width {
+                head += " \"\(text)\""  // a short text stays on the record's line
+            } else {
+                body = Self.wrap(text, width: width - inner.count).map { inner + $0 }
+            }
         } else if let packageName {
             head += ": \(packageName)"
         } else if let payload, let decoded = mediaText(payload) {

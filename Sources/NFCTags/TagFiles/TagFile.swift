@@ -47,6 +47,7 @@ public struct TagFile: Sendable, Hashable {
     /// The `type` field.
     public enum TagType: String, Sendable, Hashable, CaseIterable {
         case ntag213, ntag215, ntag216, ultralight
+        case ultralightC = "ultralight_c"
         case ultralightEV1 = "ultralight_ev1"
         case type4
 
@@ -57,6 +58,7 @@ public struct TagFile: Sendable, Hashable {
             case .ntag215: .ntag215
             case .ntag216: .ntag216
             case .ultralight: .ultralight
+            case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
             case .type4: nil
             }
@@ -390,11 +392,12 @@ public struct TagFile: Sendable, Hashable {
         case "NTAG215": type = .ntag215
         case "NTAG216": type = .ntag216
         case "Mifare Ultralight", "Ultralight": type = .ultralight
+        case "Mifare Ultralight C", "Ultralight C": type = .ultralightC
         case "Mifare Ultralight 11", "Mifare Ultralight 21", "Ultralight 11", "Ultralight 21": type = .ultralightEV1
         default:
             throw TagFileError(
                 .unsupported, field: "Device type", line: device.line,
-                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (11/21)")
+                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (C, 11, 21)")
         }
         var notes: [String] = []
         guard let uid = try hex("UID") else {
@@ -480,6 +483,7 @@ public struct TagFile: Sendable, Hashable {
             }
         }
         if pageCount == 16 { return .ultralight }
+        if pageCount == 48 { return .ultralightC }  // MF0ICU2: no GET_VERSION, 48 pages
         throw TagFileError(
             .unsupported, field: field, "no known GET_VERSION and \(pageCount) pages: cannot tell the tag type")
     }

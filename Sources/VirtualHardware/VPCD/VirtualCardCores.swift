@@ -26,7 +26,7 @@ extension TagFile {
     /// The vpcd personality for this tag file: a T4T NDEF application behind an ISO/IEC
     /// 14443-4 ATR (historical bytes from the file's ATS) for `type4`, or the Type 2 image
     /// behind a PC/SC part 3 storage-card ATR (card name MIFARE Ultralight `00 03`, as
-    /// readers report NTAG21x) for Type 2 files.
+    /// readers report NTAG21x; Ultralight C `00 3A`) for Type 2 files.
     /// - Throws: ``VirtualCardTagFileError`` when the file's contents can't be served.
     public func makeVirtualCardPersonality() throws(VirtualCardTagFileError) -> any VirtualCardPersonality {
         if type == .type4 {
@@ -51,7 +51,10 @@ extension TagFile {
                 historicalBytes: Self.historicalBytes(ats: activation.ats))
         }
         do {
-            return StorageCardPersonality(core: try makeCore())
+            // Card name per PC/SC part 3 (Supplement, card names): Ultralight C `00 3A`, else Ultralight `00 03`.
+            let name: PCSCCardName = type == .ultralightC ? .mifareUltralightC : .mifareUltralight
+            return StorageCardPersonality(
+                core: try makeCore(), atr: ATR.storageCard(standard: .iso14443APart3, cardName: name).bytes)
         } catch {
             throw VirtualCardTagFileError(error.description)
         }
