@@ -136,8 +136,9 @@ struct TagReadProceduresCLITests {
         // The text report names them too.
         let plain = try await NFCBench.run(["tag", "show", path])
         #expect(plain.stdout.contains("record 1: nfcWellKnown Sp: https://example.com/sp"))
-        #expect(plain.stdout.contains("warning (record 1.4 act): act value 0x03 is RFU"))
-        #expect(plain.stdout.contains("warning (record 1.6 t): empty t record ignored"))
+        #expect(plain.stdout.contains("record 1.4: nfcWellKnown act: 03\n      warning: act value 0x03 is RFU"))
+        #expect(
+            plain.stdout.contains("record 1.6: nfcWellKnown t: (no payload)\n      warning: empty t record ignored"))
     }
 
     @Test("A mapping 3.0 file with a 64-byte NDEF file: tag show and session sim: exit 65 with the same error, no 201")

@@ -8,6 +8,7 @@ public struct TagFile: Sendable, Hashable {
     /// The `type` field.
     public enum TagType: String, Sendable, Hashable, CaseIterable {
         case ntag213, ntag215, ntag216, ultralight
+        case ultralightC = "ultralight_c"
         case ultralightEV1 = "ultralight_ev1"
         case type4
 
@@ -18,6 +19,7 @@ public struct TagFile: Sendable, Hashable {
             case .ntag215: .ntag215
             case .ntag216: .ntag216
             case .ultralight: .ultralight
+            case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
             case .type4: nil
             }
@@ -85,6 +87,12 @@ public struct TagFile: Sendable, Hashable {
     public var source: SourceFormat
     /// What the loader assumed or repaired (missing ATQA, padded pages, byte order), for people.
     public var notes: [String]
+    /// Type 2 pages the file says were not read (a Flipper `Pages read` below `Pages total`,
+    /// our JSON's `unread_pages`), ascending. Their bytes in ``pages`` are placeholders
+    /// `00 00 00 00`, not the tag's: emulation answers them (as a real NTAG answers PWD and
+    /// PACK, which no reader can read), `tag show` reports them, and ``restorablePages``
+    /// leaves them out, so nothing writes them back to a tag.
+    public var unreadPages: [Int] = []
 
     public init(
         type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
@@ -147,7 +155,14 @@ public struct TagFile: Sendable, Hashable {
             type: j.type, activation: try makeActivation(uid: j.uid, atqa: j.atqa, sak: j.sak, ats: j.ats),
             getVersion: j.getVersion, signature: j.signature, type4: j.type4, faults: j.faults, comment: j.comment,
             source: .nfcbench)
-        if j.type4 == nil { file.pages = try checkPages(j.pages, type: j.type, field: "pages", notes: &file.notes) }
+        if j.type4 == nil {
+            file.pages = try checkPages(j.pages, type: j.type, field: "pages", notes: &file.notes)
+            guard j.unreadPages.allSatisfy(file.pages.indices.contains) else {
+                throw TagFileError(
+                    .invalidValue, field: "unread_pages", "expected page numbers 0 to \(file.pages.count - 1)")
+            }
+            file.unreadPages = Array(Set(j.unreadPages)).sorted()
+        }
         return file
     }
 
@@ -257,11 +272,12 @@ public struct TagFile: Sendable, Hashable {
         case "NTAG215": type = .ntag215
         case "NTAG216": type = .ntag216
         case "Mifare Ultralight", "Ultralight": type = .ultralight
+        case "Mifare Ultralight C", "Ultralight C": type = .ultralightC
         case "Mifare Ultralight 11", "Mifare Ultralight 21", "Ultralight 11", "Ultralight 21": type = .ultralightEV1
         default:
             throw TagFileError(
                 .unsupported, field: "Device type", line: device.line,
-                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (11/21)")
+                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (C, 11, 21)")
         }
         var notes: [String] = []
         guard let uid = try hex("UID") else {
@@ -284,21 +300,32 @@ public struct TagFile: Sendable, Hashable {
                 .invalidValue, field: "Pages total", line: total.line,
                 "\"\(total.value)\"; a Type 2 tag has 4 to \(Self.maximumPages) pages")
         }
+        // "Pages read" below "Pages total": the Flipper could not read the rest (PWD and PACK,
+        // or pages behind AUTH0) and lists them as 00. They are unknown, not zero.
+        var pagesRead = pageTotal
         if let read = values["Pages read"] {
             guard let n = Int(read.value), (0...pageTotal).contains(n) else {
                 throw TagFileError(
                     .invalidValue, field: "Pages read", line: read.line, "\"\(read.value)\"; 0 to \(pageTotal)")
             }
+            pagesRead = n
         }
         var pages: [[UInt8]] = []
+        var unread: [Int] = []
         for n in 0..<pageTotal {
-            guard let p = pageLines[n] else {
+            if n >= pagesRead || pageLines[n] == nil {
                 if n < 4 { throw TagFileError(.missingField, field: "Page \(n)", "pages 0-3 are required") }
-                notes.append("Page \(n) onwards missing (\"Pages read\" < total); filled with 00")
-                pages += [[UInt8]](repeating: [0, 0, 0, 0], count: pageTotal - n)
-                break
+                unread.append(n)
+                pages.append([0, 0, 0, 0])
+            } else if let p = pageLines[n] {
+                pages.append(p.bytes)
             }
-            pages.append(p.bytes)
+        }
+        if let first = unread.first {
+            let range = unread.count == 1 ? "page \(first)" : "pages \(first)-\(unread.last ?? first)"
+            notes.append(
+                "\(range) (\(unread.count) of \(pageTotal)) not read by the Flipper (\"Pages read: \(pagesRead)\"): "
+                    + "unknown, held as 00 00 00 00; emulation answers that, write/restore never writes them")
         }
         if let extra = pageLines.keys.filter({ $0 >= pageTotal }).min() {
             throw TagFileError(
@@ -309,6 +336,7 @@ public struct TagFile: Sendable, Hashable {
             type: type, activation: activation, getVersion: try hex("Mifare version", count: 8),
             signature: try hex("Signature", count: 32), source: .flipper, notes: notes)
         file.pages = try checkPages(pages, type: type, field: "Pages total", notes: &file.notes)
+        file.unreadPages = unread
         return file
     }
 
@@ -335,6 +363,7 @@ public struct TagFile: Sendable, Hashable {
             }
         }
         if pageCount == 16 { return .ultralight }
+        if pageCount == 48 { return .ultralightC }  // MF0ICU2: no GET_VERSION, 48 pages
         throw TagFileError(
             .unsupported, field: field, "no known GET_VERSION and \(pageCount) pages: cannot tell the tag type")
     }
@@ -369,6 +398,16 @@ public struct TagFile: Sendable, Hashable {
             return pages + [[UInt8]](repeating: [0, 0, 0, 0], count: total - pages.count)
         }
         return pages
+    }
+
+    // MARK: Restoring
+
+    /// The Type 2 pages a restore may write back to a tag, in order: pages 2 and on (0–1 hold
+    /// the UID, read-only on every NTAG/Ultralight), without ``unreadPages``, whose bytes
+    /// are placeholders and would, for PWD, set a password of 00 00 00 00.
+    public var restorablePages: [(page: Int, bytes: [UInt8])] {
+        let unread = Set(unreadPages)
+        return pages.indices.filter { $0 >= 2 && !unread.contains($0) }.map { ($0, pages[$0]) }
     }
 
     // MARK: Emulation
@@ -456,6 +495,9 @@ public struct TagFile: Sendable, Hashable {
         } else {
             lines.append(
                 "  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
+            if !unreadPages.isEmpty {
+                lines.append("  \"unread_pages\": [\(unreadPages.map(String.init).joined(separator: ", "))]")
+            }
         }
         if !faults.isEmpty {
             lines.append(

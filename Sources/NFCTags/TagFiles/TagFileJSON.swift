@@ -12,6 +12,8 @@ struct TagFileJSON: Decodable {
     var signature: [UInt8]?
     /// Type 2 only.
     var pages: [[UInt8]] = []
+    /// Type 2 only: pages the reader that made the file could not read (PWD/PACK).
+    var unreadPages: [Int] = []
     /// Type 4 only.
     var type4: TagFile.Type4Contents?
     var faults: [TagFault]
@@ -24,6 +26,7 @@ struct TagFileJSON: Decodable {
         case mappingVersion = "mapping_version"
         case readOnly = "read_only"
         case fileID = "file_id"
+        case unreadPages = "unread_pages"
     }
 
     /// `mapping_version`'s values.
@@ -52,6 +55,9 @@ struct TagFileJSON: Decodable {
         let type4Keys: [CodingKeys] = [.ndefFile, .maxNDEFFileSize, .mappingVersion, .readOnly, .fileID]
         if type == .type4 {
             if c.contains(.pages) { throw c.dataError(.pages, "a type4 tag has no pages (it has ndef_file)") }
+            if c.contains(.unreadPages) {
+                throw c.dataError(.unreadPages, "a type4 tag has no pages (it has ndef_file)")
+            }
             let ndef = try c.decodeHex(.ndefFile)
             let mapping = try c.decodeChoice(MappingVersion.self, forKey: .mappingVersion)
             // T4T 1.0 and 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB: the
@@ -84,6 +90,17 @@ struct TagFileJSON: Decodable {
                     throw DataFileError.decodingError(at: at, "expected 4 bytes of hex, got \"\(s)\"")
                 }
                 pages.append(page)
+            }
+            if c.contains(.unreadPages) {
+                var unread = try c.nestedUnkeyedContainer(forKey: .unreadPages)
+                while !unread.isAtEnd {
+                    let at = unread.codingPath + [DataFileKey(index: unread.currentIndex)]
+                    let v = try unread.decode(Double.self)
+                    guard v == v.rounded(), v >= 0, v < Double(TagFile.maximumPages) else {
+                        throw DataFileError.decodingError(at: at, "expected a page number, found \(v)")
+                    }
+                    unreadPages.append(Int(v))
+                }
             }
         }
     }

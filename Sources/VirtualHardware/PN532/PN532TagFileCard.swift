@@ -67,7 +67,13 @@ extension PN532Card {
     /// what a virtual tag holds after a reader wrote to it.
     public func updating(_ file: TagFile) -> TagFile {
         var out = file
-        if let core = ntag21xCore { out.pages = core.pages }
+        if let core = ntag21xCore {
+            out.pages = core.pages
+            // A page a reader changed is known now; the others stay unknown.
+            out.unreadPages = file.unreadPages.filter {
+                core.pages.indices.contains($0) && core.pages[$0] == file.pages[$0]
+            }
+        }
         if let app = type4Application, var t4 = out.type4 {
             t4.ndefFile = app.ndefFile
             out.type4 = t4

@@ -5,7 +5,9 @@ public import NFCTags
 
 /// The NTAG21x / Ultralight core answers Type 2 frames (READ, WRITE, GET_VERSION, …) for a
 /// ``StorageCardPersonality``; a reader's reset re-activates it (WUPA + select).
-extension NTAG21xCore: VirtualType2Responder {}
+extension NTAG21xCore: VirtualType2Responder {
+    public var pageCount: Int? { variant.layout.totalPages }
+}
 
 /// The NFC Forum T4T NDEF application answers APDUs for an ``ISO14443Part4Personality``;
 /// a power-up or reset deselects it (ISO/IEC 14443-4 DESELECT), the files stay.
@@ -24,7 +26,7 @@ extension TagFile {
     /// The vpcd personality for this tag file: a T4T NDEF application behind an ISO/IEC
     /// 14443-4 ATR (historical bytes from the file's ATS) for `type4`, or the Type 2 image
     /// behind a PC/SC part 3 storage-card ATR (card name MIFARE Ultralight `00 03`, as
-    /// readers report NTAG21x) for Type 2 files.
+    /// readers report NTAG21x; Ultralight C `00 3A`) for Type 2 files.
     /// The core is `TagFile.makeEmulationCore()`'s: the NDEF file served as stored, behind
     /// a CC of the file's mapping version (1.0, 2.0 or 3.0).
     /// - Throws: ``VirtualCardTagFileError`` with `makeEmulationCore()`'s reason when the
@@ -35,10 +37,14 @@ extension TagFile {
         switch core {
         case .type4(let app):
             return ISO14443Part4Personality(
-                core: ReaderAnsweredGetData(core: app, uid: activation.uid),
+                core: ReaderAnsweredGetData(
+                    core: app, uid: activation.uid, historicalBytes: Self.historicalBytes(ats: activation.ats)),
                 historicalBytes: Self.historicalBytes(ats: activation.ats))
         case .type2(let image):
-            return StorageCardPersonality(core: image)
+            // Card name per PC/SC part 3 (Supplement, card names): Ultralight C `00 3A`, else Ultralight `00 03`.
+            let name: PCSCCardName = type == .ultralightC ? .mifareUltralightC : .mifareUltralight
+            return StorageCardPersonality(
+                core: image, atr: ATR.storageCard(standard: .iso14443APart3, cardName: name).bytes)
         }
     }
 
@@ -56,23 +62,22 @@ extension TagFile {
 }
 
 /// What a PC/SC part 3 reader answers itself in front of an ISO-DEP card: GET DATA
-/// `FF CA 00 00 Le` (§3.2.2.1.3) with the UID and `90 00` (`6C xx` when Le is too short,
-/// `6A 81` for other P1/P2). Every other APDU goes to the card's core unchanged.
+/// `FF CA P1 00 Le` (§3.2.2.1.3, ``PCSCPart3/getData(_:uid:historicalBytes:)``: the UID or the
+/// historical bytes, Le rules included). Every other APDU goes to the card's core unchanged.
 public struct ReaderAnsweredGetData<Core: VirtualAPDUResponder>: VirtualAPDUResponder {
     public var core: Core
     public let uid: [UInt8]
-    public init(core: Core, uid: [UInt8]) {
+    /// The ATS's historical bytes, GET DATA with P1 `01` (`6A 81` when empty).
+    public let historicalBytes: [UInt8]
+    public init(core: Core, uid: [UInt8], historicalBytes: [UInt8] = []) {
         self.core = core
         self.uid = uid
+        self.historicalBytes = historicalBytes
     }
 
     public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
         guard apdu.count >= 2, apdu[0] == 0xFF, apdu[1] == 0xCA else { return core.respond(to: apdu) }
-        guard apdu.count == 5 else { return [0x67, 0x00] }
-        guard apdu[2] == 0x00, apdu[3] == 0x00 else { return [0x6A, 0x81] }
-        let le = Int(apdu[4])
-        if le != 0 && le < uid.count { return [0x6C, UInt8(uid.count)] }
-        return uid + [0x90, 0x00]
+        return PCSCPart3.getData(apdu, uid: uid, historicalBytes: historicalBytes)
     }
 
     public mutating func reset() { core.reset() }
