@@ -23,13 +23,16 @@ public struct TagFault: Sendable, Hashable {
     /// When the fault fires.
     public enum Trigger: Sendable, Hashable {
         /// On the first Type 2 READ or FAST_READ whose pages include this page (JSON
-        /// `"when": "page_read", "page": N`).
+        /// `"when": "page_read", "page": N`). Pages 0–3 are also read by readers' presence
+        /// checks and UID requests (READ 0), whose timing differs by reader: a
+        /// device-independent fault names a page from 4 on.
         case pageRead(Int)
         /// On the first Type 4 READ BINARY of the NDEF file whose bytes include this offset
         /// (`"when": "ndef_file_read", "offset": N`).
         case ndefFileRead(offset: Int)
-        /// On the command after the capability container was read: a READ of page 3 (Type 2)
-        /// or a READ BINARY of the CC file `E103` (Type 4) (`"when": "after_cc_read"`).
+        /// On the command after the capability container was read: a READ or FAST_READ whose
+        /// pages include page 3, except READ 0 (a reader's presence check or UID request), for
+        /// Type 2; a READ BINARY of the CC file `E103` for Type 4 (`"when": "after_cc_read"`).
         case afterCCRead
         /// On the first write: WRITE / COMPATIBILITY_WRITE (Type 2) or UPDATE BINARY (Type 4)
         /// (`"when": "first_write"`).
@@ -163,7 +166,9 @@ public struct FaultPlan: Sendable, Hashable {
     public var isSpent: Bool { !fired.contains(false) }
 
     private enum Command {
-        case read(pages: ClosedRange<Int>)
+        /// READ or FAST_READ of these pages; `probe` for READ 0, which readers also send as a
+        /// presence check (libnfc's PN53x ping) or for the UID (a PC/SC reader's `FF CA`).
+        case read(pages: ClosedRange<Int>, probe: Bool = false)
         case readCC
         case readNDEF(ClosedRange<Int>)
         case write
@@ -176,7 +181,7 @@ public struct FaultPlan: Sendable, Hashable {
         switch op {
         case 0x30 where frame.count >= 2:
             let s = Int(frame[1])
-            return check(.read(pages: s...(s + 3)))
+            return check(.read(pages: s...(s + 3), probe: s == 0))
         case 0x3A where frame.count >= 3 && frame[2] >= frame[1]:
             return check(.read(pages: Int(frame[1])...Int(frame[2])))
         case 0xA2, 0xA0:
@@ -216,7 +221,7 @@ public struct FaultPlan: Sendable, Hashable {
             commands += 1
             switch command {
             case .readCC: ccWasRead = true
-            case .read(let pages) where pages.contains(3): ccWasRead = true
+            case .read(let pages, let probe) where pages.contains(3) && !probe: ccWasRead = true
             default: break
             }
         }
@@ -229,7 +234,7 @@ public struct FaultPlan: Sendable, Hashable {
             case .firstWrite:
                 if case .write = command { hit = true } else { hit = false }
             case .pageRead(let p):
-                if case .read(let pages) = command { hit = pages.contains(p) } else { hit = false }
+                if case .read(let pages, _) = command { hit = pages.contains(p) } else { hit = false }
             case .ndefFileRead(let o):
                 if case .readNDEF(let bytes) = command { hit = bytes.contains(o) } else { hit = false }
             }
