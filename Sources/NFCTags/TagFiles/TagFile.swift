@@ -11,6 +11,12 @@ public struct TagFile: Sendable, Hashable {
         case ultralightC = "ultralight_c"
         case ultralightEV1 = "ultralight_ev1"
         case type4
+        /// MIFARE Classic 1K (SAK `08`): sensed by every reader, never read or written here
+        /// (Crypto-1 sectors are not an NFC Forum tag platform); the file holds no sector data.
+        case mifareClassic1K = "mifare_classic_1k"
+
+        /// A card a reader senses but this package does not exchange with (no emulation core).
+        public var isSensedOnly: Bool { self == .mifareClassic1K }
 
         /// The Type 2 memory map for `pageCount` pages (Ultralight EV1 has two sizes).
         public func type2Variant(pageCount: Int) -> NTAG21xCore.Variant? {
@@ -21,7 +27,7 @@ public struct TagFile: Sendable, Hashable {
             case .ultralight: .ultralight
             case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
-            case .type4: nil
+            case .type4, .mifareClassic1K: nil
             }
         }
     }
@@ -155,7 +161,7 @@ public struct TagFile: Sendable, Hashable {
             type: j.type, activation: try makeActivation(uid: j.uid, atqa: j.atqa, sak: j.sak, ats: j.ats),
             getVersion: j.getVersion, signature: j.signature, type4: j.type4, faults: j.faults, comment: j.comment,
             source: .nfcbench)
-        if j.type4 == nil {
+        if j.type4 == nil && !j.type.isSensedOnly {
             file.pages = try checkPages(j.pages, type: j.type, field: "pages", notes: &file.notes)
             guard j.unreadPages.allSatisfy(file.pages.indices.contains) else {
                 throw TagFileError(

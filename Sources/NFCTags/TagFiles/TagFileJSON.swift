@@ -72,6 +72,10 @@ struct TagFileJSON: Decodable {
             }
             guard contents.ndefMessage != nil else { throw c.dataError(.ndefFile, "its length field exceeds the file") }
             type4 = contents
+        } else if type.isSensedOnly {
+            if let key = (type4Keys + [.pages, .unreadPages, .getVersion, .signature]).first(where: c.contains) {
+                throw c.dataError(key, "a \(type.rawValue) file holds no memory image (the card is sensed, never read)")
+            }
         } else {
             if let key = type4Keys.first(where: c.contains) {
                 throw c.dataError(key, "only for \"type\": \"type4\"")

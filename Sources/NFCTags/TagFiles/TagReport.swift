@@ -78,6 +78,7 @@ public struct TagReport: Sendable {
     /// `true` when a reader would read the file's NDEF area and it decodes (warnings allowed).
     public var isReadable: Bool {
         emulationError == nil && readError == nil && type4ReadError == nil && ndefDecodeError == nil
+            && !file.type.isSensedOnly
     }
 
     /// The data area in bytes (Type 2: 8 × MLEN; Type 4: maximum NDEF file size).
@@ -111,7 +112,12 @@ public struct TagReport: Sendable {
         let built = Result { () throws(TagFileError) in try file.makeEmulationCore() }
         guard case .success(.type2(let core)) = built else {
             version = nil
-            productName = file.type == .type4 ? "Type 4 Tag" : file.type.rawValue
+            productName =
+                switch file.type {
+                case .type4: "Type 4 Tag"
+                case .mifareClassic1K: "MIFARE Classic 1K"
+                default: file.type.rawValue
+                }
             uidOnTag = file.activation.uid
             layout = nil
             readError = nil
@@ -129,6 +135,7 @@ public struct TagReport: Sendable {
                 } catch { failure = error }
             case .failure(let error): emulationError = error
             case .success(.type2): emulationError = nil
+            case .success(.sensedOnly): emulationError = nil
             }
             type4Detection = detection
             ndefMessageBytes = ndef
@@ -259,6 +266,10 @@ public struct TagReport: Sendable {
     public var text: String {
         var out: [String] = []
         out.append("Tag:       \(productName) (\(file.source.rawValue) file, type \(file.type.rawValue))")
+        if file.type.isSensedOnly {
+            out.append(
+                "Not an NFC Forum tag platform: every reader senses it (SAK rule, NXP AN10833), none reads it here")
+        }
         out.append("UID:       \(uidOnTag.hexString(separator: " "))")
         out.append(
             "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"

@@ -1,4 +1,4 @@
-import NFCTags
+public import NFCTags
 
 /// The rules a PC/SC 2.01.09 part 3 reader follows for the pseudo-APDUs it answers itself
 /// (class `FF`), shared by the vpcd personalities: the Lc/Le shape each instruction takes,
@@ -50,4 +50,34 @@ public enum PCSCPart3 {
         default: return functionNotSupported
         }
     }
+}
+
+/// A card a PC/SC reader senses but this package does not read (MIFARE Classic 1K: the
+/// ATR's card name `00 01`, PC/SC part 3 supplement). The reader answers GET DATA with the
+/// UID itself (§3.2.2.1.3); every storage-card command needs a MIFARE authentication first
+/// (`FF 86`, with keys this package does not hold), so READ/UPDATE BINARY answer `69 82`,
+/// security status not satisfied (§3.2.2.1.8, table of READ BINARY status words). Assumed
+/// from part 3's status words; a real reader's firmware may answer `63 00` instead.
+public struct SensedOnlyPersonality: VirtualCardPersonality {
+    public let atr: [UInt8]
+    public let uid: [UInt8]
+
+    public init(cardName: PCSCCardName, uid: [UInt8]) {
+        self.atr = ATR.storageCard(standard: .iso14443APart3, cardName: cardName).bytes
+        self.uid = uid
+    }
+
+    public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
+        guard let c = PCSCPart3.parse(apdu) else { return PCSCPart3.wrongLength }
+        guard c.cla == 0xFF else { return PCSCPart3.classNotSupported }
+        switch c.ins {
+        case 0xCA:
+            guard c.p1 == 0x00, c.p2 == 0x00 else { return PCSCPart3.functionNotSupported }
+            return PCSCPart3.answer(uid, leByte: apdu.count == 5 ? apdu[4] : 0)
+        case 0xB0, 0xD6: return [0x69, 0x82]
+        default: return PCSCPart3.instructionNotSupported
+        }
+    }
+
+    public mutating func reset() {}
 }

@@ -45,6 +45,8 @@ extension TagFile {
             let name: PCSCCardName = type == .ultralightC ? .mifareUltralightC : .mifareUltralight
             return StorageCardPersonality(
                 core: image, atr: ATR.storageCard(standard: .iso14443APart3, cardName: name).bytes)
+        case .sensedOnly:
+            return SensedOnlyPersonality(cardName: .mifareClassic1K, uid: activation.uid)
         }
     }
 
