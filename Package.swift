@@ -80,7 +80,8 @@ let package = Package(
             dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
-            name: "ReaderSessionConformanceTests", dependencies: ["ReaderSessionConformance", "ReaderSession"],
+            name: "ReaderSessionConformanceTests",
+            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench", "NFCTrace"], swiftSettings: strict),

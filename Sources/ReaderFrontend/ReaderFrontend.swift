@@ -515,23 +515,22 @@ public enum FrontendError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One exchange handed to the device thread; the caller waits for ``result``.
+///
+/// The body is dropped as soon as it has run (``finish(_:)``), before the caller is
+/// released: it wraps a closure the caller lent through `withoutActuallyEscaping`, which
+/// must not outlive the call.
 final class ExchangeJob<R>: @unchecked Sendable {
     private var body: (() throws -> R)?
-    var result: Result<R, any Error>?
+    private(set) var result: Result<R, any Error>?
     init(_ body: @escaping () throws -> R) { self.body = body }
 
-    /// Runs the body (at most once) and lets go of it before the caller is told: `withTag`
-    /// hands over a closure under `withoutActuallyEscaping`, which traps if another thread
-    /// still holds it when the caller returns.
-    func run() {
-        guard let b = body else { return }
+    /// Runs the body (or fails with `error` instead), then forgets it.
+    func finish(failing error: (any Error)? = nil) {
+        if let error {
+            result = .failure(error)
+        } else if let body {
+            result = Result { try body() }
+        }
         body = nil
-        result = Result { try b() }
-    }
-
-    /// Answers `error` without running the body, and lets go of it.
-    func fail(_ error: any Error) {
-        body = nil
-        result = .failure(error)
     }
 }

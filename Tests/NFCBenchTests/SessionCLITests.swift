@@ -230,10 +230,10 @@ struct SessionCLITests {
         (["session", "--device", "sim:tap-uri", "--mode", "ndef-rw", "--first-read"], 64),
         (["session", "--device", "sim:tap-uri", "--mode", "bogus"], 64),
         (["session", "--device", "sim:tap-uri", "--timeout", "-1"], 64),
-        (["session", "--device", "sim:no-such-scenario"], 65),
+        (["session", "--device", "sim:no-such-scenario"], 66),
     ]
 
-    @Test("Usage errors exit 64; an unknown scenario is a data error (65)", arguments: usageCases)
+    @Test("Usage errors exit 64; an unknown scenario is a missing input (66)", arguments: usageCases)
     func usage(args: [String], status: Int32) async throws {
         let bench = try Bench()
         defer { bench.cleanup() }

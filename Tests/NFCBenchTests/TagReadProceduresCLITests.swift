@@ -136,8 +136,9 @@ struct TagReadProceduresCLITests {
         // The text report names them too.
         let plain = try await NFCBench.run(["tag", "show", path])
         #expect(plain.stdout.contains("record 1: nfcWellKnown Sp: https://example.com/sp"))
-        #expect(plain.stdout.contains("warning (record 1.4 act): act value 0x03 is RFU"))
-        #expect(plain.stdout.contains("warning (record 1.6 t): empty t record ignored"))
+        #expect(plain.stdout.contains("record 1.4: nfcWellKnown act: 03\n      warning: act value 0x03 is RFU"))
+        #expect(
+            plain.stdout.contains("record 1.6: nfcWellKnown t: (no payload)\n      warning: empty t record ignored"))
     }
 
     @Test("A mapping 3.0 file with a 64-byte NDEF file: tag show and session sim: exit 65 with the same error, no 201")
@@ -152,7 +153,7 @@ struct TagReadProceduresCLITests {
             "present-small.json",
             #"{"format":"nfcbench-scenario","version":1,"steps":[{"at_ms":100,"present":"t4t-v3-small","as":"A"}]}"#)
         let reason =
-            "field \"max_ndef_file_size\": Type 4 Tag: ccInvalid: max ENDEF file size 64 outside 0000FFFF…FFFFFFFE"
+            "field max_ndef_file_size: Type 4 Tag: ccInvalid: max ENDEF file size 64 outside 0000FFFF…FFFFFFFE"
 
         let show = try await NFCBench.run(["tag", "show", tag, "--json"])
         #expect(show.status == 65, "\(show.stdout)\n\(show.stderr)")

@@ -26,14 +26,6 @@ struct LeavesAfterWrites: PN532Type2Responder {
     mutating func wakeUp() { core.wakeUp() }
 }
 
-/// A MIFARE Classic 1K as far as anticollision shows it (ATQA `04 00`, SAK `08`): nothing
-/// here reads its sectors, so it answers no frame.
-struct ClassicAnticollisionOnly: PN532Type2Responder {
-    mutating func respond(to frame: [UInt8]) -> Type2Answer { .silent }
-    mutating func halt() {}
-    mutating func wakeUp() {}
-}
-
 enum LibNFCFrontendBench {
     /// A virtual PN532 with `card` in the field, and a frontend that opens a
     /// ``LibNFCReaderDevice`` on it (real libnfc, `pn532_uart` driver) when polling starts.
@@ -160,10 +152,8 @@ extension LibNFCInProcessTests {
             "A MIFARE Classic card (SAK 08) is classified mifareClassic by the frontend (AN10833), stays present, and is not read as a Type 2 tag"
         )
         func mifareClassic() async throws {
-            let classic = PN532Card(
-                uid: [0x5A, 0x3C, 0x91, 0x0E], atqa: [0x04, 0x00], sak: 0x08,
-                function: .type2(ClassicAnticollisionOnly()))
-            let (fake, frontend) = try LibNFCFrontendBench.start(classic, tag: "classic")
+            let file = try BenchTags.load("mifare-classic-1k")
+            let (fake, frontend) = try LibNFCFrontendBench.start(try PN532Card(tagFile: file), tag: "classic")
             defer {
                 frontend.close()
                 fake.stop()
@@ -174,7 +164,7 @@ extension LibNFCInProcessTests {
             let t = try #require(log.detections.first)
             #expect(t.family == .mifareClassic)
             #expect(t.kind == .other, "not a Type 2 tag, though SAK b7b6 = 00")
-            #expect(t.sak == 0x08 && t.atqa == [0x04, 0x00] && t.uid == [0x5A, 0x3C, 0x91, 0x0E])
+            #expect(t.sak == 0x08 && t.atqa == file.activation.atqa && t.uid == file.activation.uid)
             #expect(frontend.target(t.id)?.classification.source == "NXP AN10833 §3 (table 4)")
             let error = await withTagError(frontend, t.id) { _ in }
             guard case .readerFailure(let why)? = error as? TagCommunicationError else {

@@ -108,6 +108,25 @@ extension PCSCVirtualBenchSuites {
             #expect(message == expected)
         }
 
+        @Test("The MIFARE Classic 1K tag file behind its storage-card ATR is classified mifareClassic (PC/SC part 3)")
+        func mifareClassic() async throws {
+            let file = try BenchTags.load("mifare-classic-1k")
+            let vcard = try await PCSCFrontendBench.card(try file.makeVirtualCardPersonality())
+            let frontend = PCSCFrontendBench.frontend()
+            let log = FrontendEventLog(frontend)
+            defer {
+                log.cancel()
+                frontend.close()
+                vcard.stop()
+            }
+            vcard.start()
+            #expect(await log.wait { !log.detections.isEmpty })
+            let t = try #require(log.detections.first)
+            #expect(t.family == .mifareClassic && t.kind == .other)
+            #expect(t.uid == file.activation.uid)
+            #expect(frontend.target(t.id)?.classification.source == "PC/SC 2.02 part 3 §3.1.3.2.3")
+        }
+
         @Test(
             "The release after a failed GET_VERSION (an Ultralight goes IDLE) re-activates it (SCardReconnect): the next read works"
         )

@@ -35,7 +35,7 @@ struct TagFileToDeviceTests {
         let report = TagReport(file: file)
         #expect(report.emulationError == built && report.emulationError?.reason == built?.reason)
         #expect(report.ndefMessageBytes == nil && !report.isReadable)
-        #expect(report.text.contains("No device can present it: field \"max_ndef_file_size\""))
+        #expect(report.text.contains("No device can present it: field max_ndef_file_size:"))
 
         // The in-process simulator refuses the scenario before anything is presented.
         let steps = [Scenario.Step(at: .milliseconds(100), action: .present(tag: "t4", as: "A", faults: []))]

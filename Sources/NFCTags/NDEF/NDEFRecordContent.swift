@@ -11,7 +11,8 @@ public enum NDEFRecordContent: Sendable, Hashable {
     case uri(NDEFURIRecord)
     /// Well-known `Sp` (Smart Poster RTD 1.1).
     case smartPoster(NDEFSmartPoster)
-    /// TNF `media`: the RFC 2046 type (as written) and the payload.
+    /// TNF `media`: the RFC 2046 type as written (parameters included; ``NDEFMediaType``
+    /// parses it) and the payload.
     case mime(type: String, payload: Data)
     /// External type `android.com:pkg`: an Android Application Record.
     case androidApplication(packageName: String)
@@ -293,13 +294,9 @@ extension NFCNDEFPayload {
             default: return .wellKnown(type: String(decoding: type, as: UTF8.self), payload: payload)
             }
         case .media:
-            guard let s = printableASCII(type), let slash = s.firstIndex(of: "/"),
-                slash != s.startIndex, s.index(after: slash) != s.endIndex
-            else {
-                throw NDEFError(
-                    .invalidMediaType, offset: 0, message: "media type is not type/subtype in printable US-ASCII")
-            }
-            return .mime(type: s, payload: payload)
+            // RFC 2045 §5.1 grammar, parameters included (`text/plain; charset=utf-8`).
+            _ = try NDEFMediaType(bytes: Array(type))
+            return .mime(type: String(decoding: type, as: UTF8.self), payload: payload)
         case .absoluteURI:
             guard let s = printableASCII(type) else {
                 throw NDEFError(.invalidAbsoluteURI, offset: 0, message: "absolute URI type is not printable US-ASCII")

@@ -8,6 +8,8 @@ extension TagFile {
         case type2(NTAG21xCore)
         /// A T4T NDEF Tag Application (``makeType4Core()``).
         case type4(Type4NDEFApplication)
+        /// A card readers sense but this package does not read (MIFARE Classic): no core.
+        case sensedOnly
     }
 
     /// Checks the file against what a tag can be and builds its emulation core: the Type 2
@@ -19,6 +21,7 @@ extension TagFile {
     /// and `tag show` all call this, and report its error; none of them drops it.
     /// - Throws: ``TagFileError`` `.unsupported` or `.invalidValue`, naming the field.
     public func makeEmulationCore() throws(TagFileError) -> EmulationCore {
+        if type.isSensedOnly { return .sensedOnly }
         if type == .type4 { return .type4(try makeType4Core()) }
         return .type2(try makeCore())
     }

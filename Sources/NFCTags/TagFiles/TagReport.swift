@@ -26,6 +26,8 @@ public struct TagReport: Sendable {
             case faultsScheduled
             /// A Lock or Memory Control TLV whose length is not 3: skipped by its length.
             case controlTLVLength
+            /// Pages the file says were not read: their bytes are unknown (``TagFile/unreadPages``).
+            case unreadPages
         }
 
         public let kind: Kind
@@ -76,6 +78,7 @@ public struct TagReport: Sendable {
     /// `true` when a reader would read the file's NDEF area and it decodes (warnings allowed).
     public var isReadable: Bool {
         emulationError == nil && readError == nil && type4ReadError == nil && ndefDecodeError == nil
+            && !file.type.isSensedOnly
     }
 
     /// The data area in bytes (Type 2: 8 × MLEN; Type 4: maximum NDEF file size).
@@ -102,10 +105,19 @@ public struct TagReport: Sendable {
                         separator: ", "))
         }
 
+        if !file.unreadPages.isEmpty {
+            warn(.unreadPages, Self.unreadPagesMessage(file))
+        }
+
         let built = Result { () throws(TagFileError) in try file.makeEmulationCore() }
         guard case .success(.type2(let core)) = built else {
             version = nil
-            productName = file.type == .type4 ? "Type 4 Tag" : file.type.rawValue
+            productName =
+                switch file.type {
+                case .type4: "Type 4 Tag"
+                case .mifareClassic1K: "MIFARE Classic 1K"
+                default: file.type.rawValue
+                }
             uidOnTag = file.activation.uid
             layout = nil
             readError = nil
@@ -123,6 +135,7 @@ public struct TagReport: Sendable {
                 } catch { failure = error }
             case .failure(let error): emulationError = error
             case .success(.type2): emulationError = nil
+            case .success(.sensedOnly): emulationError = nil
             }
             type4Detection = detection
             ndefMessageBytes = ndef
@@ -228,10 +241,35 @@ public struct TagReport: Sendable {
         self.warnings = warnings
     }
 
+    /// Which pages were not read, what they are on this product, and what follows.
+    static func unreadPagesMessage(_ file: TagFile) -> String {
+        let pages = file.unreadPages
+        var runs: [String] = []
+        var i = 0
+        while i < pages.count {
+            var j = i
+            while j + 1 < pages.count && pages[j + 1] == pages[j] + 1 { j += 1 }
+            runs.append(i == j ? "\(pages[i])" : "\(pages[i])-\(pages[j])")
+            i = j + 1
+        }
+        var roles: [String] = []
+        if let layout = file.type.type2Variant(pageCount: file.pages.count)?.layout {
+            if let p = layout.passwordPage, pages.contains(p) { roles.append("PWD (page \(p))") }
+            if let p = layout.packPage, pages.contains(p) { roles.append("PACK (page \(p))") }
+        }
+        return "\(pages.count) page(s) not read when the file was made (\(runs.joined(separator: ", "))"
+            + (roles.isEmpty ? "" : "; \(roles.joined(separator: ", ")), which no reader can read")
+            + "): their bytes are unknown; emulation answers 00 00 00 00 for them, and a restore never writes them"
+    }
+
     /// A plain-text report, one fact a line.
     public var text: String {
         var out: [String] = []
         out.append("Tag:       \(productName) (\(file.source.rawValue) file, type \(file.type.rawValue))")
+        if file.type.isSensedOnly {
+            out.append(
+                "Not an NFC Forum tag platform: every reader senses it (SAK rule, NXP AN10833), none reads it here")
+        }
         out.append("UID:       \(uidOnTag.hexString(separator: " "))")
         out.append(
             "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
@@ -253,19 +291,20 @@ public struct TagReport: Sendable {
         if let d = dataAreaSize { out.append("Data area:            \(d) bytes") }
         if let m = maximumNDEFMessageSize { out.append("Maximum NDEF message: \(m) bytes") }
         if let ndef = ndefMessageBytes {
-            out.append(
-                ndef.isEmpty
-                    ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
-        }
-        if let message = ndefMessage {
-            for (i, d) in message.descriptions.enumerated() {
-                let body = d.uri ?? d.text.map { "\"\($0)\"" + (d.language.map { " (\($0))" } ?? "") } ?? d.payloadHex
-                out.append("  record \(i + 1): \(d.tnfName) \(d.type): \(body)")
-                for w in d.warnings { out.append("    warning: \(w)") }
-                for (j, n) in (d.records ?? []).enumerated() {
-                    for w in n.warnings { out.append("    warning (record \(i + 1).\(j + 1) \(n.type)): \(w)") }
+            if ndef.isEmpty {
+                out.append("NDEF message: empty")
+            } else if ndef.count <= 32 {
+                out.append("NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            } else {  // long messages 16 bytes a line, not one endless hex line
+                out.append("NDEF message (\(ndef.count) bytes):")
+                for i in stride(from: 0, to: ndef.count, by: 16) {
+                    out.append("  " + Array(ndef[i..<min(i + 16, ndef.count)]).hexString(separator: " "))
                 }
             }
+        }
+        if let message = ndefMessage {
+            // Everything the JSON report says of each record, warnings and nested records included.
+            for (i, d) in message.descriptions.enumerated() { out += d.textLines(number: "\(i + 1)") }
         }
         if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
         if let readError { out.append("Read failed: \(readError)") }

@@ -26,7 +26,8 @@ extension FaultyType4Core: PN532APDUResponder {
 extension PN532Card {
     /// The card a tag file describes (our JSON, Flipper `.nfc`, Proxmark3 JSON; see
     /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore`, a Type 4 file a
-    /// `Type4NDEFApplication`, each behind the fault wrapper every device shares. UID, ATQA (wire order), SAK and ATS come from the file.
+    /// `Type4NDEFApplication`, each behind the fault wrapper every device shares, a MIFARE Classic file a card
+    /// that answers only activation. UID, ATQA (wire order), SAK and ATS come from the file.
     /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated
     /// (`TagFile.makeEmulationCore()`, the check `tag show` runs).
     public init(tagFile file: TagFile) throws(TagFileError) {
@@ -42,6 +43,8 @@ extension PN532Card {
             self.init(
                 uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(FaultyType2Core(core: core, faults: file.faults))
             )
+        case .sensedOnly:
+            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(UnauthenticatedClassic()))
         }
     }
 
@@ -67,11 +70,29 @@ extension PN532Card {
     /// what a virtual tag holds after a reader wrote to it.
     public func updating(_ file: TagFile) -> TagFile {
         var out = file
-        if let core = ntag21xCore { out.pages = core.pages }
+        if let core = ntag21xCore {
+            out.pages = core.pages
+            // A page a reader changed is known now; the others stay unknown.
+            out.unreadPages = file.unreadPages.filter {
+                core.pages.indices.contains($0) && core.pages[$0] == file.pages[$0]
+            }
+        }
         if let app = type4Application, var t4 = out.type4 {
             t4.ndefFile = app.ndefFile
             out.type4 = t4
         }
         return out
     }
+}
+
+/// A MIFARE Classic card seen by a reader that does not authenticate: it answers
+/// anticollision and SELECT (the chip does that from the card's activation data), and stays
+/// silent to every command that is not part of the MIFARE authentication (assumed: the
+/// MF1S50 datasheet has commands NAKed or ignored before authentication; silence is what a
+/// reader sees as "no answer"). libnfc's presence check for SAK 08 re-selects by UID
+/// (pn53x.c `pn53x_ISO14443A_MFC_is_present`), which needs no answer from here.
+struct UnauthenticatedClassic: PN532Type2Responder {
+    mutating func respond(to frame: [UInt8]) -> Type2Answer { .silent }
+    mutating func halt() {}
+    mutating func wakeUp() {}
 }

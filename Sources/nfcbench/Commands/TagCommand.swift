@@ -27,8 +27,9 @@ enum TagCommand {
             AUTH0 protecting the NDEF pages, a Lock/Memory Control TLV of the wrong length, a
             bad optional record in a Smart Poster.
             Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
-            reader would fail on it (the report says why), 65 when the file can't be loaded or
-            no device could present it (the report says why).
+            reader would fail on it (the report says why), 65 when the file is malformed
+            (FILE:LINE:COLUMN or FILE: field PATH, then why) or no device could present it
+            (the report says why), 66 when it is missing.
             """,
         run: { args in
             let json = args.flag("json")
@@ -36,7 +37,7 @@ enum TagCommand {
             try args.finish()
             let path = try DataLocation.require(name, in: "tags")
             let file: TagFile
-            do { file = try TagFile.load(path: path) } catch { throw CLIError.data("\(path): \(error)") }
+            do throws(DataFileError) { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
             let report = TagReport(file: file)
             if json {
                 Output.out(reportJSON(report, path: path).serialized)
