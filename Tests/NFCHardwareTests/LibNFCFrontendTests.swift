@@ -313,7 +313,10 @@ extension LibNFCInProcessTests {
                 guard case .type2(let transport) = c else { return }
                 _ = try transport.getVersion()
             }
-            #expect(error as? TagCommunicationError == .nak(0), "an Ultralight NAKs GET_VERSION and goes IDLE")
+            // An Ultralight NAKs GET_VERSION and goes IDLE; on a loaded machine the NAK can miss the
+            // transport's 100 ms answer timeout, which leaves the tag IDLE the same way.
+            let e = error as? TagCommunicationError
+            #expect(e == .nak(0) || e == .noResponse, "\(String(describing: error))")
             let after = LibNFCFrontendBench.hostCommands(fake, from: before)
             let nak = try #require(after.firstIndex { $0.starts(with: [0x42, 0x60]) })
             #expect(
