@@ -29,6 +29,9 @@ struct VirtualPN532Process {
 
     var device: String { "pn532_uart:\(link)" }
 
+    /// The virtual PN532's own trace (every frame on its wire), until ``stop()``.
+    var trace: String { String(saved.dropLast("-saved.json".count)) + ".jsonl" }
+
     /// SIGINT, wait, and the tag as saved.
     func stop() async throws -> String {
         process.interrupt()
