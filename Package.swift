@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
         .library(name: "ReaderSession", targets: ["ReaderSession"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
+        .library(name: "ReaderFrontend", targets: ["ReaderFrontend"]),
         .library(name: "NFCHardware", targets: ["NFCHardware"]),
         .library(name: "VirtualHardware", targets: ["VirtualHardware"]),
         .library(name: "ReaderSessionConformance", targets: ["ReaderSessionConformance"]),
@@ -33,9 +34,13 @@ let package = Package(
         .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
         .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
+        // The one reader frontend: discovery over thin devices, the session runtime's backend.
+        .target(
+            name: "ReaderFrontend", dependencies: ["NFCTags", "ReaderSession"], exclude: ["README.md"],
+            swiftSettings: strict),
         .target(
             name: "NFCHardware",
-            dependencies: ["CNFC", "CPCSC", "NFCTags", "ReaderSession"],
+            dependencies: ["CNFC", "CPCSC", "NFCTags"],
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
@@ -43,7 +48,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "NFCTags"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags"],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
@@ -52,24 +57,31 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "NFCTrace", "ReaderSession", "HCEEvents", "NFCHardware", "VirtualHardware",
+                "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware", "VirtualHardware",
                 "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
 
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags"], swiftSettings: strict),
         .testTarget(
-            name: "ReaderSessionTests", dependencies: ["ReaderSession", "NFCTags", "VirtualHardware"],
+            name: "ReaderSessionTests",
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "VirtualHardware"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
-            name: "VirtualHardwareTests", dependencies: ["VirtualHardware", "NFCTags", "ReaderSession"],
+            name: "VirtualHardwareTests",
+            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
             swiftSettings: strict),
         .testTarget(
-            name: "NFCHardwareTests", dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "VirtualHardware"],
+            name: "NFCHardwareTests",
+            dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
-            name: "ReaderSessionConformanceTests", dependencies: ["ReaderSessionConformance", "ReaderSession"],
+            name: "ReaderSessionConformanceTests",
+            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench", "NFCTrace"], swiftSettings: strict),

@@ -54,9 +54,9 @@ public struct ConformanceHarness: Sendable {
         let clock = ConformanceClock()
         let hops = PendingHops()
         let recorder = ConformanceRecorder(scenario: scenario.name, clock: clock, userActionWindow: userActionWindow)
-        let reader = ConformanceReader(pollingOwner: { recorder.lastBegun })
+        let reader = ConformanceReader(clock: clock, pollingOwner: { recorder.lastBegun })
         let system = NFCReaderSystem(
-            backend: reader, clock: clock, arbiter: SessionArbiter(fileLocks: false),
+            backend: reader.frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false),
             thermal: scenario.thermal ? ThermalModel() : .disabled,
             observer: { recorder.trace($0) }, callObserver: { recorder.call($0) })
         NFCReaderSystem.install(system)

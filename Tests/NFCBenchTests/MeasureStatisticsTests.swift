@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import nfcbench
@@ -35,14 +36,25 @@ struct MeasureStatisticsTests {
         #expect(s.text == "min 150.0 µs  median 150.0 µs  p99 12.0 ms  max 12.0 ms  (n=2)")
     }
 
-    @Test("Device strings: pcsc: names a PC/SC reader; sim:, libnfc connstrings and junk are not PC/SC readers")
+    @Test("Device strings: pcsc:, sim: and libnfc connstrings resolve to one identity; junk is a usage error")
     func devices() throws {
-        let b = try DeviceFactory.pcscBackend("pcsc:Virtual PCD 00 00")
-        #expect(b.identifier == "pcsc:Virtual PCD 00 00")
-        #expect(throws: CLIError.usage("'sim:desk' is the simulated reader, not a PC/SC reader")) {
-            try DeviceFactory.pcscBackend("sim:desk")
+        #expect(try DeviceFactory.resolve("pcsc:Virtual PCD 00 00").identifier == "pcsc:Virtual PCD 00 00")
+        #expect(try DeviceFactory.resolve("sim:tap-uri").identifier == "sim:tap-uri")
+        #expect(throws: CLIError.self) { try DeviceFactory.resolve("sim:") }
+        #expect(throws: CLIError.self) { try DeviceFactory.resolve("bogus") }
+        #expect(throws: CLIError.self) { try DeviceFactory.resolve("pn533_usb:") }
+        let missing = "/nonexistent-\(getpid())"
+        #expect(
+            throws: CLIError.unavailable(
+                "\(missing) does not exist (is the reader plugged in? 'nfcbench doctor' checks the bench)")
+        ) {
+            try DeviceFactory.resolve("pn532_uart:\(missing)")
         }
-        #expect(throws: CLIError.self) { try DeviceFactory.pcscBackend("pn532_uart:/dev/ttyUSB0") }
-        #expect(throws: CLIError.self) { try DeviceFactory.pcscBackend("bogus") }
+        // Two names for one serial device are one reader (one lock).
+        let link = NSTemporaryDirectory() + "nfcbench-link-\(getpid())"
+        try? FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/null")
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        #expect(try DeviceFactory.resolve("pn532_uart:\(link)").identifier == "pn532_uart:/dev/null")
     }
 }

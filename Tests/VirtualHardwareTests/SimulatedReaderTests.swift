@@ -1,5 +1,6 @@
 import Foundation
 import NFCTags
+import ReaderFrontend
 import ReaderSession
 import Testing
 import VirtualHardware
@@ -53,9 +54,10 @@ struct SimulatedReaderTests {
                 .init(at: .milliseconds(2300), action: .remove("A")),
             ]),
             tags: ["t": try Self.ntag213()], clock: clock)
+        let frontend = ReaderFrontend(device: reader.field, clock: clock)
         #expect(reader.identifier == "sim:bench")
         let c = Collector()
-        let task = c.start(reader.events(.iso14443))
+        let task = c.start(frontend.events(.iso14443))
         clock.advance(by: .milliseconds(299))
         await settle(c, count: 1)
         #expect(c.events.isEmpty)
@@ -67,7 +69,7 @@ struct SimulatedReaderTests {
         }
         #expect(target.kind == .type2)
         #expect(target.uid == [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66])
-        let ndef = try reader.withTag(target.id) { connection -> [UInt8] in
+        let ndef = try frontend.withTag(target.id) { connection -> [UInt8] in
             guard case .type2(let t) = connection else { throw TagCommunicationError.malformedResponse("not type 2") }
             let r = Type2TagReader(transport: t)
             return try r.readNDEF()
@@ -76,7 +78,7 @@ struct SimulatedReaderTests {
         clock.advance(by: .seconds(2))
         await settle(c, count: 2)
         #expect(c.events.last == .lost(target.id))
-        #expect(throws: TagCommunicationError.tagLost) { try reader.withTag(target.id) { _ in 0 } }
+        #expect(throws: TagCommunicationError.tagLost) { try frontend.withTag(target.id) { _ in 0 } }
         task.cancel()
     }
 
@@ -90,8 +92,9 @@ struct SimulatedReaderTests {
                 )
             ]),
             tags: ["t": try Self.ntag213()], clock: clock)
+        let frontend = ReaderFrontend(device: reader.field, clock: clock)
         let c = Collector()
-        let task = c.start(reader.events(.iso14443))
+        let task = c.start(frontend.events(.iso14443))
         clock.advance(by: .zero)
         await settle(c, count: 1)
         guard case .detected(let targets)? = c.events.first, let target = targets.first else {
@@ -99,7 +102,7 @@ struct SimulatedReaderTests {
             return
         }
         #expect(throws: Type2TagError.self) {
-            try reader.withTag(target.id) { connection in
+            try frontend.withTag(target.id) { connection in
                 guard case .type2(let t) = connection else { return }
                 let r = Type2TagReader(transport: t)
                 _ = try r.readNDEF()
@@ -120,8 +123,9 @@ struct SimulatedReaderTests {
                 .init(at: .zero, action: .present(tag: "t", as: "B", faults: [])),
             ]),
             tags: ["t": try Self.ntag213()], clock: clock)
+        let frontend = ReaderFrontend(device: reader.field, clock: clock)
         let c = Collector()
-        let task = c.start(reader.events(.iso14443))
+        let task = c.start(frontend.events(.iso14443))
         clock.advance(by: .zero)
         await settle(c, count: 1)
         guard case .detected(let first)? = c.events.first else {
@@ -129,7 +133,7 @@ struct SimulatedReaderTests {
             return
         }
         #expect(first.count == 2, "two tags arriving together are detected together")
-        reader.restartPolling()
+        frontend.restartPolling()
         await settle(c, count: 2)
         guard case .detected(let again)? = c.events.last else {
             Issue.record("no re-detection")
@@ -137,13 +141,13 @@ struct SimulatedReaderTests {
         }
         #expect(again.count == 2)
         #expect(Set(again.map(\.id)).isDisjoint(with: first.map(\.id)))
-        #expect(throws: TagCommunicationError.tagLost) { try reader.withTag(first[0].id) { _ in 0 } }
+        #expect(throws: TagCommunicationError.tagLost) { try frontend.withTag(first[0].id) { _ in 0 } }
         task.cancel()
     }
 
     @Test("A scenario naming a tag file that was not loaded is refused")
     func missingTag() {
-        #expect(throws: Scenario.FormatError.self) {
+        #expect(throws: DataFileError(.notFound, field: "steps", "no tag file loaded for 'nope'")) {
             _ = try SimulatedReader(
                 scenario: scenario([.init(at: .zero, action: .present(tag: "nope", as: "A", faults: []))]),
                 tags: [:], clock: ManualClock())

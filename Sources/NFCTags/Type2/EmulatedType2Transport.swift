@@ -3,40 +3,36 @@ import Synchronization
 /// A ``Type2TagTransport`` straight into an ``NTAG21xCore`` in memory: each call becomes
 /// one command frame (READ `30`, WRITE `A2`, GET_VERSION `60`) and the core's answer.
 ///
-/// NAK → ``TagCommunicationError/nak(_:)``, silence → `.noResponse`, an answer of the
-/// wrong shape → `.malformedResponse`. Scheduled ``TagFault``s fail the chosen command.
+/// NAK → ``TagCommunicationError/nak(_:)``, silence → `.noResponse` (`.tagLost` once a
+/// `tag_lost` fault made the tag leave), an answer of the wrong shape → `.malformedResponse`.
+/// Scheduled ``TagFault``s play through ``FaultyType2Core``, as on every device.
 /// Thread-safe; the core sits behind a mutex.
 public final class EmulatedType2Transport: Type2TagTransport, Sendable {
     private struct State {
-        var core: NTAG21xCore
-        var faults: [TagFault]
-        var commands = 0
+        var card: FaultyType2Core
         var frames: [[UInt8]] = []
     }
 
     private let state: Mutex<State>
 
     public init(core: NTAG21xCore, faults: [TagFault] = []) {
-        state = Mutex(State(core: core, faults: faults))
+        state = Mutex(State(card: FaultyType2Core(core: core, faults: faults)))
     }
 
     /// The core as it is now (its ``NTAG21xCore/pages`` show what writes did).
-    public var core: NTAG21xCore { state.withLock { $0.core } }
+    public var core: NTAG21xCore { state.withLock { $0.card.core } }
+    /// A `tag_lost` fault fired: the tag has left the field.
+    public var isGone: Bool { state.withLock { $0.card.isGone } }
     /// Every command frame sent so far, in order.
     public var frames: [[UInt8]] { state.withLock { $0.frames } }
 
     private func exchange(_ frame: [UInt8]) throws(TagCommunicationError) -> Type2Answer {
-        let result: Result<Type2Answer, TagCommunicationError> = state.withLock { s in
+        let (answer, gone) = state.withLock { s in
             s.frames.append(frame)
-            let n = s.commands
-            s.commands += 1
-            if let i = s.faults.firstIndex(where: { $0.afterCommands == n }) {
-                let fault = s.faults.remove(at: i)
-                return .failure(fault.error)
-            }
-            return .success(s.core.respond(to: frame))
+            return (s.card.respond(to: frame), s.card.isGone)
         }
-        return try result.get()
+        if gone { throw .tagLost }
+        return answer
     }
 
     private func expectData(_ answer: Type2Answer, count: Int, _ what: String) throws(TagCommunicationError) -> [UInt8]
@@ -71,6 +67,10 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
     }
 
     public func reactivate() throws {
-        state.withLock { $0.core.reactivate() }
+        let gone = state.withLock { s in
+            s.card.reactivate()
+            return s.card.isGone
+        }
+        if gone { throw TagCommunicationError.tagLost }
     }
 }

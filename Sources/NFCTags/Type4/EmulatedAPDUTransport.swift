@@ -1,49 +1,44 @@
 import Synchronization
 
 /// An ``APDUTransport`` straight into a ``Type4NDEFApplication`` in memory: each call is one
-/// command APDU and the core's response APDU. Scheduled ``TagFault``s fail the chosen
-/// command, counted as ``EmulatedType2Transport`` counts them. Thread-safe.
+/// command APDU and the core's response APDU. Scheduled ``TagFault``s play through
+/// ``FaultyType4Core``, as on every device: silence → `.noResponse`, a tag that left →
+/// `.tagLost`. Thread-safe.
 public final class EmulatedAPDUTransport: APDUTransport, Sendable {
     private struct State {
-        var core: Type4NDEFApplication
-        var faults: [TagFault]
-        var commands = 0
+        var card: FaultyType4Core
         var exchanges: [(command: [UInt8], response: [UInt8]?)] = []
     }
 
     private let state: Mutex<State>
 
     public init(core: Type4NDEFApplication, faults: [TagFault] = []) {
-        state = Mutex(State(core: core, faults: faults))
+        state = Mutex(State(card: FaultyType4Core(core: core, faults: faults)))
     }
 
     /// The core as it is now (its ``Type4NDEFApplication/ndefFile`` shows what writes did).
-    public var core: Type4NDEFApplication { state.withLock { $0.core } }
+    public var core: Type4NDEFApplication { state.withLock { $0.card.core } }
+    /// A `tag_lost` fault fired: the tag has left the field.
+    public var isGone: Bool { state.withLock { $0.card.isGone } }
     /// Every exchange so far: the command and the response (`nil` when a fault ate it).
     public var exchanges: [(command: [UInt8], response: [UInt8]?)] { state.withLock { $0.exchanges } }
 
     /// The field was lost: the application is deselected (ISO/IEC 14443-4 deactivation).
-    public func deselect() { state.withLock { $0.core.deselect() } }
+    public func deselect() { state.withLock { $0.card.deselect() } }
 
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
-        let result: Result<[UInt8], TagCommunicationError> = state.withLock { s in
-            let n = s.commands
-            s.commands += 1
-            if let i = s.faults.firstIndex(where: { $0.afterCommands == n }) {
-                let fault = s.faults.remove(at: i)
-                if fault.kind == .corruptReply {
-                    var r = s.core.respond(to: command)
-                    r[0] ^= 0xFF
-                    s.exchanges.append((command, r))
-                    return .success(r)
-                }
+        let (answer, gone) = state.withLock { s in
+            let a = s.card.respond(to: command)
+            if case .response(let r) = a {
+                s.exchanges.append((command, r))
+            } else {
                 s.exchanges.append((command, nil))
-                return .failure(fault.error)
             }
-            let r = s.core.respond(to: command)
-            s.exchanges.append((command, r))
-            return .success(r)
+            return (a, s.card.isGone)
         }
-        return try result.get()
+        switch answer {
+        case .response(let r): return r
+        case .silent: throw gone ? TagCommunicationError.tagLost : TagCommunicationError.noResponse
+        }
     }
 }

@@ -62,10 +62,14 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
     public var ats: [UInt8]?
     /// ATR as a PC/SC reader builds it (PC/SC part 3), if known.
     public var atr: [UInt8]?
+    /// What the frontend classified it as (NFCTags ``TargetClassification``): finer than
+    /// ``kind`` (a MIFARE Classic card is `.other` with family `.mifareClassic`).
+    public var family: TargetFamily
 
     public init(
         id: DetectedTargetID, kind: Kind, technology: NFCPollingOption = .iso14443, uid: [UInt8],
-        atqa: [UInt8]? = nil, sak: UInt8? = nil, ats: [UInt8]? = nil, atr: [UInt8]? = nil
+        atqa: [UInt8]? = nil, sak: UInt8? = nil, ats: [UInt8]? = nil, atr: [UInt8]? = nil,
+        family: TargetFamily? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -75,13 +79,14 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
         self.sak = sak
         self.ats = ats
         self.atr = atr
+        self.family =
+            family
+            ?? {
+                switch kind {
+                case .type2: .type2
+                case .type4: .isoDEP
+                case .other: .other
+                }
+            }()
     }
-}
-
-/// A live connection to one target, valid only inside ``ReaderBackend/withTag(_:_:)``.
-public enum TagConnection {
-    /// A Type 2 tag: READ/WRITE/GET_VERSION commands.
-    case type2(any Type2TagTransport)
-    /// An ISO-DEP target: APDUs (ISO/IEC 7816-4).
-    case iso7816(any APDUTransport)
 }

@@ -104,6 +104,7 @@ extension DetectedTarget {
             case .other: "other"
             }
         o["kind"] = .string(kindName)
+        o["family"] = .string(family.rawValue)
         o["uid"] = .string(uid.hexString())
         if let atqa { o["atqa"] = .string(atqa.hexString()) }
         if let sak { o["sak"] = .string([sak].hexString()) }

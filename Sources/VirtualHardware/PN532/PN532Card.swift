@@ -9,12 +9,26 @@ public protocol PN532Type2Responder: Sendable {
     mutating func halt()
     /// The tag was (re)activated by REQA/WUPA + anticollision + SELECT.
     mutating func wakeUp()
+    /// The tag has left the field for good (a `tag_lost` fault): it answers nothing and
+    /// no activation finds it.
+    var isGone: Bool { get }
+}
+
+extension PN532Type2Responder {
+    public var isGone: Bool { false }
 }
 
 /// An ISO/IEC 14443-4 card application: one C-APDU in, one R-APDU out (data + SW1 SW2).
 /// NFCTags' `Type4NDEFApplication` has this shape.
 public protocol PN532APDUResponder: Sendable {
+    /// The R-APDU; empty when the card stays silent (the PN532 reports a timeout).
     mutating func respond(to apdu: [UInt8]) -> [UInt8]
+    /// The card has left the field for good (see ``PN532Type2Responder/isGone``).
+    var isGone: Bool { get }
+}
+
+extension PN532APDUResponder {
+    public var isGone: Bool { false }
 }
 
 /// A card in the virtual PN532's field: its ISO/IEC 14443-3 activation data and what
@@ -38,6 +52,8 @@ public struct PN532Card: Sendable {
     /// ATS including its length byte TL (ISO/IEC 14443-4 §5.2), for ISO-DEP cards; empty otherwise.
     public var ats: [UInt8]
     public var function: Function
+    /// ISO-DEP as the card runs it (RATS, blocks, chaining, DESELECT); used by ISO-DEP cards.
+    var isoDEPLink: ISODEPCardLink
 
     public init(uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8] = [], function: Function) {
         self.uid = uid
@@ -45,9 +61,18 @@ public struct PN532Card: Sendable {
         self.sak = sak
         self.ats = ats
         self.function = function
+        self.isoDEPLink = ISODEPCardLink(ats: ats)
     }
 
     var isISODEP: Bool { sak & 0x20 != 0 }
+
+    /// The card left the field for good (a `tag_lost` fault fired).
+    var isGone: Bool {
+        switch function {
+        case .type2(let r): r.isGone
+        case .isoDEP(let r): r.isGone
+        }
+    }
 }
 
 /// The external reader a virtual PN532 in target mode (TgInitAsTarget) plays: it activates

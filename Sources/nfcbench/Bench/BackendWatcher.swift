@@ -64,10 +64,3 @@ final class BackendWatcher: Sendable {
         return nil
     }
 }
-
-/// Runs blocking work (a backend's `withTag`) on a thread of its own.
-func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { k in
-        Thread { k.resume(with: Result { try body() }) }.start()
-    }
-}

@@ -1,45 +1,97 @@
+import Foundation
 import NFCHardware
+import NFCTags
+import ReaderFrontend
 import ReaderSession
 
-/// Turns a `--device` string into a reader backend.
+/// Turns a `--device` string into the one reader frontend over a thin device, the same for
+/// every command (session, dump, measure, write, format, lock, demo).
 ///
-/// | string | backend |
+/// | string | device |
 /// | --- | --- |
-/// | `pcsc:READER NAME` | ``PCSCReaderBackend`` on that PC/SC reader (`nfcbench devices` lists the names) |
+/// | `sim:NAME` | the in-process simulated reader playing `hardware/scenarios/NAME.json` |
+/// | `pcsc:READER NAME` | a PC/SC reader (`nfcbench devices` lists the names) |
 /// | `pcsc` | the only PC/SC reader, or an error naming the choices |
-/// | `sim:NAME` | the in-process simulated reader playing `hardware/scenarios/NAME.json` (``SimulatedDevice``) |
-/// | `pn532_uart:PATH`, other libnfc connstrings | ``LibNFCReaderBackend`` (hook: `openLibNFCBackend` in LibNFCDevices.swift) |
+/// | `DRIVER:…` | a libnfc connstring, for any driver the installed libnfc has (`pn532_uart:/dev/ttyUSB0`) |
+/// | `libnfc` | the first device libnfc finds |
+///
+/// Resolving sends nothing to a reader: it checks that the PC/SC reader is listed or that a
+/// serial path exists. The device itself is opened by the frontend when polling starts,
+/// after the reader's lock was taken (locks before frames).
 enum DeviceFactory {
-    struct Options: Sendable {
-        var presenceCheckInterval: Duration = .milliseconds(250)
-    }
-
-    static func backend(_ device: String, options: Options = Options()) throws(CLIError) -> any ReaderBackend {
-        if isLibNFCDevice(device) { return try openLibNFCBackend(device) }
-        if split(device).scheme == "sim" {
-            return try SimulatedDevice.backend(split(device).rest, clock: ContinuousReaderClock())
+    /// A resolved device string: the name the reader is locked and traced by, and how to
+    /// make its frontend.
+    struct Spec: Sendable {
+        /// The reader's identity: `sim:NAME`, `pcsc:READER`, or the libnfc connstring with
+        /// a serial path resolved to the device it points at (two links to one pty are one reader).
+        var identifier: String
+        var kind: Kind
+        enum Kind: Sendable {
+            case simulated(String)
+            case pcsc(reader: String)
+            case libnfc(connstring: String)
         }
-        return try pcscBackend(device, options: options)
     }
 
-    /// The PC/SC backend for `device`, or an error saying why it can't be one.
-    static func pcscBackend(_ device: String, options: Options = Options()) throws(CLIError) -> PCSCReaderBackend {
+    struct Options: Sendable {
+        /// Presence checks of hardware readers; `nil` = the device's own interval.
+        var presenceInterval: Duration? = nil
+    }
+
+    /// Resolves `device` (see the table above). Throws usage (64), data (65) or unavailable (69).
+    static func resolve(_ device: String) throws(CLIError) -> Spec {
         let (scheme, rest) = split(device)
         switch scheme {
+        case "sim":
+            guard !rest.isEmpty else {
+                throw .usage("sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
+            }
+            _ = try DataLocation.require(rest, in: "scenarios")
+            return Spec(identifier: device, kind: .simulated(rest))
         case "pcsc":
             let reader = rest.isEmpty ? try onlyPCSCReader() : rest
             try requirePCSCReader(reader)
-            return PCSCReaderBackend(
-                reader: reader, configuration: .init(presenceCheckInterval: options.presenceCheckInterval))
-        case "sim":
-            throw .usage("'\(device)' is the simulated reader, not a PC/SC reader")
-        case "pn532_uart", "pn533_usb", "acr122_usb", "pn53x_usb", "arygon", "pn532_spi", "pn532_i2c":
-            throw .unavailable(
-                "libnfc devices ('\(scheme):') are not available to this command yet; use a pcsc: reader")
+            return Spec(identifier: "pcsc:" + reader, kind: .pcsc(reader: reader))
+        case "libnfc":
+            guard let first = LibNFCDevices.firstDevice() else {
+                throw .unavailable(
+                    "libnfc finds no device (set LIBNFC_DEVICE or /etc/nfc/libnfc.conf; run 'nfcbench doctor')")
+            }
+            return Spec(identifier: LibNFCDevices.lockIdentity(first), kind: .libnfc(connstring: first))
         default:
-            throw .usage(
-                "unknown device '\(device)': use pcsc:READER (see 'nfcbench devices'), sim:NAME or a libnfc connstring")
+            guard LibNFCDevices.isConnstring(device) else {
+                throw .usage(
+                    "unknown device '\(device)': use sim:SCENARIO, pcsc:READER (see 'nfcbench devices') or a libnfc connstring (drivers: \(LibNFCDevices.drivers.joined(separator: ", ")))"
+                )
+            }
+            try LibNFCDevices.requirePath(device)
+            return Spec(identifier: LibNFCDevices.lockIdentity(device), kind: .libnfc(connstring: device))
         }
+    }
+
+    /// The frontend for `spec` (nothing is opened yet).
+    static func frontend(
+        _ spec: Spec, clock: any ReaderSessionClock = ContinuousReaderClock(), options: Options = Options()
+    ) throws(CLIError) -> ReaderFrontend {
+        let configuration = ReaderFrontend.Configuration(presenceInterval: options.presenceInterval)
+        switch spec.kind {
+        case .simulated(let name):
+            let reader = try SimulatedDevice.reader(name, clock: clock)
+            return ReaderFrontend(device: reader.field, clock: clock, configuration: configuration)
+        case .pcsc(let reader):
+            return ReaderFrontend(
+                identifier: spec.identifier, clock: clock, configuration: configuration,
+                open: { () throws(NFCDeviceError) in try HardwareDevices.openPCSC(reader: reader) })
+        case .libnfc(let connstring):
+            return ReaderFrontend(
+                identifier: spec.identifier, clock: clock, configuration: configuration,
+                open: { () throws(NFCDeviceError) in try HardwareDevices.openLibNFC(connstring: connstring) })
+        }
+    }
+
+    /// `resolve` + `frontend`: the reader a session runs on.
+    static func backend(_ device: String, options: Options = Options()) throws(CLIError) -> ReaderFrontend {
+        try frontend(resolve(device), options: options)
     }
 
     static func split(_ device: String) -> (scheme: String, rest: String) {
@@ -48,7 +100,7 @@ enum DeviceFactory {
     }
 
     /// A clear "unavailable" (69) when pcscd does not answer or has no reader of that name,
-    /// before a session begins (a session would otherwise end as if the reader had failed).
+    /// before anything begins (a session would otherwise end as if the reader had failed).
     static func requirePCSCReader(_ reader: String) throws(CLIError) {
         let readers: [String]
         do {

@@ -69,7 +69,11 @@ enum DemoCommand {
                 let name = tag ?? "t4t-uri"
                 let path = try DataLocation.require(name, in: "tags")
                 let personality: any VirtualCardPersonality
-                do { personality = try TagFile.load(path: path).makeVirtualCardPersonality() } catch {
+                do { personality = try TagFile.load(path: path).makeVirtualCardPersonality() } catch let error
+                    as DataFileError
+                {
+                    throw CLIError(error)
+                } catch {
                     throw CLIError.data("\(path): \(error)")
                 }
                 let card = VirtualCard(personality: personality, configuration: .init(port: 35963))
@@ -84,7 +88,7 @@ enum DemoCommand {
             } else if benchChoice != "pcscd" {
                 let name = tag ?? "ntag215-uri"
                 do {
-                    (device, stop) = try startVirtualPN532Bench(tag: name)
+                    (device, stop) = try LibNFCDevices.startVirtualBench(tag: name)
                 } catch let e as CLIError {
                     throw e
                 } catch {

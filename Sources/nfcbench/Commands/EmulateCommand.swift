@@ -15,7 +15,7 @@ enum EmulateCommand {
         usage: "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE]",
         help: """
             OPTIONS:
-              --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn533_usb, …
+              --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …
                                     (a virtual PN532's pty link works the same)
               --app-prefixes AID,…  the default app's select-identifier-prefixes (hex, 5..16 bytes)
               --uid HEX             the 4-byte UID the phone presents (default 085A3C91; a PN532
@@ -53,6 +53,14 @@ enum EmulateCommand {
                 header: HCELiveCLI.header(command: "emulate", device: device, app: app, identity: identity))
             let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json)
 
+            // Locks before frames: opening a PN53x sends frames (wake-up, SAMConfiguration),
+            // so the reader's lock comes first; a reader a session holds is refused untouched.
+            let spec = try DeviceFactory.resolve(device)
+            guard case .libnfc = spec.kind else {
+                throw CLIError.usage("emulate needs a libnfc device (target mode), not '\(device)'")
+            }
+            let lease = try takeReader(spec.identifier)
+            defer { lease.release() }
             let nfc: LibNFCDevice
             do {
                 nfc = try LibNFCContext().open(device)  // the device keeps its context alive

@@ -2,7 +2,7 @@
 enum FormatCommand {
     static let command = Command(
         path: ["format"],
-        abstract: "Write an empty NDEF message on the NDEF-formatted tag of a libnfc device (backup first)",
+        abstract: "Write an empty NDEF message on the NDEF-formatted tag on a reader (backup first)",
         usage: "format --device D [--dry-run] [--backup FILE] [--timeout S]",
         help: """
             Writes an empty NDEF message: on a Type 2 Tag the TLVs 03 00 FE after any Lock/Memory

@@ -1,7 +1,7 @@
 import Foundation
-import NFCHardware
 import NFCTags
 import NFCTrace
+import ReaderFrontend
 import ReaderSession
 import VirtualHardware
 
@@ -23,9 +23,11 @@ enum MeasureCommand {
               removal   from the tag leaving the field to the backend reporting it lost
 
             OPTIONS:
-              --device D               pcsc:READER (see 'nfcbench devices')
+              --device D               pcsc:READER, a libnfc connstring or sim:SCENARIO (apdu and read
+                                       on every reader; detect and removal need --virtual-card)
               --count N                samples (default 100 for apdu and read, 10 for detect/removal)
-              --presence-interval MS   the backend's status-change slice (default 250)
+              --presence-interval MS   how often the reader's presence is checked (default: the device's,
+                                       250 ms for PC/SC, 100 ms for libnfc)
               --virtual-card TAG       present and remove an in-process vpcd card serving TAG
                                        (needed for detect and removal: the bench controls the field)
               --port N                 that card's vpcd port (default 35963)
@@ -44,44 +46,46 @@ enum MeasureCommand {
         let device = try args.option("device")
         let count = try args.int("count", in: 1...1_000_000) ?? ((what == .detect || what == .removal) ? 10 : 100)
         let json = args.flag("json")
-        let interval = try args.int("presence-interval", in: 1...60_000) ?? 250
+        let interval = try args.int("presence-interval", in: 1...60_000)
         let virtualTag = try args.option("virtual-card")
         let port = try args.int("port", in: 1...65535) ?? 35963
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
-        if isLibNFCDevice(device) {
-            return try await measureLibNFC(what.rawValue, device: device, count: count, json: json)
+        if virtualTag == nil, what == .detect || what == .removal {
+            throw CLIError.usage(
+                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
+            )
         }
-        let backend = try DeviceFactory.pcscBackend(
-            device, options: .init(presenceCheckInterval: .milliseconds(interval)))
+        let reader = try BenchReader.open(device, options: .init(presenceInterval: interval.map { .milliseconds($0) }))
+        defer { reader.close() }
 
         var card: VirtualCard? = nil
         if let virtualTag {
+            guard case .pcsc = reader.spec.kind else {
+                throw CLIError.usage("--virtual-card serves a vpcd card: it needs a pcsc: reader")
+            }
             let path = try DataLocation.require(virtualTag, in: "tags")
             do {
                 let personality = try TagFile.load(path: path).makeVirtualCardPersonality()
                 card = VirtualCard(personality: personality, configuration: .init(port: UInt16(port)))
+            } catch let error as DataFileError {
+                throw CLIError(error)
             } catch {
                 throw CLIError.data("\(path): \(error)")
             }
-        } else if what == .detect || what == .removal {
-            throw CLIError.usage(
-                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
-            )
         }
         defer { card?.stop() }
         let samples: [Duration]
         let started = ContinuousClock.now
         switch what {
         case .detect, .removal:
-            samples = try await presence(backend, card: card!, count: count, removal: what == .removal)
+            samples = try await presence(reader.frontend, card: card!, count: count, removal: what == .removal)
         case .apdu, .read:
             card?.start()
-            let watcher = BackendWatcher(backend)
-            defer { watcher.stop() }
-            let (target, _, _) = try await watcher.next(
-                from: 0, timeout: .seconds(10), what: "tag", BackendWatcher.detected)
-            samples = try await onBenchThread { try exchange(backend, target, count: count, read: what == .read) }
+            let read = what == .read
+            samples = try await reader.withFirstTag(timeout: .seconds(10)) { _, c in
+                try exchange(c, count: count, read: read)
+            }
         }
         let total = ContinuousClock.now - started
         guard let stats = TimingStatistics(samples) else { throw CLIError.failure("no samples") }
@@ -89,18 +93,18 @@ enum MeasureCommand {
         let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
         if json {
             let o: JSONObject = [
-                "measure": .string(what.rawValue), "device": .string(backend.identifier),
+                "measure": .string(what.rawValue), "device": .string(reader.spec.identifier),
                 "count": .int(Int64(stats.count)),
                 "min_us": .double(TimingStatistics.microseconds(stats.min)),
                 "median_us": .double(TimingStatistics.microseconds(stats.median)),
                 "p99_us": .double(TimingStatistics.microseconds(stats.p99)),
                 "max_us": .double(TimingStatistics.microseconds(stats.max)),
                 "per_second": .double(perSecond), "total_us": .double(TimingStatistics.microseconds(total)),
-                "presence_interval_ms": .int(Int64(interval)),
+                "presence_interval_ms": interval.map { .int(Int64($0)) } ?? .null,
             ]
             Output.out(JSONValue.object(o).serialized)
         } else {
-            Output.out("\(what.rawValue) on \(backend.identifier): \(stats.text)")
+            Output.out("\(what.rawValue) on \(reader.spec.identifier): \(stats.text)")
             if what == .apdu { Output.out(String(format: "%.0f APDUs per second", perSecond)) }
         }
         return 0
@@ -108,7 +112,7 @@ enum MeasureCommand {
 
     /// Present/remove the in-process card `count` times; time present() → detected or
     /// remove() → lost.
-    static func presence(_ backend: PCSCReaderBackend, card: VirtualCard, count: Int, removal: Bool) async throws
+    static func presence(_ backend: ReaderFrontend, card: VirtualCard, count: Int, removal: Bool) async throws
         -> [Duration]
     {
         let watcher = BackendWatcher(backend)
@@ -137,31 +141,28 @@ enum MeasureCommand {
         return samples
     }
 
-    /// APDU round trips or whole NDEF reads on the current tag.
-    static func exchange(_ backend: PCSCReaderBackend, _ target: DetectedTarget, count: Int, read: Bool) throws
-        -> [Duration]
-    {
-        try backend.withTag(target.id) { c -> [Duration] in
-            var samples: [Duration] = []
-            samples.reserveCapacity(count)
-            let clock = ContinuousClock()
-            switch c {
-            case .iso7816(let t):
-                let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
-                func readNDEF<T: APDUTransport>(_ t: T) throws { _ = try Type4TagReader(transport: t).readNDEF() }
-                for _ in 0..<count {
-                    samples.append(
-                        try clock.measure { if read { try readNDEF(t) } else { _ = try t.transmit(select) } })
-                }
-            case .type2(let t):
-                for _ in 0..<count {
-                    samples.append(
-                        try clock.measure {
-                            if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
-                        })
-                }
+    /// APDU round trips (SELECT of the NDEF application for ISO-DEP, READ of page 0 for
+    /// Type 2) or whole NDEF reads on the tag, timed one by one.
+    static func exchange(_ c: TagConnection, count: Int, read: Bool) throws -> [Duration] {
+        var samples: [Duration] = []
+        samples.reserveCapacity(count)
+        let clock = ContinuousClock()
+        switch c {
+        case .iso7816(let t):
+            let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
+            let reader = Type4TagReader(transport: AnyAPDUTransport(t))
+            for _ in 0..<count {
+                samples.append(
+                    try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } })
             }
-            return samples
+        case .type2(let t):
+            for _ in 0..<count {
+                samples.append(
+                    try clock.measure {
+                        if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
+                    })
+            }
         }
+        return samples
     }
 }

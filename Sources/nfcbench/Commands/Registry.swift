@@ -20,5 +20,6 @@ enum Registry {
         BenchCommand.session,
         BenchCommand.ndefFuzz,
         ConformanceCommand.command,
+        CheckCommand.equivalence,
     ]
 }

@@ -1,28 +1,26 @@
 import Foundation
-import NFCHardware
 import NFCTags
 import ReaderSession
 
 /// `nfcbench write`, and `nfcbench lock`: NDEF writes through NFCTags' Type 2 and Type 4
-/// procedures on a libnfc device, with a backup first and an exact dry run.
+/// procedures on any reader (written once against the frontend: a Type 2 tag behind a PC/SC
+/// reader is written with PC/SC part 3 UPDATE BINARY `FF D6`, on libnfc with WRITE `A2`),
+/// with a backup first and an exact dry run.
 enum WriteCommand {
     static let command = Command(
         path: ["write"],
-        abstract: "Write an NDEF message to the tag on a libnfc device (backup first; --dry-run shows the writes)",
+        abstract: "Write an NDEF message to the tag on a reader (backup first; --dry-run shows the writes)",
         usage:
             "write --device D --ndef SPEC [--dry-run] [--backup FILE] [--timeout S] [--lock --yes-i-understand-this-is-irreversible]",
         help: """
             OPTIONS:
-              --device D     a libnfc connstring: pn532_uart:PATH, acr122_usb:…, or 'libnfc' (first device)
+              --device D     pcsc:READER, a libnfc connstring (pn532_uart:PATH, acr122_usb:…, 'libnfc'),
+                             or sim:SCENARIO
               --ndef SPEC    the message, one record:
-                               uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
-                               text:Hello                   Text record, language en
-                               text:de:Hallo                Text record, language de (2-3 letters, optional -REGION)
-                               mime:TYPE:DATA               MIME record, e.g. mime:text/plain:hi
-                               mime:TYPE:@FILE              MIME record whose payload is FILE's bytes
-                               @FILE                        FILE holds raw NDEF message bytes (checked before writing)
-              --dry-run      read the tag, print exactly the pages (Type 2) or APDUs (Type 4) the write
-                             would send, and write nothing (no backup either)
+            \(NDEFSpec.help)
+              --dry-run      read the tag, print exactly the pages (Type 2: WRITE A2, or UPDATE BINARY
+                             FF D6 through PC/SC) or APDUs (Type 4) the write would send, and write
+                             nothing (no backup either)
               --backup FILE  where the old content goes (our tag-file JSON) before anything is written;
                              default ./nfcbench-backup-<UID>-<time>.json
               --timeout S    how long to wait for a tag (default 10)
@@ -57,11 +55,7 @@ enum WriteCommand {
 
     static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
         guard let device = try args.option("device") else {
-            throw .usage("--device D is required (e.g. pn532_uart:/dev/ttyUSB0)")
-        }
-        guard isLibNFCDevice(device) else {
-            throw .usage(
-                "'\(device)' is not a libnfc device; write/format/lock take pn532_uart:PATH, acr122_usb:…, or libnfc")
+            throw .usage("--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices')")
         }
         return device
     }
@@ -71,21 +65,28 @@ enum WriteCommand {
         device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
         lock: Bool, what: String
     ) async throws -> Int32 {
+        let reader = try BenchReader.open(device)
+        defer { reader.close() }
         Output.out("\(dryRun ? "dry run: would write" : "writing") \(what) on \(device)")
-        let report = try await withFirstLibNFCTag(device: device, timeout: timeout) {
-            backend, target, connection -> [String] in
-            try perform(backend, target, connection, message: message, dryRun: dryRun, backup: backup, lock: lock)
+        let viaPCSC: Bool = if case .pcsc = reader.spec.kind { true } else { false }
+        let report = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
+            try perform(
+                target, connection, message: message, dryRun: dryRun, backup: backup, lock: lock, viaPCSC: viaPCSC)
         }
         for line in report { Output.out(line) }
         return 0
     }
 
     private static func perform(
-        _ backend: LibNFCReaderBackend, _ target: DetectedTarget, _ connection: TagConnection,
-        message: [UInt8], dryRun: Bool, backup: String?, lock: Bool
+        _ target: DetectedTarget, _ connection: TagConnection,
+        message: [UInt8], dryRun: Bool, backup: String?, lock: Bool, viaPCSC: Bool
     ) throws -> [String] {
-        var lines = ["tag: \(describe(target, backend.tagVersion(of: target.id)))"]
-        let version = backend.tagVersion(of: target.id)
+        var version: TagVersion? = nil
+        if case .type2(let t) = connection {
+            var probe = Type2TagReader(transport: t)
+            version = try probe.identify()
+        }
+        var lines = ["tag: \(describe(target, version))"]
         switch connection {
         case .type2(let t):
             let reader = Type2TagReader(transport: t, version: version)
@@ -101,9 +102,17 @@ enum WriteCommand {
                 do { try Type2TagReader(transport: recorder, version: version).writeNDEF(message) } catch {
                     throw CLIError.failure("refused: \(error); nothing written")
                 }
-                lines.append("would WRITE (A2) \(recorder.writes.count) pages, in this order:")
-                for (page, data) in recorder.writes {
-                    lines.append("  page \(page): \(data.hexString(separator: " "))")
+                if viaPCSC {
+                    lines.append("would send \(recorder.writes.count) UPDATE BINARY (FF D6) APDUs, in this order:")
+                    for (page, data) in recorder.writes {
+                        let apdu: [UInt8] = [0xFF, 0xD6, 0x00, page, 0x04] + data
+                        lines.append("  page \(page): \(apdu.hexString(separator: " "))")
+                    }
+                } else {
+                    lines.append("would WRITE (A2) \(recorder.writes.count) pages, in this order:")
+                    for (page, data) in recorder.writes {
+                        lines.append("  page \(page): \(data.hexString(separator: " "))")
+                    }
                 }
                 if lock {
                     lines.append(
@@ -113,17 +122,16 @@ enum WriteCommand {
                 lines.append("dry run: nothing written")
                 return lines
             }
-            let backupPath = try saveBackup(target, connection, version: version, to: backup)
+            let backupPath = try saveBackup(target, connection, to: backup)
             lines.append("backup of the old content: \(backupPath)")
+            let sent = Type2WriteRecorder(base: t)  // the wording says what was sent (NFCTags)
             do {
-                try reader.writeNDEF(message)
+                try Type2TagReader(transport: sent, version: version).writeNDEF(message)
             } catch {
-                if case .writeInterrupted(let pages, let cause) = error.code {
-                    throw CLIError.failure(
-                        "write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]; the old content is in \(backupPath)"
-                    )
-                }
-                throw CLIError.failure("refused: \(error); nothing written (backup in \(backupPath))")
+                throw CLIError.failure(
+                    NDEFWriteReport.type2Failure(
+                        error, writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count)
+                        + "; the old content is in \(backupPath)")
             }
             let back = try reader.readNDEF()
             guard back == message else {
@@ -157,12 +165,13 @@ enum WriteCommand {
                 lines.append("dry run: nothing written")
                 return lines
             }
-            let backupPath = try saveBackup(target, connection, version: nil, to: backup)
+            let backupPath = try saveBackup(target, connection, to: backup)
             lines.append("backup of the old content: \(backupPath)")
-            do { try reader.writeNDEF(message, capabilityContainer: cc) } catch {
+            let sent = APDURecorder(base: t)  // the wording says what was sent (NFCTags)
+            do { try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc) } catch {
                 throw CLIError.failure(
-                    "write failed: \(error); NLEN was set to 0 first, so the tag reads as empty or old, never torn; backup in \(backupPath)"
-                )
+                    NDEFWriteReport.type4Failure(error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize)
+                        + "; the old content is in \(backupPath)")
             }
             let back = try reader.readNDEF(capabilityContainer: cc)
             guard back == message else {
@@ -184,11 +193,9 @@ enum WriteCommand {
         return s
     }
 
-    static func saveBackup(
-        _ target: DetectedTarget, _ connection: TagConnection, version: TagVersion?, to path: String?
-    ) throws -> String {
+    static func saveBackup(_ target: DetectedTarget, _ connection: TagConnection, to path: String?) throws -> String {
         let file: TagFile
-        do { file = try snapshotTagFile(target, connection, version: version) } catch {
+        do { file = try TagSnapshot.take(target, connection) } catch {
             throw CLIError.failure("cannot read the tag for the backup: \(error); nothing written")
         }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
@@ -204,7 +211,7 @@ enum WriteCommand {
 enum LockCommand {
     static let command = Command(
         path: ["lock"],
-        abstract: "Make the Type 2 tag on a libnfc device read-only for good (irreversible)",
+        abstract: "Make the Type 2 tag on a reader read-only for good (irreversible)",
         usage: "lock --device D --yes-i-understand-this-is-irreversible [--timeout S]",
         help: """
             Writes CC byte 3 = Fh (read-only), the static lock bytes FF FF and every dynamic lock bit
@@ -219,86 +226,27 @@ enum LockCommand {
             guard confirmed else {
                 throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
             }
-            let lines = try await withFirstLibNFCTag(device: device, timeout: timeout) {
-                backend, target, connection -> [String] in
+            let reader = try BenchReader.open(device)
+            defer { reader.close() }
+            let lines = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
                 guard case .type2(let t) = connection else {
                     throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific")
                 }
+                var probe = Type2TagReader(transport: t)
+                let version = try probe.identify()
                 do {
-                    try Type2TagReader(transport: t, version: backend.tagVersion(of: target.id)).setReadOnly(
-                        lockBits: true)
+                    try Type2TagReader(transport: t, version: version).setReadOnly(lockBits: true)
                 } catch {
                     throw CLIError.failure("lock failed: \(error)")
                 }
                 return [
-                    "tag: \(WriteCommand.describe(target, backend.tagVersion(of: target.id)))",
+                    "tag: \(WriteCommand.describe(target, version))",
                     "locked: the tag is now read-only for good",
                 ]
             }
             for l in lines { Output.out(l) }
             return 0
         })
-}
-
-/// The `--ndef SPEC` syntax (see `nfcbench write --help`).
-enum NDEFSpec {
-    static func parse(_ spec: String) throws(CLIError) -> [UInt8] {
-        if spec.hasPrefix("@") {
-            let path = String(spec.dropFirst())
-            guard let data = FileManager.default.contents(atPath: path) else { throw .data("cannot read \(path)") }
-            let bytes = [UInt8](data)
-            do { _ = try NFCNDEFMessage(bytes: bytes) } catch {
-                throw .data("\(path) is not an NDEF message: \(error)")
-            }
-            return bytes
-        }
-        guard let colon = spec.firstIndex(of: ":") else {
-            throw .data("NDEF spec '\(spec)' needs a kind: uri:…, text:…, mime:TYPE:…, or @FILE")
-        }
-        let kind = spec[..<colon]
-        let rest = String(spec[spec.index(after: colon)...])
-        let payload: NFCNDEFPayload?
-        switch kind {
-        case "uri":
-            guard !rest.isEmpty else { throw .data("uri: needs a URI") }
-            payload = NFCNDEFPayload.wellKnownTypeURIPayload(string: rest)
-        case "text":
-            var language = "en"
-            var text = rest
-            if let c = rest.firstIndex(of: ":"), isLanguageTag(rest[..<c]) {
-                language = String(rest[..<c])
-                text = String(rest[rest.index(after: c)...])
-            }
-            payload = NFCNDEFPayload.wellKnownTypeTextPayload(string: text, locale: Locale(identifier: language))
-        case "mime":
-            guard let c = rest.firstIndex(of: ":"), rest[..<c].contains("/") else {
-                throw .data("mime: needs TYPE:DATA with a type like text/plain")
-            }
-            let type = String(rest[..<c])
-            let value = String(rest[rest.index(after: c)...])
-            var body = Data(value.utf8)
-            if value.hasPrefix("@") {
-                guard let d = FileManager.default.contents(atPath: String(value.dropFirst())) else {
-                    throw .data("cannot read \(value.dropFirst())")
-                }
-                body = d
-            }
-            payload = NFCNDEFPayload(format: .media, type: Data(type.utf8), identifier: Data(), payload: body)
-        default:
-            throw .data("unknown NDEF spec kind '\(kind)': use uri:, text:, mime: or @FILE")
-        }
-        guard let payload else { throw .data("cannot make a record of '\(spec)'") }
-        return NFCNDEFMessage(records: [payload]).bytes
-    }
-
-    static func isLanguageTag(_ s: Substring) -> Bool {
-        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
-        guard let first = parts.first, (2...3).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter })
-        else { return false }
-        return parts.dropFirst().allSatisfy {
-            !$0.isEmpty && $0.count <= 8 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        }
-    }
 }
 
 /// Forwards READ and GET_VERSION to the tag; records WRITEs and answers them ACK.

@@ -69,7 +69,7 @@ enum SessionCommand {
             let redact = args.flag("redact")
             var factory = DeviceFactory.Options()
             if let ms = try args.int("presence-interval", in: 10...10_000) {
-                factory.presenceCheckInterval = .milliseconds(ms)
+                factory.presenceInterval = .milliseconds(ms)
             }
             try args.finish()
 

@@ -35,6 +35,9 @@ final class SessionRunner: @unchecked Sendable {
         var statusLine = false
         /// Added to the `session` numbers in the trace (several runners writing one trace).
         var sessionNumberOffset: UInt64 = 0
+        /// Read-write and tag modes: the app taps Done after the first tag's read, whatever
+        /// its outcome, instead of asking for the next tag (`check equivalence`).
+        var doneAfterFirstTag = false
     }
 
     /// How a session ended, and whether anything was read.
@@ -243,7 +246,7 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
                 let c = code(error)
                 runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
             }
-            again()
+            if runner.options.doneAfterFirstTag { session.invalidate() } else { again() }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NFCTags
+import ReaderFrontend
 import ReaderSession
 import Synchronization
 
@@ -59,77 +60,112 @@ final class MemoryType2Tag: FieldTag, Type2TagTransport {
     func reactivate() throws {}
 }
 
-/// A reader in a test: targets are put in and taken out of its field by the test.
+/// A reader in a test: targets are put in and taken out of its field by the test. A thin
+/// in-memory device under the real ``ReaderFrontend``, so the tests exercise the discovery
+/// every reader uses.
 final class FakeBackend: ReaderBackend {
-    let identifier: String
-    private struct State {
-        var continuation: AsyncThrowingStream<ReaderBackendEvent, any Error>.Continuation?
-        var field: [(DetectedTarget, any FieldTag)] = []
-        var restarts = 0
-        var streams = 0
+    let device: FakeDevice
+    let frontend: ReaderFrontend
+    private let counts = Mutex((restarts: 0, streams: 0))
+
+    init(identifier: String = "sim:test-\(UUID().uuidString.prefix(8))") {
+        device = FakeDevice(name: identifier)
+        frontend = ReaderFrontend(device: device, clock: ManualClock())
     }
-    private let state = Mutex(State())
 
-    init(identifier: String = "sim:test-\(UUID().uuidString.prefix(8))") { self.identifier = identifier }
-
-    var restarts: Int { state.withLock { $0.restarts } }
-    var streams: Int { state.withLock { $0.streams } }
+    var identifier: String { frontend.identifier }
+    var restarts: Int { counts.withLock { $0.restarts } }
+    var streams: Int { counts.withLock { $0.streams } }
 
     func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
-        let (stream, k) = AsyncThrowingStream<ReaderBackendEvent, any Error>.makeStream()
-        let present = state.withLock { s in
-            s.continuation = k
-            s.streams += 1
-            return s.field.map(\.0)
-        }
-        if !present.isEmpty { k.yield(.detected(present)) }
-        return stream
+        counts.withLock { $0.streams += 1 }
+        return frontend.events(options)
     }
 
     func restartPolling() {
-        let (k, present) = state.withLock { s in
-            s.restarts += 1
-            return (s.continuation, s.field.map(\.0))
-        }
-        if !present.isEmpty { k?.yield(.detected(present)) }
+        counts.withLock { $0.restarts += 1 }
+        frontend.restartPolling()
     }
 
     func withTag<R>(_ id: DetectedTargetID, _ body: (TagConnection) throws -> R) throws -> R {
-        guard let tag = state.withLock({ s in s.field.first { $0.0.id == id }?.1 }) else {
-            throw TagCommunicationError.tagLost
-        }
-        return try body(tag.connection)
+        try frontend.withTag(id, body)
     }
 
-    /// Puts tags into the field (reported together).
-    func present(_ tags: [(UInt64, any FieldTag)]) {
-        let targets = tags.map {
-            DetectedTarget(
-                id: DetectedTargetID($0.0), kind: $0.1.kind, uid: [0x04, 0x11, 0x22, UInt8($0.0 & 0xFF)],
-                atqa: [0x44, 0x00], sak: $0.1.kind == .type4 ? 0x20 : 0x00,
-                ats: $0.1.kind == .type4 ? [0x06, 0x75, 0x77, 0x81, 0x02, 0x80] : nil)
-        }
-        let k = state.withLock { s in
-            s.field += zip(targets, tags.map(\.1)).map { ($0, $1) }
-            return s.continuation
-        }
-        k?.yield(.detected(targets))
-    }
+    /// Puts tags into the field (sensed together); the number is the presentation key.
+    func present(_ tags: [(UInt64, any FieldTag)]) { device.present(tags) }
 
     /// Takes a tag out of the field; its transport fails with `tagLost` from now on.
-    func remove(_ id: UInt64, announce: Bool = true) {
-        let k = state.withLock { s in
-            for (target, tag) in s.field where target.id.rawValue == id { tag.markRemoved() }
-            s.field.removeAll { $0.0.id.rawValue == id }
-            return s.continuation
-        }
-        if announce { k?.yield(.lost(DetectedTargetID(id))) }
-    }
+    /// `announce: false` leaves it listed, as a reader that has not noticed yet.
+    func remove(_ id: UInt64, announce: Bool = true) { device.remove(id, announce: announce) }
 
     /// The reader fails (unplugged).
-    func fail() {
-        state.withLock { $0.continuation }?.finish(throwing: TagCommunicationError.readerFailure("unplugged"))
+    func fail() { device.fail() }
+}
+
+/// The fake's device: a field of ``FieldTag``s, keyed by the test's numbers.
+final class FakeDevice: NFCDevice {
+    let name: String
+    let traits = NFCDeviceTraits(reportsFieldChanges: true, showsActivation: true)
+    private struct State {
+        var field: [(UInt64, any FieldTag, listed: Bool)] = []
+        var failed = false
+        var observer: (@Sendable () -> Void)?
     }
+    private let state = Mutex(State())
+
+    init(name: String) { self.name = name }
+
+    func present(_ tags: [(UInt64, any FieldTag)]) {
+        let o = state.withLock { s in
+            s.field += tags.map { ($0.0, $0.1, true) }
+            return s.observer
+        }
+        o?()
+    }
+
+    func remove(_ id: UInt64, announce: Bool) {
+        let o = state.withLock { s in
+            for (key, tag, _) in s.field where key == id { tag.markRemoved() }
+            if announce { s.field.removeAll { $0.0 == id } }
+            return s.observer
+        }
+        o?()
+    }
+
+    func fail() {
+        let o = state.withLock { s in
+            s.failed = true
+            return s.observer
+        }
+        o?()
+    }
+
+    func sense(_ technologies: Set<NFCTechnology>, timeout: Duration?) throws(NFCDeviceError) -> [SensedTarget] {
+        let (failed, field) = state.withLock { ($0.failed, $0.field) }
+        if failed { throw NFCDeviceError(.gone, "\(name): unplugged") }
+        return field.map { key, tag, _ in
+            SensedTarget(
+                presentation: key, uid: [0x04, 0x11, 0x22, UInt8(key & 0xFF)], atqa: [0x44, 0x00],
+                sak: tag.kind == .type4 ? 0x20 : 0x00,
+                ats: tag.kind == .type4 ? [0x06, 0x75, 0x77, 0x81, 0x02, 0x80] : nil)
+        }
+    }
+
+    func isPresent(_ target: SensedTarget) throws(NFCDeviceError) -> Bool {
+        state.withLock { s in s.field.contains { $0.0 == target.presentation } }
+    }
+
+    func connect(_ target: SensedTarget, as proto: TagProtocol) throws(TagCommunicationError) -> TagConnection {
+        guard let tag = state.withLock({ s in s.field.first { $0.0 == target.presentation }?.1 }) else {
+            throw .tagLost
+        }
+        return tag.connection
+    }
+
+    func reactivate(_ target: SensedTarget) throws(TagCommunicationError) {}
+    func cancel() {}
+    func observeField(_ onChange: (@Sendable () -> Void)?) { state.withLock { $0.observer = onChange } }
+    func close() {}
 }
 
 /// Collects trace records.

@@ -1,0 +1,128 @@
+import Foundation
+import NFCTags
+import ReaderSession
+
+/// What a tag holds now, as our tag-file JSON: `dump`, and the backup `write`/`format`/`lock`
+/// take first. One procedure for every device; it never writes.
+///
+/// - Type 2: GET_VERSION (``Type2TagReader/identify()``; a plain Ultralight NAKs and is
+///   re-activated) names the product and its page count; without it the CC's data area
+///   decides (pages 0–3 and 2 × MLEN data pages: the lock and configuration pages after the
+///   data area are then not read, and a note says so). Every page read with 16-byte READs.
+/// - Type 4: the CC file and the NDEF file up to NLEN/ENLEN (the rest of the file is not read).
+/// - A device that does not show ATQA and SAK (PC/SC shows an ATR) gets the family's values
+///   (`44 00`/`00` for Type 2, `44 03`/`20` for Type 4) and the ATS rebuilt from the ATR's
+///   historical bytes, each with a note.
+enum TagSnapshot {
+    static func take(_ target: DetectedTarget, _ connection: TagConnection) throws -> TagFile {
+        switch connection {
+        case .type2(let t): try type2(target, t)
+        case .iso7816(let t): try type4(target, t)
+        }
+    }
+
+    static func type2(_ target: DetectedTarget, _ t: any Type2TagTransport) throws -> TagFile {
+        var probe = Type2TagReader(transport: t)
+        let version = try probe.identify()
+        var notes: [String] = []
+        var total = version?.totalPages ?? 0
+        if total == 0 {
+            let head = try t.read(page: 0)
+            guard head.count == 16 else {
+                throw TagCommunicationError.malformedResponse("READ 0 answered \(head.count) bytes")
+            }
+            total = head[12] == 0xE1 ? 4 + Int(head[14]) * 2 : 16
+            notes.append(
+                "no GET_VERSION answer (a plain Ultralight, or a reader without a transparent exchange): \(total) pages from the CC; pages after the data area (lock, configuration) not read"
+            )
+        }
+        var pages: [[UInt8]] = []
+        var page = 0
+        while page < total {
+            let data = try t.read(page: UInt8(truncatingIfNeeded: page))
+            guard data.count == 16 else {
+                throw TagCommunicationError.malformedResponse("READ \(page) answered \(data.count) bytes")
+            }
+            for i in 0..<4 where page + i < total { pages.append(Array(data[(i * 4)..<(i * 4 + 4)])) }
+            page += 4
+        }
+        let activation = try activation(target, type4: false, notes: &notes)
+        var file = TagFile(
+            type: fileType(version, pageCount: pages.count), activation: activation, getVersion: version?.bytes,
+            pages: pages,
+            comment:
+                "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); PWD/PACK pages read as 00 (a tag never reveals them)"
+        )
+        file.notes += notes
+        return file
+    }
+
+    static func type4(_ target: DetectedTarget, _ t: any APDUTransport) throws -> TagFile {
+        let reader = Type4TagReader(transport: AnyAPDUTransport(t))
+        let cc = try reader.detect()
+        let message = try reader.readNDEF(capabilityContainer: cc)
+        let width = cc.lengthFieldSize
+        let length = (0..<width).reversed().map { UInt8((message.count >> ($0 * 8)) & 0xFF) }
+        var notes: [String] = []
+        let contents = TagFile.Type4Contents(
+            ndefFile: length + message, maximumNDEFFileSize: cc.maximumNDEFFileSize,
+            mappingVersion: "\(cc.majorVersion).\(cc.mappingVersion & 0x0F)", readOnly: !cc.isWritable,
+            fileID: [UInt8(cc.ndefFileID >> 8), UInt8(cc.ndefFileID & 0xFF)])
+        var file = TagFile(
+            type: .type4, activation: try activation(target, type4: true, notes: &notes), type4: contents,
+            comment:
+                "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); NDEF file up to its length field (the rest is not read)"
+        )
+        file.notes += notes
+        return file
+    }
+
+    /// The tag file type for a Type 2 tag, from GET_VERSION, else the page count.
+    static func fileType(_ version: TagVersion?, pageCount: Int) -> TagFile.TagType {
+        switch version?.product {
+        case .ntag213?: .ntag213
+        case .ntag215?: .ntag215
+        case .ntag216?: .ntag216
+        case .ultralightEV1MF0UL11?, .ultralightEV1MF0UL21?: .ultralightEV1
+        default:
+            switch pageCount {
+            case 45: .ntag213
+            case 135: .ntag215
+            case 231: .ntag216
+            default: .ultralight
+            }
+        }
+    }
+
+    /// The activation the device showed, or the family's values with a note when it showed
+    /// only an ATR.
+    static func activation(_ target: DetectedTarget, type4: Bool, notes: inout [String]) throws -> ISO14443AActivation {
+        var atqa = target.atqa
+        var sak = target.sak
+        var ats = target.ats
+        if atqa == nil || sak == nil {
+            atqa = type4 ? [0x44, 0x03] : [0x44, 0x00]
+            sak = type4 ? 0x20 : 0x00
+            notes.append(
+                "the reader does not report ATQA and SAK (PC/SC): \(atqa!.hexString(separator: " ")) / \([sak!].hexString()) assumed for the family"
+            )
+        }
+        if type4 && ats == nil {
+            let historical = (try? ATR(bytes: target.atr ?? []))?.historicalBytes ?? []
+            ats = [UInt8(2 + historical.count), 0x05] + historical  // T0: FSCI 5, no TA/TB/TC
+            notes.append("ATS rebuilt from the ATR's historical bytes")
+        }
+        do {
+            return try ISO14443AActivation(uid: target.uid, atqa: atqa!, sak: sak!, ats: type4 ? ats : nil)
+        } catch {
+            throw CLIError.data("the reader gave UID \(target.uid.hexString()): \(error)")
+        }
+    }
+}
+
+/// `any APDUTransport` as a concrete type for `Type4TagReader<Transport>`.
+struct AnyAPDUTransport: APDUTransport {
+    let base: any APDUTransport
+    init(_ base: any APDUTransport) { self.base = base }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+}
