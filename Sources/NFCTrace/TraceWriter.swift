@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The always-on trace: one JSON Lines file per run (schema ``TraceWriter/schema``).
@@ -54,7 +55,7 @@ public final class TraceWriter: Sendable {
         self.start = .now
         var fd: Int32 = -1
         if let path {
-            let dir = (path as NSString).deletingLastPathComponent
+            let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
             if !dir.isEmpty && createParentDirectory {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             }
@@ -178,20 +179,30 @@ public struct TraceLocation: Sendable {
         } else if let x = environment["XDG_STATE_HOME"], !x.isEmpty {
             directory = x + "/nfcbench/traces"
         } else {
-            directory = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/nfcbench/traces"
+            directory =
+                (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path)
+                + "/.local/state/nfcbench/traces"
         }
         self.keep = keep
     }
 
     /// A fresh path for `command`, after deleting the oldest traces beyond `keep - 1`.
-    public func newTracePath(command: String, now: Date = Date(), pid: Int32 = getpid()) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyyMMdd-HHmmss"
+    public func newTracePath(
+        command: String, now: Date = Date(), pid: Int32 = ProcessInfo.processInfo.processIdentifier
+    ) -> String {
         let safe = command.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" }
         rotate()
-        return directory + "/" + f.string(from: now) + "-" + String(safe) + "-" + String(pid) + ".jsonl"
+        return directory + "/" + Self.utcStamp(now) + "-" + String(safe) + "-" + String(pid) + ".jsonl"
+    }
+
+    /// `yyyyMMdd-HHmmss` in UTC (`gmtime_r`, no locale data loaded).
+    static func utcStamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var t = tm()
+        gmtime_r(&seconds, &t)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(t.tm_year + 1900)" + two(t.tm_mon + 1) + two(t.tm_mday) + "-" + two(t.tm_hour) + two(t.tm_min)
+            + two(t.tm_sec)
     }
 
     func rotate() {

@@ -1,6 +1,6 @@
 // Tag files: our JSON format (hardware/tags/FORMAT.md), Flipper Zero `.nfc` (version 2,
 // NTAG/Ultralight) and Proxmark3 JSON dumps (`"FileType": "mfu"`).
-import Foundation
+import FoundationEssentials
 
 /// A tag as a file describes it: identification, and either a Type 2 memory image or a
 /// Type 4 NDEF file, plus an optional fault schedule.
