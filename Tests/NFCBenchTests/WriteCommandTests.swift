@@ -11,13 +11,13 @@ struct VirtualPN532Process {
 
     static let tags = NFCBench.packageRoot.appendingPathComponent("hardware/tags").path
 
-    init(tag: String) throws {
+    init(tag: String, timing: String = "none") throws {
         let base = "\(NSTemporaryDirectory())nfcbench-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         link = base + ".pty"
         saved = base + "-saved.json"
         let (p, out, _) = try NFCBench.start([
             "virtual", "pn532", "--pty", link, "--tag", tag, "--quiet",
-            "--save", saved, "--trace", base + ".jsonl",
+            "--save", saved, "--trace", base + ".jsonl", "--timing", timing,
         ])
         process = p
         output = out
@@ -34,9 +34,19 @@ struct VirtualPN532Process {
 
     /// SIGINT, wait, and the tag as saved.
     func stop() async throws -> String {
+        try await stopWithWire().saved
+    }
+
+    /// SIGINT, wait; the tag as saved and the fake's wire trace (written as it stops).
+    func stopWithWire() async throws -> (saved: String, wire: String) {
         process.interrupt()
         let process = self.process
         _ = try await NFCBench.offPool { process.waitUntilExit() }
+        let wire = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+        return (try savedAndCleaned(), wire)
+    }
+
+    private func savedAndCleaned() throws -> String {
         defer {
             try? FileManager.default.removeItem(atPath: saved)
             try? FileManager.default.removeItem(atPath: String(saved.dropLast("-saved.json".count)) + ".jsonl")

@@ -1,3 +1,4 @@
+import NFCTags
 import Testing
 import VirtualHardware
 
@@ -31,5 +32,85 @@ struct PN532LinkTimingConstantsTests {
     @Test("UART 8N1 at 115 200 baud: 86.8 µs a byte")
     func uartByte() {
         #expect(abs(Self.micros(PN532LinkTime.uart(bytes: 1, baud: PN532LinkConstants.defaultBaudRate)) - 86.8) < 0.1)
+    }
+}
+
+/// What the chip reports for its air time, and the schedule's arithmetic, on a virtual clock.
+@Suite("PN532 link-timing model (pure)")
+struct PN532LinkScheduleTests {
+    static func frame(_ payload: [UInt8]) -> [UInt8] {
+        PN532FrameEncoder.informationFrame(tfi: 0xD4, payload: payload)
+    }
+
+    static func selectedNTAG() throws -> PN532Chip {
+        var chip = PN532Chip()
+        _ = chip.present(
+            PN532Card(
+                uid: [0x04, 0xA2, 0x3B, 0x91, 0x5C, 0x6E, 0x80], atqa: [0x44, 0x00], sak: 0x00,
+                function: .type2(
+                    try NTAG21xCore(
+                        variant: .ntag215,
+                        pages: NTAG21xCore.factoryPages(
+                            variant: .ntag215, uid: [0x04, 0xA2, 0x3B, 0x91, 0x5C, 0x6E, 0x80]))
+                )))
+        _ = chip.receive(frame([0x4A, 0x01, 0x00]))
+        return chip
+    }
+
+    @Test(
+        "InDataExchange READ: ACK with no air time, then the response after the 4-byte command, FDT and 18-byte answer")
+    func readAirTime() throws {
+        var chip = try Self.selectedNTAG()
+        let out = chip.receiveTimed(Self.frame([0x40, 0x01, 0x30, 0x04]))
+        #expect(out.count == 2)
+        #expect(out[0].isAcknowledgement && out[0].air.rf == .zero)
+        let command: [UInt8] = [0x30, 0x04] + iso14443CRCA([0x30, 0x04])
+        let expected =
+            PN532LinkTime.pcdFrame(bytes: 4) + PN532LinkTime.frameDelay(afterLastByte: command[3])
+            + PN532LinkTime.piccFrame(bytes: 18)
+        #expect(out[1].air.rf == expected)
+    }
+
+    @Test("WRITE is ACKed after the tag's 4.1 ms write time, not at the least frame delay")
+    func writeAirTime() throws {
+        var chip = try Self.selectedNTAG()
+        let out = chip.receiveTimed(Self.frame([0x40, 0x01, 0xA2, 0x04, 1, 2, 3, 4]))
+        #expect(
+            out.last?.air.rf
+                == PN532LinkTime.pcdFrame(bytes: 8) + PN532LinkConstants.tagWriteTime
+                + PN532LinkTime.rfBits(PN532LinkConstants.fourBitAnswerBits))
+    }
+
+    @Test("The schedule: host bytes at 8N1, the ACK as soon as the frame is in, the response after the air time")
+    func schedule() throws {
+        let t0 = ContinuousClock.now
+        var s = PN532LinkSchedule(now: t0)
+        let baud = 115_200
+        let inDone = s.received(12, at: t0, baud: baud)
+        #expect(inDone == t0 + PN532LinkTime.uart(bytes: 12, baud: baud))
+        let ack = PN532ChipOutput(bytes: PN532FrameEncoder.ack, isAcknowledgement: true, air: .init())
+        #expect(s.due(ack, commandAt: inDone, baud: baud) == inDone + PN532LinkTime.uart(bytes: 6, baud: baud))
+        var air = PN532CommandAirTime()
+        air.rf = .milliseconds(2)
+        let response = PN532ChipOutput(bytes: Array(repeating: 0, count: 26), isAcknowledgement: false, air: air)
+        // The response waits for the air (2 ms), which outlasts the ACK's 0.52 ms on the line.
+        #expect(
+            s.due(response, commandAt: inDone, baud: baud)
+                == inDone + .milliseconds(2) + PN532LinkTime.uart(bytes: 26, baud: baud))
+    }
+
+    @Test("An activation waits for the 5 ms field-on guard after the field came on")
+    func fieldGuard() {
+        let t0 = ContinuousClock.now
+        var s = PN532LinkSchedule(now: t0)
+        var on = PN532CommandAirTime()
+        on.fieldSwitchedOn = true
+        _ = s.due(PN532ChipOutput(bytes: [0], isAcknowledgement: false, air: on), commandAt: t0, baud: 115_200)
+        var activation = PN532CommandAirTime()
+        activation.activates = true
+        let due = s.due(
+            PN532ChipOutput(bytes: [0], isAcknowledgement: false, air: activation), commandAt: t0 + .milliseconds(1),
+            baud: 115_200)
+        #expect(due == t0 + PN532LinkConstants.fieldOnGuard + PN532LinkTime.uart(bytes: 1, baud: 115_200))
     }
 }

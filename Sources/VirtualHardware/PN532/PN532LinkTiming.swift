@@ -75,6 +75,24 @@ public enum PN532LinkConstants {
     /// (initial dialogue: "within 5 ms").
     public static let fieldOnGuard: Duration = .milliseconds(5)
 
+    /// How long the chip waits for a tag that does not answer, by RFConfiguration item 2's
+    /// fRetryTimeout code: `00` no wait, n → 100 µs × 2ⁿ⁻¹ (`0A` = 51.2 ms, the power-on value;
+    /// `10` = 3.28 s). Documented: UM0701-02 §7.3.1 (RFConfiguration, CfgItem 2, timeout table).
+    public static func retryTimeout(code: UInt8) -> Duration {
+        guard code > 0 else { return .zero }
+        return .microseconds(100 << Int(min(code, 0x10) - 1))
+    }
+
+    /// A REQA nobody answers: the short frame, then the frame delay (n = 9, REQA ends with a
+    /// 0 bit) and the time a 2-byte ATQA would take, after which the reader knows none came.
+    /// Derived from the documented constants above (ISO/IEC 14443-3 §6: the ATQA comes at
+    /// exactly that delay); the PN532's own listening window is not published.
+    public static var unansweredRequest: Duration {
+        PN532LinkTime.rfBits(shortFrameBits)
+            + PN532LinkTime.cycles(frameDelayN * cyclesPerBit + frameDelayLastBitZeroCycles)
+            + PN532LinkTime.piccFrame(bytes: 2)
+    }
+
     // MARK: Tags
 
     /// The EEPROM programming time of an NTAG21x or Ultralight page: a WRITE (and the second
@@ -119,5 +137,84 @@ public enum PN532LinkTime {
     /// `bytes` bytes on the UART at `baud` (8N1).
     public static func uart(bytes: Int, baud: Int) -> Duration {
         .nanoseconds(Int64(bytes * PN532LinkConstants.uartBitsPerByte) * 1_000_000_000 / Int64(max(baud, 1)))
+    }
+}
+
+/// What one host command made the chip do on the air: the figure the link-timing model adds
+/// between the command's last byte and the response's first.
+public struct PN532CommandAirTime: Sendable, Equatable {
+    /// The RF exchange: reader frames, frame delay times, tag answers, a silent tag's wait,
+    /// an EEPROM write.
+    public var rf: Duration = .zero
+    /// Reader frames sent so far for this command.
+    public var frames = 0
+    /// The command switched the RF field on (RFConfiguration, or an activation with it off).
+    public var fieldSwitchedOn = false
+    /// The command switched the RF field off.
+    public var fieldSwitchedOff = false
+    /// The command activates a tag: it starts no sooner than the field-on guard allows.
+    public var activates = false
+
+    public init() {}
+}
+
+/// Bytes the chip writes back to the host, with what their command did on the air.
+public struct PN532ChipOutput: Sendable, Equatable {
+    public var bytes: [UInt8]
+    /// The ACK frame, sent as soon as the command frame is checked.
+    public var isAcknowledgement: Bool
+    public var air: PN532CommandAirTime
+
+    public init(bytes: [UInt8], isAcknowledgement: Bool, air: PN532CommandAirTime) {
+        self.bytes = bytes
+        self.isAcknowledgement = isAcknowledgement
+        self.air = air
+    }
+}
+
+/// The virtual PN532's timing: `none` answers as fast as the pseudo-terminal carries bytes
+/// (tests); `real` holds every byte and answer back as a real PN532 on a UART would
+/// (``PN532LinkConstants``): each host byte takes its 8N1 time at the chip's baud rate, the
+/// ACK and the response take theirs, and the response waits for the RF exchange.
+public enum PN532LinkTiming: String, Sendable, CaseIterable {
+    case none
+    case real
+}
+
+/// The link-timing model's clock arithmetic for one chip: when each byte the chip writes
+/// would have arrived at the host. Pure: instants in, instants out.
+public struct PN532LinkSchedule: Sendable {
+    /// When the host-to-chip line is free again (the chip has the last byte so far).
+    public private(set) var inputFreeAt: ContinuousClock.Instant
+    /// When the chip-to-host line is free again.
+    public private(set) var outputFreeAt: ContinuousClock.Instant
+    /// When the RF field last came on (`nil` while it is off).
+    public private(set) var fieldOnAt: ContinuousClock.Instant?
+
+    public init(now: ContinuousClock.Instant) {
+        inputFreeAt = now
+        outputFreeAt = now
+    }
+
+    /// `count` bytes from the host, written at `now` at `baud`: when the chip has the last one.
+    public mutating func received(_ count: Int, at now: ContinuousClock.Instant, baud: Int) -> ContinuousClock.Instant {
+        inputFreeAt = max(now, inputFreeAt) + PN532LinkTime.uart(bytes: count, baud: baud)
+        return inputFreeAt
+    }
+
+    /// When the last byte of `output` reaches the host, its command complete at `commandAt`.
+    public mutating func due(
+        _ output: PN532ChipOutput, commandAt: ContinuousClock.Instant, baud: Int
+    ) -> ContinuousClock.Instant {
+        var ready = commandAt + PN532LinkConstants.commandHandling
+        if !output.isAcknowledgement {
+            var rfStart = ready
+            if output.air.fieldSwitchedOn { fieldOnAt = rfStart }
+            if output.air.activates, let on = fieldOnAt { rfStart = max(rfStart, on + PN532LinkConstants.fieldOnGuard) }
+            if output.air.fieldSwitchedOff { fieldOnAt = nil }
+            ready = rfStart + output.air.rf + PN532LinkConstants.commandHandling
+        }
+        outputFreeAt = max(ready, outputFreeAt) + PN532LinkTime.uart(bytes: output.bytes.count, baud: baud)
+        return outputFreeAt
     }
 }
