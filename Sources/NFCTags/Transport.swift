@@ -55,6 +55,23 @@ public protocol Type2TagTransport {
     /// Re-activates the tag after a failed probe left it idle (WUPA + anticollision + select),
     /// as a reader must after a NAKed GET_VERSION. A no-op where the reader does it itself.
     func reactivate() throws
+    /// FAST_READ (`3Ah`, NTAG213/215/216 data sheet §10.3; MF0ULX1 §9.4): pages `first`
+    /// through `last` in one answer of 4 × (last − first + 1) bytes. Only for a tag whose
+    /// GET_VERSION names a product that has it, in ranges of at most ``fastReadPageLimit``
+    /// pages. A NAK throws `TagCommunicationError.nak` (the tag is then IDLE: ``reactivate()``).
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8]
+    /// The most pages one FAST_READ may ask for through this reader: its largest answer in
+    /// tag bytes (CRC_A excluded) divided by 4. 0 when the reader cannot send FAST_READ (a
+    /// PC/SC reader without a transparent exchange): the procedures then READ.
+    var fastReadPageLimit: Int { get }
+}
+
+extension Type2TagTransport {
+    /// A carrier that cannot send FAST_READ (the default): READ only.
+    public var fastReadPageLimit: Int { 0 }
+    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        throw TagCommunicationError.readerFailure("this reader cannot send FAST_READ")
+    }
 }
 
 /// An ISO/IEC 14443-4 (ISO-DEP) target as a reader reaches it: one APDU in, one APDU out

@@ -106,6 +106,34 @@ struct PCSCCLITests {
     }
 
     @Test(
+        "dump of an NTAG215 behind the vpcd reader: GET_VERSION and FAST_READ through PC/SC part 3's Transparent Exchange"
+    )
+    func dumpWithFastRead() async throws {
+        let r = try await PrivateBench.run(
+            """
+            "$B" virtual card --tag ntag215-uri --json > "$NFCBENCH_TRACE_DIR.card" 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" dump --device "pcsc:Virtual PCD 00 00"
+            echo ---
+            kill -INT $card; wait $card
+            grep -c 'FFC200010595033A' "$NFCBENCH_TRACE_DIR.card"
+            grep -c '"FFB000' "$NFCBENCH_TRACE_DIR.card" || true
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
+        var expected = VirtualPN532Process.pages(
+            try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
+        expected[133] = "00000000"
+        #expect(VirtualPN532Process.pages(parts[0]) == expected)
+        let counts = parts[1].split(separator: "\n").map { Int($0) ?? -1 }
+        // 135 pages in ranges of at most 62 (a short response APDU): 3 FAST_READs, no READ BINARY.
+        #expect(counts == [3, 0], "\(parts[1])")
+    }
+
+    @Test(
         "measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process"
     )
     func presence() async throws {

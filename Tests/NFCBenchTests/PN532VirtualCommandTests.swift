@@ -72,11 +72,16 @@ struct PN532VirtualCommandTests {
         try? FileManager.default.removeItem(atPath: link + ".jsonl")
     }
 
-    @Test("dump --device pn532_uart: reads the whole NTAG215 into our JSON, equal to the file it serves (PWD aside)")
-    func dumpThroughLibNFC() async throws {
-        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+    @Test(
+        "dump --device pn532_uart: reads the whole NTAG215 into our JSON, equal to the file it serves (PWD aside), in FAST_READs",
+        arguments: ["none", "real"])
+    func dumpThroughLibNFC(timing: String) async throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json", timing: timing)
         let r = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
-        _ = try await fake.stop()
+        let (_, wire) = try await fake.stopWithWire()
+        // GET_VERSION named an NTAG215: InCommunicateThru FAST_READ (D4 42 3A …), no READ (D4 42 30 …).
+        #expect(wire.contains("D4423A0040"), "FAST_READ 00-40 (65 pages, the PN532's frame limit)")
+        #expect(!wire.contains("D44230"))
         #expect(r.status == 0, "\(r.stderr)")
         var expected = VirtualPN532Process.pages(
             try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))

@@ -399,6 +399,10 @@ private struct TracingType2Transport: Type2TagTransport {
     }
     func getVersion() throws -> [UInt8]? { try exchange([0x60], { $0 }) { try base.getVersion() } }
     func reactivate() throws { try base.reactivate() }
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        try exchange([0x3A, first, last], { $0 }) { try base.fastRead(from: first, to: last) }
+    }
+    var fastReadPageLimit: Int { base.fastReadPageLimit }
 }
 
 /// Records each command APDU and response APDU.

@@ -258,6 +258,8 @@ final class DryRunType2Transport: Type2TagTransport {
     func write(page: UInt8, data: [UInt8]) throws { writes.append((page, data)) }
     func getVersion() throws -> [UInt8]? { try base.getVersion() }
     func reactivate() throws { try base.reactivate() }
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] { try base.fastRead(from: first, to: last) }
+    var fastReadPageLimit: Int { base.fastReadPageLimit }
 }
 
 /// Forwards every APDU except UPDATE BINARY (`D6`), which it records and answers `90 00`.
