@@ -125,6 +125,7 @@ public final class APDURecorder: APDUTransport {
     public let base: any APDUTransport
     public private(set) var exchanges: [NDEFWriteReport.APDUExchange] = []
     public init(base: any APDUTransport) { self.base = base }
+    public var maximumResponseLength: Int { base.maximumResponseLength }
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
         do {
             let response = try base.transmit(command)

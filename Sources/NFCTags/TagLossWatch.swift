@@ -44,4 +44,5 @@ private struct WatchedAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let watch: TagLossWatch
     func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
+    var maximumResponseLength: Int { base.maximumResponseLength }
 }

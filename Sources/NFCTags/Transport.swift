@@ -80,6 +80,15 @@ extension Type2TagTransport {
 public protocol APDUTransport {
     /// Sends a command APDU's bytes and returns the response APDU's bytes (data + SW1 SW2).
     func transmit(_ command: [UInt8]) throws -> [UInt8]
+    /// The most response data bytes (SW1 SW2 excluded) one exchange carries through this
+    /// reader: 256 (a short Le, what every ISO-DEP reader carries) unless the reader says it
+    /// takes extended-length APDUs (up to 65 536). READ BINARY asks for no more.
+    var maximumResponseLength: Int { get }
+}
+
+extension APDUTransport {
+    /// Short APDUs only (the default): 256.
+    public var maximumResponseLength: Int { 256 }
 }
 
 /// What a Type 2 tag emulation core answers to one command frame (CRC excluded).

@@ -215,3 +215,41 @@ struct Type4TagReaderTests {
         }
     }
 }
+
+/// A loopback that says it carries extended-length APDUs (a PC/SC reader announcing
+/// `dwMaxAPDUDataSize`).
+final class ExtendedLoopback: APDUTransport {
+    let inner: LoopbackTransport
+    let maximumResponseLength: Int
+    init(_ tag: Type4NDEFApplication, maximumResponseLength: Int) {
+        inner = LoopbackTransport(tag)
+        self.maximumResponseLength = maximumResponseLength
+    }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try inner.transmit(command) }
+}
+
+@Suite("Type 4 reads with the largest Le the CC and the reader allow")
+struct Type4LargestLeTests {
+    @Test(
+        "MLe 1000h: a short-APDU reader reads 256 bytes at a time, an extended-length one all 3000 in one READ BINARY")
+    func largestLe() throws {
+        let msg = message(3000)
+        let tag = { try Type4NDEFApplication(ndefMessage: msg, maximumFileSize: 0x1000, maximumReadLength: 0x1000) }
+        let short = LoopbackTransport(try tag())
+        #expect(try Type4TagReader(transport: short).readNDEF() == msg)
+        #expect(short.log.filter { $0[1] == 0xB0 }.count == 2 + 12)  // CC, NLEN, then ⌈3000 / 256⌉
+        let long = ExtendedLoopback(try tag(), maximumResponseLength: 65536)
+        #expect(try Type4TagReader(transport: long).readNDEF() == msg)
+        let reads = long.inner.log.filter { $0[1] == 0xB0 }
+        #expect(reads.count == 3)
+        #expect(reads.last == h("00 B0 00 02 00 0B B8"))  // extended Le 0BB8 = 3000
+    }
+
+    @Test("MLe FFh keeps every reader at 255 bytes a READ BINARY")
+    func mleBounds() throws {
+        let msg = message(600)
+        let long = ExtendedLoopback(try Type4NDEFApplication(ndefMessage: msg), maximumResponseLength: 65536)
+        #expect(try Type4TagReader(transport: long).readNDEF() == msg)
+        #expect(long.inner.log.filter { $0[1] == 0xB0 }.dropFirst(2).map { $0.last } == [0xFF, 0xFF, 0x5A])
+    }
+}

@@ -144,6 +144,11 @@ public final class LibNFCAPDUTransport: APDUTransport {
         do { try device.setProperty(.easyFraming, true) } catch let e as LibNFCError { throw e.tagCommunicationError }
     }
 
+    /// 256: a short Le. A PN53x answer carries 262 R-APDU bytes at most (264 after the TFI
+    /// less the command code and status, UM0701-02 §6.2.1.3), so an extended Le would gain 4
+    /// bytes and ask the card for extended-length support: short APDUs it is.
+    public var maximumResponseLength: Int { 256 }
+
     /// At most 262 command bytes (PN53x InDataExchange); longer → `.packetTooLong`.
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
         guard command.count <= 262 else { throw TagCommunicationError.packetTooLong(command.count) }

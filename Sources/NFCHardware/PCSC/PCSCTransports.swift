@@ -11,6 +11,10 @@ public struct PCSCAPDUTransport: APDUTransport, Sendable {
     public let card: PCSCCard
     public init(card: PCSCCard) { self.card = card }
 
+    /// 256 (a short Le) unless the reader announces a larger `dwMaxAPDUDataSize` (PC/SC part 10
+    /// FEATURE_GET_TLV_PROPERTIES, ``PCSCCard/maximumAPDUDataSize``): then extended Le up to it.
+    public var maximumResponseLength: Int { max(256, min(65536, card.maximumAPDUDataSize ?? 256)) }
+
     /// `SCardTransmit` of `command`; the response APDU with its status word.
     /// - Throws: ``TagCommunicationError``: `.tagLost` for an empty answer or a removed card,
     ///   `.packetTooLong` for a command over 65544 bytes (the PC/SC client's limit).

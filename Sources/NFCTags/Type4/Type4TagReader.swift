@@ -47,9 +47,10 @@ public struct Type4TagReader<Transport: APDUTransport> {
     public static var capabilityContainerFileID: UInt16 { 0xE103 }
 
     public let transport: Transport
-    /// When `true`, READ/UPDATE BINARY may use extended lengths (Ne up to MLe, Nc up to MLc);
-    /// otherwise each exchange stays within short APDUs (Ne ≤ 256, Nc ≤ 255), which every
-    /// ISO-DEP reader carries.
+    /// When `true`, READ/UPDATE BINARY may use extended lengths (Ne up to MLe, Nc up to MLc)
+    /// whatever the transport says; otherwise a READ BINARY asks for the largest Le the CC
+    /// (MLe) and the transport (``APDUTransport/maximumResponseLength``, 256 for a short
+    /// APDU) allow, and UPDATE BINARY stays within short APDUs (Nc ≤ 255).
     public var allowsExtendedLength: Bool
 
     public init(transport: Transport, allowsExtendedLength: Bool = false) {
@@ -184,7 +185,7 @@ public struct Type4TagReader<Transport: APDUTransport> {
     // MARK: Steps
 
     private func readLimit(_ cc: Type4CapabilityContainer) -> Int {
-        min(cc.maximumReadLength, allowsExtendedLength ? 65536 : 256)
+        min(cc.maximumReadLength, allowsExtendedLength ? 65536 : min(65536, transport.maximumResponseLength))
     }
 
     private func writeLimit(_ cc: Type4CapabilityContainer) -> Int {

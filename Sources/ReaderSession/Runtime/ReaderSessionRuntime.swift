@@ -409,6 +409,7 @@ private struct TracingType2Transport: Type2TagTransport {
 private struct TracingAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let record: @Sendable ([UInt8], [UInt8]?) -> Void
+    var maximumResponseLength: Int { base.maximumResponseLength }
     func transmit(_ command: [UInt8]) throws -> [UInt8] {
         do {
             let r = try base.transmit(command)

@@ -267,6 +267,7 @@ final class DryRunAPDUTransport: APDUTransport {
     let base: any APDUTransport
     private(set) var updates: [[UInt8]] = []
     init(base: any APDUTransport) { self.base = base }
+    var maximumResponseLength: Int { base.maximumResponseLength }
     func transmit(_ command: [UInt8]) throws -> [UInt8] {
         if command.count >= 2, command[1] == 0xD6 {
             updates.append(command)
