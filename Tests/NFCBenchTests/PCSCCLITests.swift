@@ -133,6 +133,26 @@ struct PCSCCLITests {
         #expect(counts == [3, 0], "\(parts[1])")
     }
 
+    @Test("bench all runs every comparison and prints every figure (a smoke run of one round, debug build)")
+    func benchAll() async throws {
+        let r = try await PrivateBench.run(
+            #""$B" bench all --allow-debug --rounds 1 --idle-seconds 1 --count 50 --json"#, timeout: .seconds(180))
+        guard PrivateBench.available(r) else { return }
+        // 1 when a goal is missed, which a debug build may well do.
+        #expect(r.status == 0 || r.status == 1, "\(r.stderr)")
+        let rows = r.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let names = rows.compactMap { $0["figure"] as? String }
+        #expect(names.contains("start-up: nfcbench version (whole process)"), "\(r.stdout)\n\(r.stderr)")
+        #expect(names.contains("start-up: spawn → nfc_open (dump pn532_uart)"))
+        #expect(names.filter { $0.hasPrefix("dump ") }.count == 6)
+        #expect(names.contains { $0.hasPrefix("measure apdu") })
+        #expect(names.filter { $0.hasPrefix("idle session CPU") }.count == 2)
+        #expect(rows.allSatisfy { (($0["ours"] as? Double) ?? -1) >= 0 })
+        #expect(rows.filter { $0["theirs"] != nil }.allSatisfy { ($0["ratio"] as? Double) != nil })
+    }
+
     @Test(
         "measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process"
     )

@@ -19,6 +19,7 @@ enum Registry {
         DoctorCommand.command,
         BenchCommand.session,
         BenchCommand.ndefFuzz,
+        BenchAllCommand.command,
         ConformanceCommand.command,
         CheckCommand.equivalence,
     ]
