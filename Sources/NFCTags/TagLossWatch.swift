@@ -34,6 +34,7 @@ private struct WatchedType2Transport: Type2TagTransport {
     func write(page: UInt8, data: [UInt8]) throws { try watch.run { try base.write(page: page, data: data) } }
     func getVersion() throws -> [UInt8]? { try watch.run { try base.getVersion() } }
     func reactivate() throws { try watch.run { try base.reactivate() } }
+    func transceive(_ frame: [UInt8]) throws -> Type2Answer { try watch.run { try base.transceive(frame) } }
 }
 
 private struct WatchedAPDUTransport: APDUTransport {

@@ -324,6 +324,11 @@ final class DryRunType2Transport: Type2TagTransport {
     func write(page: UInt8, data: [UInt8]) throws { writes.append((page, data)) }
     func getVersion() throws -> [UInt8]? { try base.getVersion() }
     func reactivate() throws { try base.reactivate() }
+    /// A dry run sends no raw frame: only READ and GET_VERSION reach the tag.
+    func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        guard frame.first == 0x30 || frame.first == 0x60 else { throw TagCommunicationError.unsupportedCommand(frame) }
+        return try base.transceive(frame)
+    }
 }
 
 /// Forwards every APDU except UPDATE BINARY (`D6`), which it records and answers `90 00`.
