@@ -48,7 +48,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace"],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(

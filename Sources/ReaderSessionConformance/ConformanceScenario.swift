@@ -1,5 +1,6 @@
 public import Foundation
 public import NFCTags
+public import ReaderSession
 
 /// One conformance scenario: what the user does and which tags come and go, at virtual
 /// instants, for how long. File format: `hardware/conformance/FORMAT.md`
@@ -13,8 +14,60 @@ public struct ConformanceScenario: Sendable, Equatable {
         case done
         /// The app leaves the foreground (home gesture, a call): active sessions end with 202.
         case background
-        /// The app comes back to the foreground.
+        /// The app comes back to the foreground and is active (UIKit `willEnterForeground`
+        /// when it was in the background, then `didBecomeActive`).
         case foreground
+        /// The app stays in the foreground but is not active (a banner, Control Center):
+        /// UIKit `willResignActive`; sessions go on.
+        case inactive
+    }
+
+    /// What the system does on its own (a scripted ending, a policy change): first-class
+    /// actions, named in `hardware/conformance/FORMAT.md`.
+    public enum SystemAction: Sendable, Equatable {
+        /// Every session of every app ends now with 202 (`"system": "terminate"`).
+        case terminate
+        /// The next `begin()` ends at once with 202 (`"system": "terminate-next-begin"`).
+        case terminateNextBegin
+        /// From now on a `begin()` while another session is active gets this policy
+        /// (`"system": "busy-policy", "policy": "refuse"|"queue"`).
+        case busyPolicy(ReaderSystemModel.BusyPolicy)
+
+        /// The action's name in the file format.
+        public var name: String {
+            switch self {
+            case .terminate: "terminate"
+            case .terminateNextBegin: "terminate-next-begin"
+            case .busyPolicy: "busy-policy"
+            }
+        }
+    }
+
+    /// A trace event some session of the app must show: `event` (the trace's name, e.g.
+    /// `"queued"`, `"tagOperationEnded"`) and fields it must carry (`"code": 104`; hex
+    /// fields `command`, `response` and `aid` match as prefixes).
+    public struct ExpectedEvent: Sendable, Equatable, CustomStringConvertible {
+        public enum Value: Sendable, Equatable {
+            case int(Int64)
+            case string(String)
+            case bool(Bool)
+        }
+        public var event: String
+        public var fields: [String: Value]
+        public init(event: String, fields: [String: Value] = [:]) {
+            self.event = event
+            self.fields = fields
+        }
+        public var description: String {
+            let f = fields.keys.sorted().map { k -> String in
+                switch fields[k]! {
+                case .int(let v): "\(k) \(v)"
+                case .string(let v): "\(k) \(v)"
+                case .bool(let v): "\(k) \(v)"
+                }
+            }
+            return f.isEmpty ? event : "\(event) (\(f.joined(separator: ", ")))"
+        }
     }
 
     /// What happens at a step.
@@ -27,10 +80,13 @@ public struct ConformanceScenario: Sendable, Equatable {
         case present([(tag: String, name: String, faults: [TagFault])])
         /// A presentation leaves the field.
         case remove(String)
+        /// The system acts on its own.
+        case system(SystemAction)
 
         public static func == (a: Action, b: Action) -> Bool {
             switch (a, b) {
             case (.user(let x), .user(let y)): x == y
+            case (.system(let x), .system(let y)): x == y
             case (.otherAppSession(let x), .otherAppSession(let y)): x == y
             case (.remove(let x), .remove(let y)): x == y
             case (.present(let x), .present(let y)):
@@ -74,10 +130,19 @@ public struct ConformanceScenario: Sendable, Equatable {
     public var expectErrorMessage: Bool
     /// Tag files by the names the steps use.
     public var tags: [String: TagFile]
+    /// The busy policy the system starts with (`"busy"`); default `refuse` (203).
+    public var busyPolicy: ReaderSystemModel.BusyPolicy
+    /// The app's Info.plist `com.apple.developer.nfc.readersession.iso7816.select-identifiers`
+    /// (`"select_identifiers"`, hex AIDs).
+    public var selectIdentifiers: [String]
+    /// Trace events the app's sessions must show, or the scenario is inconclusive.
+    public var expectEvents: [ExpectedEvent]
 
     public init(
         name: String, description: String = "", duration: Duration, thermal: Bool = true, steps: [Step],
-        expectEndings: [Int] = [], expectErrorMessage: Bool = false, tags: [String: TagFile] = [:]
+        expectEndings: [Int] = [], expectErrorMessage: Bool = false, tags: [String: TagFile] = [:],
+        busyPolicy: ReaderSystemModel.BusyPolicy = .refuse, selectIdentifiers: [String] = [],
+        expectEvents: [ExpectedEvent] = []
     ) {
         self.name = name
         self.description = description
@@ -87,6 +152,9 @@ public struct ConformanceScenario: Sendable, Equatable {
         self.expectEndings = expectEndings
         self.expectErrorMessage = expectErrorMessage
         self.tags = tags
+        self.busyPolicy = busyPolicy
+        self.selectIdentifiers = selectIdentifiers
+        self.expectEvents = expectEvents
     }
 }
 
@@ -135,6 +203,14 @@ extension ConformanceScenario {
             let b = n.boolValue
             thermal = b
         }
+        var busy = ReaderSystemModel.BusyPolicy.refuse
+        if let b = top["busy"] {
+            guard let t = b as? String, let p = ReaderSystemModel.BusyPolicy(rawValue: t) else {
+                throw fail("busy", "\"refuse\" or \"queue\"")
+            }
+            busy = p
+        }
+        let selectIdentifiers = try Self.aids(top["select_identifiers"], "select_identifiers", fail)
         guard let rawSteps = top["steps"] as? [Any] else { throw fail("steps", "missing or not a list") }
         var steps: [Step] = []
         var tagRefs: Set<String> = []
@@ -156,9 +232,10 @@ extension ConformanceScenario {
             default:
                 throw fail(f, "needs exactly one of \"at_ms\" or \"after_end_ms\"")
             }
-            let keys = ["user", "other_app_session_ms", "present", "remove"].filter { s[$0] != nil }
+            let keys = ["user", "other_app_session_ms", "present", "remove", "system"].filter { s[$0] != nil }
             guard keys.count == 1 else {
-                throw fail(f, "needs exactly one of \"user\", \"other_app_session_ms\", \"present\", \"remove\"")
+                throw fail(
+                    f, "needs exactly one of \"user\", \"other_app_session_ms\", \"present\", \"remove\", \"system\"")
             }
             let action: Action
             switch keys[0] {
@@ -175,11 +252,25 @@ extension ConformanceScenario {
                         let b = n.boolValue
                         readWrite = b || count > 1
                     }
-                    action = .user(.scan(ScanRequest(tagCount: count, readWrite: readWrite)))
+                    var request = ScanRequest(tagCount: count, readWrite: readWrite)
+                    try Self.scanOptions(s, f, &request, fail)
+                    action = .user(.scan(request))
                 case "done": action = .user(.done)
                 case "background": action = .user(.background)
                 case "foreground": action = .user(.foreground)
-                default: throw fail("\(f).user", "one of scan, done, background, foreground")
+                case "inactive": action = .user(.inactive)
+                default: throw fail("\(f).user", "one of scan, done, background, foreground, inactive")
+                }
+            case "system":
+                switch s["system"] as? String {
+                case "terminate": action = .system(.terminate)
+                case "terminate-next-begin": action = .system(.terminateNextBegin)
+                case "busy-policy":
+                    guard let t = s["policy"] as? String, let p = ReaderSystemModel.BusyPolicy(rawValue: t) else {
+                        throw fail("\(f).policy", "\"refuse\" or \"queue\"")
+                    }
+                    action = .system(.busyPolicy(p))
+                default: throw fail("\(f).system", "one of terminate, terminate-next-begin, busy-policy")
                 }
             case "other_app_session_ms":
                 let d = try milliseconds(s["other_app_session_ms"], "\(f).other_app_session_ms")
@@ -234,6 +325,24 @@ extension ConformanceScenario {
             }
             endings.append(n.intValue)
         }
+        var expectEvents: [ExpectedEvent] = []
+        for (i, e) in ((top["expect_events"] as? [Any]) ?? []).enumerated() {
+            let g = "expect_events[\(i)]"
+            guard let o = e as? [String: Any], let name = o["event"] as? String, !name.isEmpty else {
+                throw fail(g, "an object with \"event\": NAME and fields to match, e.g. {\"event\": \"queued\"}")
+            }
+            var fields: [String: ExpectedEvent.Value] = [:]
+            for (k, v) in o where k != "event" {
+                if let t = v as? String {
+                    fields[k] = .string(t)
+                } else if let n = v as? NSNumber {
+                    fields[k] = isBoolean(n) ? .bool(n.boolValue) : .int(n.int64Value)
+                } else {
+                    throw fail("\(g).\(k)", "a string, a number or true/false")
+                }
+            }
+            expectEvents.append(ExpectedEvent(event: name, fields: fields))
+        }
         var tags: [String: TagFile] = [:]
         for ref in tagRefs.sorted() {
             do { tags[ref] = try loadTag(ref) } catch { throw fail("present", "tag '\(ref)': \(error)") }
@@ -241,7 +350,64 @@ extension ConformanceScenario {
         self.init(
             name: name, description: top["description"] as? String ?? "", duration: duration, thermal: thermal,
             steps: steps,
-            expectEndings: endings, expectErrorMessage: top["expect_error_message"] as? Bool ?? false, tags: tags)
+            expectEndings: endings, expectErrorMessage: top["expect_error_message"] as? Bool ?? false, tags: tags,
+            busyPolicy: busy, selectIdentifiers: selectIdentifiers, expectEvents: expectEvents)
+    }
+
+    /// A list of hex AIDs (5 to 16 bytes, ISO/IEC 7816-4 §8.2.1.2), upper-cased; `[]` when absent.
+    private static func aids(
+        _ v: Any?, _ field: String, _ fail: (String, String) -> ConformanceFormatError
+    ) throws(ConformanceFormatError) -> [String] {
+        guard let v else { return [] }
+        guard let list = v as? [Any] else { throw fail(field, "a list of hex AIDs") }
+        var out: [String] = []
+        for (i, item) in list.enumerated() {
+            guard let t = item as? String, let b = [UInt8](hex: t), (5...16).contains(b.count) else {
+                throw fail("\(field)[\(i)]", "a hex AID of 5 to 16 bytes")
+            }
+            out.append(t.uppercased())
+        }
+        return out
+    }
+
+    /// A Scan's options beyond `tags` and `read_write` (see FORMAT.md).
+    private static func scanOptions(
+        _ s: [String: Any], _ f: String, _ request: inout ScanRequest,
+        _ fail: (String, String) -> ConformanceFormatError
+    ) throws(ConformanceFormatError) {
+        if let v = s["session"] {
+            switch v as? String {
+            case "ndef": request.session = .ndef
+            case "tag": request.session = .tag
+            default: throw fail("\(f).session", "\"ndef\" or \"tag\"")
+            }
+        }
+        if let v = s["commands"] {
+            guard let list = v as? [Any] else { throw fail("\(f).commands", "a list of hex frames") }
+            for (i, item) in list.enumerated() {
+                guard let t = item as? String, let b = [UInt8](hex: t), !b.isEmpty else {
+                    throw fail("\(f).commands[\(i)]", "a hex frame or APDU")
+                }
+                request.commands.append(b)
+            }
+            request.session = .tag
+        }
+        if s["iso7816_select_identifiers"] != nil {
+            request.selectIdentifiers = try aids(
+                s["iso7816_select_identifiers"], "\(f).iso7816_select_identifiers", fail)
+            request.session = .tag
+        }
+        if let v = s["read_all"] {
+            guard let n = v as? NSNumber, isBoolean(n) else { throw fail("\(f).read_all", "true or false") }
+            request.readAll = n.boolValue
+        }
+        if let v = s["command_interval_ms"] {
+            guard let n = v as? NSNumber, !isBoolean(n), n.doubleValue >= 0, n.doubleValue < 1e9 else {
+                throw fail("\(f).command_interval_ms", "a number of milliseconds ≥ 0")
+            }
+            request.commandInterval = .microseconds(Int64((n.doubleValue * 1000).rounded()))
+        }
+        if request.session == .tag { request.readWrite = true }
     }
 
     /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
