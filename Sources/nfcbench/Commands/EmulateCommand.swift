@@ -161,14 +161,16 @@ enum HCELiveCLI {
                 "sak": .string(String(format: "%02X", identity.sak)), "ats": .string(identity.ats.hexString()),
                 "atr": .string(identity.atr.hexString()),
             ]),
-            "parameters": .object([
-                "maximum_session_duration_us": .int(p.maximumSessionDuration.wholeMicroseconds),
-                "maximum_duration_cool_down_us": .int(p.maximumDurationCoolDown.wholeMicroseconds),
-                "frame_waiting_time_us": .int(p.frameWaitingTime.wholeMicroseconds),
-                "wake_latency_us": .int(p.wakeLatency.wholeMicroseconds),
-            ]),
+            "parameters": .object(WalkCommand.parametersJSON(liveParameters(p))),
             "started": .string(ISO8601DateFormatter().string(from: Date())),
         ]
+    }
+
+    /// The parameters a live phone plays by (no S(WTX): see `HCELivePhone`).
+    static func liveParameters(_ p: HCEParameters) -> HCEParameters {
+        var live = p
+        live.sendsWaitingTimeExtensions = false
+        return live
     }
 
     static func openTrace(command: String, path: String?, json: Bool, header: JSONObject) throws(CLIError)

@@ -12,7 +12,7 @@ enum WalkCommand {
         path: ["walk"],
         abstract: "Walk a phone past reader profiles: who wakes the default app, who it could serve",
         usage:
-            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--express ECP,...] [--gap SECONDS] [--json]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE]",
+            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--wake-latency D] [--locked] [--express ECP,...] [--gap SECONDS] [--json]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE]",
         help: """
             OPTIONS:
               --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
@@ -25,6 +25,17 @@ enum WalkCommand {
               --express ECP,…       ECP frames (hex, no CRC) of express credentials in Wallet;
                                     a reader polling with one of them wins over the default app
               --gap SECONDS         virtual time between two readers (default 2)
+              --wake-latency D      launching the default app after the field (e.g. 400ms;
+                                    default 0, a best case: Apple publishes no number)
+              --locked              the phone is locked: it authenticates before it wakes
+                                    the app (--auth-latency, default 1s, assumed)
+              --auth-latency D      how long that authentication takes
+              --sheet-latency D     startEmulation() until the card answers (the emulation
+                                    sheet; default 0)
+              --app-latency D       how long the app takes to answer an APDU (default 0)
+              --no-wtx              the system sends no S(WTX) while the app wakes or works
+                                    (by default it does, as the corpus iPhone trace shows,
+                                    until the reader's limit, 1 s, assumed)
               --json                JSON Lines: one object per event, then a summary object
               --device pcsc:READER  play the walk through the real pcscd instead (below)
               --port N              with --device: the vpcd TCP port of READER (default
@@ -32,7 +43,11 @@ enum WalkCommand {
               --trace FILE          with --device: where the trace goes
 
             Virtual time only: no hardware, no real waiting. The stand-in app creates a
-            CardSession on each wake, starts emulation and answers every APDU with 90 00.
+            CardSession on each wake (after authentication when locked, and its launch), starts
+            emulation and answers every APDU with 90 00. A SELECT for the app while it is still
+            waking is held by the system with S(WTX) frames (shown as 'wtx'). The summary says
+            for each reader why it was served, useless or did not wake the app, and lists every
+            parameter with its source (documented, reported or assumed).
 
             With --device pcsc:READER the same phone model is a virtual card on vpcd and each
             ISO-DEP profile is played by a PC/SC client through pcscd, in real time: the
@@ -56,6 +71,13 @@ enum WalkCommand {
             let device = try args.option("device")
             let port = try args.int("port", in: 1...65535)
             let tracePath = try args.option("trace")
+            var parameters = HCEParameters()
+            if let d = try args.duration("wake-latency") { parameters.wakeLatency = d }
+            if let d = try args.duration("auth-latency") { parameters.authenticationLatency = d }
+            if let d = try args.duration("sheet-latency") { parameters.emulationStartLatency = d }
+            let appLatency = try args.duration("app-latency") ?? .zero
+            let locked = args.flag("locked")
+            if args.flag("no-wtx") { parameters.sendsWaitingTimeExtensions = false }
             try args.finish()
             if device == nil, port != nil || tracePath != nil {
                 throw CLIError.usage("--port and --trace go with --device pcsc:READER")
@@ -92,7 +114,8 @@ enum WalkCommand {
             }
             let walk = ReaderWalk(
                 profiles: profiles, app: .init(name: "app", selectIdentifierPrefixes: prefixes),
-                policy: policy, expressCredentials: express, gap: gap)
+                policy: policy, parameters: parameters, expressCredentials: express, gap: gap, locked: locked,
+                appLatency: appLatency)
             let result = await walk.run()
             if json {
                 for e in result.events { Output.out(jsonLine(e).serialized) }
@@ -175,21 +198,35 @@ enum WalkCommand {
             "up_for_nothing_us": .int(s.upForNothing.wholeMicroseconds),
             "policy": .string(walk.policy.description),
             "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "parameters": .object([
-                "maximum_session_duration_us": .int(p.maximumSessionDuration.wholeMicroseconds),
-                "maximum_duration_cool_down_us": .int(p.maximumDurationCoolDown.wholeMicroseconds),
-                "frame_waiting_time_us": .int(p.frameWaitingTime.wholeMicroseconds),
-                "wake_latency_us": .int(p.wakeLatency.wholeMicroseconds),
-            ]),
+            "locked": .bool(walk.locked),
+            "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
+            "parameters": .object(parametersJSON(p)),
             "per_reader": .array(
                 s.readers.map { r in
                     .object([
                         "reader": .string(r.name), "woke": .bool(r.woke), "served": .bool(r.served),
                         "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
                         "up_for_nothing_us": .int(r.upForNothing.wholeMicroseconds),
+                        "woke_at_us": r.wokeAt.map { .int($0.wholeMicroseconds) } ?? .null,
+                        "wtx": .int(Int64(r.waitingTimeExtensions)),
+                        "reason": .string(r.reason),
                     ])
                 }),
         ]
+    }
+
+    /// Every phone parameter with its value and source: `{"wake_latency": {"value_us": 0,
+    /// "source": "assumed", "ref": "…"}, …}` (the model block of walk and emulate traces).
+    static func parametersJSON(_ p: HCEParameters) -> JSONObject {
+        var o: JSONObject = [:]
+        for f in p.facts {
+            var e: JSONObject = [:]
+            if let us = f.microseconds { e["value_us"] = .int(us) } else { e["value"] = .string(f.value) }
+            e["source"] = .string(f.source)
+            e["ref"] = .string(f.reference)
+            o[f.key] = .object(e)
+        }
+        return o
     }
 
     static func ms(_ d: Duration) -> String {
@@ -216,7 +253,16 @@ enum WalkCommand {
                     (e.command?.hexString(separator: " ") ?? "") + " → " + resp
                     + "  [" + (e.answeredBy?.rawValue ?? "reader timeout") + "]"
             case "received": detail = e.command?.hexString(separator: " ") ?? ""
+            case "heldForApp":
+                detail =
+                    (e.command?.hexString(separator: " ") ?? "") + "  [system: the app is still waking; held for it]"
             case "nfcEvent": detail = "default app woken (scene nfcEvent)"
+            case "wtx":
+                detail =
+                    "S(WTX) F2 01 → F2 01  [system: the app is not ready; the reader grants another frame waiting time]"
+                if let c = e.command {
+                    detail = detail.replacingOccurrences(of: "F2 01", with: c.hexString(separator: " "))
+                }
             default: break
             }
             out += lpad(ms(e.time), 12) + "  " + pad(e.reader, readerWidth) + pad(e.event, 20) + detail + "\n"
@@ -230,9 +276,18 @@ enum WalkCommand {
                 + (x.served
                     ? "served (\(x.apdusToApp) APDU to app)" : "useless, up \(ms(x.upForNothing)) ms for nothing")
                 + "\n"
+            out += "  " + pad("", readerWidth) + "      " + x.reason + "\n"
         }
         out +=
             "  readers \(s.readers.count), wakes \(s.wakes), wakes the app could serve \(s.servableWakes), useless wakes \(s.uselessWakes), app up for nothing \(ms(s.upForNothing)) ms\n"
+        out += "\nPARAMETERS (value, source, where from)\n"
+        for f in walk.parameters.facts {
+            out += "  " + pad(f.key, 32) + pad(f.value, 10) + pad(f.source, 11) + f.reference + "\n"
+        }
+        out += "  " + pad("locked", 32) + pad(walk.locked ? "yes" : "no", 10) + pad("set", 11) + "--locked\n"
+        out +=
+            "  " + pad("app_latency", 32) + pad("\(walk.appLatency.wholeMicroseconds / 1000) ms", 10) + pad("set", 11)
+        out += "--app-latency (the stand-in app)\n"
         return out
     }
 }
