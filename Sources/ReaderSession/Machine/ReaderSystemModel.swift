@@ -100,8 +100,9 @@ public struct ReaderSystemModel: Sendable, Hashable {
     /// A `begin()` this soon after the end of a session that had a sheet is a quick
     /// restart. Reported: ~3 s (ph4r05/ios-14-nfc-bug-poc: "the NFC dialog ... is still
     /// present for some time (~3 sec)"; nfcim/flutter_nfc_kit#94: "bug does not appear if
-    /// you wait a couple of seconds"). Applied within one reader system (one app process):
-    /// every report is one app restarting its own session (assumed for other apps).
+    /// you wait a couple of seconds"). Counted within one ``NFCReaderSystem``: one bench
+    /// process, or one conformance run including its other app (the sheet is the system's);
+    /// separate CLI runs do not share it (assumed: every report is one app restarting).
     public var quickRestartWindow: Duration
     public var quickRestartOutcome: QuickRestartOutcome
     /// Heat (field-seconds) a quick restart adds under ``QuickRestartOutcome/shorterLimit``.
@@ -215,7 +216,7 @@ public struct ReaderSystemModel: Sendable, Hashable {
         add(
             "quick_restart_window_s", .number(Self.seconds(quickRestartWindow)), Self.text(quickRestartWindow),
             .reported,
-            "https://github.com/ph4r05/ios-14-nfc-bug-poc (~3 s), https://github.com/nfcim/flutter_nfc_kit/issues/94 (a couple of seconds); within one app process (assumed for other apps)"
+            "https://github.com/ph4r05/ios-14-nfc-bug-poc (~3 s), https://github.com/nfcim/flutter_nfc_kit/issues/94 (a couple of seconds); counted within one reader system (a bench process, or a conformance run with its other app); separate CLI runs do not share it (assumed)"
         )
         let outcomeRef: String
         switch quickRestartOutcome {

@@ -250,8 +250,8 @@ extension ThermalModel.Parameters {
             "refusal_threshold_field_s", .number(refusalThreshold), n(refusalThreshold) + " field-s", .assumed,
             "above it begin() gets 203 (Apple's 203 text: temporarily unavailable due to system resource constraints)")
         add(
-            "heat_scope", .text("lock scope"), "per reader; per host with --host-wide", .assumed,
-            "kept in the lock folder between processes")
+            "heat_scope", .text("lock scope"), "lock scope", .assumed,
+            "per reader, or per host with a host-wide lock (--host-wide); kept in the lock folder between processes")
         return out
     }
 }
