@@ -40,7 +40,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "NFCHardware",
-            dependencies: ["CNFC", "CPCSC", "NFCTags", "ReaderSession"],
+            dependencies: ["CNFC", "CPCSC", "NFCTags"],
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
@@ -76,10 +76,12 @@ let package = Package(
             dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
             swiftSettings: strict),
         .testTarget(
-            name: "NFCHardwareTests", dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "VirtualHardware"],
+            name: "NFCHardwareTests",
+            dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
-            name: "ReaderSessionConformanceTests", dependencies: ["ReaderSessionConformance", "ReaderSession"],
+            name: "ReaderSessionConformanceTests",
+            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench", "NFCTrace"], swiftSettings: strict),

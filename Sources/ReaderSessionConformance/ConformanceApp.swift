@@ -4,7 +4,7 @@ public import ReaderSession
 /// What the user asks for when tapping Scan.
 public struct ScanRequest: Sendable, Hashable {
     /// Which Core NFC session the feature uses.
-    public enum Session: String, Sendable, Hashable {
+    public enum Session: String, Sendable, Hashable, CaseIterable {
         /// `NFCNDEFReaderSession`.
         case ndef
         /// `NFCTagReaderSession` (ISO 14443), with `iso7816SelectIdentifiers`.

@@ -86,6 +86,51 @@ struct PN532VirtualCommandTests {
         #expect(r.stdout.contains("\"get_version\": \"0004040201001103\""))
     }
 
+    @Test("A dump refused under a running session sends not one frame, and the session keeps its tag")
+    func refusedDumpSendsNothing() async throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-locks-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let env = ["NFCBENCH_LOCK_DIR": dir.path, "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path]
+        let sessionTrace = dir.appendingPathComponent("session.jsonl").path
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (session, _, _) = try NFCBench.start(
+            ["session", "--device", fake.device, "--mode", "ndef-rw", "--timeout", "4", "--trace", sessionTrace],
+            environment: env)
+        // Wait until the session has read the tag.
+        let sawRead = try await NFCBench.offPool { () -> Bool in
+            for _ in 0..<300 {
+                if let text = try? String(contentsOfFile: sessionTrace, encoding: .utf8),
+                    text.contains(#""event":"readNDEF""#)
+                {
+                    return true
+                }
+                usleep(20_000)
+            }
+            return false
+        }
+        #expect(sawRead, "the session read the tag")
+        let opensBefore = try Self.openings(fake.trace)
+        let refused = try await NFCBench.run(["dump", "--device", fake.device], environment: env)
+        #expect(refused.status == 69)
+        #expect(refused.stderr.contains("busy"), "\(refused.stderr)")
+        let opensAfter = try Self.openings(fake.trace)
+        _ = try await NFCBench.offPool { session.waitUntilExit() }
+        let records = try String(contentsOfFile: sessionTrace, encoding: .utf8)
+        _ = try await fake.stop()
+        #expect(opensBefore == 1 && opensAfter == 1, "only the session opened the reader (SAMConfiguration D4 14)")
+        #expect(!records.contains(#""event":"lost""#), "the session kept its tag")
+        #expect(records.contains(#""event":"readNDEF""#))
+    }
+
+    /// SAMConfiguration commands (`D4 14`, which every `nfc_open` of a PN532 sends) the
+    /// virtual PN532 received.
+    static func openings(_ trace: String) throws -> Int {
+        try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter {
+            $0.contains(#""dir":"host_to_chip""#) && $0.contains("D414")
+        }.count
+    }
+
     @Test(
         "--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))

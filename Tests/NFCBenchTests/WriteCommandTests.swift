@@ -29,6 +29,9 @@ struct VirtualPN532Process {
 
     var device: String { "pn532_uart:\(link)" }
 
+    /// The virtual PN532's own trace (every frame on its wire), until ``stop()``.
+    var trace: String { String(saved.dropLast("-saved.json".count)) + ".jsonl" }
+
     /// SIGINT, wait, and the tag as saved.
     func stop() async throws -> String {
         process.interrupt()
@@ -60,7 +63,7 @@ struct WriteCommandTests {
     func dryRun() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let r = try await NFCBench.run(
-            ["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
+            ["write", "--device", fake.device, "--ndef", "text@de:Hallo", "--dry-run"], timeout: .seconds(30))
         let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("page 4: 03 00 D1 01"), "length 0 first: \(r.stdout)")
@@ -136,7 +139,7 @@ struct WriteCommandTests {
         #expect(r.status == 65)
         #expect(r.stderr.contains("unknown NDEF spec kind"))
         let noScenario = try await NFCBench.run(["write", "--device", "sim:no-such-scenario", "--ndef", "text:a"])
-        #expect(noScenario.status == 65, "a device string naming no scenario is bad input data")
+        #expect(noScenario.status == 66, "a device string naming no scenario file: no input")
     }
 
     @Test("lock sets CC write access Fh and the static lock bytes; a later write is refused")

@@ -12,6 +12,16 @@ public protocol VirtualCardPersonality: Sendable {
     mutating func respond(to apdu: [UInt8]) -> [UInt8]
     /// Back to the state after activation (selected application and file forgotten).
     mutating func reset()
+    /// The card has left the field (a tag file's `tag_lost` fault fired): the vpcd card
+    /// closes its connection instead of answering, and stays out until presented again.
+    var hasLeftField: Bool { get }
+    /// The card entered the field (its connection to vpcd is up): a new presentation.
+    mutating func enteredField()
+}
+
+extension VirtualCardPersonality {
+    public var hasLeftField: Bool { false }
+    public mutating func enteredField() {}
 }
 
 /// An emulation core that answers ISO/IEC 7816-4 APDUs (the T4T NDEF application).
@@ -31,10 +41,14 @@ public protocol VirtualType2Responder: Sendable {
     mutating func respond(to frame: [UInt8]) -> Type2Answer
     /// The reader re-activated the tag (WUPA + anticollision + select): leave IDLE/HALT.
     mutating func reactivate()
+    /// How many 4-byte pages the tag's memory has (the end READ BINARY and UPDATE BINARY
+    /// stop at), `nil` when unknown (then a NAK marks the end).
+    var pageCount: Int? { get }
 }
 
 extension VirtualType2Responder {
     public mutating func reactivate() {}
+    public var pageCount: Int? { nil }
 }
 
 /// An ISO/IEC 14443-4 (ISO-DEP) card behind a contactless reader: the PC/SC part 3 ATR

@@ -86,11 +86,19 @@ enum CheckCommand {
         var rows: [Row] = []
         for (name, path, file) in files {
             for mode in modes {
-                var runs: [Device: Run] = [:]
-                for device in devices {
-                    runs[device] = try await session(
-                        device, tag: path, file: file, mode: mode, limit: limit,
-                        trace: traces.map { "\($0)/\(name)-\(mode.rawValue)-\(device.rawValue).jsonl" })
+                // The devices are independent readers (their own locks): run them side by side.
+                let runs = try await withThrowingTaskGroup(of: (Device, Run).self) { group in
+                    for device in devices {
+                        group.addTask {
+                            let run = try await session(
+                                device, tag: path, file: file, mode: mode, limit: limit,
+                                trace: traces.map { "\($0)/\(name)-\(mode.rawValue)-\(device.rawValue).jsonl" })
+                            return (device, run)
+                        }
+                    }
+                    var out: [Device: Run] = [:]
+                    for try await (device, run) in group { out[device] = run }
+                    return out
                 }
                 let row = Row(tag: name, mode: mode.rawValue, runs: devices.map { ($0, runs[$0]!) })
                 rows.append(row)
@@ -166,10 +174,19 @@ enum CheckCommand {
         case .pcsc:
             let personality: any VirtualCardPersonality
             do { personality = try file.makeVirtualCardPersonality() } catch { throw CLIError.data("\(tag): \(error)") }
+            // pcscd notices a card leaving only at its next poll (≈ 400 ms for vpcd): start each
+            // run from an empty reader, and begin once pcscd shows this run's card, so no run
+            // meets the card of the one before.
+            let reader = "Virtual PCD 00 00"
+            try await onBenchThread { try waitForReader(reader, card: false) }
             let card = VirtualCard(personality: personality, configuration: .init(port: 35963))
             card.start()
-            stop = { card.stop() }
-            frontend = try DeviceFactory.backend("pcsc:Virtual PCD 00 00")
+            stop = {
+                card.stop()
+                try? waitForReader(reader, card: false)
+            }
+            try await onBenchThread { try waitForReader(reader, card: true, atr: personality.atr) }
+            frontend = try DeviceFactory.backend("pcsc:" + reader)
         case .pn532:
             let started: (device: String, stop: @Sendable () -> Void)
             do { started = try LibNFCDevices.startVirtualBench(tag: tag) } catch let e as CLIError { throw e } catch {
@@ -192,6 +209,27 @@ enum CheckCommand {
         options.alertMessage = "Hold your iPhone near an NFC tag."
         let ending = await SessionRunner(backend: frontend, options: options, trace: writer).run()
         return Run(ending: ending.code, records: records.all)
+    }
+
+    /// Waits (blocking, up to 5 s) until pcscd shows `reader` with a card of `atr` or without one.
+    static func waitForReader(_ reader: String, card: Bool, atr: [UInt8]? = nil) throws(CLIError) {
+        let context: PCSCContext
+        do { context = try PCSCContext() } catch { throw .unavailable("no PC/SC service: \(error)") }
+        defer { context.release() }
+        var known = PCSCReaderState.unaware(reader)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let change: PCSCStatusChange
+            do { change = try context.waitForStatusChange(readers: [known], timeout: .milliseconds(500)) } catch {
+                throw .unavailable("pcscd: \(error)")
+            }
+            if case .changed(let states) = change, let s = states.first {
+                known = s
+                if s.hasCard == card && (atr == nil || s.atr == atr) { return }
+            }
+        }
+        throw .unavailable(
+            "pcscd did not show \(card ? "the virtual card" : "an empty reader") on '\(reader)' within 5 s")
     }
 
     /// One device's run: its ending and its trace records.
@@ -276,6 +314,8 @@ enum CheckCommand {
 
         var json: JSONValue {
             var o: JSONObject = ["tag": .string(tag), "mode": .string(mode), "same": .bool(same)]
+            o["targets"] = .array(
+                reference.filter { $0.hasPrefix("detected ") }.map { .string(String($0.dropFirst(9))) })
             var devices = JSONObject()
             for (device, run) in runs {
                 var d: JSONObject = [

@@ -51,6 +51,11 @@ enum MeasureCommand {
         let port = try args.int("port", in: 1...65535) ?? 35963
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
+        if virtualTag == nil, what == .detect || what == .removal {
+            throw CLIError.usage(
+                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
+            )
+        }
         let reader = try BenchReader.open(device, options: .init(presenceInterval: interval.map { .milliseconds($0) }))
         defer { reader.close() }
 
@@ -63,13 +68,11 @@ enum MeasureCommand {
             do {
                 let personality = try TagFile.load(path: path).makeVirtualCardPersonality()
                 card = VirtualCard(personality: personality, configuration: .init(port: UInt16(port)))
+            } catch let error as DataFileError {
+                throw CLIError(error)
             } catch {
                 throw CLIError.data("\(path): \(error)")
             }
-        } else if what == .detect || what == .removal {
-            throw CLIError.usage(
-                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
-            )
         }
         defer { card?.stop() }
         let samples: [Duration]

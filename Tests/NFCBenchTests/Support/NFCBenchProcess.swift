@@ -30,8 +30,16 @@ enum NFCBench {
         _ args: [String], environment: [String: String] = [:],
         onExit: (@Sendable () -> Void)? = nil
     ) throws -> (Process, Pipe, Pipe) {
+        try start(executable: binary, args, environment: environment, onExit: onExit)
+    }
+
+    /// Starts `executable args…` (a script around nfcbench, say) the same way.
+    static func start(
+        executable: URL, _ args: [String], environment: [String: String] = [:],
+        onExit: (@Sendable () -> Void)? = nil
+    ) throws -> (Process, Pipe, Pipe) {
         let p = Process()
-        p.executableURL = binary
+        p.executableURL = executable
         p.arguments = args
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
@@ -65,8 +73,16 @@ enum NFCBench {
     }
 
     static func runBlocking(_ args: [String], environment: [String: String], timeout: Duration) throws -> Result {
+        try runBlockingExecutable(binary.path, args, environment: environment, timeout: timeout)
+    }
+
+    /// ``runBlocking(_:environment:timeout:)`` for any executable (call it through ``offPool(_:)``).
+    static func runBlockingExecutable(
+        _ executable: String, _ args: [String], environment: [String: String], timeout: Duration
+    ) throws -> Result {
         let exited = DispatchSemaphore(value: 0)
-        let (p, out, err) = try start(args, environment: environment, onExit: { exited.signal() })
+        let (p, out, err) = try start(
+            executable: URL(fileURLWithPath: executable), args, environment: environment, onExit: { exited.signal() })
         let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
         let c = timeout.components
         DispatchQueue.global().asyncAfter(
