@@ -122,7 +122,7 @@ final class PendingHops: Sendable {
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         total.add(1)
         counter.add(1)
-        if queue === DispatchQueue.main { onMain.add(1) }
+        if queue.label == DispatchQueue.main.label { onMain.add(1) }
         queue.async {
             HostWork.run { work() }
             self.counter.add(-1)

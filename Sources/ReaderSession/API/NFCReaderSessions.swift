@@ -83,7 +83,8 @@ public class NFCReaderSessionCore: @unchecked Sendable {
 
     init(kind: ReaderSessionKind, queue: DispatchQueue?, system: NFCReaderSystem?) {
         self.sessionQueue = queue ?? DispatchQueue(label: "nfcbench.reader-session.delegate")
-        let onMain = queue.map { $0 === DispatchQueue.main } ?? false
+        // `DispatchQueue.main` is a new wrapper each time on Linux: compare labels.
+        let onMain = queue.map { $0.label == DispatchQueue.main.label } ?? false
         self.runtime = system.map { ReaderSessionRuntime(kind: kind, system: $0, delegateQueueIsMain: onMain) }
     }
 
