@@ -7,8 +7,12 @@ extension SessionTraceRecord {
     /// delegate method's short name where there is one (`didBecomeActive`,
     /// `didDetectNDEFs`, `didDetectTags`, `didInvalidateWithError`), otherwise a noun
     /// (`begin`, `thermal`, `detected`, `lost`, `ndefRead`, `restartPolling`,
-    /// `alertMessage`, `tagOperation`, `tagOperationEnded`, `frame`). Invalidations carry
-    /// `code` (Apple's raw value) and `reason` (Core NFC's case name).
+    /// `alertMessage`, `tagOperation`, `tagOperationEnded`, `frame`, `queued`,
+    /// `beginIgnored`, `quickRestart`, `endingRepeated`, `systemEnded`, `iso7816Selected`,
+    /// `iso7816SelectFailed`, `connectionEnded`). Invalidations carry `code` (Apple's raw
+    /// value) and `reason` (Core NFC's case name). `thermal` has `phase` `begin` (the limit
+    /// granted, `time_limit_s`) or `end` (the limit a session begun now would get,
+    /// `next_time_limit_s`).
     ///
     /// - Parameter tMicroseconds: the time to write as `t_us` (µs since the trace began);
     ///   the session-relative time is kept as `session_t_us`.
