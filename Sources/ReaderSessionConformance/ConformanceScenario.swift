@@ -288,9 +288,11 @@ private struct ConformanceFile: Decodable {
         expectEndings =
             try c.ifPresent(.expectEndings) { try c.decode([EndingCode].self, forKey: $0) }?.map(\.code) ?? []
         expectErrorMessage = try c.ifPresent(.expectErrorMessage) { try c.decode(Bool.self, forKey: $0) } ?? false
-        busyPolicy = try c.ifPresent(.busy) { try c.decodeChoice(ReaderSystemModel.BusyPolicy.self, forKey: $0) } ?? .refuse
+        busyPolicy =
+            try c.ifPresent(.busy) { try c.decodeChoice(ReaderSystemModel.BusyPolicy.self, forKey: $0) } ?? .refuse
         selectIdentifiers = try c.ifPresent(.selectIdentifiers) { try decodeAIDs(c, $0) } ?? []
-        expectEvents = try c.ifPresent(.expectEvents) { try c.decode([ExpectedEventEntry].self, forKey: $0) }?.map(\.event) ?? []
+        expectEvents =
+            try c.ifPresent(.expectEvents) { try c.decode([ExpectedEventEntry].self, forKey: $0) }?.map(\.event) ?? []
     }
 }
 
@@ -303,7 +305,8 @@ private func decodeAIDs<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) 
         let text = try list.decode(String.self)
         guard let b = [UInt8](hex: text), (5...16).contains(b.count) else {
             throw DataFileError.decodingError(
-                at: c.codingPath + [key, DataFileKey(index: index)], "expected a hex AID of 5 to 16 bytes, found '\(text)'")
+                at: c.codingPath + [key, DataFileKey(index: index)],
+                "expected a hex AID of 5 to 16 bytes, found '\(text)'")
         }
         out.append(b.hexString())
     }
@@ -474,7 +477,8 @@ private struct ConformanceStep: Decodable {
             request.session = .tag
         }
         request.readAll = try c.ifPresent(.readAll) { try c.decode(Bool.self, forKey: $0) } ?? false
-        request.commandInterval = try c.ifPresent(.commandIntervalMs) { try c.decodeMilliseconds($0, in: 0...1e9) } ?? .zero
+        request.commandInterval =
+            try c.ifPresent(.commandIntervalMs) { try c.decodeMilliseconds($0, in: 0...1e9) } ?? .zero
         if request.session == .tag { request.readWrite = true }
     }
 }
