@@ -13,6 +13,18 @@ public enum PN532WireFault: Sendable, Equatable {
     case fieldLossMidExchange
 }
 
+/// What the chip exchanged over the air (ISO/IEC 14443-A, CRC_A not included), as a
+/// PN532 would: the card side of each host command. ``PN532Chip/takeAir()`` hands them out.
+public enum PN532AirEvent: Sendable, Equatable {
+    /// The RF field went on or off (RFConfiguration, polling, a reader arriving or leaving
+    /// in target mode).
+    case field(on: Bool, note: String)
+    /// One command frame and the card's answer (nil: no answer). `kind` says what it is:
+    /// `reqa`, `anticollision`, `select`, `rats`, `type2`, `block` (ISO-DEP I/R/S-block),
+    /// `hlta`, `deselect`, `presence`.
+    case exchange(kind: String, command: [UInt8], answer: [UInt8]?, note: String?)
+}
+
 /// The PN532's state and command dispatcher, without I/O or clock: bytes from the host in,
 /// bytes to the host out. ``VirtualPN532`` puts it on a pseudo-terminal.
 ///
@@ -53,6 +65,13 @@ public struct PN532Chip: Sendable {
     private var reader: PN532ReaderScript?
     private var readerStep = 0
     private var readerAwaitingResponse = false
+    /// The ISO-DEP block numbers and frame sizes of the card (or, in target mode, of the reader).
+    private var blocks = ISODEPBlockFraming()
+    /// What went over the air since the last ``takeAir()``.
+    public private(set) var air: [PN532AirEvent] = []
+    /// The RATS this chip sends when it activates an ISO-DEP card (AutoRATS): `E0 80`, FSD
+    /// 256, CID 0. Assumed: UM0701-02 does not give the PN532's FSDI.
+    public static let rats: [UInt8] = [0xE0, 0x80]
 
     private enum Pending: Sendable, Equatable {
         case autoPoll(types: [UInt8])
@@ -60,6 +79,18 @@ public struct PN532Chip: Sendable {
     }
 
     public init() {}
+
+    /// The air events since the last call, oldest first.
+    public mutating func takeAir() -> [PN532AirEvent] {
+        defer { air = [] }
+        return air
+    }
+
+    private mutating func setField(_ on: Bool, _ note: String) {
+        guard rfFieldOn != on else { return }
+        air.append(.field(on: on, note: note))
+        rfFieldOn = on
+    }
 
     // MARK: inputs
 
@@ -101,6 +132,7 @@ public struct PN532Chip: Sendable {
         readerAwaitingResponse = false
         if pending == .initAsTarget {
             pending = nil
+            readerActivates(script)
             return respond(0x8D, [0x08] + script.rats)
         }
         return []
@@ -209,7 +241,14 @@ public struct PN532Chip: Sendable {
         case 0x42:
             return inCommunicateThru(params)
         case 0x44:  // InDeselect: the PN532 halts the target (HLTA / S(DESELECT))
-            if targetSelected, card != nil { haltCard() }
+            if targetSelected, let present = card {
+                if present.isISODEP {
+                    air.append(.exchange(kind: "deselect", command: [0xC2], answer: [0xC2], note: "S(DESELECT)"))
+                } else {
+                    air.append(.exchange(kind: "hlta", command: [0x50, 0x00], answer: nil, note: "HLTA"))
+                }
+                haltCard()
+            }
             targetSelected = false
             return .reply([0x00])
         case 0x52:  // InRelease
@@ -230,6 +269,7 @@ public struct PN532Chip: Sendable {
             guard params.count >= 37 else { return .error }
             targetSelected = false
             if let reader, !readerFinished, readerStep == 0 {
+                readerActivates(reader)
                 return .reply([0x08] + reader.rats)
             }
             pending = .initAsTarget
@@ -250,7 +290,7 @@ public struct PN532Chip: Sendable {
             guard params.count == 2 else { return .error }
             let on = params[1] & 0x01 != 0
             if rfFieldOn && !on { fieldReset() }
-            rfFieldOn = on
+            setField(on, "RFConfiguration: RF field \(on ? "on" : "off")")
         case 0x05:
             guard params.count == 4 else { return .error }
             retries = Array(params.dropFirst())
@@ -278,13 +318,15 @@ public struct PN532Chip: Sendable {
     private mutating func activate(uidFilter: [UInt8]?) -> [UInt8]? {
         guard let present = card, !cardHalted, !present.isGone else { return nil }
         if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid { return nil }
-        rfFieldOn = true
+        setField(true, "the chip switches the RF field on to poll")
         targetSelected = true
         if case .type2(var core) = present.function {
             core.wakeUp()
             card?.function = .type2(core)
         }
-        return targetData(present, withATS: present.isISODEP && parameters & 0x10 != 0)
+        let withATS = present.isISODEP && parameters & 0x10 != 0
+        logActivation(present, withATS: withATS)
+        return targetData(present, withATS: withATS)
     }
 
     /// A UID as the host may send it in InitiatorData: cascaded (ISO/IEC 14443-3 §6.5.4,
@@ -294,6 +336,57 @@ public struct PN532Chip: Sendable {
         case 8 where uid[0] == 0x88: Array(uid.dropFirst())
         case 12 where uid[0] == 0x88 && uid[4] == 0x88: Array(uid[1..<4]) + Array(uid[5...])
         default: uid
+        }
+    }
+
+    /// The frames of an activation the chip runs itself: REQA, anticollision and SELECT per
+    /// cascade level (the SAK of a level that is not the last has only the cascade bit),
+    /// and RATS when it activates ISO-DEP.
+    private mutating func logActivation(_ card: PN532Card, withATS: Bool) {
+        air.append(.exchange(kind: "reqa", command: [0x26], answer: card.atqa, note: "REQA → ATQA"))
+        let levels = ISO14443AActivation.cascadeLevels(uid: card.uid)
+        for (i, level) in levels.enumerated() {
+            air.append(
+                .exchange(
+                    kind: "anticollision", command: [level.sel, 0x20], answer: level.anticollisionAnswer,
+                    note: "anticollision, cascade level \(i + 1)"))
+            let last = i == levels.count - 1
+            air.append(
+                .exchange(
+                    kind: "select", command: level.select, answer: [last ? card.sak : 0x04],
+                    note: "SELECT, cascade level \(i + 1)"))
+        }
+        blocks = ISODEPBlockFraming()
+        if withATS, !card.ats.isEmpty {
+            air.append(
+                .exchange(
+                    kind: "rats", command: Self.rats, answer: card.ats,
+                    note: "RATS (parameter assumed: E0 80) → ATS"))
+            blocks = ISODEPBlockFraming(ats: card.ats, rats: Self.rats)
+        }
+    }
+
+    /// Target mode: a reader's field reaches the chip and the reader sends RATS (the PN532
+    /// answers anticollision and RATS itself from TgInitAsTarget's parameters; that answer
+    /// is not modelled, so the RATS is logged without one).
+    private mutating func readerActivates(_ script: PN532ReaderScript) {
+        air.append(.field(on: true, note: "target mode: an external reader's field"))
+        air.append(
+            .exchange(
+                kind: "rats", command: script.rats, answer: nil,
+                note: "the reader's RATS (the PN532 answers ATQA, SAK and ATS itself; not modelled)"))
+        blocks = ISODEPBlockFraming(ats: [], rats: script.rats)
+    }
+
+    private mutating func logBlocks(_ command: [UInt8], _ answer: [UInt8]?, note: String?) {
+        for (i, b) in blocks.exchange(command, answer).enumerated() {
+            if b.fromReader {
+                air.append(.exchange(kind: "block", command: b.bytes, answer: nil, note: i == 0 ? note : nil))
+            } else if case .exchange(let kind, let c, nil, let n)? = air.last, kind == "block" {
+                air[air.count - 1] = .exchange(kind: kind, command: c, answer: b.bytes, note: n)
+            } else {
+                air.append(.exchange(kind: "block", command: [], answer: b.bytes, note: nil))
+            }
         }
     }
 
@@ -333,12 +426,27 @@ public struct PN532Chip: Sendable {
             remove()
             return .reply([0x01])
         }
-        guard targetSelected, var present = card, !present.isGone else { return .reply([0x01]) }
+        guard targetSelected, var present = card, !present.isGone else {
+            if targetSelected || card != nil {
+                air.append(
+                    .exchange(
+                        kind: card?.isISODEP == true ? "block" : "type2", command: frame, answer: nil,
+                        note: "no answer: the card is gone"))
+            }
+            return .reply([0x01])
+        }
         defer { card = present }
         switch present.function {
         case .type2(var core):
             defer { present.function = .type2(core) }
-            switch core.respond(to: frame) {
+            let answer = core.respond(to: frame)
+            switch answer {
+            case .data(let d): air.append(.exchange(kind: "type2", command: frame, answer: d, note: nil))
+            case .ack: air.append(.exchange(kind: "type2", command: frame, answer: [0x0A], note: nil))
+            case .nak(let code): air.append(.exchange(kind: "type2", command: frame, answer: [code & 0x0F], note: nil))
+            case .silent: air.append(.exchange(kind: "type2", command: frame, answer: nil, note: nil))
+            }
+            switch answer {
             case .data(let d):
                 if raw && registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + iso14443CRCA(d)) }
                 return .reply([0x00] + d)
@@ -360,10 +468,18 @@ public struct PN532Chip: Sendable {
             defer { present.function = .isoDEP(app) }
             if raw {
                 // Only the presence ping R(NAK) is modelled: the card answers R(ACK).
-                if let pcb = frame.first, pcb & 0xF6 == 0xB2 { return .reply([0x00, 0xA2 | (pcb & 0x01)]) }
+                if let pcb = frame.first, pcb & 0xF6 == 0xB2 {
+                    air.append(
+                        .exchange(
+                            kind: "presence", command: frame, answer: [0xA2 | (pcb & 0x01)],
+                            note: "presence check: R(NAK) → R(ACK)"))
+                    return .reply([0x00, 0xA2 | (pcb & 0x01)])
+                }
+                air.append(.exchange(kind: "block", command: frame, answer: nil, note: "not modelled: no answer"))
                 return .reply([0x01])
             }
             let answer = app.respond(to: frame)
+            logBlocks(frame, answer, note: nil)
             return .reply(answer.isEmpty ? [0x01] : [0x00] + answer)
         }
     }
@@ -389,8 +505,13 @@ public struct PN532Chip: Sendable {
 
     private mutating func tgGetData() -> Answer {
         guard let reader, !readerFinished else { return .reply([0x29]) }
+        if readerAwaitingResponse, let last = readerExchanges.last {
+            logBlocks(last.command, nil, note: "the reader's C-APDU, never answered")
+            readerAwaitingResponse = false
+        }
         guard readerStep < reader.steps.count else {
             readerFinished = true
+            air.append(.field(on: false, note: "target mode: the reader leaves"))
             return .reply([0x29])
         }
         let step = reader.steps[readerStep]
@@ -405,6 +526,7 @@ public struct PN532Chip: Sendable {
             return .reply([0x29])
         }
         readerExchanges[readerExchanges.count - 1].response = params
+        logBlocks(readerExchanges[readerExchanges.count - 1].command, params, note: nil)
         readerAwaitingResponse = false
         readerStep += 1
         return .reply([0x00])
