@@ -22,24 +22,24 @@ public enum TraceTimeline {
     /// The picture of `trace`.
     public static func svg(_ trace: TraceContents) -> String {
         let lanes: [Lane]
-        let relative: Bool
+        let origin: String?
         switch trace.command {
         case "walk"?, "emulate"?:
             lanes = walkLanes(trace.records)
-            relative = true
+            origin = "each lane from its reader's field on"
         default:
             if trace.records.contains(where: { $0["source"] != nil && $0["reader"] != nil }) {
                 lanes = walkLanes(trace.records)
-                relative = true
+                origin = "each lane from its reader's field on"
             } else if trace.records.contains(where: { $0["session"] != nil }) {
                 lanes = sessionLanes(trace.records)
-                relative = false
+                origin = "each lane from its session's begin()"
             } else {
                 lanes = [genericLane(trace.records, name: trace.command ?? "trace")]
-                relative = false
+                origin = nil
             }
         }
-        return render(lanes, header: trace.header, relative: relative)
+        return render(lanes, header: trace.header, origin: origin)
     }
 
     // MARK: model
@@ -99,9 +99,11 @@ public enum TraceTimeline {
             switch event {
             case "begin":
                 begins[s] = t
+                lane.origin = t
                 lane.detail =
                     (r["mode"]?.stringValue ?? "")
                     + (r["invalidate_after_first_read"] == .bool(true) ? ", first read" : "")
+                    + String(format: ", begins at %.3f s", Double(t) / 1_000_000)
             case "thermal":
                 if limits[s] == nil, case .double(let l)? = r["time_limit_s"] { limits[s] = l }
             case "didBecomeActive":
@@ -128,7 +130,7 @@ public enum TraceTimeline {
                 )
             case "didDetectNDEFs", "readNDEF":
                 lane.marks.append(
-                    Mark(t: t, shape: .diamond, style: "read", title: event + ": " + recordsText(r), label: "read"))
+                    Mark(t: t, shape: .diamond, style: "read", title: event + ": " + recordsText(r), row: 1))
             case "didInvalidateWithError":
                 let code = r["code"]?.intValue ?? 0
                 let reason = r["reason"]?.stringValue ?? ""
@@ -308,7 +310,8 @@ public enum TraceTimeline {
 
     // MARK: drawing
 
-    static func render(_ lanes: [Lane], header: JSONObject?, relative: Bool) -> String {
+    static func render(_ lanes: [Lane], header: JSONObject?, origin: String?) -> String {
+        let relative = origin != nil
         // Time range: absolute (sessions) or each lane from its own origin (walks).
         var span: Int64 = 1
         for lane in lanes {
@@ -348,7 +351,7 @@ public enum TraceTimeline {
         if let s = header?["started"]?.stringValue { title += " — \(s)" }
         out += "<text x=\"12\" y=\"22\" font-size=\"15\" class=\"name\">\(escape(title))</text>\n"
         out +=
-            "<text x=\"12\" y=\"40\" class=\"small\">\(relative ? "each lane from its reader's field on, time on a square-root scale; " : "")hover a mark for its frame or APDU (hex)</text>\n"
+            "<text x=\"12\" y=\"40\" class=\"small\">\(origin.map { $0 + ", time on a square-root scale; " } ?? "")hover a mark for its frame or APDU (hex)</text>\n"
         // Axis.
         let axisY = top + Double(lanes.count) * laneHeight + 8
         out +=
@@ -394,7 +397,9 @@ public enum TraceTimeline {
                     "<rect class=\"\(s.style)\" x=\"\(f(a))\" y=\"\(f(yy))\" width=\"\(f(b - a))\" height=\"\(f(hh))\"><title>\(escape(s.title))</title></rect>\n"
             }
             var lastLabelEnd = -1000.0
-            for m in lane.marks {
+            // Ticks last, so a frame at the instant of a read stays visible over its diamond.
+            let marks = lane.marks.filter { $0.shape != .tick } + lane.marks.filter { $0.shape == .tick }
+            for m in marks {
                 let px = x(m.t, lane)
                 let cy = m.row == 0 ? y0 + 21 : y0 + 44
                 let titleTag = "<title>\(escape(m.title))</title>"
@@ -452,7 +457,7 @@ public enum TraceTimeline {
         // Legend.
         let legendY = axisY + 40
         let items: [(String, String)] =
-            relative
+            origin?.contains("field") == true
             ? [
                 ("<path class=\"wake\" d=\"M0 -7l6 7l-6 7l-6-7z\"/>", "wake (the default app is woken)"),
                 ("<path class=\"detect\" d=\"M0 -7l6 12h-12z\"/>", "ISO-DEP activation"),
@@ -467,6 +472,7 @@ public enum TraceTimeline {
                 ("<line class=\"limit\" x1=\"0\" y1=\"-7\" x2=\"0\" y2=\"7\"/>", "time limit"),
                 ("<path class=\"detect\" d=\"M0 -7l6 12h-12z\"/>", "detected"),
                 ("<line class=\"frame\" x1=\"0\" y1=\"-7\" x2=\"0\" y2=\"7\"/>", "frame or APDU"),
+                ("<path class=\"read\" d=\"M0 -7l6 7l-6 7l-6-7z\"/>", "NDEF read"),
                 ("<circle class=\"end\" r=\"5\"/>", "ending (code, reason)"),
             ]
         var lx = labelWidth
