@@ -81,7 +81,8 @@ let package = Package(
             name: "NFCHardwareTests", dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
-            name: "ReaderSessionConformanceTests", dependencies: ["ReaderSessionConformance", "ReaderSession"],
+            name: "ReaderSessionConformanceTests",
+            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench", "NFCTrace"], swiftSettings: strict),

@@ -10,16 +10,23 @@ stdout: one JSON object per input line:
 "records" come from a structural pass (no record types known, errors='strict');
 "decoded" from a second pass with ndeflib's Text and URI decoders, whose failure is
 reported as "contentError" (the structure may still be fine).
-Exit status 2 when ndeflib is not installed.
+Runs itself with the project's virtual environment (.venv/bin/python, made by
+scripts/install-deps) whatever python3 started it. Exit status 2 when ndeflib is not installed.
 """
 import json
+import os
 import sys
+
+_venv = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, ".venv")
+_venv_python = os.path.join(_venv, "bin", "python")
+if os.path.realpath(sys.prefix) != os.path.realpath(_venv) and os.access(_venv_python, os.X_OK):
+    os.execv(_venv_python, [_venv_python, os.path.abspath(__file__)] + sys.argv[1:])
 
 try:
     import ndef
     from ndef.record import Record
 except ImportError:
-    sys.stderr.write("ndeflib is not installed: python3 -m pip install ndeflib\n")
+    sys.stderr.write("ndeflib is not installed: run scripts/install-deps (it makes .venv with ndeflib)\n")
     sys.exit(2)
 
 

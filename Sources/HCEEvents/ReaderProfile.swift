@@ -1,5 +1,5 @@
 public import Foundation
-import NFCTags
+public import NFCTags
 
 /// A contactless reader as data: what it polls with, whether it reaches ISO-DEP, an
 /// optional Apple ECP frame, and the APDUs it sends with their times. The file format
@@ -89,139 +89,146 @@ public struct ReaderProfile: Sendable, Equatable {
     }
 }
 
-/// Why a profile file was refused; `path` is the JSON path of the bad field.
-public struct ReaderProfileError: Error, Equatable, CustomStringConvertible {
-    public var file: String
-    public var path: String
-    public var reason: String
-    public init(file: String, path: String, reason: String) {
-        self.file = file
-        self.path = path
-        self.reason = reason
-    }
-    public var description: String { "\(file): \(path): \(reason)" }
-}
-
 extension ReaderProfile {
     /// The format tag every profile file carries in `"format"`.
     public static let formatTag = "nfcbench-reader-profile/1"
 
-    /// Parses one profile file (`hardware/readers/FORMAT.md`). Throws ``ReaderProfileError``.
-    public init(json data: Data, file: String = "profile") throws(ReaderProfileError) {
-        func fail(_ path: String, _ reason: String) -> ReaderProfileError {
-            ReaderProfileError(file: file, path: path, reason: reason)
-        }
-        guard let any = try? JSONSerialization.jsonObject(with: data), let o = any as? [String: Any] else {
-            throw fail("$", "not a JSON object")
-        }
-        guard (o["format"] as? String) == Self.formatTag else {
-            throw fail("$.format", "must be \"\(Self.formatTag)\"")
-        }
-        func string(_ key: String, in obj: [String: Any], at path: String, required: Bool = true)
-            throws(ReaderProfileError) -> String?
-        {
-            guard let v = obj[key] else {
-                if required { throw fail("\(path).\(key)", "missing") }
-                return nil
-            }
-            guard let s = v as? String else { throw fail("\(path).\(key)", "must be a string") }
-            return s
-        }
-        func hex(_ key: String, in obj: [String: Any], at path: String, required: Bool) throws(ReaderProfileError)
-            -> [UInt8]?
-        {
-            guard let s = try string(key, in: obj, at: path, required: required) else { return nil }
-            guard let b = [UInt8](hex: s) else { throw fail("\(path).\(key)", "'\(s)' is not hex") }
-            return b
-        }
-        func time(_ obj: [String: Any], base: String, at path: String, required: Bool) throws(ReaderProfileError)
-            -> Duration?
-        {
-            if let v = obj[base + "_us"] {
-                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue <= 1e15,
-                    n.doubleValue.rounded() == n.doubleValue
-                else {
-                    throw fail("\(path).\(base)_us", "must be a whole number of µs from 0 to 10^15")
-                }
-                return .microseconds(n.int64Value)
-            }
-            if let v = obj[base + "_ms"] {
-                guard let n = v as? NSNumber, n.doubleValue >= 0, n.doubleValue <= 1e12 else {
-                    throw fail("\(path).\(base)_ms", "must be a number of ms from 0 to 10^12")
-                }
-                return .microseconds(Int64((n.doubleValue * 1000).rounded()))
-            }
-            if required { throw fail("\(path).\(base)_us", "missing (or \(base)_ms)") }
-            return nil
-        }
-        func bool(_ key: String, in obj: [String: Any], at path: String, default d: Bool? = nil)
-            throws(ReaderProfileError) -> Bool
-        {
-            guard let v = obj[key] else {
-                if let d { return d }
-                throw fail("\(path).\(key)", "missing")
-            }
-            guard let n = v as? NSNumber, ["c", "B"].contains(String(cString: n.objCType)) else {
-                throw fail("\(path).\(key)", "must be true or false")
-            }
-            return n.boolValue
-        }
-
-        let name = try string("name", in: o, at: "$")!
-        guard !name.isEmpty else { throw fail("$.name", "empty") }
-        let techText = try string("technology", in: o, at: "$")!
-        guard let tech = ReaderTechnology(rawValue: techText) else {
-            throw fail("$.technology", "'\(techText)' is not one of ISO14443A, ISO14443B, FeliCa")
-        }
-        let isoDep = try bool("iso_dep", in: o, at: "$")
-        if isoDep && !tech.supportsISODEP { throw fail("$.iso_dep", "FeliCa has no ISO-DEP") }
-        let ecp = try hex("ecp", in: o, at: "$", required: false)
-        if let ecp, ecp.first != 0x6A || ecp.count < 2 {
-            throw fail("$.ecp", "an ECP frame starts with 6A and a version byte")
-        }
-        var steps: [Step] = []
-        if let rawSteps = o["steps"] {
-            guard let arr = rawSteps as? [Any] else { throw fail("$.steps", "must be an array") }
-            for (i, raw) in arr.enumerated() {
-                let p = "$.steps[\(i)]"
-                guard let so = raw as? [String: Any] else { throw fail(p, "must be an object") }
-                let at = try time(so, base: "t", at: p, required: true)!
-                let apdu = try hex("apdu", in: so, at: p, required: true)!
-                guard apdu.count >= 4 else { throw fail("\(p).apdu", "a command APDU has at least 4 bytes") }
-                var expect: [String] = []
-                if let e = so["expect_sw"] {
-                    let list: [Any] = (e as? [Any]) ?? [e]
-                    for (j, item) in list.enumerated() {
-                        guard let s = item as? String, s.count == 4,
-                            s.uppercased().allSatisfy({ $0.isHexDigit || $0 == "X" })
-                        else {
-                            throw fail("\(p).expect_sw[\(j)]", "a status word is 4 hex digits (X = any)")
-                        }
-                        expect.append(s.uppercased())
-                    }
-                }
-                let stop = try bool("stop_on_failure", in: so, at: p, default: false)
-                let note = try string("note", in: so, at: p, required: false)
-                if let prev = steps.last, at < prev.offset { throw fail("\(p).t_us", "earlier than the step before") }
-                steps.append(Step(offset: at, apdu: apdu, expectedStatusWords: expect, stopOnFailure: stop, note: note))
-            }
-        }
-        if !isoDep && !steps.isEmpty { throw fail("$.steps", "a reader without ISO-DEP sends no APDU") }
-        let activation = try time(o, base: "activation", at: "$", required: isoDep) ?? .zero
-        let fieldOff = try time(o, base: "field_off", at: "$", required: true)!
-        if let last = steps.last, fieldOff < last.offset { throw fail("$.field_off_us", "before the last step") }
-        if let first = steps.first, first.offset < activation { throw fail("$.steps[0].t_us", "before activation") }
-        let source = try string("source", in: o, at: "$")!
-        self.init(
-            name: name, category: try string("category", in: o, at: "$")!,
-            description: try string("description", in: o, at: "$", required: false) ?? "",
-            technology: tech, reachesISODEP: isoDep, ecp: ecp,
-            rats: try hex("rats", in: o, at: "$", required: false),
-            ats: try hex("ats", in: o, at: "$", required: false),
-            activationOffset: activation, steps: steps, fieldOffOffset: fieldOff,
-            source: source, note: try string("note", in: o, at: "$", required: false))
+    /// Parses one profile file (`hardware/readers/FORMAT.md`) by the data files' rule
+    /// (``DataFile``): errors name `file`, the field path (`steps[2].apdu`) or the line and
+    /// column of a syntax error.
+    public init(json data: Data, file: String = "profile") throws(DataFileError) {
+        self = try DataFile.decode(ProfileFile.self, from: data, file: file).profile
     }
 
+    /// Reads and parses `path` (``DataFileError/Code/notFound`` when it can't be read).
+    public static func load(path: String) throws(DataFileError) -> ReaderProfile {
+        try DataFile.load(ProfileFile.self, path: path).profile
+    }
+}
+
+/// A profile file as JSON holds it.
+private struct ProfileFile: Decodable {
+    var profile: ReaderProfile
+
+    enum CodingKeys: String, CodingKey {
+        case format, name, category, description, technology, ecp, rats, ats, steps, source, note
+        case isoDep = "iso_dep"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let format = try c.decode(String.self, forKey: .format)
+        guard format == ReaderProfile.formatTag else {
+            throw c.dataError(
+                .format, "\"\(format)\" is not \"\(ReaderProfile.formatTag)\"", code: .unrecognizedFormat)
+        }
+        let name = try c.decode(String.self, forKey: .name)
+        guard !name.isEmpty else { throw c.dataError(.name, "an empty name") }
+        let tech = try c.decodeChoice(ReaderTechnology.self, forKey: .technology)
+        let isoDep = try c.decode(Bool.self, forKey: .isoDep)
+        if isoDep && !tech.supportsISODEP { throw c.dataError(.isoDep, "FeliCa has no ISO-DEP") }
+        let ecp = try c.ifPresent(.ecp) { try c.decodeHex($0) }
+        if let ecp, ecp.first != 0x6A || ecp.count < 2 {
+            throw c.dataError(.ecp, "an ECP frame starts with 6A and a version byte")
+        }
+        let steps = try c.ifPresent(.steps) { try c.decode([ProfileStep].self, forKey: $0) } ?? []
+        if !isoDep && !steps.isEmpty { throw c.dataError(.steps, "a reader without ISO-DEP sends no APDU") }
+        let any = try decoder.container(keyedBy: DataFileKey.self)
+        let activation = try Self.time(any, "activation")
+        if activation != nil && !isoDep {
+            throw DataFileError.decodingError(at: c.codingPath + [activation!.key], "only with \"iso_dep\": true")
+        }
+        if isoDep && activation == nil {
+            throw DataFileError.decodingError(
+                at: c.codingPath + [DataFileKey("activation_us")], "missing (or activation_ms): required with ISO-DEP",
+                code: .missingField)
+        }
+        guard let fieldOff = try Self.time(any, "field_off") else {
+            throw DataFileError.decodingError(
+                at: c.codingPath + [DataFileKey("field_off_us")], "missing (or field_off_ms)", code: .missingField)
+        }
+        for (i, (s, prev)) in zip(steps.dropFirst(), steps).enumerated() where s.step.offset < prev.step.offset {
+            throw DataFileError.decodingError(
+                at: c.codingPath + [CodingKeys.steps, DataFileKey(index: i + 1), s.timeKey],
+                "earlier than the step before")
+        }
+        if let last = steps.last, fieldOff.value < last.step.offset {
+            throw DataFileError.decodingError(at: c.codingPath + [fieldOff.key], "before the last step")
+        }
+        if let first = steps.first, first.step.offset < (activation?.value ?? .zero) {
+            throw DataFileError.decodingError(
+                at: c.codingPath + [CodingKeys.steps, DataFileKey(index: 0), first.timeKey], "before activation")
+        }
+        profile = ReaderProfile(
+            name: name, category: try c.decode(String.self, forKey: .category),
+            description: try c.ifPresent(.description) { try c.decode(String.self, forKey: $0) } ?? "",
+            technology: tech, reachesISODEP: isoDep, ecp: ecp,
+            rats: try c.ifPresent(.rats) { try c.decodeHex($0) },
+            ats: try c.ifPresent(.ats) { try c.decodeHex($0) },
+            activationOffset: activation?.value ?? .zero, steps: steps.map(\.step), fieldOffOffset: fieldOff.value,
+            source: try c.decode(String.self, forKey: .source),
+            note: try c.ifPresent(.note) { try c.decode(String.self, forKey: $0) })
+    }
+
+    /// `BASE_us` (whole µs, 0 to 10^15) or `BASE_ms` (ms, 1 µs steps, 0 to 10^12), not both;
+    /// nil when neither is given.
+    static func time(_ c: KeyedDecodingContainer<DataFileKey>, _ base: String) throws -> (
+        value: Duration, key: DataFileKey
+    )? {
+        let us = DataFileKey(base + "_us")
+        let ms = DataFileKey(base + "_ms")
+        switch (c.contains(us), c.contains(ms)) {
+        case (true, true): throw c.dataError(ms, "give \(us.stringValue) or \(ms.stringValue), not both")
+        case (true, false): return (try c.decodeMicroseconds(us, in: 0...1_000_000_000_000_000), us)
+        case (false, true): return (try c.decodeMilliseconds(ms, in: 0...1e12), ms)
+        case (false, false): return nil
+        }
+    }
+}
+
+/// One command of a profile's sequence.
+private struct ProfileStep: Decodable {
+    var step: ReaderProfile.Step
+    /// `t_us` or `t_ms`, whichever the file gives.
+    var timeKey: DataFileKey
+
+    enum CodingKeys: String, CodingKey {
+        case apdu, note
+        case expectSW = "expect_sw"
+        case stopOnFailure = "stop_on_failure"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard let (at, key) = try ProfileFile.time(try decoder.container(keyedBy: DataFileKey.self), "t") else {
+            throw DataFileError.decodingError(
+                at: c.codingPath + [DataFileKey("t_us")], "missing (or t_ms)", code: .missingField)
+        }
+        timeKey = key
+        let apdu = try c.decodeHex(.apdu)
+        guard apdu.count >= 4 else { throw c.dataError(.apdu, "a command APDU has at least 4 bytes") }
+        var expect: [String] = []
+        if c.contains(.expectSW) {
+            let isList = (try? c.nestedUnkeyedContainer(forKey: .expectSW)) != nil
+            let list =
+                isList ? try c.decode([String].self, forKey: .expectSW) : [try c.decode(String.self, forKey: .expectSW)]
+            for (j, s) in list.enumerated() {
+                guard s.count == 4, s.uppercased().allSatisfy({ $0.isHexDigit || $0 == "X" }) else {
+                    var at = c.codingPath + [CodingKeys.expectSW]
+                    if isList { at.append(DataFileKey(index: j)) }
+                    throw DataFileError.decodingError(at: at, "a status word is 4 hex digits (X = any), not \"\(s)\"")
+                }
+                expect.append(s.uppercased())
+            }
+        }
+        step = ReaderProfile.Step(
+            offset: at, apdu: apdu, expectedStatusWords: expect,
+            stopOnFailure: try c.ifPresent(.stopOnFailure) { try c.decode(Bool.self, forKey: $0) } ?? false,
+            note: try c.ifPresent(.note) { try c.decode(String.self, forKey: $0) })
+    }
+}
+
+extension ReaderProfile {
     /// The profile as a JSON file (keys in the documented order, 2-space indent).
     public func jsonText() -> String {
         func q(_ s: String) -> String {

@@ -63,17 +63,14 @@ final class DeviceThread: @unchecked Sendable {
         let accepted: Bool = locked {
             guard !finished else { return false }
             jobs.append {
-                if self.isStopping || self.locked({ self.finished }) {
-                    job.result = .failure(TagCommunicationError.tagLost)
-                } else {
-                    job.result = Result { try job.body() }
-                }
+                job.finish(
+                    failing: self.isStopping || self.locked({ self.finished }) ? TagCommunicationError.tagLost : nil)
                 done.signal()
             }
             return true
         }
         guard accepted else {
-            job.result = .failure(TagCommunicationError.tagLost)
+            job.finish(failing: TagCommunicationError.tagLost)
             return
         }
         wake()

@@ -515,8 +515,22 @@ public enum FrontendError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One exchange handed to the device thread; the caller waits for ``result``.
+///
+/// The body is dropped as soon as it has run (``finish(_:)``), before the caller is
+/// released: it wraps a closure the caller lent through `withoutActuallyEscaping`, which
+/// must not outlive the call.
 final class ExchangeJob<R>: @unchecked Sendable {
-    let body: () throws -> R
-    var result: Result<R, any Error>?
+    private var body: (() throws -> R)?
+    private(set) var result: Result<R, any Error>?
     init(_ body: @escaping () throws -> R) { self.body = body }
+
+    /// Runs the body (or fails with `error` instead), then forgets it.
+    func finish(failing error: (any Error)? = nil) {
+        if let error {
+            result = .failure(error)
+        } else if let body {
+            result = Result { try body() }
+        }
+        body = nil
+    }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 public import NFCTags
+import ReaderSession
 
 /// One conformance scenario: what the user does and which tags come and go, at virtual
 /// instants, for how long. File format: `hardware/conformance/FORMAT.md`
@@ -90,198 +91,287 @@ public struct ConformanceScenario: Sendable, Equatable {
     }
 }
 
-/// A malformed conformance scenario: the file, the field and why.
-public struct ConformanceFormatError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var file: String
-    public var field: String
-    public var reason: String
-    public init(file: String, field: String, reason: String) {
-        self.file = file
-        self.field = field
-        self.reason = reason
-    }
-    public var description: String { "\(file): \(field): \(reason)" }
-}
-
 extension ConformanceScenario {
-    /// Parses a scenario file's JSON. `name` is used when the file has no `name`;
-    /// `loadTag` turns a tag reference (a name in `hardware/tags/` or a path) into a tag file.
+    /// Parses a scenario file's JSON by the data files' rule (``DataFile``): errors name
+    /// `file` (default: `name`), the field path (`steps[2].at_ms`) or the line and column of
+    /// a syntax error. `name` is used when the file has no `name`; `loadTag` turns a tag
+    /// reference (a name in `hardware/tags/` or a path) into a tag file. A tag file's own
+    /// error is thrown as it is (it names the tag file); a reference `loadTag` can't resolve
+    /// is an error at the step that makes it.
     public init(
-        json: Data, name defaultName: String, loadTag: (String) throws -> TagFile
-    ) throws(ConformanceFormatError) {
-        func fail(_ field: String, _ reason: String) -> ConformanceFormatError {
-            ConformanceFormatError(file: defaultName, field: field, reason: reason)
-        }
-        func milliseconds(_ v: Any?, _ field: String) throws(ConformanceFormatError) -> Duration {
-            guard let n = v as? NSNumber, !isBoolean(n), n.doubleValue >= 0, n.doubleValue.isFinite, n.doubleValue < 1e9
-            else {
-                throw fail(field, "a number of milliseconds ≥ 0")
-            }
-            return .microseconds(Int64((n.doubleValue * 1000).rounded()))
-        }
-        guard let any = try? JSONSerialization.jsonObject(with: json), let top = any as? [String: Any] else {
-            throw fail("(file)", "not a JSON object")
-        }
-        guard top["format"] as? String == "nfcbench-conformance" else {
-            throw fail("format", "must be \"nfcbench-conformance\"")
-        }
-        guard let v = top["version"] as? NSNumber, v.intValue == 1 else { throw fail("version", "must be 1") }
-        let name = (top["name"] as? String) ?? defaultName
-        let duration = try milliseconds(top["duration_ms"], "duration_ms")
-        guard duration > .zero else { throw fail("duration_ms", "must be > 0") }
-        var thermal = true
-        if let t = top["thermal"] {
-            guard let n = t as? NSNumber, isBoolean(n) else { throw fail("thermal", "true or false") }
-            let b = n.boolValue
-            thermal = b
-        }
-        guard let rawSteps = top["steps"] as? [Any] else { throw fail("steps", "missing or not a list") }
-        var steps: [Step] = []
-        var tagRefs: Set<String> = []
-        var last = Duration.zero
-        var inField: Set<String> = []
-        for (i, raw) in rawSteps.enumerated() {
-            let f = "steps[\(i)]"
-            guard let s = raw as? [String: Any] else { throw fail(f, "not an object") }
-            let when: When
-            switch (s["at_ms"], s["after_end_ms"]) {
-            case (let a?, nil):
-                let at = try milliseconds(a, "\(f).at_ms")
-                guard at >= last else { throw fail("\(f).at_ms", "steps must be in time order") }
-                guard at <= duration else { throw fail("\(f).at_ms", "after duration_ms") }
-                last = at
-                when = .at(at)
-            case (nil, let a?):
-                when = .afterSessionEnd(try milliseconds(a, "\(f).after_end_ms"))
-            default:
-                throw fail(f, "needs exactly one of \"at_ms\" or \"after_end_ms\"")
-            }
-            let keys = ["user", "other_app_session_ms", "present", "remove"].filter { s[$0] != nil }
-            guard keys.count == 1 else {
-                throw fail(f, "needs exactly one of \"user\", \"other_app_session_ms\", \"present\", \"remove\"")
-            }
-            let action: Action
-            switch keys[0] {
-            case "user":
-                switch s["user"] as? String {
-                case "scan":
-                    let count = (s["tags"] as? NSNumber)?.intValue ?? 1
-                    guard count >= 1, count <= 100 else { throw fail("\(f).tags", "a number of tags from 1 to 100") }
-                    var readWrite = count > 1
-                    if let rw = s["read_write"] {
-                        guard let n = rw as? NSNumber, isBoolean(n) else {
-                            throw fail("\(f).read_write", "true or false")
-                        }
-                        let b = n.boolValue
-                        readWrite = b || count > 1
-                    }
-                    action = .user(.scan(ScanRequest(tagCount: count, readWrite: readWrite)))
-                case "done": action = .user(.done)
-                case "background": action = .user(.background)
-                case "foreground": action = .user(.foreground)
-                default: throw fail("\(f).user", "one of scan, done, background, foreground")
-                }
-            case "other_app_session_ms":
-                let d = try milliseconds(s["other_app_session_ms"], "\(f).other_app_session_ms")
-                guard d > .zero else { throw fail("\(f).other_app_session_ms", "must be > 0") }
-                action = .otherAppSession(d)
-            case "present":
-                var list: [(tag: String, name: String, faults: [TagFault])] = []
-                let items: [Any] = (s["present"] as? [Any]) ?? [s["present"] as Any]
-                for (j, item) in items.enumerated() {
-                    let g = items.count == 1 && !(s["present"] is [Any]) ? "\(f).present" : "\(f).present[\(j)]"
-                    var tag: String
-                    var as_: String?
-                    var rawFaults: [Any] = []
-                    if let t = item as? String {
-                        tag = t
-                        as_ = items.count == 1 ? s["as"] as? String : nil
-                        rawFaults = items.count == 1 ? (s["faults"] as? [Any] ?? []) : []
-                    } else if let o = item as? [String: Any], let t = o["tag"] as? String {
-                        tag = t
-                        as_ = o["as"] as? String
-                        rawFaults = o["faults"] as? [Any] ?? []
-                    } else {
-                        throw fail(g, "a tag name, or {\"tag\": NAME, \"as\": NAME, \"faults\": [...]}")
-                    }
-                    let name = as_ ?? tag
-                    guard !inField.contains(name) else { throw fail(g, "'\(name)' is already in the field") }
-                    inField.insert(name)
-                    var faults: [TagFault] = []
-                    for (k, rf) in rawFaults.enumerated() {
-                        switch TagFault.fromJSONObject(rf) {
-                        case .success(let fault): faults.append(fault)
-                        case .failure(let e):
-                            throw fail("\(g).faults[\(k)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
-                        }
-                    }
-                    tagRefs.insert(tag)
-                    list.append((tag, name, faults))
-                }
-                guard !list.isEmpty else { throw fail("\(f).present", "names no tag") }
-                action = .present(list)
-            default:
-                guard let n = s["remove"] as? String else { throw fail("\(f).remove", "a presentation name") }
-                guard inField.remove(n) != nil else { throw fail("\(f).remove", "'\(n)' is not in the field") }
-                action = .remove(n)
-            }
-            steps.append(Step(when: when, action: action))
-        }
-        var endings: [Int] = []
-        for (i, e) in ((top["expect_endings"] as? [Any]) ?? []).enumerated() {
-            guard let n = e as? NSNumber, !isBoolean(n) else {
-                throw fail("expect_endings[\(i)]", "a Core NFC error code, e.g. 201")
-            }
-            endings.append(n.intValue)
-        }
+        json: Data, name defaultName: String, file: String? = nil, loadTag: (String) throws -> TagFile
+    ) throws(DataFileError) {
+        let file = file ?? defaultName
+        let f = try DataFile.decode(ConformanceFile.self, from: json, file: file)
         var tags: [String: TagFile] = [:]
-        for ref in tagRefs.sorted() {
-            do { tags[ref] = try loadTag(ref) } catch { throw fail("present", "tag '\(ref)': \(error)") }
+        for (ref, field) in f.tagReferences where tags[ref] == nil {
+            do {
+                tags[ref] = try loadTag(ref)
+            } catch let error as DataFileError {
+                guard error.file == nil else { throw error }
+                var e = error
+                e.file = file
+                e.field = field
+                throw e
+            } catch {
+                throw DataFileError(.invalidValue, file: file, field: field, "tag '\(ref)': \(error)")
+            }
         }
         self.init(
-            name: name, description: top["description"] as? String ?? "", duration: duration, thermal: thermal,
-            steps: steps,
-            expectEndings: endings, expectErrorMessage: top["expect_error_message"] as? Bool ?? false, tags: tags)
+            name: f.name ?? defaultName, description: f.description, duration: f.duration, thermal: f.thermal,
+            steps: f.steps, expectEndings: f.expectEndings, expectErrorMessage: f.expectErrorMessage, tags: tags)
     }
 
     /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
-    /// up by `loadTag`. Throws the first malformed file's error.
+    /// up by `loadTag`. Throws the first malformed file's error; ``DataFileError/Code/notFound``
+    /// when the folder can't be listed or holds no scenario.
     public static func loadSuite(
         directory: String, loadTag: (String) throws -> TagFile
-    ) throws(ConformanceFormatError) -> [ConformanceScenario] {
+    ) throws(DataFileError) -> [ConformanceScenario] {
         let fm = FileManager.default
+        var isFolder: ObjCBool = false
+        guard fm.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
+            throw DataFileError(.notFound, file: directory, "no such folder")
+        }
         guard let names = try? fm.contentsOfDirectory(atPath: directory) else {
-            throw ConformanceFormatError(file: directory, field: "(folder)", reason: "cannot be read")
+            throw DataFileError(.notFound, file: directory, "the folder cannot be read")
         }
         var out: [ConformanceScenario] = []
         for file in names.filter({ $0.hasSuffix(".json") }).sorted() {
-            let stem = String(file.dropLast(5))
-            guard let data = fm.contents(atPath: directory + "/" + file) else {
-                throw ConformanceFormatError(file: file, field: "(file)", reason: "cannot be read")
-            }
-            out.append(try ConformanceScenario(json: data, name: stem, loadTag: loadTag))
+            let path = directory + "/" + file
+            out.append(
+                try ConformanceScenario(
+                    json: try DataFile.read(path), name: String(file.dropLast(5)), file: path, loadTag: loadTag))
         }
-        guard !out.isEmpty else {
-            throw ConformanceFormatError(file: directory, field: "(folder)", reason: "holds no *.json scenario")
-        }
+        guard !out.isEmpty else { throw DataFileError(.notFound, file: directory, "holds no *.json scenario") }
         return out
     }
 }
 
-/// JSON `true`/`false` as Foundation parses them (an NSNumber of type `c`), not 0 or 1.
-private func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+/// A conformance scenario file as JSON holds it (`hardware/conformance/FORMAT.md`).
+private struct ConformanceFile: Decodable {
+    var name: String?
+    var description: String
+    var duration: Duration
+    var thermal: Bool
+    var steps: [ConformanceScenario.Step]
+    /// Every tag reference with the field that first makes it (`steps[1].present`).
+    var tagReferences: [(ref: String, field: String)] = []
+    var expectEndings: [Int]
+    var expectErrorMessage: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case format, version, name, description, thermal, steps
+        case durationMs = "duration_ms"
+        case expectEndings = "expect_endings"
+        case expectErrorMessage = "expect_error_message"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let format = try c.decode(String.self, forKey: .format)
+        guard format == "nfcbench-conformance" else {
+            throw c.dataError(.format, "\"\(format)\" is not \"nfcbench-conformance\"", code: .unrecognizedFormat)
+        }
+        let version = try c.decodeWholeNumber(.version, in: 0...Int(Int32.max))
+        guard version == 1 else {
+            throw c.dataError(.version, "format version \(version); this build reads 1", code: .unsupported)
+        }
+        name = try c.ifPresent(.name) { try c.decode(String.self, forKey: $0) }
+        if name?.isEmpty == true { throw c.dataError(.name, "an empty name") }
+        description = try c.ifPresent(.description) { try c.decode(String.self, forKey: $0) } ?? ""
+        duration = try c.decodeMilliseconds(.durationMs, in: 0.001...1e9)
+        thermal = try c.ifPresent(.thermal) { try c.decode(Bool.self, forKey: $0) } ?? true
+        let raw = try c.decode([ConformanceStep].self, forKey: .steps)
+        var last = Duration.zero
+        var inField: Set<String> = []
+        for (i, step) in raw.enumerated() {
+            let at = c.codingPath + [CodingKeys.steps, DataFileKey(index: i)]
+            if case .at(let t) = step.step.when {
+                let here = at + [DataFileKey("at_ms")]
+                guard t >= last else { throw DataFileError.decodingError(at: here, "steps must be in time order") }
+                guard t <= duration else { throw DataFileError.decodingError(at: here, "after duration_ms") }
+                last = t
+            }
+            switch step.step.action {
+            case .present(let list):
+                for (p, path) in zip(list, step.presentPaths) {
+                    guard inField.insert(p.name).inserted else {
+                        throw DataFileError.decodingError(at: at + path, "'\(p.name)' is already in the field")
+                    }
+                    if !tagReferences.contains(where: { $0.ref == p.tag }) {
+                        tagReferences.append((p.tag, DataFileError.path(at + path)))
+                    }
+                }
+            case .remove(let n):
+                guard inField.remove(n) != nil else {
+                    throw DataFileError.decodingError(at: at + [DataFileKey("remove")], "'\(n)' is not in the field")
+                }
+            default:
+                break
+            }
+        }
+        steps = raw.map(\.step)
+        expectEndings =
+            try c.ifPresent(.expectEndings) { try c.decode([EndingCode].self, forKey: $0) }?.map(\.code) ?? []
+        expectErrorMessage = try c.ifPresent(.expectErrorMessage) { try c.decode(Bool.self, forKey: $0) } ?? false
+    }
+}
+
+/// One step: exactly one time (`at_ms`, `after_end_ms`) and one action.
+private struct ConformanceStep: Decodable {
+    var step: ConformanceScenario.Step
+    /// For a `present` step, each presentation's path below the step (`present[1].tag`).
+    var presentPaths: [[any CodingKey]] = []
+
+    enum CodingKeys: String, CodingKey {
+        case user, present, remove, tags, faults
+        case atMs = "at_ms"
+        case afterEndMs = "after_end_ms"
+        case otherAppSessionMs = "other_app_session_ms"
+        case readWrite = "read_write"
+        case as_ = "as"
+    }
+
+    enum User: String, CaseIterable {
+        case scan, done, background, foreground
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func exactlyOne(_ keys: [CodingKeys]) throws -> CodingKeys {
+            let given = keys.filter(c.contains)
+            guard given.count == 1 else {
+                throw DataFileError.decodingError(
+                    at: c.codingPath,
+                    "needs exactly one of " + keys.map { "\"\($0.stringValue)\"" }.joined(separator: ", "))
+            }
+            return given[0]
+        }
+        let when: ConformanceScenario.When =
+            switch try exactlyOne([.atMs, .afterEndMs]) {
+            case .atMs: .at(try c.decodeMilliseconds(.atMs, in: 0...1e9))
+            default: .afterSessionEnd(try c.decodeMilliseconds(.afterEndMs, in: 0...1e9))
+            }
+        let actionKey = try exactlyOne([.user, .otherAppSessionMs, .present, .remove])
+        func onlyWith(_ keys: [CodingKeys], _ what: String) throws {
+            if let key = keys.first(where: c.contains) { throw c.dataError(key, "only with \(what)") }
+        }
+        let isScan = try actionKey == .user && c.decode(String.self, forKey: .user) == User.scan.rawValue
+        if !isScan {
+            try onlyWith([.tags, .readWrite], "\"user\": \"scan\"")
+        }
+        let action: ConformanceScenario.Action
+        switch actionKey {
+        case .user:
+            switch try c.decodeChoice(User.self, forKey: .user) {
+            case .scan:
+                let count = try c.ifPresent(.tags) { try c.decodeWholeNumber($0, in: 1...100) } ?? 1
+                let readWrite = try c.ifPresent(.readWrite) { try c.decode(Bool.self, forKey: $0) } ?? false
+                action = .user(.scan(ScanRequest(tagCount: count, readWrite: readWrite || count > 1)))
+            case .done: action = .user(.done)
+            case .background: action = .user(.background)
+            case .foreground: action = .user(.foreground)
+            }
+        case .otherAppSessionMs:
+            action = .otherAppSession(try c.decodeMilliseconds(.otherAppSessionMs, in: 0.001...1e9))
+        case .present:
+            let isList = (try? c.nestedUnkeyedContainer(forKey: .present)) != nil
+            let items =
+                isList
+                ? try c.decode([PresentItem].self, forKey: .present)
+                : [try c.decode(PresentItem.self, forKey: .present)]
+            guard !items.isEmpty else { throw c.dataError(.present, "names no tag") }
+            var list: [(tag: String, name: String, faults: [TagFault])] = []
+            for (j, item) in items.enumerated() {
+                var name = item.as_ ?? item.tag
+                var faults = item.faults
+                var path: [any CodingKey] = [CodingKeys.present]
+                if isList { path.append(DataFileKey(index: j)) }
+                if item.isName && !isList {
+                    name = try c.ifPresent(.as_) { try c.decode(String.self, forKey: $0) } ?? item.tag
+                    if name.isEmpty { throw c.dataError(.as_, "an empty name") }
+                    faults = try c.ifPresent(.faults) { try c.decode([TagFault].self, forKey: $0) } ?? []
+                }
+                if !item.isName { path.append(DataFileKey("tag")) }
+                list.append((item.tag, name, faults))
+                presentPaths.append(path)
+            }
+            if isList || !items[0].isName {
+                try onlyWith([.as_, .faults], "\"present\": NAME (inside an object: {\"tag\": NAME, \"as\": …})")
+            }
+            action = .present(list)
+        default:
+            let n = try c.decode(String.self, forKey: .remove)
+            guard !n.isEmpty else { throw c.dataError(.remove, "an empty name") }
+            action = .remove(n)
+        }
+        if actionKey != .present { try onlyWith([.as_, .faults], "\"present\"") }
+        step = ConformanceScenario.Step(when: when, action: action)
+    }
+}
+
+/// `"present"`'s items: a tag name, or `{"tag": NAME, "as": NAME, "faults": [...]}`.
+private struct PresentItem: Decodable {
+    var tag: String
+    var as_: String?
+    var faults: [TagFault] = []
+    var isName = false
+
+    enum CodingKeys: String, CodingKey {
+        case tag, faults
+        case as_ = "as"
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let s = try? decoder.singleValueContainer().decode(String.self) {
+            guard !s.isEmpty else { throw DataFileError.decodingError(at: decoder.codingPath, "an empty name") }
+            tag = s
+            isName = true
+            return
+        }
+        guard let c = try? decoder.container(keyedBy: CodingKeys.self) else {
+            throw DataFileError.decodingError(
+                at: decoder.codingPath, "expected a tag name or {\"tag\": NAME, \"as\": NAME, \"faults\": [...]}")
+        }
+        tag = try c.decode(String.self, forKey: .tag)
+        guard !tag.isEmpty else { throw c.dataError(.tag, "an empty name") }
+        as_ = try c.ifPresent(.as_) { try c.decode(String.self, forKey: $0) }
+        if as_?.isEmpty == true { throw c.dataError(.as_, "an empty name") }
+        faults = try c.ifPresent(.faults) { try c.decode([TagFault].self, forKey: $0) } ?? []
+    }
+}
+
+/// One of `expect_endings`: a Core NFC `NFCReaderError.Code` raw value.
+private struct EndingCode: Decodable {
+    var code: Int
+
+    init(from decoder: any Decoder) throws {
+        let v = try decoder.singleValueContainer().decode(Double.self)
+        guard v == v.rounded(), abs(v) < 1e6, NFCReaderError.Code(rawValue: Int(v)) != nil else {
+            let codes = NFCReaderError.Code.allCases.map { String($0.rawValue) }.joined(separator: ", ")
+            throw DataFileError.decodingError(
+                at: decoder.codingPath,
+                "expected a Core NFC error code (\(codes)), found \(v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v))"
+            )
+        }
+        code = Int(v)
+    }
+}
 
 extension ConformanceScenario {
     /// Loads every `*.json` in `directory`, looking tag references up as paths or as
     /// names (with or without `.json`) in `tagDirectories`, in order.
-    public static func loadSuite(directory: String, tagDirectories: [String]) throws(ConformanceFormatError)
+    public static func loadSuite(directory: String, tagDirectories: [String]) throws(DataFileError)
         -> [ConformanceScenario]
     {
         try loadSuite(directory: directory) { ref in try loadTagFile(ref, in: tagDirectories) }
     }
 
-    /// A tag file by path, or by name in the first of `directories` that has it.
-    public static func loadTagFile(_ ref: String, in directories: [String]) throws -> TagFile {
+    /// A tag file by path, or by name in the first of `directories` that has it; throws
+    /// ``DataFileError/Code/notFound`` (without a file: the reference is the caller's) when
+    /// none has it, and the tag file's own error when it can't be read.
+    public static func loadTagFile(_ ref: String, in directories: [String]) throws(DataFileError) -> TagFile {
         let fm = FileManager.default
         var candidates = ref.contains("/") ? [ref] : []
         for d in directories { candidates += ["\(d)/\(ref)", "\(d)/\(ref).json"] }
@@ -289,6 +379,6 @@ extension ConformanceScenario {
             var isDir: ObjCBool = false
             if fm.fileExists(atPath: c, isDirectory: &isDir), !isDir.boolValue { return try TagFile.load(path: c) }
         }
-        throw TagFileError(.io, "no tag file '\(ref)' in \(directories.joined(separator: ", "))")
+        throw DataFileError(.notFound, "no tag file '\(ref)' in \(directories.joined(separator: ", "))")
     }
 }

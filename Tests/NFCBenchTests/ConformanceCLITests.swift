@@ -81,7 +81,7 @@ struct ConformanceCLITests {
             .write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
         let bad = try await NFCBench.run(["conformance", "--suite", dir.path])
         #expect(bad.status == 65)
-        #expect(bad.stderr.contains("bad: steps[0].user"))
+        #expect(bad.stderr.contains("bad.json: field steps[0].user: "))
         let unknown = try await NFCBench.run(["conformance", "--app", "nosuchapp"])
         #expect(unknown.status == 64)
         #expect(unknown.stderr.contains("reference"))

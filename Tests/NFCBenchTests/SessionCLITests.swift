@@ -81,6 +81,29 @@ struct SessionCLITests {
         #expect(times == times.sorted())
     }
 
+    @Test("A Type 4 Tag of mapping 1.0: the 2.0 name gets 6A82, the 1.0 name is selected, the URI read; 204")
+    func firstReadMapping10() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        let r = try await NFCBench.run(
+            ["session", "--device", "sim:tap-t4t-v1", "--first-read", "--json", "--verbose"], environment: bench.env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let recs = try Self.records(r.stdout)
+        let frames = recs.filter { $0["event"]?.stringValue == "frame" }
+        #expect(
+            frames.prefix(3).compactMap { $0["command"]?.stringValue } == [
+                "00A4040007D276000085010100", "00A4040007D2760000850100", "00A4000002E103",
+            ])
+        #expect(frames.prefix(2).compactMap { $0["response"]?.stringValue } == ["6A82", "9000"])
+        let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
+        guard case .array(let records)? = ndef?["records"] else {
+            Issue.record("no records: \(r.stdout)")
+            return
+        }
+        #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t-v1")
+        #expect(recs.last?["code"]?.intValue == 204)
+    }
+
     @Test("A second process on the same reader gets 203 within 1 s; SIGINT ends the first with 200")
     func busyThenDone() async throws {
         let bench = try Bench()
@@ -207,10 +230,10 @@ struct SessionCLITests {
         (["session", "--device", "sim:tap-uri", "--mode", "ndef-rw", "--first-read"], 64),
         (["session", "--device", "sim:tap-uri", "--mode", "bogus"], 64),
         (["session", "--device", "sim:tap-uri", "--timeout", "-1"], 64),
-        (["session", "--device", "sim:no-such-scenario"], 65),
+        (["session", "--device", "sim:no-such-scenario"], 66),
     ]
 
-    @Test("Usage errors exit 64; an unknown scenario is a data error (65)", arguments: usageCases)
+    @Test("Usage errors exit 64; an unknown scenario is a missing input (66)", arguments: usageCases)
     func usage(args: [String], status: Int32) async throws {
         let bench = try Bench()
         defer { bench.cleanup() }

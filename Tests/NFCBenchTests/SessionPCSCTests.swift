@@ -36,6 +36,31 @@ struct SessionPCSCTests {
         #expect(recs.last?["code"]?.intValue == 204)
     }
 
+    @Test("A Type 4 Tag of mapping 1.0 on the vpcd card: read through the 1.0 application name, 204")
+    func firstReadMapping10() async throws {
+        let r = try await PrivateBench.run(
+            """
+            "$B" virtual card --port 35963 --tag t4t-v1-uri --quiet >/dev/null 2>&1 &
+            card=$!
+            "$B" session --device "pcsc:Virtual PCD 00 00" --first-read --json --verbose --timeout 20
+            echo "session exit $?"
+            kill -INT $card; wait $card
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
+        let recs = Self.records(r.stdout)
+        let commands = recs.filter { $0["event"]?.stringValue == "frame" }.compactMap { $0["command"]?.stringValue }
+        #expect(commands.contains("00A4040007D2760000850100"), "\(commands)")
+        #expect(commands.contains("00A4000002E104"), "\(commands)")
+        let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
+        guard case .array(let records)? = ndef?["records"] else {
+            Issue.record("no records: \(r.stdout)")
+            return
+        }
+        #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t-v1")
+        #expect(recs.last?["code"]?.intValue == 204)
+    }
+
     @Test("Two processes on one PC/SC reader: the second gets 203 at once")
     func busy() async throws {
         let r = try await PrivateBench.run(

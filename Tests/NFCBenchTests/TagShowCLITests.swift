@@ -80,10 +80,10 @@ struct TagShowCLITests {
         #expect(records.first?["uri"]?.stringValue?.hasPrefix("https://") == true)
     }
 
-    @Test("A missing file is a data error (65); a missing argument is a usage error (64)")
+    @Test("A missing file is a no-input error (66); a missing argument is a usage error (64)")
     func errors() async throws {
         let missing = try await NFCBench.run(["tag", "show", "no-such-tag-file"])
-        #expect(missing.status == 65)
+        #expect(missing.status == 66)
         #expect(missing.stderr.contains("no-such-tag-file"))
         let usage = try await NFCBench.run(["tag", "show"])
         #expect(usage.status == 64)

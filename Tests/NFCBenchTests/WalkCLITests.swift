@@ -57,7 +57,7 @@ struct WalkCLITests {
     }
 
     @Test(
-        "A prefix shorter than a RID and a bad policy are usage errors (exit 64)",
+        "A prefix shorter than a RID and a bad policy are usage errors (exit 64); a missing profile is 66",
         arguments: [
             ["walk", "--app-prefixes", "A0000000"],
             ["walk", "--policy", "sometimes"],
@@ -65,7 +65,7 @@ struct WalkCLITests {
         ])
     func usageErrors(args: [String]) async throws {
         let r = try await nfcbench(args)
-        #expect(r.status == (args.contains("no-such-reader") ? 65 : 64))
+        #expect(r.status == (args.contains("no-such-reader") ? 66 : 64))
         #expect(r.stderr.hasPrefix("error: "))
     }
 

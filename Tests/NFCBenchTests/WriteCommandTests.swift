@@ -60,7 +60,7 @@ struct WriteCommandTests {
     func dryRun() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let r = try await NFCBench.run(
-            ["write", "--device", fake.device, "--ndef", "text:de:Hallo", "--dry-run"], timeout: .seconds(30))
+            ["write", "--device", fake.device, "--ndef", "text@de:Hallo", "--dry-run"], timeout: .seconds(30))
         let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("page 4: 03 00 D1 01"), "length 0 first: \(r.stdout)")

@@ -24,11 +24,10 @@ enum NDEFLibRunner {
         var contentError: String?
     }
 
+    /// The project's virtual environment (`scripts/install-deps` makes it), never the system's python.
     static let python3: URL? = {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").lazy
-            .map { URL(fileURLWithPath: String($0)).appendingPathComponent("python3") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        let venv = NDEFTestEnvironment.packageRoot.appendingPathComponent(".venv/bin/python")
+        return FileManager.default.isExecutableFile(atPath: venv.path) ? venv : nil
     }()
 
     static let script = NDEFTestEnvironment.packageRoot.appendingPathComponent("scripts/ndeflib-decode.py")
@@ -76,9 +75,9 @@ struct NDEFCrossCheckTests {
         "Our decode matches ndeflib's on every fixture, except the listed, asserted differences",
         .enabled(
             if: NDEFLibRunner.isAvailable || NDEFTestEnvironment.isCI,
-            "python3 with ndeflib not found (python3 -m pip install ndeflib); CI=true makes this a failure"))
+            ".venv with ndeflib not found (scripts/install-deps makes it); CI=true makes this a failure"))
     func crossCheck() throws {
-        try #require(NDEFLibRunner.isAvailable, "python3 with ndeflib is required when CI=true")
+        try #require(NDEFLibRunner.isAvailable, ".venv/bin/python with ndeflib is required when CI=true")
         let fixtures = NDEFFixtures.all
         let results = try NDEFLibRunner.decode(fixtures.map(\.bytes))
         try #require(results.count == fixtures.count)

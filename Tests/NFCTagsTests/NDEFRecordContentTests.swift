@@ -167,17 +167,13 @@ struct NDEFOtherRTDTests {
         #expect(sp2.action == .reserved(7))
     }
 
-    @Test("A Smart Poster must hold exactly one valid URI record and well-formed act, s and t")
+    @Test("A Smart Poster must hold exactly one valid URI record (bad optional records: SmartPosterToleranceTests)")
     func smartPosterRules() {
         let u = wellKnown("U", [0x04, 0x61])
         let bad: [[NFCNDEFPayload]] = [
             [wellKnown("T", [0x02, 0x65, 0x6E])],
             [u, u],
             [wellKnown("U", [])],
-            [u, wellKnown("act", [0, 1])],
-            [u, wellKnown("s", [0, 1])],
-            [u, wellKnown("t", [])],
-            [u, wellKnown("T", [0x40, 0x65])],
         ]
         for records in bad {
             let sp = wellKnown("Sp", NFCNDEFMessage(records: records).bytes)
@@ -202,6 +198,51 @@ struct NDEFOtherRTDTests {
             NDEFRecordDescription(sp, limits: NDEFLimits(maxNestingDepth: 5)).warnings.contains {
                 $0.contains("nestingTooDeep")
             })
+    }
+
+    @Test("A media type with parameters (RFC 2045 §5.1) is a valid media record: the field's NTAG215 record")
+    func mimeWithParameters() throws {
+        // Issue 13 input 1: TLV 03 21, record D2 19 05, type "text/plain; charset=utf-8", payload "hello".
+        let type = "text/plain; charset=utf-8"
+        let bytes: [UInt8] = [0xD2, 0x19, 0x05] + Array(type.utf8) + Array("hello".utf8)
+        let r = try NFCNDEFMessage(bytes: bytes).records[0]
+        #expect(r.content == .mime(type: "text/plain; charset=utf-8", payload: Data("hello".utf8)))
+        let d = NDEFRecordDescription(r)
+        #expect(d.mimeType == "text/plain; charset=utf-8")
+        #expect(d.warnings.isEmpty)
+        let m = try NDEFMediaType(type)
+        #expect(m.essence == "text/plain")
+        #expect(m.parameters == [.init(name: "charset", value: "utf-8")])
+    }
+
+    @Test(
+        "RFC 2045 media-type grammar: type/subtype, parameters, quoted strings; what breaks it, and where",
+        arguments: [
+            // text, essence or nil, offset of the first bad byte
+            ("text/plain", "text/plain", -1),
+            ("Text/HTML;Charset=UTF-8", "text/html", -1),
+            ("application/vnd.example+json ; a=b ;c = \"d; e\"", "application/vnd.example+json", -1),
+            ("multipart/mixed; boundary=\"a:b\\\"c\"", "multipart/mixed", -1),
+            ("plain", nil, 5),
+            ("/plain", nil, 0),
+            ("text/", nil, 5),
+            ("text /plain", nil, 4),
+            ("text/plain;", nil, 11),
+            ("text/plain; charset", nil, 19),
+            ("text/plain; charset=", nil, 20),
+            ("text/plain; charset=\"utf-8", nil, 26),
+            ("text/plain, charset=utf-8", nil, 10),
+            ("text/pl\u{e4}in", nil, 7),
+        ])
+    func mediaTypeGrammar(text: String, essence: String?, offset: Int) {
+        do {
+            let m = try NDEFMediaType(text)
+            #expect(m.essence == essence, "\(text)")
+        } catch {
+            #expect(essence == nil, "\(text): \(error)")
+            #expect(error.code == .invalidMediaType)
+            #expect(error.offset == offset, "\(text): \(error)")
+        }
     }
 
     @Test("Media records need a type/subtype in printable ASCII")

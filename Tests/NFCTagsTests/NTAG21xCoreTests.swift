@@ -132,7 +132,7 @@ struct NTAG21xCoreTests {
         #expect(core.respond(to: [0x1B, 0xFF, 0xFF, 0xFF, 0xFF]) == .nak(4))
     }
 
-    @Test("GET_VERSION and READ_SIG per product; a plain Ultralight NAKs GET_VERSION and goes idle")
+    @Test("GET_VERSION and READ_SIG per product; a plain Ultralight does not answer GET_VERSION and goes idle")
     func versionAndSignature() throws {
         var ntag = try fresh(.ntag215)
         #expect(ntag.respond(to: [0x60]) == .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03]))
@@ -140,8 +140,45 @@ struct NTAG21xCoreTests {
         var ev1 = try fresh(.ultralightEV1MF0UL11)
         #expect(ev1.respond(to: [0x60]) == .data([0x00, 0x04, 0x03, 0x01, 0x01, 0x00, 0x0B, 0x03]))
         var ul = try fresh(.ultralight)
-        #expect(ul.respond(to: [0x60]) == .nak(0))
+        #expect(ul.respond(to: [0x60]) == .silent)
+        #expect(ul.state == .idle)
         #expect(ul.respond(to: [0x30, 0x00]) == .silent)
+        ul.wakeUp()
+        #expect(ul.respond(to: [0x30, 0x00]).dataCount == 16)
+    }
+
+    /// Each chip's answer to commands it does not implement (datasheets and AN10833, cited in
+    /// `NTAG21xCore.Variant.unsupportedCommandAnswer`), written out by hand per chip.
+    @Test(
+        "Commands a chip does not implement: NTAG21x and EV1 NAK 0h, a plain Ultralight stays silent; all go idle",
+        arguments: [
+            // variant, frame, answer
+            (NTAG21xCore.Variant.ntag213, [UInt8]([0x1A, 0x00]), Type2Answer.nak(0)),  // Ultralight C AUTHENTICATE
+            (.ntag215, [0x1A, 0x00], .nak(0)),
+            (.ntag216, [0xA5, 0x00, 1, 0, 0, 0], .nak(0)),  // INCR_CNT is EV1-only
+            (.ntag215, [0x3E, 0x00], .nak(0)),  // CHECK_TEARING_EVENT is EV1-only
+            (.ultralightEV1MF0UL11, [0x1A, 0x00], .nak(0)),
+            (.ultralightEV1MF0UL21, [0x42], .nak(0)),
+            (.ultralight, [0x60], .silent),  // GET_VERSION
+            (.ultralight, [0x1A, 0x00], .silent),  // Ultralight C AUTHENTICATE
+            (.ultralight, [0x3A, 0x00, 0x03], .silent),  // FAST_READ
+            (.ultralight, [0x3C, 0x00], .silent),  // READ_SIG
+            (.ultralight, [0x1B, 0xFF, 0xFF, 0xFF, 0xFF], .silent),  // PWD_AUTH
+        ])
+    func unsupportedCommands(variant: NTAG21xCore.Variant, frame: [UInt8], answer: Type2Answer) throws {
+        var core = try fresh(variant)
+        #expect(core.respond(to: frame) == answer)
+        #expect(core.state == .idle)
+        #expect(core.respond(to: [0x30, 0x04]) == .silent)
+    }
+
+    @Test("Ultralight EV1: INCR_CNT adds to a counter (ACK), READ_CNT shows it, CHECK_TEARING_EVENT answers BD")
+    func ev1Counters() throws {
+        var core = try fresh(.ultralightEV1MF0UL11)
+        #expect(core.respond(to: [0xA5, 0x01, 0x05, 0x01, 0x00, 0x00]) == .ack)
+        #expect(core.respond(to: [0x39, 0x01]) == .data([0x05, 0x01, 0x00]))
+        #expect(core.respond(to: [0x3E, 0x02]) == .data([0xBD]))
+        #expect(core.respond(to: [0xA5, 0x03, 0x01, 0x00, 0x00, 0x00]) == .nak(0))
     }
 
     @Test("READ_CNT only when NFC_CNT_EN is set; the counter counts the first READ of each activation")
@@ -168,4 +205,99 @@ struct NTAG21xCoreTests {
 
 extension Type2Answer {
     var dataCount: Int? { if case .data(let d) = self { d.count } else { nil } }
+}
+
+/// MIFARE Ultralight C (MF0ICU2 Rev 3.3): memory, AUTHENTICATE, AUTH0/AUTH1, counter.
+/// Cipher vectors: FIPS 46 (DES) and pyDes 2.0.1 (2-key TDEA CBC), computed outside this code.
+@Suite("Ultralight C core and its 2K3DES")
+struct UltralightCTests {
+    let uid: [UInt8] = [0x04, 0x5C, 0x2A, 0x91, 0xE2, 0x33, 0x80]
+    /// The factory key as the DES operations take it: K1 "IEMKAERB", K2 "!NACUOYF".
+    let key = TDEA(key: Array("IEMKAERB!NACUOYF".utf8))!
+
+    func fresh() throws -> NTAG21xCore {
+        try NTAG21xCore(variant: .ultralightC, pages: NTAG21xCore.factoryPages(variant: .ultralightC, uid: uid))
+    }
+
+    @Test("DES and 2-key TDEA CBC match the known answers")
+    func cipher() {
+        let des = DES.subkeys([UInt8](hex: "133457799BBCDFF1")!)
+        #expect(
+            DES.bytes(DES.crypt(DES.block([UInt8](hex: "0123456789ABCDEF")!), des, decrypt: false))
+                == [UInt8](hex: "85E813540F0AB405"))
+        let zero = [UInt8](repeating: 0, count: 8)
+        #expect(key.encrypt([UInt8](hex: "0011223344556677")!, iv: zero) == [UInt8](hex: "2E27C3BA0A36ED8F"))
+        let iv = [UInt8](hex: "A0A1A2A3A4A5A6A7")!
+        let two = [UInt8](hex: "00112233445566778899AABBCCDDEEFF")!
+        #expect(key.encrypt(two, iv: iv) == [UInt8](hex: "7C715BBAF8E7AF709880B697A58DA81A"))
+        #expect(key.decrypt(key.encrypt(two, iv: iv), iv: iv) == two)
+    }
+
+    @Test("Factory image: AUTH0 30h, key BREAKMEIFYOUCAN! in 2Ch-2Fh, READ stops before the key pages and rolls over")
+    func memory() throws {
+        var core = try fresh()
+        #expect(core.pages[0x2A] == [0x30, 0, 0, 0])
+        #expect(core.pages[0x2C...].flatMap { $0 } == Array("BREAKMEIFYOUCAN!".utf8))
+        // READ 29h: pages 29h, 2Ah, 2Bh, then 00h (MF0ICU2 §9.2 roll-over).
+        #expect(core.respond(to: [0x30, 0x29]) == .data([0, 0, 0, 0, 0x30, 0, 0, 0, 0, 0, 0, 0] + core.pages[0]))
+        #expect(core.respond(to: [0x30, 0x2C]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0x60]) == .silent)  // no GET_VERSION: silent, idle
+        #expect(core.state == .idle)
+    }
+
+    @Test("AUTHENTICATE: AF + ek(RndB); AF + ek(RndA‖RndB') → 00 + ek(RndA'), chained as MF0ICU2 §7.5.5 says")
+    func authenticate() throws {
+        var core = try fresh()
+        guard case .data(let first) = core.respond(to: [0x1A, 0x00]), first.count == 9, first[0] == 0xAF else {
+            Issue.record("no challenge")
+            return
+        }
+        let challenge = Array(first[1...])
+        let rndB = key.decrypt(challenge, iv: [UInt8](repeating: 0, count: 8))
+        let rndA: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        let token = key.encrypt(rndA + Array(rndB[1...]) + [rndB[0]], iv: challenge)
+        guard case .data(let second) = core.respond(to: [0xAF] + token), second.count == 9, second[0] == 0x00 else {
+            Issue.record("no answer to part 2")
+            return
+        }
+        #expect(key.decrypt(Array(second[1...]), iv: Array(token[8...])) == [2, 3, 4, 5, 6, 7, 8, 1])
+        #expect(core.isAuthenticated)
+        // A wrong RndB' is refused with NAK and the tag goes idle.
+        core.wakeUp()
+        guard case .data(let again) = core.respond(to: [0x1A, 0x00]) else { return }
+        let wrong = key.encrypt(rndA + rndA, iv: Array(again[1...]))
+        #expect(core.respond(to: [0xAF] + wrong) == .nak(0))
+        #expect(core.state == .idle && !core.isAuthenticated)
+    }
+
+    @Test("AUTH0 10h with AUTH1 0: pages from 10h neither read nor written until AUTHENTICATE")
+    func protection() throws {
+        var core = try fresh()
+        #expect(core.respond(to: [0xA2, 0x2B, 0x00, 0, 0, 0]) == .ack)  // AUTH1: read and write
+        #expect(core.respond(to: [0xA2, 0x2A, 0x10, 0, 0, 0]) == .ack)  // AUTH0 = 10h
+        #expect(
+            core.respond(to: [0x30, 0x0E]) == .data(core.pages[0x0E] + core.pages[0x0F] + core.pages[0] + core.pages[1])
+        )
+        #expect(core.respond(to: [0x30, 0x10]) == .nak(0))
+        core.wakeUp()
+        #expect(core.respond(to: [0xA2, 0x10, 1, 2, 3, 4]) == .nak(0))
+        core.wakeUp()
+        guard case .data(let first) = core.respond(to: [0x1A, 0x00]) else { return }
+        let challenge = Array(first[1...])
+        let rndB = key.decrypt(challenge, iv: [UInt8](repeating: 0, count: 8))
+        _ = core.respond(
+            to: [0xAF] + key.encrypt([UInt8](repeating: 9, count: 8) + Array(rndB[1...]) + [rndB[0]], iv: challenge))
+        #expect(core.respond(to: [0xA2, 0x10, 1, 2, 3, 4]) == .ack)
+        #expect(core.respond(to: [0x30, 0x10]).dataCount == 16)
+    }
+
+    @Test("The one-way counter: the first WRITE sets it, later ones add 1-F, never down")
+    func counter() throws {
+        var core = try fresh()
+        #expect(core.respond(to: [0xA2, 0x29, 0x10, 0x00, 0, 0]) == .ack)
+        #expect(core.respond(to: [0xA2, 0x29, 0x05, 0xFF, 0, 0]) == .ack)  // adds 5, byte 1 ignored
+        #expect(core.pages[0x29].prefix(2) == [0x15, 0x00])
+        #expect(core.respond(to: [0xA2, 0x29, 0x00, 0x00, 0, 0]) == .nak(0))  // an increment of 0
+    }
 }

@@ -129,4 +129,57 @@ struct TagFileTests {
         #expect(Set(protected.warnings.map(\.kind)) == [.bccMismatch, .auth0ProtectsNDEF])
         #expect(protected.readError?.code == .communication(.nak(0)))
     }
+
+    /// Issue 13 input 2: a Flipper v4 NTAG215 with `Pages total: 135`, `Pages read: 133`, pages
+    /// 133–134 listed as 00 (PWD and PACK cannot be read).
+    static func flipperPagesRead(pagesRead: Int = 133) -> String {
+        var lines = [
+            "Filetype: Flipper NFC device", "Version: 4", "Device type: NTAG/Ultralight", "UID: 04 A2 3B 91 5C 6E 80",
+            "ATQA: 00 44", "SAK: 00", "Data format version: 2", "NTAG/Ultralight type: NTAG215",
+            "Mifare version: 00 04 04 02 01 00 11 03", "Pages total: 135", "Pages read: \(pagesRead)",
+        ]
+        var pages = [[UInt8]](repeating: [0, 0, 0, 0], count: 135)
+        pages[0] = [0x04, 0xA2, 0x3B, 0x88 ^ 0x04 ^ 0xA2 ^ 0x3B]
+        pages[1] = [0x91, 0x5C, 0x6E, 0x80]
+        pages[2] = [0x91 ^ 0x5C ^ 0x6E ^ 0x80, 0x48, 0x00, 0x00]
+        pages[3] = [0xE1, 0x10, 0x3E, 0x00]
+        pages[4] = [0x03, 0x00, 0xFE, 0x00]
+        pages[130] = [0x00, 0x00, 0x00, 0xBD]
+        pages[131] = [0x04, 0x00, 0x00, 0xFF]
+        pages[132] = [0x00, 0x05, 0x00, 0x00]
+        for (i, p) in pages.enumerated() { lines.append("Page \(i): " + p.hexString(separator: " ")) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    @Test(
+        "Flipper 'Pages read' 133 of 135: pages 133-134 are unread, noted, reported, kept through JSON, never restored")
+    func flipperPagesRead() throws {
+        let file = try TagFile.parse(Self.flipperPagesRead())
+        #expect(file.unreadPages == [133, 134])
+        #expect(file.pages[133] == [0, 0, 0, 0] && file.pages[134] == [0, 0, 0, 0])
+        #expect(
+            file.notes.contains {
+                $0.hasPrefix("pages 133-134 (2 of 135) not read by the Flipper (\"Pages read: 133\")")
+            })
+        let report = TagReport(file: file)
+        let warning = try #require(report.warnings.first { $0.kind == .unreadPages })
+        #expect(
+            warning.message
+                == "2 page(s) not read when the file was made (133-134; PWD (page 133), PACK (page 134), which no reader "
+                + "can read): their bytes are unknown; emulation answers 00 00 00 00 for them, and a restore never writes them"
+        )
+        #expect(report.readError == nil && report.ndefMessageBytes == [])
+        // Through our JSON and back: still unknown.
+        let again = try TagFile.parse(file.jsonText())
+        #expect(again.unreadPages == [133, 134])
+        #expect(file.jsonText().contains("\"unread_pages\": [133, 134]"))
+        // A restore writes pages 2-132 and nothing else.
+        #expect(file.restorablePages.map(\.page) == Array(2...132))
+        // Every page read: nothing unknown.
+        #expect(try TagFile.parse(Self.flipperPagesRead(pagesRead: 135)).unreadPages.isEmpty)
+        // Our JSON refuses unread pages outside the image.
+        var json = file.jsonText()
+        json = json.replacingOccurrences(of: "[133, 134]", with: "[135]")
+        #expect(throws: TagFileError.self) { try TagFile.parse(json) }
+    }
 }

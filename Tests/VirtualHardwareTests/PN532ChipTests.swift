@@ -227,3 +227,104 @@ struct PN532ChipTests {
         #expect(chip.readerFinished)
     }
 }
+
+/// What nfcpy 1.0's `pn532` driver needs from the chip beyond libnfc: SetSerialBaudRate, the
+/// CIU left at 106 kbps type A with CRC after InListPassiveTarget, and ISO-DEP run by the host
+/// through InCommunicateThru when SetParameters leaves fAutomaticRATS off. Values by hand
+/// from UM0701-02 and ISO/IEC 14443-4:2016 §7.5.4.
+@Suite("PN532 chip for a host that runs ISO-DEP itself (nfcpy)")
+struct PN532HostISODEPTests {
+    /// An ISO-DEP card with FSCI 2 (FSC 32 bytes) answering `90 00` to SELECT, `6D 00` else.
+    func isoDEPChip(fsci: UInt8 = 0x02) -> PN532Chip {
+        var chip = PN532Chip()
+        _ = chip.present(
+            PN532Card(
+                uid: [0x04, 0xA1, 0xB2, 0xC3], atqa: [0x04, 0x00], sak: 0x20,
+                ats: [0x05, 0x70 | fsci, 0x77, 0x80, 0x02], function: .isoDEP(PN532TestAPDUCard())))
+        return chip
+    }
+
+    func thru(_ chip: inout PN532Chip, _ frame: [UInt8]) -> [UInt8] {
+        responses(chip.receive(hostFrame([0x42] + frame))).first ?? []
+    }
+
+    @Test("SetSerialBaudRate answers at once and records the speed; a bad index is an error frame")
+    func serialBaudRate() {
+        var chip = PN532Chip()
+        #expect(responses(chip.receive(hostFrame([0x10, 0x07]))) == [[0x11]])
+        #expect(chip.serialBaudRate == 921_600)
+        #expect(responses(chip.receive(hostFrame([0x10, 0x09]))) == [[0x7F]])
+        #expect(responses(chip.receive(hostFrame([0x10, 0x04]))) == [[0x11]])
+        #expect(chip.serialBaudRate == 115_200)
+    }
+
+    @Test(
+        "InListPassiveTarget leaves TxMode/RxMode at 106 kbps type A with CRC; no answer leaves REQA (26) in the FIFO")
+    func ciuAfterSelect() {
+        var chip = PN532Chip()
+        _ = chip.receive(hostFrame([0x08, 0x63, 0x02, 0x00, 0x63, 0x03, 0x00]))
+        _ = chip.receive(hostFrame([0x4A, 0x01, 0x00]))
+        #expect(chip.register(0x6302) == 0x80 && chip.register(0x6303) == 0x80)
+        #expect(chip.register(0x6339) == 0x26)
+    }
+
+    @Test("AutoRATS off: no ATS in the target data; RATS, I-blocks, R(NAK) and DESELECT through InCommunicateThru")
+    func hostRunsISODEP() {
+        var chip = isoDEPChip()
+        _ = chip.receive(hostFrame([0x12, 0x00]))  // SetParameters: fAutomaticRATS off
+        #expect(
+            responses(chip.receive(hostFrame([0x4A, 0x01, 0x00]))) == [
+                [0x4B, 0x01, 0x01, 0x00, 0x04, 0x20, 0x04, 0x04, 0xA1, 0xB2, 0xC3]
+            ])
+        // Before RATS the card is at 14443-3 level: an I-block gets no answer.
+        #expect(thru(&chip, [0x02, 0x00, 0xA4, 0x04, 0x00]) == [0x43, 0x01])
+        _ = chip.receive(hostFrame([0x4A, 0x01, 0x00]))
+        #expect(thru(&chip, [0xE0, 0x80]) == [0x43, 0x00, 0x05, 0x72, 0x77, 0x80, 0x02])
+        // I(0) SELECT → I(0) 90 00 (the card's block number 1 toggles to 0: rule 10).
+        #expect(thru(&chip, [0x02, 0x00, 0xA4, 0x04, 0x00, 0x00]) == [0x43, 0x00, 0x02, 0x90, 0x00])
+        // R(NAK)(1), not the card's number: R(ACK)(0) (rule 12). R(NAK)(0): the last block again (rule 11).
+        #expect(thru(&chip, [0xB3]) == [0x43, 0x00, 0xA2])
+        #expect(thru(&chip, [0xB2]) == [0x43, 0x00, 0x02, 0x90, 0x00])
+        // I(1) anything else → I(1) 6D 00.
+        #expect(thru(&chip, [0x03, 0x80, 0x10, 0x00, 0x00]) == [0x43, 0x00, 0x03, 0x6D, 0x00])
+        // S(DESELECT) is answered, then the card is silent.
+        #expect(thru(&chip, [0xC2]) == [0x43, 0x00, 0xC2])
+        #expect(thru(&chip, [0x02, 0x00, 0xA4, 0x04, 0x00, 0x00]) == [0x43, 0x01])
+    }
+
+    @Test("Chaining both ways at FSC 32 / FSD 32: R(ACK) to each chained I-block, the R-APDU in 29-byte parts")
+    func chaining() {
+        struct Echo: PN532APDUResponder {
+            mutating func respond(to apdu: [UInt8]) -> [UInt8] { apdu + [0x90, 0x00] }
+        }
+        var chip = PN532Chip()
+        _ = chip.present(
+            PN532Card(
+                uid: [0x04, 0xA1, 0xB2, 0xC3], atqa: [0x04, 0x00], sak: 0x20,
+                ats: [0x05, 0x72, 0x77, 0x80, 0x02], function: .isoDEP(Echo())))
+        _ = chip.receive(hostFrame([0x12, 0x00]))
+        _ = chip.receive(hostFrame([0x4A, 0x01, 0x00]))
+        _ = thru(&chip, [0xE0, 0x20])  // FSDI 2: the host takes 32-byte frames
+        let apdu = [UInt8](0..<40)
+        // PCD chaining: I(0)+chaining with 29 bytes → R(ACK)(0); I(1) with the last 11 → the answer.
+        #expect(thru(&chip, [0x12] + apdu[0..<29]) == [0x43, 0x00, 0xA2])
+        let first = thru(&chip, [0x03] + apdu[29...])
+        // 42 answer bytes at FSD 32 (PCB + 29 + CRC): I(1)+chaining with 29, then I(0) with 13.
+        #expect(first == [0x43, 0x00, 0x13] + apdu[0..<29])
+        #expect(thru(&chip, [0xA2]) == [0x43, 0x00, 0x02] + apdu[29...] + [0x90, 0x00])
+    }
+
+    @Test("AutoRATS on (libnfc): the chip sends RATS and runs the blocks for InDataExchange, chaining at FSC")
+    func chipRunsISODEP() {
+        var chip = isoDEPChip(fsci: 0x00)  // FSC 16: 13 bytes per I-block
+        _ = chip.receive(hostFrame([0x12, 0x10]))
+        let listed = responses(chip.receive(hostFrame([0x4A, 0x01, 0x00]))).first ?? []
+        #expect(listed.suffix(5) == [0x05, 0x70, 0x77, 0x80, 0x02])
+        let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
+        #expect(responses(chip.receive(hostFrame([0x40, 0x01] + select + select))) == [[0x41, 0x00, 0x90, 0x00]])
+        #expect(responses(chip.receive(hostFrame([0x40, 0x01, 0x80, 0x10]))) == [[0x41, 0x00, 0x6D, 0x00]])
+        // InDeselect sends S(DESELECT): the card is halted, InListPassiveTarget finds nobody.
+        #expect(responses(chip.receive(hostFrame([0x44, 0x01]))) == [[0x45, 0x00]])
+        #expect(responses(chip.receive(hostFrame([0x4A, 0x01, 0x00]))) == [[0x4B, 0x00]])
+    }
+}

@@ -147,7 +147,7 @@ struct SimulatedReaderTests {
 
     @Test("A scenario naming a tag file that was not loaded is refused")
     func missingTag() {
-        #expect(throws: Scenario.FormatError.self) {
+        #expect(throws: DataFileError(.notFound, field: "steps", "no tag file loaded for 'nope'")) {
             _ = try SimulatedReader(
                 scenario: scenario([.init(at: .zero, action: .present(tag: "nope", as: "A", faults: []))]),
                 tags: [:], clock: ManualClock())

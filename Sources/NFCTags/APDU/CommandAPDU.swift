@@ -202,9 +202,13 @@ extension CommandAPDU {
 
     /// SELECT by file identifier, no response data: `00 A4 00 0C 02 <id>` (ISO/IEC 7816-4
     /// §11.2.2; NFC Forum T4T 2.0 §5.4.3 "Capability Container Select" / "NDEF Select").
-    public static func selectFile(id: UInt16) -> CommandAPDU {
+    /// With `noResponseData: false`, P2 is `00` (first or only occurrence): the form a
+    /// mapping 1.0 tag is addressed with (T4T 2.0 §5.5 and Annex D; nfcpy `tt4.py`
+    /// `_select_fid`, Android `rw_t4t_select_file`).
+    public static func selectFile(id: UInt16, noResponseData: Bool = true) -> CommandAPDU {
         CommandAPDU(
-            unchecked: 0x00, 0xA4, 0x00, 0x0C, data: [UInt8(id >> 8), UInt8(id & 0xFF)], le: nil)
+            unchecked: 0x00, 0xA4, 0x00, noResponseData ? 0x0C : 0x00, data: [UInt8(id >> 8), UInt8(id & 0xFF)],
+            le: nil)
     }
 
     /// READ BINARY of the current EF: `00 B0 <offset> Le` (ISO/IEC 7816-4 §11.3.3;

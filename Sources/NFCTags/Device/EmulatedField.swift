@@ -22,12 +22,10 @@ public struct EmulatedTag: Sendable {
     public init(file: TagFile, faults: [TagFault] = []) throws(TagFileError) {
         activation = file.activation
         self.faults = file.faults + faults
-        if file.type == .type4 {
-            card = .type4(EmulatedAPDUTransport(core: try file.makeType4Core(), faults: self.faults))
-        } else if file.type.isSensedOnly {
-            card = .inert
-        } else {
-            card = .type2(EmulatedType2Transport(core: try file.makeCore(), faults: self.faults))
+        switch try file.makeEmulationCore() {
+        case .type4(let app): card = .type4(EmulatedAPDUTransport(core: app, faults: self.faults))
+        case .type2(let image): card = .type2(EmulatedType2Transport(core: image, faults: self.faults))
+        case .sensedOnly: card = .inert
         }
     }
 
@@ -205,9 +203,4 @@ public final class EmulatedField: NFCDevice {
             s.onFieldOff = nil
         }
     }
-}
-
-extension TagFile.TagType {
-    /// A card a reader senses but this package does not exchange with (no emulation core).
-    public var isSensedOnly: Bool { false }
 }

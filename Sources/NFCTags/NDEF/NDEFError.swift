@@ -39,7 +39,7 @@ public struct NDEFError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A Smart Poster body breaks NFC Forum SPR 1.1 §3 (nested message, one URI record,
         /// `act`/`s`/`t` record shapes).
         case invalidSmartPoster
-        /// A media-type TYPE that is not `type/subtype` in printable US-ASCII (RFC 2046).
+        /// A media-type TYPE outside RFC 2045 §5.1's grammar (`type/subtype *(";" parameter)`).
         case invalidMediaType
         /// An external TYPE that is not `domain:type` in printable US-ASCII (RTD 1.0 §3.1).
         case invalidExternalType

@@ -11,7 +11,8 @@ public enum NDEFRecordContent: Sendable, Hashable {
     case uri(NDEFURIRecord)
     /// Well-known `Sp` (Smart Poster RTD 1.1).
     case smartPoster(NDEFSmartPoster)
-    /// TNF `media`: the RFC 2046 type (as written) and the payload.
+    /// TNF `media`: the RFC 2046 type as written (parameters included; ``NDEFMediaType``
+    /// parses it) and the payload.
     case mime(type: String, payload: Data)
     /// External type `android.com:pkg`: an Android Application Record.
     case androidApplication(packageName: String)
@@ -171,7 +172,8 @@ public struct NDEFURIRecord: Sendable, Hashable {
     }
 }
 
-/// The Smart Poster action record `act` (SPR 1.1 §3.3.3).
+/// The Smart Poster action record `act` (SPR 1.1 §3.3.3): `00` do the action, `01` save
+/// for later, `02` open for editing, `03`–`FF` RFU.
 public enum NDEFSmartPosterAction: Sendable, Hashable {
     case doAction, save, edit
     /// An RFU value, kept.
@@ -194,20 +196,62 @@ public enum NDEFSmartPosterAction: Sendable, Hashable {
         case .reserved(let v): "reserved(\(v))"
         }
     }
+
+    /// The byte as written.
+    public var rawValue: UInt8 {
+        switch self {
+        case .doAction: 0
+        case .save: 1
+        case .edit: 2
+        case .reserved(let v): v
+        }
+    }
+}
+
+/// A Smart Poster icon (SPR 1.1 §3.3.4): a media record of type `image/*` or `video/*`.
+public struct NDEFSmartPosterIcon: Sendable, Hashable {
+    /// The media type as written (`image/png`).
+    public var mimeType: String
+    /// The icon's bytes.
+    public var payload: Data
+    /// Index of the icon's record in ``NDEFSmartPoster/message``.
+    public var recordIndex: Int
+
+    public init(mimeType: String, payload: Data, recordIndex: Int) {
+        self.mimeType = mimeType
+        self.payload = payload
+        self.recordIndex = recordIndex
+    }
 }
 
 /// A decoded Smart Poster (well-known `Sp`, NFC Forum Smart Poster RTD 1.1 §3).
+///
+/// The URI record decides whether the poster is usable; a bad optional record (a title that
+/// breaks RTD-Text, an `act`, `s` or `t` of the wrong shape, a second one of them, a reserved
+/// action) is kept out of the decoded fields and named in ``warnings``, and the poster stays.
 public struct NDEFSmartPoster: Sendable, Hashable {
+    /// A finding on one record of the nested message.
+    public struct RecordWarning: Sendable, Hashable, CustomStringConvertible {
+        /// Index of the record in ``NDEFSmartPoster/message`` (0-based).
+        public var recordIndex: Int
+        public var message: String
+        public var description: String { "record \(recordIndex + 1): \(message)" }
+    }
+
     /// The one URI record.
     public var uri: NDEFURIRecord
-    /// The `T` records, in order (one per language).
+    /// The `T` records that decode, in order (one per language).
     public var titles: [NDEFTextRecord]
-    /// The `act` record, if any.
+    /// The first well-formed `act` record, if any (a reserved value is kept, with a warning).
     public var action: NDEFSmartPosterAction?
-    /// The `s` record: size of the referenced object in bytes.
+    /// The first well-formed `s` record: size of the referenced object in bytes.
     public var size: UInt32?
-    /// The `t` record: MIME type of the referenced object.
+    /// The first well-formed `t` record: MIME type of the referenced object.
     public var mimeType: String?
+    /// The `image/*` and `video/*` media records, in order.
+    public var icons: [NDEFSmartPosterIcon] = []
+    /// The bad or surprising optional records, in order.
+    public var warnings: [RecordWarning] = []
     /// The whole nested message (icons and other records included).
     public var message: NFCNDEFMessage
 }
@@ -250,13 +294,9 @@ extension NFCNDEFPayload {
             default: return .wellKnown(type: String(decoding: type, as: UTF8.self), payload: payload)
             }
         case .media:
-            guard let s = printableASCII(type), let slash = s.firstIndex(of: "/"),
-                slash != s.startIndex, s.index(after: slash) != s.endIndex
-            else {
-                throw NDEFError(
-                    .invalidMediaType, offset: 0, message: "media type is not type/subtype in printable US-ASCII")
-            }
-            return .mime(type: s, payload: payload)
+            // RFC 2045 §5.1 grammar, parameters included (`text/plain; charset=utf-8`).
+            _ = try NDEFMediaType(bytes: Array(type))
+            return .mime(type: String(decoding: type, as: UTF8.self), payload: payload)
         case .absoluteURI:
             guard let s = printableASCII(type) else {
                 throw NDEFError(.invalidAbsoluteURI, offset: 0, message: "absolute URI type is not printable US-ASCII")
@@ -293,11 +333,16 @@ private func printableASCII(_ bytes: Data) -> String? {
 
 extension NDEFSmartPoster {
     /// Decodes a Smart Poster's PAYLOAD: a nested NDEF message holding exactly one URI
-    /// record, optional `T` titles, `act` (1 byte), `s` (4-byte big-endian size) and `t`
-    /// (UTF-8 MIME type) records. `depth` is this poster's nesting level (1 for a poster
-    /// in a top-level message).
+    /// record (SPR 1.1 §3.3.2), and optional `T` titles (§3.3.1), `act` (1 byte, §3.3.3),
+    /// icons (`image/*`, `video/*` media records, §3.3.4), `s` (4-byte big-endian size,
+    /// §3.3.5) and `t` (UTF-8 MIME type, §3.3.6). `depth` is this poster's nesting level (1
+    /// for a poster in a top-level message).
+    ///
+    /// Only the URI record can make the poster invalid; a bad optional record becomes a
+    /// ``RecordWarning`` on that record and is left out of the decoded fields.
     /// - Throws: ``NDEFError/Code/nestingTooDeep`` past ``NDEFLimits/maxNestingDepth``,
-    ///   ``NDEFError/Code/invalidSmartPoster`` otherwise (the inner reason in the message).
+    ///   ``NDEFError/Code/invalidSmartPoster`` for a nested message that does not parse, no
+    ///   URI record, more than one, or one that breaks RTD-URI (the reason in the message).
     init(payload: Data, limits: NDEFLimits, depth: Int) throws(NDEFError) {
         guard depth <= limits.maxNestingDepth else {
             throw NDEFError(
@@ -315,7 +360,21 @@ extension NDEFSmartPoster {
         var action: NDEFSmartPosterAction? = nil
         var size: UInt32? = nil
         var mimeType: String? = nil
-        for (i, record) in nested.records.enumerated() where record.typeNameFormat == .nfcWellKnown {
+        var icons: [NDEFSmartPosterIcon] = []
+        var warnings: [RecordWarning] = []
+        for (i, record) in nested.records.enumerated() {
+            func warn(_ m: String) { warnings.append(RecordWarning(recordIndex: i, message: m)) }
+            if record.typeNameFormat == .media {
+                let type = String(decoding: record.type, as: UTF8.self).lowercased()
+                if type.hasPrefix("image/") || type.hasPrefix("video/") {
+                    icons.append(
+                        NDEFSmartPosterIcon(
+                            mimeType: String(decoding: record.type, as: UTF8.self), payload: record.payload,
+                            recordIndex: i))
+                }
+                continue
+            }
+            guard record.typeNameFormat == .nfcWellKnown else { continue }
             switch Array(record.type) {
             case [0x55]:
                 guard uri == nil else {
@@ -326,22 +385,52 @@ extension NDEFSmartPoster {
                     throw NDEFError(.invalidSmartPoster, offset: 0, message: "URI record: \(error)")
                 }
             case [0x54]:
-                do { titles.append(try NDEFTextRecord(payload: record.payload)) } catch {
-                    throw NDEFError(.invalidSmartPoster, offset: 0, message: "title record \(i + 1): \(error)")
+                do {
+                    let title = try NDEFTextRecord(payload: record.payload)
+                    if titles.contains(where: { $0.languageCode.lowercased() == title.languageCode.lowercased() }) {
+                        warn("a second title in language \(title.languageCode) (SPR 1.1 §3.3.1: one per language)")
+                    }
+                    titles.append(title)
+                } catch {
+                    warn("title record ignored: \(error)")
                 }
             case [0x61, 0x63, 0x74]:  // "act"
-                guard action == nil, record.payload.count == 1, let v = record.payload.first else {
-                    throw NDEFError(.invalidSmartPoster, offset: 0, message: "act must be one record of 1 byte")
+                guard record.payload.count == 1, let v = record.payload.first else {
+                    warn("act record of \(record.payload.count) bytes ignored (SPR 1.1 §3.3.3: 1 byte)")
+                    continue
                 }
-                action = NDEFSmartPosterAction(rawValue: v)
+                guard action == nil else {
+                    warn("a second act record ignored")
+                    continue
+                }
+                let a = NDEFSmartPosterAction(rawValue: v)
+                if case .reserved = a {
+                    warn(
+                        "act value 0x\([v].hexString()) is RFU (SPR 1.1 §3.3.3: 00 do, 01 save, 02 edit); shown as reserved"
+                    )
+                }
+                action = a
             case [0x73]:  // "s"
-                guard size == nil, record.payload.count == 4 else {
-                    throw NDEFError(.invalidSmartPoster, offset: 0, message: "s must be one record of 4 bytes")
+                guard record.payload.count == 4 else {
+                    warn("s record of \(record.payload.count) bytes ignored (SPR 1.1 §3.3.5: 4 bytes)")
+                    continue
+                }
+                guard size == nil else {
+                    warn("a second s record ignored")
+                    continue
                 }
                 size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
             case [0x74]:  // "t"
-                guard mimeType == nil, let s = String(validating: record.payload, as: UTF8.self), !s.isEmpty else {
-                    throw NDEFError(.invalidSmartPoster, offset: 0, message: "t must be one non-empty UTF-8 record")
+                guard let s = String(validating: record.payload, as: UTF8.self), !s.isEmpty else {
+                    warn(
+                        record.payload.isEmpty
+                            ? "empty t record ignored (SPR 1.1 §3.3.6: a MIME type)"
+                            : "t record ignored: not UTF-8")
+                    continue
+                }
+                guard mimeType == nil else {
+                    warn("a second t record ignored")
+                    continue
                 }
                 mimeType = s
             case [0x53, 0x70]:
@@ -364,6 +453,8 @@ extension NDEFSmartPoster {
         self.action = action
         self.size = size
         self.mimeType = mimeType
+        self.icons = icons
+        self.warnings = warnings
         self.message = nested
     }
 }

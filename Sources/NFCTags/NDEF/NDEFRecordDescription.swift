@@ -25,10 +25,44 @@ public struct NDEFRecordDescription: Sendable, Hashable, Codable {
     public var packageName: String?
     /// Smart Poster's first title.
     public var title: String?
-    /// Smart Poster's nested records.
+    /// Smart Poster's titles, every language (SPR 1.1 §3.3.1).
+    public var titles: [Title]?
+    /// Smart Poster's action: `do`, `save`, `edit`, or `reserved` for `03`–`FF` (SPR 1.1 §3.3.3).
+    public var action: String?
+    /// Smart Poster's action byte as written.
+    public var actionCode: UInt8?
+    /// Smart Poster's `s`: size of the referenced object in bytes.
+    public var size: UInt32?
+    /// Smart Poster's icons (`image/*`, `video/*` media records).
+    public var icons: [Icon]?
+    /// Smart Poster's nested records; a bad optional record carries its warning.
     public var records: [NDEFRecordDescription]?
     /// Reserved TNF read as unknown, RFU URI prefix, an invalid body and the like.
     public var warnings: [String]
+
+    /// One Smart Poster title.
+    public struct Title: Sendable, Hashable, Codable {
+        public var text: String
+        public var language: String
+        public init(text: String, language: String) {
+            self.text = text
+            self.language = language
+        }
+    }
+
+    /// One Smart Poster icon.
+    public struct Icon: Sendable, Hashable, Codable {
+        public var mimeType: String
+        /// The icon's size in bytes.
+        public var payloadLength: Int
+        /// Its index in ``records`` (0-based).
+        public var recordIndex: Int
+        public init(mimeType: String, payloadLength: Int, recordIndex: Int) {
+            self.mimeType = mimeType
+            self.payloadLength = payloadLength
+            self.recordIndex = recordIndex
+        }
+    }
 
     /// Describes `record`, decoding its body with `limits`.
     public init(_ record: NFCNDEFPayload, limits: NDEFLimits = .default) {
@@ -68,8 +102,21 @@ public struct NDEFRecordDescription: Sendable, Hashable, Codable {
             }
             title = sp.titles.first?.text
             language = sp.titles.first?.languageCode
+            titles = sp.titles.map { Title(text: $0.text, language: $0.languageCode) }
+            if let a = sp.action {
+                if case .reserved = a { action = "reserved" } else { action = a.name }
+                actionCode = a.rawValue
+            }
+            size = sp.size
             mimeType = sp.mimeType
-            records = sp.message.records.map { NDEFRecordDescription($0, limits: limits, depth: depth + 1) }
+            icons = sp.icons.map {
+                Icon(mimeType: $0.mimeType, payloadLength: $0.payload.count, recordIndex: $0.recordIndex)
+            }
+            var nested = sp.message.records.map { NDEFRecordDescription($0, limits: limits, depth: depth + 1) }
+            for w in sp.warnings where nested.indices.contains(w.recordIndex) {
+                nested[w.recordIndex].warnings.append(w.message)
+            }
+            records = nested
         case .mime(let t, _):
             mimeType = t
         case .androidApplication(let p):

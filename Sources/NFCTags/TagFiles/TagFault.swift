@@ -1,5 +1,3 @@
-import Foundation
-
 /// A scheduled failure of a tag, as tag files and scenarios declare it (`faults` in
 /// `hardware/tags/FORMAT.md`).
 ///
@@ -25,13 +23,16 @@ public struct TagFault: Sendable, Hashable {
     /// When the fault fires.
     public enum Trigger: Sendable, Hashable {
         /// On the first Type 2 READ or FAST_READ whose pages include this page (JSON
-        /// `"when": "page_read", "page": N`).
+        /// `"when": "page_read", "page": N`). Pages 0–3 are also read by readers' presence
+        /// checks and UID requests (READ 0), whose timing differs by reader: a
+        /// device-independent fault names a page from 4 on.
         case pageRead(Int)
         /// On the first Type 4 READ BINARY of the NDEF file whose bytes include this offset
         /// (`"when": "ndef_file_read", "offset": N`).
         case ndefFileRead(offset: Int)
-        /// On the command after the capability container was read: a READ of page 3 (Type 2)
-        /// or a READ BINARY of the CC file `E103` (Type 4) (`"when": "after_cc_read"`).
+        /// On the command after the capability container was read: a READ or FAST_READ whose
+        /// pages include page 3, except READ 0 (a reader's presence check or UID request), for
+        /// Type 2; a READ BINARY of the CC file `E103` for Type 4 (`"when": "after_cc_read"`).
         case afterCCRead
         /// On the first write: WRITE / COMPATIBILITY_WRITE (Type 2) or UPDATE BINARY (Type 4)
         /// (`"when": "first_write"`).
@@ -97,38 +98,33 @@ extension TagFault: Codable {
         case afterCommands = "after_commands"
     }
 
+    /// Reads a fault by the data files' rule (``DataFile``): `kind` one of the ``Kind``
+    /// names; either `after_commands` (a whole number from 0 to 10^9) or `when` with its
+    /// `page` (0…255) or `offset` (0…2^31 − 1).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try c.decode(Kind.self, forKey: .kind)
-        if let n = try c.decodeIfPresent(Int.self, forKey: .afterCommands) {
-            guard n >= 0 else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .afterCommands, in: c, debugDescription: "expected an integer ≥ 0")
+        kind = try c.decodeChoice(Kind.self, forKey: .kind)
+        if c.contains(.afterCommands) {
+            guard !c.contains(.when) else {
+                throw c.dataError(.when, "give either \"when\" or \"after_commands\", not both")
             }
-            trigger = .afterCommands(n)
+            trigger = .afterCommands(try c.decodeWholeNumber(.afterCommands, in: 0...1_000_000_000))
             return
         }
-        let when = try c.decode(String.self, forKey: .when)
-        switch when {
-        case "page_read":
-            let p = try c.decode(Int.self, forKey: .page)
-            guard (0...255).contains(p) else {
-                throw DecodingError.dataCorruptedError(forKey: .page, in: c, debugDescription: "expected a page 0…255")
-            }
-            trigger = .pageRead(p)
-        case "ndef_file_read":
-            let o = try c.decode(Int.self, forKey: .offset)
-            guard o >= 0 else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .offset, in: c, debugDescription: "expected an offset ≥ 0")
-            }
-            trigger = .ndefFileRead(offset: o)
+        guard c.contains(.when) else {
+            throw c.dataError(
+                .when,
+                "missing (required): a fault needs \"when\" (page_read, ndef_file_read, after_cc_read, first_write) or \"after_commands\"",
+                code: .missingField)
+        }
+        switch try c.decode(String.self, forKey: .when) {
+        case "page_read": trigger = .pageRead(try c.decodeWholeNumber(.page, in: 0...255))
+        case "ndef_file_read": trigger = .ndefFileRead(offset: try c.decodeWholeNumber(.offset, in: 0...Int(Int32.max)))
         case "after_cc_read": trigger = .afterCCRead
         case "first_write": trigger = .firstWrite
-        default:
-            throw DecodingError.dataCorruptedError(
-                forKey: .when, in: c,
-                debugDescription: "expected one of page_read, ndef_file_read, after_cc_read, first_write")
+        case let other:
+            throw c.dataError(
+                .when, "expected one of page_read, ndef_file_read, after_cc_read, first_write, found \"\(other)\"")
         }
     }
 
@@ -147,36 +143,6 @@ extension TagFault: Codable {
         }
         try c.encode(kind, forKey: .kind)
     }
-}
-
-extension TagFault {
-    /// A fault from an already parsed JSON object (`JSONSerialization`): the fault, or the
-    /// field (relative to the object, e.g. `"page"`) and what is wrong with it.
-    public static func fromJSONObject(_ object: Any) -> Result<TagFault, TagFaultFieldError> {
-        guard JSONSerialization.isValidJSONObject(object),
-            let data = try? JSONSerialization.data(withJSONObject: object)
-        else { return .failure(TagFaultFieldError(field: "", reason: "expected an object")) }
-        do {
-            return .success(try JSONDecoder().decode(TagFault.self, from: data))
-        } catch let DecodingError.dataCorrupted(c) {
-            return .failure(TagFaultFieldError(field: c.codingPath.last?.stringValue ?? "", reason: c.debugDescription))
-        } catch let DecodingError.keyNotFound(k, _) {
-            return .failure(TagFaultFieldError(field: k.stringValue, reason: "missing"))
-        } catch let DecodingError.typeMismatch(_, c) {
-            return .failure(TagFaultFieldError(field: c.codingPath.last?.stringValue ?? "", reason: c.debugDescription))
-        } catch let DecodingError.valueNotFound(_, c) {
-            return .failure(TagFaultFieldError(field: c.codingPath.last?.stringValue ?? "", reason: "missing"))
-        } catch {
-            return .failure(TagFaultFieldError(field: "", reason: "\(error)"))
-        }
-    }
-}
-
-/// What is wrong with one field of a fault object.
-public struct TagFaultFieldError: Error, Sendable, Hashable {
-    /// The field inside the fault object (`kind`, `when`, `page`…); empty for the whole object.
-    public var field: String
-    public var reason: String
 }
 
 /// The schedule of one presentation's faults: which fault, if any, hits the next command.
@@ -200,7 +166,9 @@ public struct FaultPlan: Sendable, Hashable {
     public var isSpent: Bool { !fired.contains(false) }
 
     private enum Command {
-        case read(pages: ClosedRange<Int>)
+        /// READ or FAST_READ of these pages; `probe` for READ 0, which readers also send as a
+        /// presence check (libnfc's PN53x ping) or for the UID (a PC/SC reader's `FF CA`).
+        case read(pages: ClosedRange<Int>, probe: Bool = false)
         case readCC
         case readNDEF(ClosedRange<Int>)
         case write
@@ -213,7 +181,7 @@ public struct FaultPlan: Sendable, Hashable {
         switch op {
         case 0x30 where frame.count >= 2:
             let s = Int(frame[1])
-            return check(.read(pages: s...(s + 3)))
+            return check(.read(pages: s...(s + 3), probe: s == 0))
         case 0x3A where frame.count >= 3 && frame[2] >= frame[1]:
             return check(.read(pages: Int(frame[1])...Int(frame[2])))
         case 0xA2, 0xA0:
@@ -253,7 +221,7 @@ public struct FaultPlan: Sendable, Hashable {
             commands += 1
             switch command {
             case .readCC: ccWasRead = true
-            case .read(let pages) where pages.contains(3): ccWasRead = true
+            case .read(let pages, let probe) where pages.contains(3) && !probe: ccWasRead = true
             default: break
             }
         }
@@ -266,7 +234,7 @@ public struct FaultPlan: Sendable, Hashable {
             case .firstWrite:
                 if case .write = command { hit = true } else { hit = false }
             case .pageRead(let p):
-                if case .read(let pages) = command { hit = pages.contains(p) } else { hit = false }
+                if case .read(let pages, _) = command { hit = pages.contains(p) } else { hit = false }
             case .ndefFileRead(let o):
                 if case .readNDEF(let bytes) = command { hit = bytes.contains(o) } else { hit = false }
             }

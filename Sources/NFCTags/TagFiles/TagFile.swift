@@ -2,53 +2,21 @@
 // NTAG/Ultralight) and Proxmark3 JSON dumps (`"FileType": "mfu"`).
 import Foundation
 
-/// Why a tag file cannot be used: what is wrong, and the line (Flipper) or field (JSON).
-public struct TagFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Sendable, Hashable {
-        /// The file cannot be read or written.
-        case io
-        /// Neither our JSON, a Flipper `.nfc` file nor a Proxmark3 JSON dump.
-        case unrecognizedFormat
-        /// Text that does not parse (JSON syntax, a Flipper line without `key: value`).
-        case syntax
-        /// A required field is missing.
-        case missingField
-        /// A field holds a value of the wrong shape (bad hex, wrong length, unknown type).
-        case invalidValue
-        /// A valid file for a tag this package does not emulate.
-        case unsupported
-    }
-
-    public let code: Code
-    /// The JSON field or Flipper key concerned, when there is one.
-    public let field: String?
-    /// The 1-based line in a Flipper file, when known.
-    public let line: Int?
-    public let reason: String
-
-    public init(_ code: Code, field: String? = nil, line: Int? = nil, _ reason: String) {
-        self.code = code
-        self.field = field
-        self.line = line
-        self.reason = reason
-    }
-
-    public var description: String {
-        var at: [String] = []
-        if let line { at.append("line \(line)") }
-        if let field { at.append("field \"\(field)\"") }
-        return (at.isEmpty ? "" : at.joined(separator: ", ") + ": ") + reason
-    }
-}
-
 /// A tag as a file describes it: identification, and either a Type 2 memory image or a
 /// Type 4 NDEF file, plus an optional fault schedule.
 public struct TagFile: Sendable, Hashable {
     /// The `type` field.
     public enum TagType: String, Sendable, Hashable, CaseIterable {
         case ntag213, ntag215, ntag216, ultralight
+        case ultralightC = "ultralight_c"
         case ultralightEV1 = "ultralight_ev1"
         case type4
+        /// MIFARE Classic 1K (SAK `08`): sensed by every reader, never read or written here
+        /// (Crypto-1 sectors are not an NFC Forum tag platform); the file holds no sector data.
+        case mifareClassic1K = "mifare_classic_1k"
+
+        /// A card a reader senses but this package does not exchange with (no emulation core).
+        public var isSensedOnly: Bool { self == .mifareClassic1K }
 
         /// The Type 2 memory map for `pageCount` pages (Ultralight EV1 has two sizes).
         public func type2Variant(pageCount: Int) -> NTAG21xCore.Variant? {
@@ -57,8 +25,9 @@ public struct TagFile: Sendable, Hashable {
             case .ntag215: .ntag215
             case .ntag216: .ntag216
             case .ultralight: .ultralight
+            case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
-            case .type4: nil
+            case .type4, .mifareClassic1K: nil
             }
         }
     }
@@ -70,12 +39,12 @@ public struct TagFile: Sendable, Hashable {
 
     /// What a Type 4 Tag's NDEF application holds (NFC Forum T4T 1.0/2.0 §5.1, 3.0 for ENDEF).
     public struct Type4Contents: Sendable, Hashable {
-        /// The NDEF file as a reader READ BINARYs it: NLEN (2 bytes, mapping 2.0) or ENLEN
-        /// (4 bytes, mapping 3.0), then the message.
+        /// The NDEF file as a reader READ BINARYs it: NLEN (2 bytes, mapping 1.0 and 2.0) or
+        /// ENLEN (4 bytes, mapping 3.0), then the message.
         public var ndefFile: [UInt8]
         /// Maximum NDEF file size the CC announces (bytes, length field included).
         public var maximumNDEFFileSize: Int
-        /// Mapping version, "2.0" or "3.0".
+        /// Mapping version, "1.0", "2.0" or "3.0".
         public var mappingVersion: String
         /// CC write access `FF` when true.
         public var readOnly: Bool
@@ -93,7 +62,7 @@ public struct TagFile: Sendable, Hashable {
             self.fileID = fileID
         }
 
-        /// Bytes of the length field: 2 for mapping 2.0, 4 (ENLEN) for 3.0.
+        /// Bytes of the length field: 2 for mapping 1.0 and 2.0, 4 (ENLEN) for 3.0.
         public var lengthFieldSize: Int { mappingVersion.hasPrefix("3") ? 4 : 2 }
 
         /// The NDEF message the file holds, `nil` when NLEN/ENLEN exceeds the file.
@@ -124,6 +93,12 @@ public struct TagFile: Sendable, Hashable {
     public var source: SourceFormat
     /// What the loader assumed or repaired (missing ATQA, padded pages, byte order), for people.
     public var notes: [String]
+    /// Type 2 pages the file says were not read (a Flipper `Pages read` below `Pages total`,
+    /// our JSON's `unread_pages`), ascending. Their bytes in ``pages`` are placeholders
+    /// `00 00 00 00`, not the tag's: emulation answers them (as a real NTAG answers PWD and
+    /// PACK, which no reader can read), `tag show` reports them, and ``restorablePages``
+    /// leaves them out, so nothing writes them back to a tag.
+    public var unreadPages: [Int] = []
 
     public init(
         type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
@@ -144,15 +119,14 @@ public struct TagFile: Sendable, Hashable {
 
     // MARK: Loading
 
-    /// Reads `path` and detects its format (``parse(_:)``).
+    /// Reads `path` and detects its format (``parse(_:)``); every error names `path`
+    /// (``DataFileError/Code/notFound`` when it does not exist or can't be read).
     public static func load(path: String) throws(TagFileError) -> TagFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TagFileError(.io, "cannot read \(path)")
-        }
+        let data = try DataFile.read(path)
         guard let text = String(data: data, encoding: .utf8) else {
-            throw TagFileError(.syntax, "\(path) is not UTF-8 text")
+            throw TagFileError(.syntax, file: path, "not UTF-8 text")
         }
-        return try parse(text)
+        do { return try parse(text) } catch { throw error.inFile(path) }
     }
 
     /// Parses tag-file text: Flipper `.nfc` when it starts with `Filetype: Flipper NFC device`,
@@ -163,18 +137,12 @@ public struct TagFile: Sendable, Hashable {
         guard trimmed.hasPrefix("{") else {
             throw TagFileError(.unrecognizedFormat, "not a Flipper .nfc file and not JSON")
         }
-        let object: [String: Any]
-        do {
-            guard let o = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
-                throw TagFileError(.syntax, "top level is not a JSON object")
-            }
-            object = o
-        } catch let e as TagFileError {
-            throw e
-        } catch {
-            throw TagFileError(.syntax, "JSON: \(error.localizedDescription)")
+        let data = Data(text.utf8)
+        let tree = try DataFile.parse(data, file: nil)
+        guard let object = tree as? [String: Any] else {
+            throw TagFileError(.syntax, "top level is not a JSON object")
         }
-        if object["format"] as? String == "nfcbench-tag" { return try parseOurs(JSONFields(object)) }
+        if object["format"] as? String == "nfcbench-tag" { return try parseOurs(data, tree: tree) }
         if object["FileType"] as? String == "mfu" { return try parseProxmark3(JSONFields(object)) }
         if let t = object["FileType"] as? String {
             throw TagFileError(.unsupported, field: "FileType", "Proxmark3 dump of type \"\(t)\"; only \"mfu\" is read")
@@ -185,82 +153,21 @@ public struct TagFile: Sendable, Hashable {
 
     // MARK: Our JSON
 
-    private static func parseOurs(_ j: JSONFields) throws(TagFileError) -> TagFile {
-        let formatVersion = try j.int("version")
-        guard formatVersion == 1 else {
-            throw TagFileError(.unsupported, field: "version", "format version \(formatVersion); this build reads 1")
-        }
-        let typeName = try j.string("type")
-        guard let type = TagType(rawValue: typeName) else {
-            throw TagFileError(
-                .invalidValue, field: "type",
-                "\"\(typeName)\" is not one of \(TagType.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        let activation = try makeActivation(
-            uid: j.hex("uid"), atqa: j.hex("atqa", count: 2),
-            sak: j.hex("sak", count: 1)[0], ats: j.optionalHex("ats"))
+    /// Our JSON through its `Decodable` shape (``TagFileJSON``), then the checks it shares
+    /// with the other formats (UID length, ATQA, page count).
+    private static func parseOurs(_ data: Data, tree: Any) throws(TagFileError) -> TagFile {
+        let j = try DataFile.decode(TagFileJSON.self, from: data, tree: tree, file: nil)
         var file = TagFile(
-            type: type, activation: activation,
-            getVersion: try j.optionalHex("get_version", count: 8),
-            signature: try j.optionalHex("signature", count: 32),
-            comment: try j.optionalString("comment"), source: .nfcbench)
-        if type == .type4 {
-            let ndef = try j.hex("ndef_file")
-            let mapping = try j.string("mapping_version")
-            guard mapping == "2.0" || mapping == "3.0" else {
+            type: j.type, activation: try makeActivation(uid: j.uid, atqa: j.atqa, sak: j.sak, ats: j.ats),
+            getVersion: j.getVersion, signature: j.signature, type4: j.type4, faults: j.faults, comment: j.comment,
+            source: .nfcbench)
+        if j.type4 == nil && !j.type.isSensedOnly {
+            file.pages = try checkPages(j.pages, type: j.type, field: "pages", notes: &file.notes)
+            guard j.unreadPages.allSatisfy(file.pages.indices.contains) else {
                 throw TagFileError(
-                    .invalidValue, field: "mapping_version", "\"\(mapping)\"; expected \"2.0\" or \"3.0\"")
+                    .invalidValue, field: "unread_pages", "expected page numbers 0 to \(file.pages.count - 1)")
             }
-            let maxSize = try j.int("max_ndef_file_size")
-            // T4T 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB: the
-            // emulation cores hold the whole file in memory.
-            let allowed = mapping == "2.0" ? 5...0xFFFE : 5...(16 << 20)
-            guard allowed.contains(maxSize) else {
-                throw TagFileError(
-                    .invalidValue, field: "max_ndef_file_size",
-                    "\(maxSize); mapping \(mapping) takes \(allowed.lowerBound) to \(allowed.upperBound)")
-            }
-            let contents = Type4Contents(
-                ndefFile: ndef, maximumNDEFFileSize: maxSize,
-                mappingVersion: mapping, readOnly: try j.optionalBool("read_only") ?? false,
-                fileID: try j.optionalHex("file_id", count: 2) ?? [0xE1, 0x04])
-            guard contents.ndefFile.count <= contents.maximumNDEFFileSize else {
-                throw TagFileError(
-                    .invalidValue, field: "ndef_file",
-                    "\(ndef.count) bytes exceed max_ndef_file_size \(contents.maximumNDEFFileSize)")
-            }
-            guard contents.ndefMessage != nil else {
-                throw TagFileError(.invalidValue, field: "ndef_file", "its length field exceeds the file")
-            }
-            file.type4 = contents
-        } else {
-            guard let list = j.raw["pages"] as? [Any] else {
-                throw TagFileError(.missingField, field: "pages", "a Type 2 tag needs \"pages\": [\"04A23B91\", ...]")
-            }
-            guard list.count <= Self.maximumPages else {
-                throw TagFileError(.invalidValue, field: "pages", "\(list.count) pages; at most \(Self.maximumPages)")
-            }
-            var pages: [[UInt8]] = []
-            for (i, item) in list.enumerated() {
-                guard let s = item as? String, let p = [UInt8](hex: s), p.count == 4 else {
-                    throw TagFileError(.invalidValue, field: "pages[\(i)]", "expected 4 bytes of hex, got \(item)")
-                }
-                pages.append(p)
-            }
-            file.pages = try checkPages(pages, type: type, field: "pages", notes: &file.notes)
-        }
-        if let list = j.raw["faults"] {
-            guard let items = list as? [[String: Any]] else {
-                throw TagFileError(.invalidValue, field: "faults", "expected an array of objects")
-            }
-            for (i, item) in items.enumerated() {
-                switch TagFault.fromJSONObject(item) {
-                case .success(let f): file.faults.append(f)
-                case .failure(let e):
-                    throw TagFileError(
-                        .invalidValue, field: "faults[\(i)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
-                }
-            }
+            file.unreadPages = Array(Set(j.unreadPages)).sorted()
         }
         return file
     }
@@ -371,11 +278,12 @@ public struct TagFile: Sendable, Hashable {
         case "NTAG215": type = .ntag215
         case "NTAG216": type = .ntag216
         case "Mifare Ultralight", "Ultralight": type = .ultralight
+        case "Mifare Ultralight C", "Ultralight C": type = .ultralightC
         case "Mifare Ultralight 11", "Mifare Ultralight 21", "Ultralight 11", "Ultralight 21": type = .ultralightEV1
         default:
             throw TagFileError(
                 .unsupported, field: "Device type", line: device.line,
-                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (11/21)")
+                "\"\(device.value)\"; read: NTAG213/215/216, Mifare Ultralight (C, 11, 21)")
         }
         var notes: [String] = []
         guard let uid = try hex("UID") else {
@@ -398,21 +306,32 @@ public struct TagFile: Sendable, Hashable {
                 .invalidValue, field: "Pages total", line: total.line,
                 "\"\(total.value)\"; a Type 2 tag has 4 to \(Self.maximumPages) pages")
         }
+        // "Pages read" below "Pages total": the Flipper could not read the rest (PWD and PACK,
+        // or pages behind AUTH0) and lists them as 00. They are unknown, not zero.
+        var pagesRead = pageTotal
         if let read = values["Pages read"] {
             guard let n = Int(read.value), (0...pageTotal).contains(n) else {
                 throw TagFileError(
                     .invalidValue, field: "Pages read", line: read.line, "\"\(read.value)\"; 0 to \(pageTotal)")
             }
+            pagesRead = n
         }
         var pages: [[UInt8]] = []
+        var unread: [Int] = []
         for n in 0..<pageTotal {
-            guard let p = pageLines[n] else {
+            if n >= pagesRead || pageLines[n] == nil {
                 if n < 4 { throw TagFileError(.missingField, field: "Page \(n)", "pages 0-3 are required") }
-                notes.append("Page \(n) onwards missing (\"Pages read\" < total); filled with 00")
-                pages += [[UInt8]](repeating: [0, 0, 0, 0], count: pageTotal - n)
-                break
+                unread.append(n)
+                pages.append([0, 0, 0, 0])
+            } else if let p = pageLines[n] {
+                pages.append(p.bytes)
             }
-            pages.append(p.bytes)
+        }
+        if let first = unread.first {
+            let range = unread.count == 1 ? "page \(first)" : "pages \(first)-\(unread.last ?? first)"
+            notes.append(
+                "\(range) (\(unread.count) of \(pageTotal)) not read by the Flipper (\"Pages read: \(pagesRead)\"): "
+                    + "unknown, held as 00 00 00 00; emulation answers that, write/restore never writes them")
         }
         if let extra = pageLines.keys.filter({ $0 >= pageTotal }).min() {
             throw TagFileError(
@@ -423,6 +342,7 @@ public struct TagFile: Sendable, Hashable {
             type: type, activation: activation, getVersion: try hex("Mifare version", count: 8),
             signature: try hex("Signature", count: 32), source: .flipper, notes: notes)
         file.pages = try checkPages(pages, type: type, field: "Pages total", notes: &file.notes)
+        file.unreadPages = unread
         return file
     }
 
@@ -449,6 +369,7 @@ public struct TagFile: Sendable, Hashable {
             }
         }
         if pageCount == 16 { return .ultralight }
+        if pageCount == 48 { return .ultralightC }  // MF0ICU2: no GET_VERSION, 48 pages
         throw TagFileError(
             .unsupported, field: field, "no known GET_VERSION and \(pageCount) pages: cannot tell the tag type")
     }
@@ -485,6 +406,16 @@ public struct TagFile: Sendable, Hashable {
         return pages
     }
 
+    // MARK: Restoring
+
+    /// The Type 2 pages a restore may write back to a tag, in order: pages 2 and on (0–1 hold
+    /// the UID, read-only on every NTAG/Ultralight), without ``unreadPages``, whose bytes
+    /// are placeholders and would, for PWD, set a password of 00 00 00 00.
+    public var restorablePages: [(page: Int, bytes: [UInt8])] {
+        let unread = Set(unreadPages)
+        return pages.indices.filter { $0 >= 2 && !unread.contains($0) }.map { ($0, pages[$0]) }
+    }
+
     // MARK: Emulation
 
     /// An emulation core holding this file's Type 2 image and signature; throws
@@ -510,7 +441,7 @@ public struct TagFile: Sendable, Hashable {
             throw TagFileError(.unsupported, field: "type", "a Type 2 file has no NDEF application")
         }
         guard t4.fileID.count == 2 else { throw TagFileError(.invalidValue, field: "file_id", "needs 2 bytes") }
-        let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : 0x20
+        let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : t4.mappingVersion.hasPrefix("1") ? 0x10 : 0x20
         let fileID = UInt16(t4.fileID[0]) << 8 | UInt16(t4.fileID[1])
         let cc: Type4CapabilityContainer
         do {
@@ -519,7 +450,13 @@ public struct TagFile: Sendable, Hashable {
                 maximumNDEFFileSize: t4.maximumNDEFFileSize, writeAccess: t4.readOnly ? 0xFF : 0x00,
                 extendedFile: t4.lengthFieldSize == 4)
         } catch {
-            throw TagFileError(.invalidValue, field: "max_ndef_file_size", "\(error)")
+            // Mapping 3.0 files carry a 4-byte ENLEN: their CC needs the ENDEF File Control
+            // TLV, which T4T 3.0 allows only for files of FFFF bytes or more.
+            let hint =
+                t4.lengthFieldSize == 4 && t4.maximumNDEFFileSize < 0xFFFF
+                ? "; a mapping 3.0 file starts with a 4-byte ENLEN, whose ENDEF File Control TLV needs a file of at least 65535 bytes (use mapping 2.0 for a smaller one)"
+                : ""
+            throw TagFileError(.invalidValue, field: "max_ndef_file_size", "\(error)" + hint)
         }
         var file = t4.ndefFile
         if file.count < t4.maximumNDEFFileSize {
@@ -564,6 +501,9 @@ public struct TagFile: Sendable, Hashable {
         } else {
             lines.append(
                 "  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
+            if !unreadPages.isEmpty {
+                lines.append("  \"unread_pages\": [\(unreadPages.map(String.init).joined(separator: ", "))]")
+            }
         }
         if !faults.isEmpty {
             lines.append(
@@ -597,33 +537,6 @@ private struct JSONFields {
         guard let v = raw[key] else { throw TagFileError(.missingField, field: prefix + key, "required") }
         guard let s = v as? String else { throw TagFileError(.invalidValue, field: prefix + key, "expected a string") }
         return s
-    }
-
-    func optionalString(_ key: String) throws(TagFileError) -> String? {
-        raw[key] == nil ? nil : try string(key)
-    }
-
-    func int(_ key: String) throws(TagFileError) -> Int {
-        guard let v = raw[key] else { throw TagFileError(.missingField, field: prefix + key, "required") }
-        guard let n = v as? Int, !Self.isBoolean(v) else {
-            throw TagFileError(.invalidValue, field: prefix + key, "expected an integer")
-        }
-        return n
-    }
-
-    func optionalBool(_ key: String) throws(TagFileError) -> Bool? {
-        guard let v = raw[key] else { return nil }
-        guard Self.isBoolean(v), let b = v as? Bool else {
-            throw TagFileError(.invalidValue, field: prefix + key, "expected true or false")
-        }
-        return b
-    }
-
-    /// JSONSerialization gives NSNumber for both numbers and booleans; only `true`/`false`
-    /// have the `c` (char) type encoding.
-    static func isBoolean(_ v: Any) -> Bool {
-        guard let n = v as? NSNumber else { return v is Bool }
-        return String(cString: n.objCType) == "c"
     }
 
     func hex(_ key: String, count: Int? = nil) throws(TagFileError) -> [UInt8] {

@@ -1,5 +1,8 @@
-/// What `tag show` says about a tag file, found by running the real Type 2 reader procedure
-/// (``Type2TagReader``) against the file's image in an ``NTAG21xCore`` in memory.
+/// What `tag show` says about a tag file, found by building the file's emulation core the
+/// way every device does (`TagFile.makeEmulationCore()`) and running the real reader
+/// procedure against it in memory: ``Type2TagReader`` on the ``NTAG21xCore``,
+/// ``Type4TagReader`` on the ``Type4NDEFApplication``. A file no device could present has
+/// ``emulationError`` set and nothing read.
 ///
 /// ``ndefMessageBytes`` holds the raw message as the procedure read it; ``ndefMessage`` is
 /// the same bytes through `NFCNDEFMessage(bytes:)`, or ``ndefDecodeError`` says why not.
@@ -21,6 +24,10 @@ public struct TagReport: Sendable {
             case auth0ProtectsNDEF
             /// A scheduled fault in the file will interrupt readers.
             case faultsScheduled
+            /// A Lock or Memory Control TLV whose length is not 3: skipped by its length.
+            case controlTLVLength
+            /// Pages the file says were not read: their bytes are unknown (``TagFile/unreadPages``).
+            case unreadPages
         }
 
         public let kind: Kind
@@ -54,9 +61,25 @@ public struct TagReport: Sendable {
             return nil
         } catch { return error }
     }
-    /// Why the reader procedure failed, if it did.
+    /// Why the Type 2 reader procedure failed, if it did.
     public let readError: Type2TagError?
+    /// Type 4: what ``Type4TagReader`` detected, the CC and the application name that
+    /// answered (`nil` for Type 2 or when detection failed).
+    public let type4Detection: Type4Detection?
+    /// Type 4: the CC as the reader detected it.
+    public var type4CapabilityContainer: Type4CapabilityContainer? { type4Detection?.capabilityContainer }
+    /// Why the Type 4 reader procedure failed, if it did.
+    public let type4ReadError: Type4TagError?
+    /// Why no device could present the file (`TagFile.makeEmulationCore()`'s error, the one a
+    /// session, `virtual card` or `virtual pn532` would stop with); nothing was read then.
+    public let emulationError: TagFileError?
     public let warnings: [Warning]
+
+    /// `true` when a reader would read the file's NDEF area and it decodes (warnings allowed).
+    public var isReadable: Bool {
+        emulationError == nil && readError == nil && type4ReadError == nil && ndefDecodeError == nil
+            && !file.type.isSensedOnly
+    }
 
     /// The data area in bytes (Type 2: 8 × MLEN; Type 4: maximum NDEF file size).
     public var dataAreaSize: Int? {
@@ -82,16 +105,47 @@ public struct TagReport: Sendable {
                         separator: ", "))
         }
 
-        guard file.type != .type4, let core = try? file.makeCore() else {
+        if !file.unreadPages.isEmpty {
+            warn(.unreadPages, Self.unreadPagesMessage(file))
+        }
+
+        let built = Result { () throws(TagFileError) in try file.makeEmulationCore() }
+        guard case .success(.type2(let core)) = built else {
             version = nil
-            productName = file.type == .type4 ? "Type 4 Tag" : file.type.rawValue
+            productName =
+                switch file.type {
+                case .type4: "Type 4 Tag"
+                case .mifareClassic1K: "MIFARE Classic 1K"
+                default: file.type.rawValue
+                }
             uidOnTag = file.activation.uid
             layout = nil
-            ndefMessageBytes = file.type4?.ndefMessage
             readError = nil
+            var detection: Type4Detection? = nil
+            var ndef: [UInt8]? = nil
+            var failure: Type4TagError? = nil
+            switch built {
+            case .success(.type4(let app)):
+                emulationError = nil
+                let reader = Type4TagReader(transport: EmulatedAPDUTransport(core: app))
+                do {
+                    let detected = try reader.detectApplication()
+                    detection = detected
+                    ndef = try reader.readNDEF(detection: detected)
+                } catch { failure = error }
+            case .failure(let error): emulationError = error
+            case .success(.type2): emulationError = nil
+            case .success(.sensedOnly): emulationError = nil
+            }
+            type4Detection = detection
+            ndefMessageBytes = ndef
+            type4ReadError = failure
             self.warnings = warnings
             return
         }
+        emulationError = nil
+        type4Detection = nil
+        type4ReadError = nil
 
         // Identification from the pages.
         let header = core.pages.prefix(3).flatMap { $0 }
@@ -122,7 +176,12 @@ public struct TagReport: Sendable {
         // The procedure, as a reader runs it.
         let transport = EmulatedType2Transport(core: core)
         var reader = Type2TagReader(transport: transport)
-        let identified = (try? reader.identify()) ?? nil
+        var identifyError: Type2TagError? = nil
+        let identified: TagVersion?
+        do { identified = try reader.identify() } catch {
+            identified = nil
+            identifyError = error
+        }
         version = identified
         productName = identified?.product?.displayName ?? identified?.description ?? core.variant.rawValue
         if let recorded = file.getVersion, let v = try? TagVersion(bytes: recorded), let p = v.product,
@@ -137,6 +196,7 @@ public struct TagReport: Sendable {
         do {
             let l = try reader.readLayout()
             layout = l
+            for w in l.warnings { warn(.controlTLVLength, w.message) }
             let expected = core.variant.layout.ccSizeByte
             if l.capabilityContainer.sizeByte != expected {
                 warn(
@@ -177,14 +237,39 @@ public struct TagReport: Sendable {
         }
         self.layout = layout
         self.ndefMessageBytes = ndef
-        self.readError = failure
+        self.readError = failure ?? identifyError
         self.warnings = warnings
+    }
+
+    /// Which pages were not read, what they are on this product, and what follows.
+    static func unreadPagesMessage(_ file: TagFile) -> String {
+        let pages = file.unreadPages
+        var runs: [String] = []
+        var i = 0
+        while i < pages.count {
+            var j = i
+            while j + 1 < pages.count && pages[j + 1] == pages[j] + 1 { j += 1 }
+            runs.append(i == j ? "\(pages[i])" : "\(pages[i])-\(pages[j])")
+            i = j + 1
+        }
+        var roles: [String] = []
+        if let layout = file.type.type2Variant(pageCount: file.pages.count)?.layout {
+            if let p = layout.passwordPage, pages.contains(p) { roles.append("PWD (page \(p))") }
+            if let p = layout.packPage, pages.contains(p) { roles.append("PACK (page \(p))") }
+        }
+        return "\(pages.count) page(s) not read when the file was made (\(runs.joined(separator: ", "))"
+            + (roles.isEmpty ? "" : "; \(roles.joined(separator: ", ")), which no reader can read")
+            + "): their bytes are unknown; emulation answers 00 00 00 00 for them, and a restore never writes them"
     }
 
     /// A plain-text report, one fact a line.
     public var text: String {
         var out: [String] = []
         out.append("Tag:       \(productName) (\(file.source.rawValue) file, type \(file.type.rawValue))")
+        if file.type.isSensedOnly {
+            out.append(
+                "Not an NFC Forum tag platform: every reader senses it (SAK rule, NXP AN10833), none reads it here")
+        }
         out.append("UID:       \(uidOnTag.hexString(separator: " "))")
         out.append(
             "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
@@ -200,21 +285,31 @@ public struct TagReport: Sendable {
                 "NDEF file: \(t4.fileID.hexString()) mapping \(t4.mappingVersion), \(t4.ndefFile.count) of "
                     + "\(t4.maximumNDEFFileSize) bytes, " + (t4.readOnly ? "read-only" : "read/write"))
         }
+        if let d = type4Detection {
+            out.append("CC:        \(d.capabilityContainer.description), application \(d.applicationName.hexString())")
+        }
         if let d = dataAreaSize { out.append("Data area:            \(d) bytes") }
         if let m = maximumNDEFMessageSize { out.append("Maximum NDEF message: \(m) bytes") }
         if let ndef = ndefMessageBytes {
-            out.append(
-                ndef.isEmpty
-                    ? "NDEF message: empty" : "NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            if ndef.isEmpty {
+                out.append("NDEF message: empty")
+            } else if ndef.count <= 32 {
+                out.append("NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            } else {  // long messages 16 bytes a line, not one endless hex line
+                out.append("NDEF message (\(ndef.count) bytes):")
+                for i in stride(from: 0, to: ndef.count, by: 16) {
+                    out.append("  " + Array(ndef[i..<min(i + 16, ndef.count)]).hexString(separator: " "))
+                }
+            }
         }
         if let message = ndefMessage {
-            for (i, d) in message.descriptions.enumerated() {
-                let body = d.uri ?? d.text.map { "\"\($0)\"" + (d.language.map { " (\($0))" } ?? "") } ?? d.payloadHex
-                out.append("  record \(i + 1): \(d.tnfName) \(d.type): \(body)")
-            }
+            // Everything the JSON report says of each record, warnings and nested records included.
+            for (i, d) in message.descriptions.enumerated() { out += d.textLines(number: "\(i + 1)") }
         }
         if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
         if let readError { out.append("Read failed: \(readError)") }
+        if let type4ReadError { out.append("Read failed: \(type4ReadError)") }
+        if let emulationError { out.append("No device can present it: \(emulationError)") }
         for w in warnings { out.append("warning: \(w)") }
         for n in file.notes { out.append("note: \(n)") }
         return out.joined(separator: "\n")

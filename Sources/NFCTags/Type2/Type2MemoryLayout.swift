@@ -1,6 +1,7 @@
 // Memory maps of the NXP Type 2 tags this package reads and emulates, from the datasheets:
 // NTAG213/215/216 Rev 3.2 §8.5 (memory organisation) and §8.5.7 (configuration pages),
-// NTAG210/212 Rev 3.0 §8.5, MF0ULX1 (Ultralight EV1) Rev 3.2 §8.5, MF0ICU1 (Ultralight) §8.5.
+// NTAG210/212 Rev 3.0 §8.5, MF0ULX1 (Ultralight EV1) Rev 3.2 §8.5, MF0ICU1 (Ultralight) §8.5,
+// MF0ICU2 (Ultralight C) Rev 3.3 §7.5.
 
 /// Where a Type 2 tag keeps its user memory, dynamic lock bytes and configuration pages.
 ///
@@ -71,6 +72,12 @@ public struct Type2MemoryLayout: Sendable, Hashable {
     /// MIFARE Ultralight (MF0ICU1): 16 pages, 48 user bytes, CC `06`, no configuration pages.
     public static let ultralight = Type2MemoryLayout(
         totalPages: 16, userMemoryBytes: 48, ccSizeByte: 0x06,
+        dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: nil)
+    /// MIFARE Ultralight C (MF0ICU2): 48 pages (READ reaches `00h`–`2Bh`; the 3DES key in
+    /// `2Ch`–`2Fh` is never readable), 144 user bytes (`04h`–`27h`), CC `12`; lock bytes 2–3
+    /// in `28h`, counter `29h`, AUTH0 `2Ah`, AUTH1 `2Bh` (no NTAG configuration pages).
+    public static let ultralightC = Type2MemoryLayout(
+        totalPages: 48, userMemoryBytes: 144, ccSizeByte: 0x12,
         dynamicLockPage: nil, pagesPerDynamicLockBit: 0, configurationPage: nil)
     /// Ultralight EV1 MF0UL11: 20 pages, 48 user bytes, CC `06`, CFG0 `10h`.
     public static let ultralightEV1MF0UL11 = Type2MemoryLayout(

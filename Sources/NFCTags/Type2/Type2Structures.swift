@@ -137,6 +137,28 @@ public struct Type2TLV: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// A TLV the walk stepped over instead of refusing the tag (NFC Forum T2T 1.0 §2.3).
+public struct Type2TLVWarning: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// A Lock Control or Memory Control TLV whose length is not 3 (T2T 1.0 §2.3.1 and
+        /// §2.3.2 fix L = 3 and say nothing of another L): skipped by its own length, as
+        /// nfcpy's `tt2.py` does, and no area is reserved for it.
+        case controlTLVLength
+    }
+
+    public let kind: Kind
+    /// Byte address of the TLV's T field (page × 4 + byte).
+    public let address: Int
+    public let message: String
+    public var description: String { message }
+
+    public init(kind: Kind, address: Int, message: String) {
+        self.kind = kind
+        self.address = address
+        self.message = message
+    }
+}
+
 /// The dynamic lock bits a reader honours, and where they came from.
 public struct Type2DynamicLock: Sendable, Hashable {
     /// Where the location was learned.
@@ -178,6 +200,8 @@ public struct Type2TagLayout: Sendable, Hashable {
     /// Terminator is added only when room remains. NTAG216 (CC `6D`, data area 872):
     /// 872 − 1 − 3 = 868. NTAG213 with a Lock Control TLV (CC `12`): 144 − 5 − 1 − 1 = 137.
     public let maximumNDEFMessageSize: Int
+    /// TLVs the walk stepped over instead of refusing the tag, in order.
+    public let warnings: [Type2TLVWarning]
 
     /// The data area in bytes (8 × MLEN).
     public var dataAreaSize: Int { capabilityContainer.dataAreaSize }

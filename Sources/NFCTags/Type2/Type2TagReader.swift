@@ -50,10 +50,13 @@ public struct Type2TagReader {
     ///
     /// NULL TLVs are skipped; Lock and Memory Control TLVs (3-byte values) declare areas
     /// that later TLVs and NDEF bytes step over; NDEF, Proprietary and RFU TLVs are skipped
-    /// by their length (`xx` or `FF xx yy`); a Terminator ends the walk. Throws
-    /// `.ccInvalid`, `.unsupportedVersion`, `.tlvMalformed(offset:)` (a length field cut by
-    /// the end of the data area, a control TLV whose length is not 3, or a non-NDEF value
-    /// past the end), `.lengthBeyondDataArea` (an NDEF value past the end), `.communication`.
+    /// by their length (`xx` or `FF xx yy`); a Terminator ends the walk. A Lock or Memory
+    /// Control TLV whose length is not 3 declares nothing: it is skipped by its length too,
+    /// with a ``Type2TLVWarning`` in ``Type2TagLayout/warnings`` (T2T 1.0 §2.3.1/§2.3.2 fix
+    /// L = 3 but say nothing of another L; nfcpy's `tt2.py` skips such a TLV the same way).
+    /// Throws `.ccInvalid`, `.unsupportedVersion`, `.tlvMalformed(offset:)` (a length field
+    /// cut by the end of the data area, or a non-NDEF value past the end),
+    /// `.lengthBeyondDataArea` (an NDEF value past the end), `.communication`.
     public func readLayout() throws(Type2TagError) -> Type2TagLayout {
         try walk(PageReader(transport: transport, limit: 4)).layout
     }
@@ -195,6 +198,7 @@ public struct Type2TagReader {
         memory.limit = (end + 3) / 4
         var areas: [Type2ReservedArea] = []
         var tlvs: [Type2TLV] = []
+        var warnings: [Type2TLVWarning] = []
         var cursor = 16
 
         func skip(_ a: Int) -> Int {
@@ -249,10 +253,15 @@ public struct Type2TagReader {
                 throw Type2TagError(.tlvMalformed(offset: start), "value of \(length) bytes runs past the data area")
             }
             var area: Type2ReservedArea? = nil
-            if kind == .lockControl || kind == .memoryControl {
-                guard length == 3 else {
-                    throw Type2TagError(.tlvMalformed(offset: start), "control TLV length \(length), expected 3")
-                }
+            if kind == .lockControl || kind == .memoryControl, length != 3 {
+                let name = kind == .lockControl ? "Lock Control" : "Memory Control"
+                warnings.append(
+                    Type2TLVWarning(
+                        kind: .controlTLVLength, address: start,
+                        message:
+                            "\(name) TLV at page \(start / 4) byte \(start % 4) has length \(length), not 3: "
+                            + "skipped by its length, no area reserved"))
+            } else if kind == .lockControl || kind == .memoryControl {
                 var value: [UInt8] = []
                 for a in span { value.append(try memory.byte(a)) }
                 area = Type2ReservedArea.decode(controlValue: value, lock: kind == .lockControl)
@@ -296,7 +305,7 @@ public struct Type2TagReader {
         let layout = Type2TagLayout(
             capabilityContainer: cc, staticLockBytes: Array(header[10..<12]), tlvs: tlvs, reservedAreas: areas,
             dynamicLock: lock, ndefTLVAddress: ndefAddress,
-            maximumNDEFMessageSize: Type2TagLayout.maximumMessage(available: available))
+            maximumNDEFMessageSize: Type2TagLayout.maximumMessage(available: available), warnings: warnings)
         return (layout, memory)
     }
 

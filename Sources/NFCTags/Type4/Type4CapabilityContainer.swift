@@ -2,10 +2,14 @@
 /// §4.7): CCLEN, mapping version, MLe, MLc, then the NDEF File Control TLV (`04`, 6 bytes:
 /// file id, 2-byte max NDEF file size, read and write access) or, from mapping 3.0, the
 /// ENDEF File Control TLV (`06`, 8 bytes: file id, 4-byte max ENDEF file size, access).
+///
+/// Mapping versions with major 1, 2 and 3 are accepted: a 1.0 CC has the 2.0 layout, and a
+/// T4T 2.0 reader reads 1.0 tags (T4T 2.0 §5.1.1 version treatment, §5.5 coexistence of
+/// 1.0 and 2.0; nfcpy `tt4.py` and Android `rw_t4t.c` accept major 1 too).
 public struct Type4CapabilityContainer: Sendable, Hashable, CustomStringConvertible {
     /// CCLEN: bytes in the CC file, 000F–FFFE.
     public let ccLength: Int
-    /// The mapping version byte: major in the high nibble (`20` = 2.0, `30` = 3.0).
+    /// The mapping version byte: major in the high nibble (`10` = 1.0, `20` = 2.0, `30` = 3.0).
     public let mappingVersion: UInt8
     /// MLe: the most response data bytes one READ BINARY may return (000F–FFFF).
     public let maximumReadLength: Int
@@ -22,7 +26,7 @@ public struct Type4CapabilityContainer: Sendable, Hashable, CustomStringConverti
     /// `true` when the CC holds an ENDEF File Control TLV (`06`): 4-byte ENLEN.
     public let isExtendedFile: Bool
 
-    /// The mapping major version (2 or 3).
+    /// The mapping major version (1, 2 or 3).
     public var majorVersion: Int { Int(mappingVersion >> 4) }
     /// Size of the length field that opens the NDEF file: 2 (NLEN) or 4 (ENLEN).
     public var lengthFieldSize: Int { isExtendedFile ? 4 : 2 }
@@ -87,7 +91,7 @@ public struct Type4CapabilityContainer: Sendable, Hashable, CustomStringConverti
         isExtendedFile: Bool
     ) throws(Type4TagError) {
         let major = mappingVersion >> 4
-        guard major == 2 || major == 3 else { throw .unsupportedVersion(mappingVersion) }
+        guard (1...3).contains(major) else { throw .unsupportedVersion(mappingVersion) }
         guard (0x000F...0xFFFE).contains(ccLength) else { throw .ccInvalid("CCLEN \(ccLength) outside 000F…FFFE") }
         guard (0x000F...0xFFFF).contains(maximumReadLength) else {
             throw .ccInvalid("MLe \(maximumReadLength) outside 000F…FFFF")
@@ -95,7 +99,11 @@ public struct Type4CapabilityContainer: Sendable, Hashable, CustomStringConverti
         guard (0x0001...0xFFFF).contains(maximumWriteLength) else {
             throw .ccInvalid("MLc \(maximumWriteLength) outside 0001…FFFF")
         }
-        guard ![0x0000, 0xE102, 0xE103, 0x3F00, 0x3FFF, 0xFFFF].contains(ndefFileID) else {
+        // 0000 is reserved from mapping 2.0 on; a 1.0 tag may use it (Android's
+        // rw_t4t_validate_cc_file refuses it only for 2.0 and 3.0).
+        let reserved: [UInt16] =
+            major == 1 ? [0xE102, 0xE103, 0x3F00, 0x3FFF, 0xFFFF] : [0x0000, 0xE102, 0xE103, 0x3F00, 0x3FFF, 0xFFFF]
+        guard !reserved.contains(ndefFileID) else {
             throw .ccInvalid(
                 "NDEF file id \([UInt8(ndefFileID >> 8), UInt8(ndefFileID & 0xFF)].hexString()) is reserved")
         }

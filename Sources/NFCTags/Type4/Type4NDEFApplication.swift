@@ -1,8 +1,14 @@
-// The card side of NFC Forum T4T 2.0 / 3.0: an NDEF Tag Application answering C-APDUs.
+// The card side of NFC Forum T4T 1.0 / 2.0 / 3.0: an NDEF Tag Application answering C-APDUs.
 
 /// An NFC Forum Type 4 Tag NDEF Tag Application as a card runs it: the CC file `E103` and
 /// one NDEF (or ENDEF) file, answering C-APDUs exactly like a real tag (T4T 2.0 §5.4,
 /// T4T 3.0; status words per ISO/IEC 7816-4 §5.6).
+///
+/// A mapping 1.0 core (``mappingVersion`` `10`) is a tag made before T4T 2.0: it answers
+/// only to the 1.0 application name `D2 76 00 00 85 01 00` (the 2.0 name gets `6A82`, so a
+/// 2.0 reader has to fall back as T4T 2.0 §5.5 and Annex D describe), and takes SELECT by
+/// file id with P2 `00` (the 1.0 form) as well as `0C`. libnfc's `nfc-emulate-forum-tag4 -1`
+/// emulates such a tag the same way.
 ///
 /// Every virtual device (PN532 emulation, vpcd card, in-process simulator) feeds its
 /// C-APDUs to ``respond(to:)`` and sends back what it returns. Pure: no clock, no I/O.
@@ -11,8 +17,8 @@
 /// |---|---|
 /// | short (< 4 bytes) or malformed length fields | `6700` |
 /// | CLA ≠ `00` | `6E00` |
-/// | SELECT by name (P1 `04`) of `D2 76 00 00 85 01 01`, P2 `00`/`0C` | `9000`; other AID or P2 `02` → `6A82` |
-/// | SELECT by id (P1 `00` P2 `0C`, 2 bytes) | `9000`; unknown id → `6A82`; app not selected → `6986`; other P1/P2 → `6A86` |
+/// | SELECT by name (P1 `04`) of ``applicationName``, P2 `00`/`0C` | `9000`; other AID or P2 `02` → `6A82` |
+/// | SELECT by id (P1 `00` P2 `0C`; mapping 1.0 also P2 `00`; 2 bytes) | `9000`; unknown id → `6A82`; app not selected → `6986`; other P1/P2 → `6A86` |
 /// | READ BINARY `B0` | up to min(Ne, MLe) bytes, fewer at the end of the file; offset ≥ file size → `6B00`; no file → `6986` |
 /// | UPDATE BINARY `D6` | `9000`; read-only or CC → `6982`; Nc > MLc → `6700`; past the end → `6A84`/`6B00` |
 /// | READ/UPDATE BINARY with ODO `B1`/`D7` (mapping 3.0 only) | as above, data in a `53` object; bad ODO → `6A80` |
@@ -25,7 +31,8 @@ public struct Type4NDEFApplication: Sendable {
     /// The whole NDEF file: length field (NLEN, or ENLEN for an ENDEF file), message, padding.
     /// Reflects every UPDATE BINARY.
     public private(set) var ndefFile: [UInt8]
-    /// The mapping version byte (`20` or `30`); ODO commands need major 3.
+    /// The mapping version byte (`10`, `20` or `30`): major 1 answers to the 1.0
+    /// application name, major 3 takes ODO commands.
     public let mappingVersion: UInt8
     /// MLe: the most data bytes one READ BINARY answer carries.
     public let maximumReadLength: Int
@@ -48,13 +55,25 @@ public struct Type4NDEFApplication: Sendable {
     }
     private var state: State = .idle
 
+    /// The NDEF Tag Application name from T4T 2.0 on (mapping 2.0 and 3.0).
+    public static let version2ApplicationName: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]
+    /// The NDEF Tag Application name of a mapping 1.0 tag (T4T 2.0 §5.5, Annex D).
+    public static let version1ApplicationName: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x00]
+
+    /// The name this tag's NDEF Tag Application answers to: the 1.0 name for mapping 1.x,
+    /// the 2.0 name otherwise.
+    public var applicationName: [UInt8] {
+        mappingVersion >> 4 == 1 ? Self.version1ApplicationName : Self.version2ApplicationName
+    }
+
     /// A conformant tag holding `ndefMessage`.
     /// - Parameters:
     ///   - ndefMessage: the raw NDEF message bytes (may be empty: NLEN 0).
     ///   - maximumFileSize: the NDEF file's size in bytes, length field included
     ///     (T4T 2.0: 5…FFFE; an ENDEF file: FFFF…).
-    ///   - mappingVersion: `0x20` (T4T 2.0) or `0x30` (T4T 3.0: ODO commands, ENDEF when
-    ///     `maximumFileSize` > FFFE or `extendedFile` is set).
+    ///   - mappingVersion: `0x10` (T4T 1.0: the 1.0 application name), `0x20` (T4T 2.0) or
+    ///     `0x30` (T4T 3.0: ODO commands, ENDEF when `maximumFileSize` > FFFE or
+    ///     `extendedFile` is set).
     ///   - maximumReadLength: MLe (≥ 15). `maximumWriteLength`: MLc (≥ 1).
     ///   - readOnly: write access `FF` in the CC and `6982` to UPDATE BINARY.
     ///   - fileID: the NDEF file id written into the CC.
@@ -145,14 +164,15 @@ public struct Type4NDEFApplication: Sendable {
             guard !c.data.isEmpty else { return .wrongLength }
             switch c.p2 {
             case 0x00, 0x0C:
-                guard c.data == [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01] else { return .fileNotFound }
+                guard c.data == applicationName else { return .fileNotFound }
                 state = .selected(file: nil)
                 return .success
             case 0x02: return .fileNotFound  // one occurrence only: there is no "next"
             default: return .wrongParameters
             }
         case 0x00:
-            guard c.p2 == 0x0C else { return .wrongParameters }
+            // T4T 2.0 and 3.0 readers send P2 0C; a 1.0 tag was addressed with P2 00.
+            guard c.p2 == 0x0C || (c.p2 == 0x00 && mappingVersion >> 4 == 1) else { return .wrongParameters }
             guard c.data.count == 2 else { return .wrongLength }
             guard case .selected = state else { return .commandNotAllowed }
             let id = UInt16(c.data[0]) << 8 | UInt16(c.data[1])

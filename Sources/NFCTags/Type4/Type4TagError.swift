@@ -8,8 +8,8 @@
 /// `readerTransceiveErrorTagResponseError` (102) on read.
 public struct Type4TagError: Error, Equatable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
-        /// SELECT of the NDEF Tag Application `D2 76 00 00 85 01 01` failed: not a Type 4 Tag
-        /// (or an NFC Forum T4T 1.0 tag with the older AID).
+        /// SELECT of the NDEF Tag Application failed under both names, `D2 76 00 00 85 01 01`
+        /// (mapping 2.0 and later) and `D2 76 00 00 85 01 00` (mapping 1.0): not a Type 4 Tag.
         case applicationNotFound
         /// The Capability Container breaks a T4T rule (lengths, file id, TLV).
         case ccInvalid

@@ -1,8 +1,38 @@
 // NFC Forum Type 4 Tag 2.0 / 3.0 §5.4: the NDEF detection, read and update procedures.
 
+/// What NDEF detection found on a Type 4 Tag: the CC, and which NDEF Tag Application name
+/// answered (the 1.0 name means the 1.0 command forms).
+public struct Type4Detection: Sendable, Hashable {
+    /// `true` when the tag answered only the mapping 1.0 name `D2 76 00 00 85 01 00`.
+    public let isVersion1Application: Bool
+    public let capabilityContainer: Type4CapabilityContainer
+
+    public init(isVersion1Application: Bool, capabilityContainer: Type4CapabilityContainer) {
+        self.isVersion1Application = isVersion1Application
+        self.capabilityContainer = capabilityContainer
+    }
+
+    /// The application name that answered.
+    public var applicationName: [UInt8] {
+        isVersion1Application
+            ? Type4NDEFApplication.version1ApplicationName : Type4NDEFApplication.version2ApplicationName
+    }
+}
+
 /// The NFC Forum Type 4 Tag NDEF procedures over any ISO-DEP carrier (T4T 2.0 §5.4, T4T 3.0
 /// §5.4): what Core NFC's `NFCNDEFTag.queryNDEFStatus`, `readNDEF` and `writeNDEF` do on an
 /// ISO 7816 tag.
+///
+/// Mapping 1.0 tags (T4T 2.0 §5.5 "Coexistence of Type 4 Tag Operation Version 1.0 and
+/// Version 2.0", Annex D "Example of Mapping Version 1.0 Detection"): when SELECT of the 2.0
+/// application name `D2 76 00 00 85 01 01` answers anything but `9000`, detection selects
+/// the 1.0 name `D2 76 00 00 85 01 00` (the 1.0 form: no Le), and a tag found that way is
+/// addressed with the 1.0 SELECT by file id (P2 `00`); its CC must say mapping 1.x. Other
+/// readers do the same: nfcpy `tt4.py` (`_select_ndef_application`, `_select_fid`) and
+/// Android's `rw_t4t.c` (`rw_t4t_sm_detect_ndef` retries with version 1.0,
+/// `rw_t4t_select_file`, `rw_t4t_validate_cc_file`). A tag that answers the 2.0 name keeps
+/// the 2.0 forms whatever its CC says (both witnesses do so too); ``detectApplication()``
+/// tells which name answered.
 ///
 /// Every call runs the whole sequence from the NDEF Tag Application SELECT, so it is valid
 /// after any earlier exchange. Reads never ask for more than MLe bytes nor beyond the NDEF
@@ -10,7 +40,9 @@
 /// object (INS `B1`/`D7`, T4T 3.0), which a 2.0 tag answers with a status error.
 public struct Type4TagReader<Transport: APDUTransport> {
     /// The NDEF Tag Application name, mapping 2.0 and later.
-    public static var ndefApplicationAID: [UInt8] { [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01] }
+    public static var ndefApplicationAID: [UInt8] { Type4NDEFApplication.version2ApplicationName }
+    /// The NDEF Tag Application name of a mapping 1.0 tag, tried when the 2.0 name is not found.
+    public static var ndefApplicationAIDVersion1: [UInt8] { Type4NDEFApplication.version1ApplicationName }
     /// The Capability Container file identifier.
     public static var capabilityContainerFileID: UInt16 { 0xE103 }
 
@@ -29,16 +61,34 @@ public struct Type4TagReader<Transport: APDUTransport> {
 
     /// NDEF detection (T4T §5.4.2): SELECT the NDEF Tag Application (`00 A4 04 00 07 D2 76
     /// 00 00 85 01 01 00`), SELECT the CC file (`00 A4 00 0C 02 E1 03`), READ BINARY the CC.
+    /// When the 2.0 name is not found: SELECT `00 A4 04 00 07 D2 76 00 00 85 01 00` (1.0),
+    /// then `00 A4 00 00 02 E1 03` (T4T 2.0 §5.5, Annex D).
     /// - Returns: the parsed Capability Container.
-    /// - Throws: ``Type4TagError`` `.applicationNotFound`, `.fileNotFound`, `.ccInvalid`,
-    ///   `.unsupportedVersion`, `.unexpectedStatus`, `.communication`.
+    /// - Throws: ``Type4TagError`` `.applicationNotFound` (neither name answered `9000`),
+    ///   `.fileNotFound`, `.ccInvalid`, `.unsupportedVersion` (also a CC above 1.x behind
+    ///   the 1.0 name), `.unexpectedStatus`, `.communication`.
     public func detect() throws(Type4TagError) -> Type4CapabilityContainer {
+        try detectApplication().capabilityContainer
+    }
+
+    /// ``detect()``, also saying which NDEF Tag Application name answered.
+    public func detectApplication() throws(Type4TagError) -> Type4Detection {
         let select = try apdu { () throws(APDUError) in try CommandAPDU.select(aid: Self.ndefApplicationAID) }
         let sw = try exchange(select).statusWord
-        guard sw.isSuccess else {
-            throw Type4TagError(.applicationNotFound, "SELECT NDEF Tag Application answered \(sw)")
+        var version1 = false
+        if !sw.isSuccess {
+            let select1 = try apdu { () throws(APDUError) in
+                try CommandAPDU.select(aid: Self.ndefApplicationAIDVersion1, le: nil)
+            }
+            let sw1 = try exchange(select1).statusWord
+            guard sw1.isSuccess else {
+                throw Type4TagError(
+                    .applicationNotFound,
+                    "SELECT NDEF Tag Application answered \(sw) (2.0 name) and \(sw1) (1.0 name)")
+            }
+            version1 = true
         }
-        try selectFile(Self.capabilityContainerFileID)
+        try selectFile(Self.capabilityContainerFileID, version1: version1)
         // MLe is not known yet; 15 is the least every tag supports (T4T §5.1).
         let head = try readBinary(offset: 0, count: 15, maximumRead: 15, fileSize: nil)
         let ccLength = Int(head[0]) << 8 | Int(head[1])
@@ -49,7 +99,15 @@ public struct Type4TagReader<Transport: APDUTransport> {
         if head[7] == 0x06, tlvEnd > 15, tlvEnd <= ccLength {
             cc += try readBinary(offset: 15, count: tlvEnd - 15, maximumRead: 15, fileSize: ccLength)
         }
-        return try Type4CapabilityContainer(bytes: cc)
+        let parsed = try Type4CapabilityContainer(bytes: cc)
+        // A tag found under the 1.0 name maps NDEF the 1.0 way (Android's
+        // rw_t4t_validate_cc_file refuses a CC version above the application's).
+        if version1 && parsed.majorVersion != 1 {
+            throw Type4TagError(
+                .unsupportedVersion(parsed.mappingVersion),
+                "CC mapping \(parsed.majorVersion).\(parsed.mappingVersion & 0xF) behind the 1.0 application name")
+        }
+        return Type4Detection(isVersion1Application: version1, capabilityContainer: parsed)
     }
 
     /// NDEF read (T4T §5.4.3): detection, SELECT the NDEF file named by the CC, READ BINARY
@@ -58,16 +116,23 @@ public struct Type4TagReader<Transport: APDUTransport> {
     /// - Throws: ``Type4TagError``; `.lengthOutOfRange` when NLEN exceeds max size − 2
     ///   (− 4 for ENLEN), `.accessDenied` when the CC denies reading.
     public func readNDEF() throws(Type4TagError) -> [UInt8] {
-        try readNDEF(capabilityContainer: detect())
+        try readNDEF(detection: detectApplication())
     }
 
     /// ``readNDEF()`` after a ``detect()`` the caller already ran (the application and CC
-    /// must still be the tag's).
+    /// must still be the tag's). Without the ``Type4Detection`` the file-select form follows
+    /// the CC: P2 `00` for mapping 1.x.
     public func readNDEF(capabilityContainer cc: Type4CapabilityContainer) throws(Type4TagError) -> [UInt8] {
+        try readNDEF(detection: Type4Detection(isVersion1Application: cc.majorVersion == 1, capabilityContainer: cc))
+    }
+
+    /// ``readNDEF()`` after a ``detectApplication()`` the caller already ran.
+    public func readNDEF(detection: Type4Detection) throws(Type4TagError) -> [UInt8] {
+        let cc = detection.capabilityContainer
         guard cc.isReadable else {
             throw Type4TagError(.accessDenied, "CC read access \([cc.readAccess].hexString())")
         }
-        try selectFile(cc.ndefFileID)
+        try selectFile(cc.ndefFileID, version1: detection.isVersion1Application)
         let n = try lengthField(cc)
         guard n <= cc.maximumNDEFMessageSize else {
             throw Type4TagError(
@@ -83,11 +148,19 @@ public struct Type4TagReader<Transport: APDUTransport> {
     /// A tag lost midway leaves NLEN 0 (an empty tag), never a torn message.
     /// - Throws: ``Type4TagError`` `.readOnly`, `.messageTooLarge`, and the detection errors.
     public func writeNDEF(_ message: [UInt8]) throws(Type4TagError) {
-        try writeNDEF(message, capabilityContainer: detect())
+        try writeNDEF(message, detection: detectApplication())
     }
 
-    /// ``writeNDEF(_:)`` after a ``detect()`` the caller already ran.
+    /// ``writeNDEF(_:)`` after a ``detect()`` the caller already ran (file-select form as
+    /// ``readNDEF(capabilityContainer:)`` chooses it).
     public func writeNDEF(_ message: [UInt8], capabilityContainer cc: Type4CapabilityContainer) throws(Type4TagError) {
+        try writeNDEF(
+            message, detection: Type4Detection(isVersion1Application: cc.majorVersion == 1, capabilityContainer: cc))
+    }
+
+    /// ``writeNDEF(_:)`` after a ``detectApplication()`` the caller already ran.
+    public func writeNDEF(_ message: [UInt8], detection: Type4Detection) throws(Type4TagError) {
+        let cc = detection.capabilityContainer
         guard cc.isWritable else {
             throw Type4TagError(.readOnly, "CC write access \([cc.writeAccess].hexString())")
         }
@@ -95,7 +168,7 @@ public struct Type4TagReader<Transport: APDUTransport> {
             throw Type4TagError(
                 .messageTooLarge, "\(message.count) bytes; the file holds \(cc.maximumNDEFMessageSize)")
         }
-        try selectFile(cc.ndefFileID)
+        try selectFile(cc.ndefFileID, version1: detection.isVersion1Application)
         let width = cc.lengthFieldSize
         try updateBinary(offset: 0, data: [UInt8](repeating: 0, count: width), cc: cc)
         if !message.isEmpty { try updateBinary(offset: width, data: message, cc: cc) }
@@ -124,8 +197,9 @@ public struct Type4TagReader<Transport: APDUTransport> {
         return b.reduce(0) { $0 << 8 | Int($1) }
     }
 
-    private func selectFile(_ id: UInt16) throws(Type4TagError) {
-        let sw = try exchange(CommandAPDU.selectFile(id: id)).statusWord
+    /// SELECT by file id: P2 `0C` (T4T 2.0/3.0), or `00` for a mapping 1.0 tag.
+    private func selectFile(_ id: UInt16, version1: Bool) throws(Type4TagError) {
+        let sw = try exchange(CommandAPDU.selectFile(id: id, noResponseData: !version1)).statusWord
         if sw == .fileNotFound {
             throw Type4TagError(.fileNotFound, "SELECT file \([UInt8(id >> 8), UInt8(id & 0xFF)].hexString())")
         }

@@ -20,8 +20,9 @@ public protocol NDEFTagProcedures: Sendable {
 
 /// The NFC Forum procedures from NFCTags: ``Type2TagReader`` (T2T 1.0: CC, TLV walk with
 /// Lock/Memory Control areas skipped, safe-order writes, lock bits honoured) and
-/// ``Type4TagReader`` (T4T 2.0/3.0: NDEF application, CC file, NDEF file id from the CC,
-/// MLe/MLc-bounded reads and writes, ODO past 7FFF).
+/// ``Type4TagReader`` (T4T 2.0/3.0, and 1.0 tags through the 1.0 application name: NDEF
+/// application, CC file, NDEF file id from the CC, MLe/MLc-bounded reads and writes, ODO
+/// past 7FFF).
 ///
 /// Errors: a carrier failure is rethrown as the `TagCommunicationError` it is (the runtime
 /// maps it: 100 lost, 102 response error, 105 too long); a tag without an NDEF area reads

@@ -52,6 +52,8 @@ public struct PN532Card: Sendable {
     /// ATS including its length byte TL (ISO/IEC 14443-4 §5.2), for ISO-DEP cards; empty otherwise.
     public var ats: [UInt8]
     public var function: Function
+    /// ISO-DEP as the card runs it (RATS, blocks, chaining, DESELECT); used by ISO-DEP cards.
+    var isoDEPLink: ISODEPCardLink
 
     public init(uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8] = [], function: Function) {
         self.uid = uid
@@ -59,6 +61,7 @@ public struct PN532Card: Sendable {
         self.sak = sak
         self.ats = ats
         self.function = function
+        self.isoDEPLink = ISODEPCardLink(ats: ats)
     }
 
     var isISODEP: Bool { sak & 0x20 != 0 }

@@ -28,13 +28,24 @@ public enum PN532AirEvent: Sendable, Equatable {
 /// The PN532's state and command dispatcher, without I/O or clock: bytes from the host in,
 /// bytes to the host out. ``VirtualPN532`` puts it on a pseudo-terminal.
 ///
-/// Implements what libnfc 1.8.0's `pn532_uart` driver sends (UM0701-02 §7): Diagnose (00),
-/// GetFirmwareVersion (02), GetGeneralStatus (04), Read/WriteRegister (06/08),
-/// SetParameters (12), SAMConfiguration (14), PowerDown (16), RFConfiguration (32),
-/// InDataExchange (40), InCommunicateThru (42), InDeselect (44), InListPassiveTarget (4A),
-/// InRelease (52), InAutoPoll (60), TgInitAsTarget (8C), TgGetData (86), TgSetData (8E).
+/// Implements what libnfc 1.8.0's `pn532_uart` driver and nfcpy 1.0's `pn532` driver send
+/// (UM0701-02 §7): Diagnose (00), GetFirmwareVersion (02), GetGeneralStatus (04),
+/// Read/WriteRegister (06/08), SetSerialBaudRate (10), SetParameters (12),
+/// SAMConfiguration (14), PowerDown (16), RFConfiguration (32), InDataExchange (40),
+/// InCommunicateThru (42), InDeselect (44), InListPassiveTarget (4A), InRelease (52),
+/// InAutoPoll (60), TgInitAsTarget (8C), TgGetData (86), TgSetData (8E).
 /// Anything else gets ACK + the error frame. Status bytes never have bit 7 (NAD) or
 /// bit 6 (MI) set.
+///
+/// ISO-DEP cards: with SetParameters' fAutomaticRATS (bit 4) set the chip sends RATS itself
+/// and runs ISO/IEC 14443-4 for InDataExchange (libnfc); with it clear the card stays at
+/// 14443-3 level and the host runs RATS and the blocks through InCommunicateThru (nfcpy).
+/// Either way the card side is one ``ISODEPCardLink``.
+///
+/// The CIU's CRC switches (TxMode/RxMode bit 7, `6302`/`6303`) decide what InCommunicateThru
+/// adds and checks; InListPassiveTarget at 106 kbps type A leaves both on (the firmware sends
+/// SELECT with CRC_A): reported, since nfcpy's `pn53x.sense_tta` clears only RxMode's bit
+/// for Type 2 tags after it and sends ISO-DEP blocks through InCommunicateThru without CRC.
 public struct PN532Chip: Sendable {
     public enum PowerMode: Sendable, Equatable { case lowVbat, normal, powerDown }
 
@@ -47,6 +58,11 @@ public struct PN532Chip: Sendable {
     public private(set) var parameters: UInt8 = 0
     /// RFConfiguration item 5: MxRtyATR, MxRtyPSL, MxRtyPassiveActivation.
     public private(set) var retries: [UInt8] = [0xFF, 0x01, 0xFF]
+    /// The host-link speed SetSerialBaudRate chose (UM0701-02 §7.2.9: 9 600 … 1 288 000 baud).
+    /// On a pseudo-terminal any speed works: it is recorded, not enforced.
+    public private(set) var serialBaudRate = 115_200
+    /// The chip's own ISO-DEP block number when it runs T=CL for InDataExchange (PCD side).
+    private var pcdBlockNumber: UInt8 = 0
     /// The CIU register file, addresses `6301`–`633E`.
     public private(set) var registers = [UInt8](repeating: 0, count: 62)
     public private(set) var card: PN532Card?
@@ -224,6 +240,11 @@ public struct PN532Chip: Sendable {
                 if (0x6301...0x633E).contains(address) { registers[Int(address - 0x6301)] = params[i + 2] }
             }
             return .reply([])
+        case 0x10:  // SetSerialBaudRate: answered at the old speed; the host ACKs, then both switch
+            let speeds = [9_600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 921_600, 1_288_000]
+            guard params.count == 1, Int(params[0]) < speeds.count else { return .error }
+            serialBaudRate = speeds[Int(params[0])]
+            return .reply([])
         case 0x12:
             guard params.count == 1 else { return .error }
             parameters = params[0]
@@ -308,25 +329,50 @@ public struct PN532Chip: Sendable {
 
     private mutating func haltCard() {
         cardHalted = true
-        if case .type2(var core)? = card?.function {
+        switch card?.function {
+        case .type2(var core)?:
             core.halt()
             card?.function = .type2(core)
+        case .isoDEP(var app)?:  // S(DESELECT) when the card is at 14443-4 level, else HLTA
+            let frame: [UInt8] = card?.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00]
+            _ = card?.isoDEPLink.respond(to: frame, application: &app)
+            card?.function = .isoDEP(app)
+        case nil:
+            break
         }
     }
 
-    /// Activates the card if one is in the field and not halted (REQA semantics).
-    private mutating func activate(uidFilter: [UInt8]?) -> [UInt8]? {
-        guard let present = card, !cardHalted, !present.isGone else { return nil }
+    /// Activates the card if one is in the field and not halted (REQA semantics); with
+    /// `rats` an ISO-DEP card also gets RATS (`E0 80`: FSD 256, CID 0; assumed) and the
+    /// chip runs ISO-DEP for it. The CIU is left at 106 kbps type A with CRC on.
+    private mutating func activate(uidFilter: [UInt8]?, rats: Bool) -> [UInt8]? {
+        registers[0x6302 - 0x6301] = (registers[0x6302 - 0x6301] & 0x0C) | 0x80
+        registers[0x6303 - 0x6301] = (registers[0x6303 - 0x6301] & 0x0C) | 0x80
+        guard var present = card, !cardHalted, !present.isGone else {
+            registers[0x6339 - 0x6301] = 0x26  // REQA still in the FIFO: nobody answered
+            return nil
+        }
         if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid { return nil }
         setField(true, "the chip switches the RF field on to poll")
         targetSelected = true
-        if case .type2(var core) = present.function {
+        var ats: [UInt8] = []
+        switch present.function {
+        case .type2(var core):
             core.wakeUp()
-            card?.function = .type2(core)
+            present.function = .type2(core)
+        case .isoDEP(var app):
+            present.isoDEPLink.selected(ats: present.ats)
+            if rats && present.isISODEP {
+                ats = present.isoDEPLink.respond(to: [0xE0, 0x80], application: &app) ?? []
+                pcdBlockNumber = 0
+            }
+            present.function = .isoDEP(app)
         }
-        let withATS = present.isISODEP && parameters & 0x10 != 0
-        logActivation(present, withATS: withATS)
-        return targetData(present, withATS: withATS)
+        card = present
+        logActivation(present, ats: ats)
+        var data = targetData(present)
+        if !ats.isEmpty { data += ats }
+        return data
     }
 
     /// A UID as the host may send it in InitiatorData: cascaded (ISO/IEC 14443-3 §6.5.4,
@@ -341,8 +387,8 @@ public struct PN532Chip: Sendable {
 
     /// The frames of an activation the chip runs itself: REQA, anticollision and SELECT per
     /// cascade level (the SAK of a level that is not the last has only the cascade bit),
-    /// and RATS when it activates ISO-DEP.
-    private mutating func logActivation(_ card: PN532Card, withATS: Bool) {
+    /// and RATS with the ATS the card answered when it activated ISO-DEP.
+    private mutating func logActivation(_ card: PN532Card, ats: [UInt8]) {
         air.append(.exchange(kind: "reqa", command: [0x26], answer: card.atqa, note: "REQA → ATQA"))
         let levels = ISO14443AActivation.cascadeLevels(uid: card.uid)
         for (i, level) in levels.enumerated() {
@@ -356,13 +402,8 @@ public struct PN532Chip: Sendable {
                     kind: "select", command: level.select, answer: [last ? card.sak : 0x04],
                     note: "SELECT, cascade level \(i + 1)"))
         }
-        blocks = ISODEPBlockFraming()
-        if withATS, !card.ats.isEmpty {
-            air.append(
-                .exchange(
-                    kind: "rats", command: Self.rats, answer: card.ats,
-                    note: "RATS (parameter assumed: E0 80) → ATS"))
-            blocks = ISODEPBlockFraming(ats: card.ats, rats: Self.rats)
+        if !ats.isEmpty {
+            air.append(.exchange(kind: "rats", command: Self.rats, answer: ats, note: "RATS → ATS"))
         }
     }
 
@@ -378,6 +419,10 @@ public struct PN532Chip: Sendable {
         blocks = ISODEPBlockFraming(ats: [], rats: script.rats)
     }
 
+    /// Target mode: the scripted reader hands over whole C-APDUs, so their blocks are built
+    /// by ISO/IEC 14443-4's rules (``ISODEPBlockFraming``), not exchanged.
+    static let scriptedFraming = "I-block framing synthesized (the scripted reader passes whole C-APDUs)"
+
     private mutating func logBlocks(_ command: [UInt8], _ answer: [UInt8]?, note: String?) {
         for (i, b) in blocks.exchange(command, answer).enumerated() {
             if b.fromReader {
@@ -390,17 +435,17 @@ public struct PN532Chip: Sendable {
         }
     }
 
-    private func targetData(_ card: PN532Card, withATS: Bool) -> [UInt8] {
+    private func targetData(_ card: PN532Card) -> [UInt8] {
         let sensRes: [UInt8] = card.atqa.count == 2 ? [card.atqa[1], card.atqa[0]] : [0x00, 0x00]
-        var data: [UInt8] = [0x01] + sensRes + [card.sak, UInt8(truncatingIfNeeded: card.uid.count)] + card.uid
-        if withATS, !card.ats.isEmpty { data += card.ats }
-        return data
+        return [0x01] + sensRes + [card.sak, UInt8(truncatingIfNeeded: card.uid.count)] + card.uid
     }
 
     private mutating func inListPassiveTarget(_ params: [UInt8]) -> Answer {
         guard params.count >= 2, params[0] >= 1 else { return .error }
         guard params[1] == 0x00 else { return .reply([0x00]) }  // only ISO 14443A cards are modelled
-        guard let data = activate(uidFilter: Array(params.dropFirst(2))) else { return .reply([0x00]) }
+        guard let data = activate(uidFilter: Array(params.dropFirst(2)), rats: parameters & 0x10 != 0) else {
+            return .reply([0x00])
+        }
         return .reply([0x01] + data)
     }
 
@@ -414,8 +459,7 @@ public struct PN532Chip: Sendable {
         } else {
             return nil
         }
-        guard activate(uidFilter: nil) != nil else { return nil }
-        let data = targetData(present, withATS: type == 0x20)
+        guard let data = activate(uidFilter: nil, rats: type == 0x20) else { return nil }
         return [0x01, type, UInt8(truncatingIfNeeded: data.count)] + data
     }
 
@@ -466,21 +510,55 @@ public struct PN532Chip: Sendable {
             }
         case .isoDEP(var app):
             defer { present.function = .isoDEP(app) }
-            if raw {
-                // Only the presence ping R(NAK) is modelled: the card answers R(ACK).
-                if let pcb = frame.first, pcb & 0xF6 == 0xB2 {
-                    air.append(
-                        .exchange(
-                            kind: "presence", command: frame, answer: [0xA2 | (pcb & 0x01)],
-                            note: "presence check: R(NAK) → R(ACK)"))
-                    return .reply([0x00, 0xA2 | (pcb & 0x01)])
-                }
-                air.append(.exchange(kind: "block", command: frame, answer: nil, note: "not modelled: no answer"))
+            if raw {  // the host runs ISO-DEP (or pings with R(NAK)): the card's blocks as they are
+                let reply = present.isoDEPLink.respond(to: frame, application: &app)
+                air.append(
+                    .exchange(kind: frame.first == 0xE0 ? "rats" : "block", command: frame, answer: reply, note: nil))
+                guard let d = reply else { return .reply([0x01]) }
+                if registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + iso14443CRCA(d)) }
+                return .reply([0x00] + d)
+            }
+            guard let answer = runISODEP(frame, link: &present.isoDEPLink, application: &app) else {
                 return .reply([0x01])
             }
-            let answer = app.respond(to: frame)
-            logBlocks(frame, answer, note: nil)
-            return .reply(answer.isEmpty ? [0x01] : [0x00] + answer)
+            return .reply([0x00] + answer)
+        }
+    }
+
+    /// InDataExchange on an ISO-DEP card: the chip as PCD (ISO/IEC 14443-4 §7.5.4.2) sends the
+    /// C-APDU in I-blocks of at most FSC, chaining, and collects the chained R-APDU with R(ACK)s.
+    /// `nil` when the card does not answer as the protocol says (status `01` to the host).
+    private mutating func runISODEP(
+        _ apdu: [UInt8], link: inout ISODEPCardLink, application: inout any PN532APDUResponder
+    ) -> [UInt8]? {
+        let room = max(1, link.frameSizeForCard - 3)
+        var offset = 0
+        var answer: [UInt8] = []
+        repeat {
+            let part = Array(apdu[offset..<min(apdu.count, offset + room)])
+            offset += part.count
+            let more = offset < apdu.count
+            let block = [0x02 | (more ? 0x10 : 0x00) | pcdBlockNumber] + part
+            let reply = link.respond(to: block, application: &application)
+            air.append(.exchange(kind: "block", command: block, answer: reply, note: nil))
+            guard let a = reply else { return nil }
+            if more {
+                guard a == [0xA2 | pcdBlockNumber] else { return nil }
+                pcdBlockNumber ^= 1
+            }
+            answer = a
+        } while offset < apdu.count
+        var response: [UInt8] = []
+        while true {
+            guard let pcb = answer.first, pcb & 0xEE == 0x02, pcb & 0x01 == pcdBlockNumber else { return nil }
+            response += answer.dropFirst()
+            pcdBlockNumber ^= 1
+            if pcb & 0x10 == 0 { return response }
+            let ack: [UInt8] = [0xA2 | pcdBlockNumber]
+            let next = link.respond(to: ack, application: &application)
+            air.append(.exchange(kind: "block", command: ack, answer: next, note: nil))
+            guard let next else { return nil }
+            answer = next
         }
     }
 
@@ -506,7 +584,7 @@ public struct PN532Chip: Sendable {
     private mutating func tgGetData() -> Answer {
         guard let reader, !readerFinished else { return .reply([0x29]) }
         if readerAwaitingResponse, let last = readerExchanges.last {
-            logBlocks(last.command, nil, note: "the reader's C-APDU, never answered")
+            logBlocks(last.command, nil, note: "the reader's C-APDU, never answered; " + Self.scriptedFraming)
             readerAwaitingResponse = false
         }
         guard readerStep < reader.steps.count else {
@@ -526,7 +604,7 @@ public struct PN532Chip: Sendable {
             return .reply([0x29])
         }
         readerExchanges[readerExchanges.count - 1].response = params
-        logBlocks(readerExchanges[readerExchanges.count - 1].command, params, note: nil)
+        logBlocks(readerExchanges[readerExchanges.count - 1].command, params, note: Self.scriptedFraming)
         readerAwaitingResponse = false
         readerStep += 1
         return .reply([0x00])

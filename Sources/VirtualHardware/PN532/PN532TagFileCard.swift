@@ -25,21 +25,27 @@ extension FaultyType4Core: PN532APDUResponder {
 
 extension PN532Card {
     /// The card a tag file describes (our JSON, Flipper `.nfc`, Proxmark3 JSON; see
-    /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore` (behind
-    /// ``PN532FaultyType2Responder`` when the file schedules faults), a Type 4 file a
-    /// `Type4NDEFApplication`. UID, ATQA (wire order), SAK and ATS come from the file.
-    /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated.
+    /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore`, a Type 4 file a
+    /// `Type4NDEFApplication`, each behind the fault wrapper every device shares, a MIFARE Classic file a card
+    /// that answers only activation. UID, ATQA (wire order), SAK and ATS come from the file.
+    /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated
+    /// (`TagFile.makeEmulationCore()`, the check `tag show` runs).
     public init(tagFile file: TagFile) throws(TagFileError) {
         let a = file.activation
-        if file.type4 != nil {
+        switch try file.makeEmulationCore() {
+        case .type4(let app):
             // Both the tag file and PN532Card hold the ATS with its TL byte.
             let ats = a.ats ?? [0x05, 0x75, 0x77, 0x80, 0x02]
-            let app = FaultyType4Core(core: try file.makeType4Core(), faults: file.faults)
-            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats, function: .isoDEP(app))
-            return
+            self.init(
+                uid: a.uid, atqa: a.atqa, sak: a.sak, ats: ats,
+                function: .isoDEP(FaultyType4Core(core: app, faults: file.faults)))
+        case .type2(let core):
+            self.init(
+                uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(FaultyType2Core(core: core, faults: file.faults))
+            )
+        case .sensedOnly:
+            self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(UnauthenticatedClassic()))
         }
-        let core = FaultyType2Core(core: try file.makeCore(), faults: file.faults)
-        self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(core))
     }
 
     /// The Type 2 core answering this card's frames, if it is one (with its writes).
@@ -64,11 +70,29 @@ extension PN532Card {
     /// what a virtual tag holds after a reader wrote to it.
     public func updating(_ file: TagFile) -> TagFile {
         var out = file
-        if let core = ntag21xCore { out.pages = core.pages }
+        if let core = ntag21xCore {
+            out.pages = core.pages
+            // A page a reader changed is known now; the others stay unknown.
+            out.unreadPages = file.unreadPages.filter {
+                core.pages.indices.contains($0) && core.pages[$0] == file.pages[$0]
+            }
+        }
         if let app = type4Application, var t4 = out.type4 {
             t4.ndefFile = app.ndefFile
             out.type4 = t4
         }
         return out
     }
+}
+
+/// A MIFARE Classic card seen by a reader that does not authenticate: it answers
+/// anticollision and SELECT (the chip does that from the card's activation data), and stays
+/// silent to every command that is not part of the MIFARE authentication (assumed: the
+/// MF1S50 datasheet has commands NAKed or ignored before authentication; silence is what a
+/// reader sees as "no answer"). libnfc's presence check for SAK 08 re-selects by UID
+/// (pn53x.c `pn53x_ISO14443A_MFC_is_present`), which needs no answer from here.
+struct UnauthenticatedClassic: PN532Type2Responder {
+    mutating func respond(to frame: [UInt8]) -> Type2Answer { .silent }
+    mutating func halt() {}
+    mutating func wakeUp() {}
 }

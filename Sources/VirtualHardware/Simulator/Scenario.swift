@@ -36,66 +36,105 @@ public struct Scenario: Sendable, Equatable {
         self.repeatEvery = repeatEvery
     }
 
-    /// A malformed scenario file: which field, and why.
-    public struct FormatError: Error, Equatable, CustomStringConvertible {
-        public var field: String
-        public var reason: String
-        public var description: String { "\(field): \(reason)" }
+    /// Parses a scenario file's JSON by the data files' rule (``DataFile``): errors name
+    /// `file`, the field path (`steps[2].at_ms`) or the line and column of a syntax error.
+    /// `defaultReader` names the reader when the file doesn't.
+    public init(json: Data, file: String? = nil, defaultReader: String) throws(DataFileError) {
+        let f = try DataFile.decode(ScenarioFile.self, from: json, file: file)
+        self.init(
+            description: f.description, reader: f.reader ?? defaultReader, steps: f.steps, repeatEvery: f.repeatEvery)
     }
 
-    /// Parses a scenario file's JSON. `defaultReader` names the reader when the file doesn't.
-    public init(json: Data, defaultReader: String) throws(FormatError) {
-        func fail(_ field: String, _ reason: String) -> FormatError { FormatError(field: field, reason: reason) }
-        guard let any = try? JSONSerialization.jsonObject(with: json), let top = any as? [String: Any] else {
-            throw fail("(file)", "not a JSON object")
+    /// Reads and parses `path`; the reader is named after the file (without `.json`) unless
+    /// the file says otherwise.
+    public static func load(path: String) throws(DataFileError) -> Scenario {
+        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        return try Scenario(json: try DataFile.read(path), file: path, defaultReader: stem)
+    }
+}
+
+/// A scenario file as JSON holds it (`hardware/scenarios/FORMAT.md`).
+private struct ScenarioFile: Decodable {
+    var description: String
+    var reader: String?
+    var steps: [Scenario.Step]
+    var repeatEvery: Duration?
+
+    enum CodingKeys: String, CodingKey {
+        case format, version, description, reader, steps
+        case repeatEvery = "repeat_every_ms"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let format = try c.decode(String.self, forKey: .format)
+        guard format == "nfcbench-scenario" else {
+            throw c.dataError(.format, "\"\(format)\" is not \"nfcbench-scenario\"", code: .unrecognizedFormat)
         }
-        guard top["format"] as? String == "nfcbench-scenario" else {
-            throw fail("format", "must be \"nfcbench-scenario\"")
+        let version = try c.decodeWholeNumber(.version, in: 0...Int(Int32.max))
+        guard version == 1 else {
+            throw c.dataError(.version, "format version \(version); this build reads 1", code: .unsupported)
         }
-        guard (top["version"] as? NSNumber)?.intValue == 1 else { throw fail("version", "must be 1") }
-        guard let rawSteps = top["steps"] as? [Any] else { throw fail("steps", "missing or not a list") }
-        var steps: [Step] = []
+        description = try c.ifPresent(.description) { try c.decode(String.self, forKey: $0) } ?? ""
+        reader = try c.ifPresent(.reader) { try c.decode(String.self, forKey: $0) }
+        let raw = try c.decode([StepJSON].self, forKey: .steps)
+        func fail(_ i: Int, _ key: String, _ reason: String) -> DecodingError {
+            DataFileError.decodingError(
+                at: c.codingPath + [CodingKeys.steps, DataFileKey(index: i), DataFileKey(key)], reason)
+        }
         var inField: Set<String> = []
         var last = Duration.zero
-        for (i, raw) in rawSteps.enumerated() {
-            let f = "steps[\(i)]"
-            guard let s = raw as? [String: Any] else { throw fail(f, "not an object") }
-            guard let ms = (s["at_ms"] as? NSNumber)?.doubleValue, ms >= 0, ms <= 1e12 else {
-                throw fail("\(f).at_ms", "missing, negative or beyond 10^12 ms")
-            }
-            let at = Duration.microseconds(Int64(ms * 1000))
-            guard at >= last else { throw fail("\(f).at_ms", "steps must be in time order") }
-            last = at
-            switch (s["present"] as? String, s["remove"] as? String) {
-            case (let tag?, nil):
-                let name = s["as"] as? String ?? tag
-                guard !inField.contains(name) else { throw fail("\(f).as", "'\(name)' is already in the field") }
-                inField.insert(name)
-                var faults: [TagFault] = []
-                for (j, rf) in ((s["faults"] as? [Any]) ?? []).enumerated() {
-                    switch TagFault.fromJSONObject(rf) {
-                    case .success(let fault): faults.append(fault)
-                    case .failure(let e):
-                        throw fail("\(f).faults[\(j)]" + (e.field.isEmpty ? "" : "." + e.field), e.reason)
-                    }
+        for (i, step) in raw.enumerated() {
+            guard step.step.at >= last else { throw fail(i, "at_ms", "steps must be in time order") }
+            last = step.step.at
+            switch step.step.action {
+            case .present(_, let name, _):
+                guard inField.insert(name).inserted else {
+                    throw fail(i, step.named ? "as" : "present", "'\(name)' is already in the field")
                 }
-                steps.append(Step(at: at, action: .present(tag: tag, as: name, faults: faults)))
-            case (nil, let name?):
-                guard inField.remove(name) != nil else { throw fail("\(f).remove", "'\(name)' is not in the field") }
-                steps.append(Step(at: at, action: .remove(name)))
-            default:
-                throw fail(f, "needs exactly one of \"present\" or \"remove\"")
+            case .remove(let name):
+                guard inField.remove(name) != nil else { throw fail(i, "remove", "'\(name)' is not in the field") }
             }
         }
-        var repeatEvery: Duration? = nil
-        if let r = top["repeat_every_ms"] {
-            guard let ms = (r as? NSNumber)?.doubleValue, ms > 0, ms <= 1e12 else {
-                throw fail("repeat_every_ms", "must be > 0 and ≤ 10^12")
-            }
-            repeatEvery = .microseconds(Int64(ms * 1000))
+        steps = raw.map(\.step)
+        repeatEvery = try c.ifPresent(.repeatEvery) { try c.decodeMilliseconds($0, in: 0.001...1e12) }
+    }
+}
+
+/// One step: `at_ms` and exactly one of `present` (with `as`, `faults`) or `remove`.
+private struct StepJSON: Decodable {
+    var step: Scenario.Step
+    /// The presentation has an `as` name of its own.
+    var named = false
+
+    enum CodingKeys: String, CodingKey {
+        case present, remove, faults
+        case atMs = "at_ms"
+        case as_ = "as"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let at = try c.decodeMilliseconds(.atMs, in: 0...1e12)
+        func name(_ key: CodingKeys) throws -> String {
+            let s = try c.decode(String.self, forKey: key)
+            guard !s.isEmpty else { throw c.dataError(key, "an empty name") }
+            return s
         }
-        self.init(
-            description: top["description"] as? String ?? "",
-            reader: top["reader"] as? String ?? defaultReader, steps: steps, repeatEvery: repeatEvery)
+        switch (c.contains(.present), c.contains(.remove)) {
+        case (true, false):
+            let tag = try name(.present)
+            named = c.contains(.as_)
+            let as_ = try c.ifPresent(.as_) { try name($0) } ?? tag
+            let faults = try c.ifPresent(.faults) { try c.decode([TagFault].self, forKey: $0) } ?? []
+            step = Scenario.Step(at: at, action: .present(tag: tag, as: as_, faults: faults))
+        case (false, true):
+            if let key = [CodingKeys.as_, .faults].first(where: c.contains) {
+                throw c.dataError(key, "only on a \"present\" step")
+            }
+            step = Scenario.Step(at: at, action: .remove(try name(.remove)))
+        default:
+            throw DataFileError.decodingError(at: c.codingPath, "needs exactly one of \"present\" or \"remove\"")
+        }
     }
 }

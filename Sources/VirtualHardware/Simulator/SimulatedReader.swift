@@ -28,19 +28,18 @@ public final class SimulatedReader: Sendable {
     ///   - scenario: when tags arrive and leave.
     ///   - tags: every tag file the scenario names, by the name it uses.
     ///   - clock: the session's clock (a ``ManualClock`` in tests).
-    /// - Throws: ``Scenario/FormatError`` when a step names a tag missing from `tags`, or a
-    ///   tag file that cannot be emulated (the tag file's own error, with its name).
-    public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(Scenario.FormatError)
-    {
+    /// - Throws: ``DataFileError`` `.notFound` when a step names a tag missing from `tags`;
+    ///   the tag file's own error (naming the tag) when it cannot be emulated.
+    public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(DataFileError) {
         var prototypes: [String: EmulatedTag] = [:]
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where prototypes[tag] == nil {
             guard let file = tags[tag] else {
-                throw Scenario.FormatError(field: "steps", reason: "no tag file loaded for '\(tag)'")
+                throw DataFileError(.notFound, field: "steps", "no tag file loaded for '\(tag)'")
             }
             do {
                 prototypes[tag] = try EmulatedTag(file: file)
             } catch {
-                throw Scenario.FormatError(field: "steps", reason: "tag '\(tag)' cannot be emulated: \(error)")
+                throw DataFileError(error.code, field: "steps", "tag '\(tag)' can't be emulated: \(error.description)")
             }
         }
         self.identifier = "sim:" + scenario.reader

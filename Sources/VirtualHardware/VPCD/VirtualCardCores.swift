@@ -5,7 +5,9 @@ public import NFCTags
 
 /// The NTAG21x / Ultralight core answers Type 2 frames (READ, WRITE, GET_VERSION, …) for a
 /// ``StorageCardPersonality``; a reader's reset re-activates it (WUPA + select).
-extension NTAG21xCore: VirtualType2Responder {}
+extension NTAG21xCore: VirtualType2Responder {
+    public var pageCount: Int? { variant.layout.totalPages }
+}
 
 /// The NFC Forum T4T NDEF application answers APDUs for an ``ISO14443Part4Personality``;
 /// a power-up or reset deselects it (ISO/IEC 14443-4 DESELECT), the files stay.
@@ -24,33 +26,27 @@ extension TagFile {
     /// The vpcd personality for this tag file: a T4T NDEF application behind an ISO/IEC
     /// 14443-4 ATR (historical bytes from the file's ATS) for `type4`, or the Type 2 image
     /// behind a PC/SC part 3 storage-card ATR (card name MIFARE Ultralight `00 03`, as
-    /// readers report NTAG21x) for Type 2 files.
-    /// - Throws: ``VirtualCardTagFileError`` when the file's contents can't be served.
+    /// readers report NTAG21x; Ultralight C `00 3A`) for Type 2 files.
+    /// The core is `TagFile.makeEmulationCore()`'s: the NDEF file served as stored, behind
+    /// a CC of the file's mapping version (1.0, 2.0 or 3.0).
+    /// - Throws: ``VirtualCardTagFileError`` with `makeEmulationCore()`'s reason when the
+    ///   file's contents can't be served.
     public func makeVirtualCardPersonality() throws(VirtualCardTagFileError) -> any VirtualCardPersonality {
-        if type == .type4 {
-            guard let t4 = type4 else { throw VirtualCardTagFileError("a type4 file without NDEF file contents") }
-            let version: UInt8 = t4.mappingVersion.hasPrefix("3") ? 0x30 : 0x20
-            let fileID = t4.fileID.count == 2 ? UInt16(t4.fileID[0]) << 8 | UInt16(t4.fileID[1]) : 0xE104
-            let app: Type4NDEFApplication
-            if let message = t4.ndefMessage {
-                do {
-                    app = try Type4NDEFApplication(
-                        ndefMessage: message, maximumFileSize: max(t4.maximumNDEFFileSize, t4.ndefFile.count),
-                        mappingVersion: version, readOnly: t4.readOnly, fileID: fileID)
-                } catch {
-                    throw VirtualCardTagFileError("type4 contents: \(error)")
-                }
-            } else {
-                throw VirtualCardTagFileError("type4 NDEF file's length field points beyond the file")
-            }
+        let core: EmulationCore
+        do { core = try makeEmulationCore() } catch { throw VirtualCardTagFileError(error.description) }
+        switch core {
+        case .type4(let app):
             return ISO14443Part4Personality(
-                core: ReaderAnsweredGetData(core: app, uid: activation.uid),
+                core: ReaderAnsweredGetData(
+                    core: app, uid: activation.uid, historicalBytes: Self.historicalBytes(ats: activation.ats)),
                 historicalBytes: Self.historicalBytes(ats: activation.ats))
-        }
-        do {
-            return StorageCardPersonality(core: try makeCore())
-        } catch {
-            throw VirtualCardTagFileError(error.description)
+        case .type2(let image):
+            // Card name per PC/SC part 3 (Supplement, card names): Ultralight C `00 3A`, else Ultralight `00 03`.
+            let name: PCSCCardName = type == .ultralightC ? .mifareUltralightC : .mifareUltralight
+            return StorageCardPersonality(
+                core: image, atr: ATR.storageCard(standard: .iso14443APart3, cardName: name).bytes)
+        case .sensedOnly:
+            return SensedOnlyPersonality(cardName: .mifareClassic1K, uid: activation.uid)
         }
     }
 
@@ -68,23 +64,22 @@ extension TagFile {
 }
 
 /// What a PC/SC part 3 reader answers itself in front of an ISO-DEP card: GET DATA
-/// `FF CA 00 00 Le` (§3.2.2.1.3) with the UID and `90 00` (`6C xx` when Le is too short,
-/// `6A 81` for other P1/P2). Every other APDU goes to the card's core unchanged.
+/// `FF CA P1 00 Le` (§3.2.2.1.3, ``PCSCPart3/getData(_:uid:historicalBytes:)``: the UID or the
+/// historical bytes, Le rules included). Every other APDU goes to the card's core unchanged.
 public struct ReaderAnsweredGetData<Core: VirtualAPDUResponder>: VirtualAPDUResponder {
     public var core: Core
     public let uid: [UInt8]
-    public init(core: Core, uid: [UInt8]) {
+    /// The ATS's historical bytes, GET DATA with P1 `01` (`6A 81` when empty).
+    public let historicalBytes: [UInt8]
+    public init(core: Core, uid: [UInt8], historicalBytes: [UInt8] = []) {
         self.core = core
         self.uid = uid
+        self.historicalBytes = historicalBytes
     }
 
     public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
         guard apdu.count >= 2, apdu[0] == 0xFF, apdu[1] == 0xCA else { return core.respond(to: apdu) }
-        guard apdu.count == 5 else { return [0x67, 0x00] }
-        guard apdu[2] == 0x00, apdu[3] == 0x00 else { return [0x6A, 0x81] }
-        let le = Int(apdu[4])
-        if le != 0 && le < uid.count { return [0x6C, UInt8(uid.count)] }
-        return uid + [0x90, 0x00]
+        return PCSCPart3.getData(apdu, uid: uid, historicalBytes: historicalBytes)
     }
 
     public mutating func reset() { core.reset() }

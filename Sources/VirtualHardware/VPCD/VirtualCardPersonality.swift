@@ -31,10 +31,14 @@ public protocol VirtualType2Responder: Sendable {
     mutating func respond(to frame: [UInt8]) -> Type2Answer
     /// The reader re-activated the tag (WUPA + anticollision + select): leave IDLE/HALT.
     mutating func reactivate()
+    /// How many 4-byte pages the tag's memory has (the end READ BINARY and UPDATE BINARY
+    /// stop at), `nil` when unknown (then a NAK marks the end).
+    var pageCount: Int? { get }
 }
 
 extension VirtualType2Responder {
     public mutating func reactivate() {}
+    public var pageCount: Int? { nil }
 }
 
 /// An ISO/IEC 14443-4 (ISO-DEP) card behind a contactless reader: the PC/SC part 3 ATR

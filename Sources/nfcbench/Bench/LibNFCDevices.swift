@@ -72,13 +72,13 @@ extension Duration {
 }
 
 /// A tag file (found by name in `hardware/tags/`, or a path) as a card for the virtual PN532;
-/// a data error (65) naming the file when it can't be loaded or emulated.
+/// a data error (65) naming the file when it can't be loaded or emulated, 66 when it is missing.
 func loadPN532Card(_ tag: String) throws(CLIError) -> (TagFile, PN532Card) {
     let path = try DataLocation.require(tag, in: "tags")
     do {
         let file = try TagFile.load(path: path)
         return (file, try PN532Card(tagFile: file))
     } catch {
-        throw .data("\(path): \(error)")
+        throw CLIError(error.inFile(path))
     }
 }

@@ -1,3 +1,5 @@
+import NFCTags
+
 /// The words after a command's name, consumed by name (options, flags) or in order
 /// (positionals). Parsing is a pure function of `[String]`, so tests can drive it.
 ///
@@ -108,6 +110,8 @@ enum CLIError: Error, Equatable {
     case usage(String)
     /// Input data that can't be used (a malformed tag file): exit 65 (EX_DATAERR).
     case data(String)
+    /// An input file that does not exist or can't be read: exit 66 (EX_NOINPUT).
+    case noInput(String)
     /// A needed service or device is missing (no pcscd, no reader): exit 69 (EX_UNAVAILABLE).
     case unavailable(String)
     /// Anything else: exit 1.
@@ -117,6 +121,7 @@ enum CLIError: Error, Equatable {
         switch self {
         case .usage: 64
         case .data: 65
+        case .noInput: 66
         case .unavailable: 69
         case .failure: 1
         }
@@ -124,7 +129,13 @@ enum CLIError: Error, Equatable {
 
     var message: String {
         switch self {
-        case .usage(let m), .data(let m), .unavailable(let m), .failure(let m): m
+        case .usage(let m), .data(let m), .noInput(let m), .unavailable(let m), .failure(let m): m
         }
+    }
+
+    /// A data file's error, printed as the file rule says (`FILE:LINE:COLUMN: reason`,
+    /// `FILE: field PATH: reason`): 66 when the file is missing or unreadable, else 65.
+    init(_ error: DataFileError) {
+        self = error.code == .notFound ? .noInput(error.description) : .data(error.description)
     }
 }

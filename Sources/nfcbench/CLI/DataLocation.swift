@@ -48,10 +48,10 @@ enum DataLocation {
         return nil
     }
 
-    /// Required version of ``resolve(_:in:)``: a data error naming what was looked for.
+    /// Required version of ``resolve(_:in:)``: a no-input error (66) naming what was looked for.
     static func require(_ name: String, in sub: String) throws(CLIError) -> String {
         if let p = resolve(name, in: sub) { return p }
         let hw = hardwareDirectory().map { "\($0)/\(sub)" } ?? "hardware/\(sub) (not found; set NFCBENCH_DATA)"
-        throw .data("no file '\(name)' here or in \(hw)")
+        throw .noInput("no file '\(name)' here or in \(hw)")
     }
 }

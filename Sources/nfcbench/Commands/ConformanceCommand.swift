@@ -26,7 +26,7 @@ enum ConformanceCommand {
                                     and 30 s gaps (after one full session) and exit
 
             Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
-            scenario, 65 for a malformed scenario file.
+            scenario, 65 for a malformed scenario or tag file, 66 for a missing one.
             """,
         run: { args in
             let suiteArg = try args.option("suite") ?? "builtin"
@@ -68,12 +68,15 @@ enum ConformanceCommand {
         if arg == "builtin" {
             guard let hw = DataLocation.hardwareDirectory(), FileManager.default.fileExists(atPath: hw + "/conformance")
             else {
-                throw CLIError.data("no hardware/conformance folder beside the executable (set NFCBENCH_DATA)")
+                throw CLIError.noInput("no hardware/conformance folder beside the executable (set NFCBENCH_DATA)")
             }
             dir = hw + "/conformance"
         } else {
             var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: arg, isDirectory: &isDir), isDir.boolValue else {
+            guard FileManager.default.fileExists(atPath: arg, isDirectory: &isDir) else {
+                throw CLIError.noInput("\(arg): no such folder (--suite takes 'builtin' or a folder of scenario files)")
+            }
+            guard isDir.boolValue else {
                 throw CLIError.usage("--suite takes 'builtin' or a folder of scenario files; '\(arg)' is not a folder")
             }
             dir = arg
@@ -84,7 +87,7 @@ enum ConformanceCommand {
         do {
             return try ConformanceScenario.loadSuite(directory: dir, tagDirectories: tagDirs)
         } catch {
-            throw CLIError.data("\(error)")
+            throw CLIError(error)
         }
     }
 

@@ -64,7 +64,11 @@ enum DemoCommand {
                 let name = tag ?? "t4t-uri"
                 let path = try DataLocation.require(name, in: "tags")
                 let personality: any VirtualCardPersonality
-                do { personality = try TagFile.load(path: path).makeVirtualCardPersonality() } catch {
+                do { personality = try TagFile.load(path: path).makeVirtualCardPersonality() } catch let error
+                    as DataFileError
+                {
+                    throw CLIError(error)
+                } catch {
                     throw CLIError.data("\(path): \(error)")
                 }
                 let card = VirtualCard(personality: personality, configuration: .init(port: 35963))

@@ -73,6 +73,8 @@ enum MeasureCommand {
             do {
                 let personality = try TagFile.load(path: path).makeVirtualCardPersonality()
                 card = VirtualCard(personality: personality, configuration: .init(port: UInt16(port)))
+            } catch let error as DataFileError {
+                throw CLIError(error)
             } catch {
                 throw CLIError.data("\(path): \(error)")
             }

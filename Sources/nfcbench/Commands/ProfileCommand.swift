@@ -9,7 +9,7 @@ enum ProfileCommand {
         usage: "profile import TRACE [--name NAME] [--category C] [--out FILE]",
         help: """
             ARGUMENTS:
-              TRACE          a Proxmark3 .trace file (ISO 14443 A sniff or reader log)
+              TRACE          a Proxmark3 .trace file (ISO 14443 A or B, or FeliCa; sniff or reader log)
 
             OPTIONS:
               --name NAME    profile name (default: the trace's file name without extension)
@@ -19,7 +19,11 @@ enum ProfileCommand {
             Reader→card frames are kept; ISO 14443-4 I-blocks are unwrapped into APDUs (PCB,
             CID, NAD, chaining); each step's expect_sw is the status word the card answered;
             times are µs from the first frame (carrier periods / 13.56 MHz). RATS, ATS and an
-            Apple ECP frame are noted. Format: hardware/readers/FORMAT.md.
+            Apple ECP frame are noted. The technology is what the frames show: type A (REQA,
+            WUPA, RATS), type B (REQB/WUPB, ATQB, ATTRIB; CRC_B) or FeliCa (Polling); a trace
+            with none of them is refused (exit 65). An answer that is not an ISO 7816-4
+            response (a native command's status byte, a MAC at the end) gets no expect_sw:
+            the raw answer is kept in the step's note. Format: hardware/readers/FORMAT.md.
             """,
         run: { args in
             let path = try args.requiredPositional("TRACE")
@@ -28,7 +32,7 @@ enum ProfileCommand {
             let category = try args.option("category")
             try args.finish()
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError.data("can't read '\(path)'")
+                throw CLIError.noInput("\(path): no such file, or it cannot be read")
             }
             let trace: ProxmarkTrace
             do { trace = try ProxmarkTrace(bytes: [UInt8](data)) } catch {
@@ -36,11 +40,21 @@ enum ProfileCommand {
             }
             let base = URL(fileURLWithPath: path).lastPathComponent
             let stem = URL(fileURLWithPath: base).deletingPathExtension().lastPathComponent
-            let report = ProxmarkProfileImporter.profile(
-                from: trace, name: name ?? stem,
-                source: "Proxmark3 trace \(base), imported by 'nfcbench profile import'")
+            let report: ProxmarkProfileImporter.Report
+            do {
+                report = try ProxmarkProfileImporter.profile(
+                    from: trace, name: name ?? stem,
+                    source: "Proxmark3 trace \(base), imported by 'nfcbench profile import'")
+            } catch {
+                throw CLIError.data("\(path): \(error)")
+            }
             var profile = report.profile
             if let category { profile.category = category }
+            if report.rawAnswers > 0 {
+                Output.err(
+                    "warning: \(report.rawAnswers) answer(s) are not ISO 7816-4 responses (native commands): "
+                        + "no expect_sw for them, the raw answer is in the step's note")
+            }
             if report.damagedFrames > 0 {
                 Output.err("warning: \(report.damagedFrames) damaged frame(s) (bad CRC or too short) were skipped")
             }

@@ -18,13 +18,18 @@ enum TagCommand {
             OPTIONS:
               --json    one JSON object: identification, CC, TLVs, sizes, records, warnings
 
-            The tag is read the way a reader reads it: the NFC Forum Type 2 procedure runs
-            against the file's memory image in the NTAG21x emulation core (Type 4 files: the
-            NDEF file is decoded). Warnings name what a real reader would trip on: a header UID
-            that differs from pages 0-2, a BCC mismatch, a CC size that doesn't fit the product,
-            stale bytes after the Terminator, AUTH0 protecting the NDEF pages.
+            The tag is read the way a reader reads it: the file's emulation core is built
+            exactly as the devices build it (sim:, the vpcd card, the virtual PN532), then the
+            NFC Forum Type 2 procedure runs against the NTAG21x image, or the Type 4 procedure
+            (mapping 1.0, 2.0 and 3.0) against the T4T NDEF application. Warnings name what a
+            real reader would trip on: a header UID that differs from pages 0-2, a BCC
+            mismatch, a CC size that doesn't fit the product, stale bytes after the Terminator,
+            AUTH0 protecting the NDEF pages, a Lock/Memory Control TLV of the wrong length, a
+            bad optional record in a Smart Poster.
             Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
-            reader would fail on it (the report says why), 65 when the file can't be loaded.
+            reader would fail on it (the report says why), 65 when the file is malformed
+            (FILE:LINE:COLUMN or FILE: field PATH, then why) or no device could present it
+            (the report says why), 66 when it is missing.
             """,
         run: { args in
             let json = args.flag("json")
@@ -32,14 +37,15 @@ enum TagCommand {
             try args.finish()
             let path = try DataLocation.require(name, in: "tags")
             let file: TagFile
-            do { file = try TagFile.load(path: path) } catch { throw CLIError.data("\(path): \(error)") }
+            do throws(DataFileError) { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
             let report = TagReport(file: file)
             if json {
                 Output.out(reportJSON(report, path: path).serialized)
             } else {
                 Output.out("File:      \(path)\n" + report.text)
             }
-            return report.readError == nil && report.ndefDecodeError == nil ? 0 : 1
+            if report.emulationError != nil { return 65 }
+            return report.isReadable ? 0 : 1
         })
 
     static func reportJSON(_ r: TagReport, path: String) -> JSONObject {
@@ -70,6 +76,13 @@ enum TagCommand {
             o["mapping_version"] = .string(t4.mappingVersion)
             o["read_only"] = .bool(t4.readOnly)
         }
+        if let d = r.type4Detection {
+            let cc = d.capabilityContainer
+            o["ndef_application"] = .string(d.applicationName.hexString())
+            o["cc"] = .string(cc.bytes.hexString())
+            o["cc_version"] = .string("\(cc.majorVersion).\(cc.mappingVersion & 0xF)")
+            o["cc_writable"] = .bool(cc.isWritable)
+        }
         if let d = r.dataAreaSize { o["data_area_bytes"] = .int(Int64(d)) }
         if let m = r.maximumNDEFMessageSize { o["max_ndef_bytes"] = .int(Int64(m)) }
         if let ndef = r.ndefMessageBytes {
@@ -79,6 +92,8 @@ enum TagCommand {
         if let m = r.ndefMessage { o["records"] = m.recordsJSON }
         if let e = r.ndefDecodeError { o["ndef_error"] = .string("\(e)") }
         if let e = r.readError { o["read_error"] = .string("\(e)") }
+        if let e = r.type4ReadError { o["read_error"] = .string("\(e)") }
+        if let e = r.emulationError { o["emulation_error"] = .string("\(e)") }
         o["warnings"] = .array(
             r.warnings.map { .object(["kind": .string($0.kind.rawValue), "message": .string($0.message)]) })
         if !r.file.notes.isEmpty { o["notes"] = .array(r.file.notes.map { .string($0) }) }

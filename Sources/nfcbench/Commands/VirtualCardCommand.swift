@@ -65,8 +65,8 @@ enum VirtualCardCommand {
         do {
             file = try TagFile.load(path: path)
             personality = try file.makeVirtualCardPersonality()
-        } catch let e as TagFileError {
-            throw CLIError.data("\(path): \(e)")
+        } catch let e as DataFileError {
+            throw CLIError(e)
         } catch {
             throw CLIError.data("\(path): \(error)")
         }

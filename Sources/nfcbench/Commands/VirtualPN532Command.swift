@@ -76,11 +76,8 @@ enum VirtualPN532Command {
     /// The reader profile as the scripted external reader of a PN532 in target mode.
     static func readerScript(_ name: String) throws(CLIError) -> PN532ReaderScript {
         let path = try DataLocation.require(name, in: "readers")
-        guard let data = FileManager.default.contents(atPath: path) else { throw .data("cannot read \(path)") }
         let profile: ReaderProfile
-        do { profile = try ReaderProfile(json: data, file: URL(fileURLWithPath: path).lastPathComponent) } catch {
-            throw .data(error.description)
-        }
+        do { profile = try ReaderProfile.load(path: path) } catch { throw CLIError(error) }
         guard profile.reachesISODEP else {
             throw .data(
                 "\(profile.name) never reaches ISO-DEP (\(profile.technology)); a PN532 in target mode would never see it"

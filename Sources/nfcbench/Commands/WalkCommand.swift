@@ -124,10 +124,10 @@ enum WalkCommand {
         var files: [String] = []
         func addDirectory(_ dir: String) throws(CLIError) {
             guard let names = try? fm.contentsOfDirectory(atPath: dir) else {
-                throw .data("can't list '\(dir)'")
+                throw .noInput("\(dir): the folder cannot be read")
             }
             let json = names.filter { $0.hasSuffix(".json") }.sorted()
-            guard !json.isEmpty else { throw .data("no *.json profiles in '\(dir)'") }
+            guard !json.isEmpty else { throw .noInput("\(dir): holds no *.json profile") }
             files += json.map { dir + "/" + $0 }
         }
         if let arg {
@@ -141,17 +141,13 @@ enum WalkCommand {
             }
         } else {
             guard let hw = DataLocation.hardwareDirectory() else {
-                throw .data("no hardware/readers folder found (set NFCBENCH_DATA or use --profiles)")
+                throw .noInput("no hardware/readers folder found (set NFCBENCH_DATA or use --profiles)")
             }
             try addDirectory(hw + "/readers")
         }
         var profiles: [ReaderProfile] = []
         for f in files {
-            guard let data = fm.contents(atPath: f) else { throw .data("can't read '\(f)'") }
-            do { profiles.append(try ReaderProfile(json: data, file: URL(fileURLWithPath: f).lastPathComponent)) } catch
-            {
-                throw .data(error.description)
-            }
+            do { profiles.append(try ReaderProfile.load(path: f)) } catch { throw CLIError(error) }
         }
         return profiles
     }

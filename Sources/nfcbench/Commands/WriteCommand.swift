@@ -17,12 +17,7 @@ enum WriteCommand {
               --device D     pcsc:READER, a libnfc connstring (pn532_uart:PATH, acr122_usb:…, 'libnfc'),
                              or sim:SCENARIO
               --ndef SPEC    the message, one record:
-                               uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
-                               text:Hello                   Text record, language en
-                               text:de:Hallo                Text record, language de (2-3 letters, optional -REGION)
-                               mime:TYPE:DATA               MIME record, e.g. mime:text/plain:hi
-                               mime:TYPE:@FILE              MIME record whose payload is FILE's bytes
-                               @FILE                        FILE holds raw NDEF message bytes (checked before writing)
+            \(NDEFSpec.help)
               --dry-run      read the tag, print exactly the pages (Type 2: WRITE A2, or UPDATE BINARY
                              FF D6 through PC/SC) or APDUs (Type 4) the write would send, and write
                              nothing (no backup either)
@@ -134,15 +129,14 @@ enum WriteCommand {
             }
             let backupPath = try saveBackup(target, connection, to: backup)
             lines.append("backup of the old content: \(backupPath)")
+            let sent = Type2WriteRecorder(base: t)  // the wording says what was sent (NFCTags)
             do {
-                try reader.writeNDEF(message)
+                try Type2TagReader(transport: sent, version: version).writeNDEF(message)
             } catch {
-                if case .writeInterrupted(let pages, let cause) = error.code {
-                    throw CLIError.failure(
-                        "write interrupted by \(cause) after writing pages [\(pages.map(String.init).joined(separator: ", "))]; the old content is in \(backupPath)"
-                    )
-                }
-                throw CLIError.failure("refused: \(error); nothing written (backup in \(backupPath))")
+                throw CLIError.failure(
+                    NDEFWriteReport.type2Failure(
+                        error, writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count)
+                        + "; the old content is in \(backupPath)")
             }
             let back = try reader.readNDEF()
             guard back == message else {
@@ -178,10 +172,11 @@ enum WriteCommand {
             }
             let backupPath = try saveBackup(target, connection, to: backup)
             lines.append("backup of the old content: \(backupPath)")
-            do { try reader.writeNDEF(message, capabilityContainer: cc) } catch {
+            let sent = APDURecorder(base: t)  // the wording says what was sent (NFCTags)
+            do { try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc) } catch {
                 throw CLIError.failure(
-                    "write failed: \(error); NLEN was set to 0 first, so the tag reads as empty or old, never torn; backup in \(backupPath)"
-                )
+                    NDEFWriteReport.type4Failure(error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize)
+                        + "; the old content is in \(backupPath)")
             }
             let back = try reader.readNDEF(capabilityContainer: cc)
             guard back == message else {
@@ -257,67 +252,6 @@ enum LockCommand {
             for l in lines { Output.out(l) }
             return 0
         })
-}
-
-/// The `--ndef SPEC` syntax (see `nfcbench write --help`).
-enum NDEFSpec {
-    static func parse(_ spec: String) throws(CLIError) -> [UInt8] {
-        if spec.hasPrefix("@") {
-            let path = String(spec.dropFirst())
-            guard let data = FileManager.default.contents(atPath: path) else { throw .data("cannot read \(path)") }
-            let bytes = [UInt8](data)
-            do { _ = try NFCNDEFMessage(bytes: bytes) } catch {
-                throw .data("\(path) is not an NDEF message: \(error)")
-            }
-            return bytes
-        }
-        guard let colon = spec.firstIndex(of: ":") else {
-            throw .data("NDEF spec '\(spec)' needs a kind: uri:…, text:…, mime:TYPE:…, or @FILE")
-        }
-        let kind = spec[..<colon]
-        let rest = String(spec[spec.index(after: colon)...])
-        let payload: NFCNDEFPayload?
-        switch kind {
-        case "uri":
-            guard !rest.isEmpty else { throw .data("uri: needs a URI") }
-            payload = NFCNDEFPayload.wellKnownTypeURIPayload(string: rest)
-        case "text":
-            var language = "en"
-            var text = rest
-            if let c = rest.firstIndex(of: ":"), isLanguageTag(rest[..<c]) {
-                language = String(rest[..<c])
-                text = String(rest[rest.index(after: c)...])
-            }
-            payload = NFCNDEFPayload.wellKnownTypeTextPayload(string: text, locale: Locale(identifier: language))
-        case "mime":
-            guard let c = rest.firstIndex(of: ":"), rest[..<c].contains("/") else {
-                throw .data("mime: needs TYPE:DATA with a type like text/plain")
-            }
-            let type = String(rest[..<c])
-            let value = String(rest[rest.index(after: c)...])
-            var body = Data(value.utf8)
-            if value.hasPrefix("@") {
-                guard let d = FileManager.default.contents(atPath: String(value.dropFirst())) else {
-                    throw .data("cannot read \(value.dropFirst())")
-                }
-                body = d
-            }
-            payload = NFCNDEFPayload(format: .media, type: Data(type.utf8), identifier: Data(), payload: body)
-        default:
-            throw .data("unknown NDEF spec kind '\(kind)': use uri:, text:, mime: or @FILE")
-        }
-        guard let payload else { throw .data("cannot make a record of '\(spec)'") }
-        return NFCNDEFMessage(records: [payload]).bytes
-    }
-
-    static func isLanguageTag(_ s: Substring) -> Bool {
-        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
-        guard let first = parts.first, (2...3).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter })
-        else { return false }
-        return parts.dropFirst().allSatisfy {
-            !$0.isEmpty && $0.count <= 8 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        }
-    }
 }
 
 /// Forwards READ and GET_VERSION to the tag; records WRITEs and answers them ACK.

@@ -18,22 +18,30 @@ enum SimulatedDevice {
             throw .usage("sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
         }
         let path = try DataLocation.require(name, in: "scenarios")
-        guard let data = FileManager.default.contents(atPath: path) else { throw .data("\(path): can't read it") }
-        let defaultReader = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
         let scenario: Scenario
-        do { scenario = try Scenario(json: data, defaultReader: defaultReader) } catch {
-            throw .data("\(path): \(error)")
-        }
+        do { scenario = try Scenario.load(path: path) } catch { throw CLIError(error) }
         var tags: [String: TagFile] = [:]
         let dir = (path as NSString).deletingLastPathComponent
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
             let local = ["\(dir)/\(tag)", "\(dir)/\(tag).json"].first { FileManager.default.fileExists(atPath: $0) }
             let tagPath: String
-            if let local { tagPath = local } else { tagPath = try DataLocation.require(tag, in: "tags") }
-            do { tags[tag] = try TagFile.load(path: tagPath) } catch { throw .data("\(tagPath): \(error)") }
+            if let local {
+                tagPath = local
+            } else if let found = DataLocation.resolve(tag, in: "tags") {
+                tagPath = found
+            } else {
+                let field = scenario.steps.firstIndex {
+                    if case .present(tag, _, _) = $0.action { true } else { false }
+                }
+                throw CLIError(
+                    DataFileError(
+                        .notFound, file: path, field: field.map { "steps[\($0)].present" },
+                        "no tag file '\(tag)' beside the scenario or in the bench's hardware/tags"))
+            }
+            do { tags[tag] = try TagFile.load(path: tagPath) } catch { throw CLIError(error) }
         }
         do { return try SimulatedReader(scenario: scenario, tags: tags, clock: clock) } catch {
-            throw .data("\(path): \(error)")
+            throw CLIError(error.inFile(path))
         }
     }
 }

@@ -1,3 +1,4 @@
+import NFCTags
 import NFCTrace
 import ReaderSession
 
@@ -92,18 +93,25 @@ enum TraceLines {
         } else if case .array(let ms)? = r["messages"] {
             for m in ms { if case .array(let rs)? = m["records"] { records += rs } }
         }
-        return records.map { rec in
-            let type = rec["type"]?.stringValue ?? ""
-            let body: String
-            if let uri = rec["uri"]?.stringValue {
-                body = uri
-            } else if let text = rec["text"]?.stringValue {
-                body = "\"\(text)\"" + (rec["lang"]?.stringValue.map { " (\($0))" } ?? "")
-            } else {
-                body = spaced(rec["payload"]?.stringValue ?? "")
-            }
-            return "                 \(rec["tnf_name"]?.stringValue ?? "") \(type): \(body)"
+        return records.enumerated().flatMap { i, rec in
+            description(rec).textLines(number: "\(i + 1)", indent: 17)
         }
+    }
+
+    /// A record's JSON (``NDEFRecordDescription/json``) back as a description, so the text
+    /// lines say everything the JSON does.
+    static func description(_ rec: JSONValue) -> NDEFRecordDescription {
+        var nested: [NDEFRecordDescription]? = nil
+        if case .array(let rs)? = rec["records"] { nested = rs.map(description) }
+        var warnings: [String] = []
+        if case .array(let ws)? = rec["warnings"] { warnings = ws.compactMap(\.stringValue) }
+        return NDEFRecordDescription(
+            tnf: UInt8(clamping: rec["tnf"]?.intValue ?? 0), tnfName: rec["tnf_name"]?.stringValue ?? "",
+            type: rec["type"]?.stringValue ?? "", identifierHex: rec["id"]?.stringValue ?? "",
+            payloadHex: rec["payload"]?.stringValue ?? "", text: rec["text"]?.stringValue,
+            language: rec["lang"]?.stringValue, encoding: rec["encoding"]?.stringValue, uri: rec["uri"]?.stringValue,
+            mimeType: rec["mime_type"]?.stringValue, packageName: rec["package"]?.stringValue,
+            title: rec["title"]?.stringValue, records: nested, warnings: warnings)
     }
 
     static func spaced(_ hex: String) -> String {

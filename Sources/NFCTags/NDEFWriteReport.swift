@@ -1,0 +1,134 @@
+/// What an NDEF write actually sent, recorded on the transport as it happened, and the words
+/// for a write that failed: what reached the tag and what the tag now reads as. The write
+/// procedures (``Type2TagReader/writeNDEF(_:)``, ``Type4TagReader/writeNDEF(_:capabilityContainer:)``)
+/// zero the NDEF length first and set it last, so a failure leaves the old message (nothing
+/// sent), an empty one (the length was zeroed) or the new one (the length was set).
+public enum NDEFWriteReport {
+    /// One WRITE (`A2`) a Type 2 write sent.
+    public struct PageWrite: Sendable, Equatable {
+        public var page: UInt8
+        public var data: [UInt8]
+        /// `nil` when the tag acknowledged it; else what went wrong.
+        public var failure: TagCommunicationError?
+    }
+
+    /// One APDU a Type 4 write sent and the answer (`nil`: none came).
+    public struct APDUExchange: Sendable, Equatable {
+        public var command: [UInt8]
+        public var response: [UInt8]?
+        /// UPDATE BINARY (`D6`, or `D7` with an offset data object).
+        public var isUpdate: Bool { command.count >= 2 && (command[1] == 0xD6 || command[1] == 0xD7) }
+        var statusText: String {
+            guard let response, response.count >= 2 else { return "no answer" }
+            return Array(response.suffix(2)).hexString(separator: " ")
+        }
+        var succeeded: Bool { response.map { $0.count >= 2 && $0.suffix(2) == [0x90, 0x00] } ?? false }
+    }
+
+    /// A Type 2 write that failed: `writes` are every WRITE the transport sent, in order;
+    /// `ndefTLVAddress` (the NDEF TLV's T byte in the tag's memory) and `messageLength` say
+    /// which pages hold the TLV's length (one byte after T, or the two after `FF`).
+    public static func type2Failure(
+        _ error: Type2TagError, writes: [PageWrite], ndefTLVAddress: Int?, messageLength: Int
+    ) -> String {
+        guard !writes.isEmpty else {
+            return "refused: \(error); no WRITE was sent, the tag is unchanged"
+        }
+        var out = "write failed: \(error). Sent \(writes.count) WRITE(s): "
+        out += writes.map { "page \($0.page) " + ($0.failure.map { "(\($0))" } ?? "ACK") }.joined(separator: ", ")
+        let acknowledged = writes.filter { $0.failure == nil }
+        guard !acknowledged.isEmpty else {
+            return out + ". None was acknowledged: the tag reads as before, or differs where a failed WRITE landed"
+        }
+        guard let t = ndefTLVAddress else { return out + ". The tag holds the acknowledged pages" }
+        let lengthAddresses = messageLength < 0xFF ? [t + 1] : [t + 2, t + 3]
+        let lengthPages = Set(lengthAddresses.map { UInt8(truncatingIfNeeded: $0 / 4) })
+        // The procedure writes every page once with the length 0, then the length pages again.
+        var seen: [UInt8: Int] = [:]
+        var zeroed: Set<UInt8> = []
+        var set: Set<UInt8> = []
+        for w in writes {
+            let n = seen[w.page, default: 0]
+            seen[w.page] = n + 1
+            guard w.failure == nil, lengthPages.contains(w.page) else { continue }
+            if n == 0 { zeroed.insert(w.page) } else { set.insert(w.page) }
+        }
+        if set == lengthPages { return out + ". The new length was written: the tag reads as the new message" }
+        if zeroed == lengthPages {
+            return out
+                + ". The NDEF length was set to 0 first and not yet to the new length: the tag reads as an empty message"
+        }
+        return out
+            + ". The NDEF length was not yet set to 0 when pages were rewritten: the tag may read as a damaged message"
+    }
+
+    /// A Type 4 write that failed: `exchanges` are every APDU the transport sent, in order;
+    /// `lengthFieldSize` is the CC's NLEN (2) or ENLEN (4) width.
+    public static func type4Failure(_ error: Type4TagError, exchanges: [APDUExchange], lengthFieldSize: Int) -> String {
+        let updates = exchanges.filter(\.isUpdate)
+        guard let first = updates.first else {
+            let others = exchanges.isEmpty ? "" : " (only \(exchanges.count) SELECT/READ BINARY APDU(s))"
+            return "refused: \(error); no UPDATE BINARY was sent\(others), the tag is unchanged"
+        }
+        var out = "write failed: \(error). Sent \(updates.count) UPDATE BINARY: "
+        out += updates.enumerated().map { i, u in
+            let what =
+                i == 0
+                ? "\(lengthFieldSize == 4 ? "ENLEN" : "NLEN") := 0"
+                : Self.updateOffset(u.command).map { "at \($0), \(max(0, u.command.count - 5)) bytes" } ?? "?"
+            return "\(what) → \(u.statusText)"
+        }.joined(separator: ", ")
+        if !first.succeeded {
+            out += ". The first one (the length set to 0) did not succeed: the tag reads as before"
+            if first.response == nil { out += ", or as an empty message if it landed" }
+        } else {
+            out += ". The length was set to 0 first and not yet to the new length: the tag reads as an empty message"
+        }
+        return out
+    }
+
+    /// P1-P2 of a short UPDATE BINARY (`D6`); `nil` for an ODO one.
+    static func updateOffset(_ command: [UInt8]) -> Int? {
+        guard command.count >= 4, command[1] == 0xD6 else { return nil }
+        return Int(command[2]) << 8 | Int(command[3])
+    }
+}
+
+/// A ``Type2TagTransport`` that forwards everything and records every WRITE and its outcome
+/// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:)``.
+public final class Type2WriteRecorder: Type2TagTransport {
+    public let base: any Type2TagTransport
+    public private(set) var writes: [NDEFWriteReport.PageWrite] = []
+    public init(base: any Type2TagTransport) { self.base = base }
+    public func read(page: UInt8) throws -> [UInt8] { try base.read(page: page) }
+    public func getVersion() throws -> [UInt8]? { try base.getVersion() }
+    public func reactivate() throws { try base.reactivate() }
+    public func write(page: UInt8, data: [UInt8]) throws {
+        do {
+            try base.write(page: page, data: data)
+            writes.append(.init(page: page, data: data, failure: nil))
+        } catch {
+            let cause = (error as? TagCommunicationError) ?? .readerFailure(String(describing: error))
+            writes.append(.init(page: page, data: data, failure: cause))
+            throw error
+        }
+    }
+}
+
+/// An ``APDUTransport`` that forwards every APDU and records it with its answer
+/// (``NDEFWriteReport/APDUExchange``), for ``NDEFWriteReport/type4Failure(_:exchanges:lengthFieldSize:)``.
+public final class APDURecorder: APDUTransport {
+    public let base: any APDUTransport
+    public private(set) var exchanges: [NDEFWriteReport.APDUExchange] = []
+    public init(base: any APDUTransport) { self.base = base }
+    public func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        do {
+            let response = try base.transmit(command)
+            exchanges.append(.init(command: command, response: response))
+            return response
+        } catch {
+            exchanges.append(.init(command: command, response: nil))
+            throw error
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+/// Other people's clients against `nfcbench virtual pn532`, for every shipped tag file of
+/// their kind: libnfc's `nfc-mfultralight r` (Debian libnfc-bin) and nfcpy 1.0 (PyPI, in
+/// the project's `.venv`), compared with nfcbench's own reading of the same file.
+enum Witness {
+    static let tags = NFCBench.packageRoot.appendingPathComponent("hardware/tags")
+
+    /// Every shipped tag file (`hardware/tags/*.json`), by name.
+    static let tagFiles: [String] = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: tags.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted()
+    }()
+
+    /// `nfcbench tag show --json FILE`, parsed.
+    static func show(_ file: String) async throws -> [String: Any] {
+        let r = try await NFCBench.run(["tag", "show", "--json", tags.appendingPathComponent(file).path])
+        try #require(r.status == 0, "\(r.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    }
+
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+    static let python = NFCBench.packageRoot.appendingPathComponent(".venv/bin/python")
+    static var nfcpyUsable: Bool {
+        FileManager.default.isExecutableFile(atPath: python.path) && access("/dev", W_OK) == 0
+    }
+
+    /// Serves `file` on a virtual PN532 whose pty link is `link`, runs `body`, stops the
+    /// virtual PN532 (SIGINT: it removes the link) whatever happens.
+    static func serving<T: Sendable>(
+        _ file: String, at link: String, _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        let trace = "\(NSTemporaryDirectory())nfcbench-witness-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl"
+        let (p, _, _) = try NFCBench.start([
+            "virtual", "pn532", "--pty", link, "--tag", tags.appendingPathComponent(file).path, "--quiet",
+            "--trace", trace,
+        ])
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        do {
+            let result = try await body()
+            p.interrupt()
+            try await NFCBench.offPool { p.waitUntilExit() }
+            return result
+        } catch {
+            p.interrupt()
+            try await NFCBench.offPool { p.waitUntilExit() }
+            throw error
+        }
+    }
+
+    /// Runs `executable arguments` off the cooperative pool, killed after `timeout`.
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        timeout: TimeInterval = 30
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await NFCBench.offPool {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: executable)
+            p.arguments = arguments
+            var env = ProcessInfo.processInfo.environment
+            for (k, v) in environment { env[k] = v }
+            p.environment = env
+            let out = Pipe()
+            let err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            let e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            killer.cancel()
+            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        }
+    }
+}
+
+@Suite(
+    "nfc-mfultralight r reads every Ultralight-family tag file over the virtual PN532, as nfcbench dump does",
+    .serialized,
+    .enabled(
+        if: Witness.isCI || FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-mfultralight"),
+        "libnfc-bin's nfc-mfultralight is missing (scripts/install-deps installs it); CI=true makes this a failure"))
+struct MfultralightWitnessTests {
+    @Test("page for page", arguments: Witness.tagFiles)
+    func readsEveryPage(file: String) async throws {
+        let shown = try await Witness.show(file)
+        let type = try #require(shown["type"] as? String)
+        guard type != "type4" else { return }  // not a Type 2 (Ultralight-family) tag
+        // nfc-mfultralight takes a tag that does not answer GET_VERSION for a 16-page Ultralight:
+        // an Ultralight C too (its first 16 pages are an Ultralight's, MF0ICU2 §7.5.2).
+        let expectedPages =
+            type == "ultralight_c"
+            ? 16
+            : VirtualPN532Process.pages(
+                try String(contentsOf: Witness.tags.appendingPathComponent(file), encoding: .utf8)
+            ).count
+        let link = "\(NSTemporaryDirectory())nfcbench-mfu-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let dump = link + ".mfd"
+        let ours = link + "-dump.json"
+        defer {
+            try? FileManager.default.removeItem(atPath: dump)
+            try? FileManager.default.removeItem(atPath: ours)
+        }
+        let (tool, mine) = try await Witness.serving(file, at: link) {
+            let tool = try await Witness.run(
+                "/usr/bin/nfc-mfultralight", ["r", dump],
+                environment: ["LIBNFC_DEVICE": "pn532_uart:\(link)", "LIBNFC_AUTO_SCAN": "false"])
+            let mine = try await NFCBench.run(["dump", "--device", "pn532_uart:\(link)", "--out", ours, "--wait", "5"])
+            return (tool, mine)
+        }
+        #expect(tool.status == 0, "\(tool.stdout)\(tool.stderr)")
+        #expect(
+            tool.stdout.contains("Done, \(expectedPages) of \(expectedPages) pages read (0 pages failed)"),
+            "\(file): \(tool.stdout)")
+        #expect(mine.status == 0, "\(mine.stderr)")
+        let theirs = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dump)))
+        let ourPages = VirtualPN532Process.pages(try String(contentsOfFile: ours, encoding: .utf8))
+        #expect(theirs.count == expectedPages * 4, "\(file)")
+        let theirPages = stride(from: 0, to: theirs.count, by: 4).map {
+            theirs[$0..<min($0 + 4, theirs.count)].map { String(format: "%02X", $0) }.joined()
+        }
+        #expect(theirPages == Array(ourPages.prefix(theirPages.count)), "\(file)")
+    }
+}
+
+@Suite(
+    "nfcpy reads the same NDEF message as nfcbench from every Type 2 and Type 4 tag file over the virtual PN532",
+    .serialized,
+    .enabled(
+        if: Witness.isCI || Witness.nfcpyUsable,
+        "needs .venv with nfcpy (scripts/install-deps) and root for the link in /dev; CI=true makes this a failure"))
+struct NfcpyWitnessTests {
+    @Test("tty:<name>:pn532, a link in /dev made and removed by nfcbench virtual pn532", arguments: Witness.tagFiles)
+    func readsTheSameMessage(file: String) async throws {
+        try #require(Witness.nfcpyUsable, ".venv/bin/python with nfcpy and a writable /dev are required")
+        let shown = try await Witness.show(file)
+        let name = "nfcbench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let link = "/dev/\(name)"
+        let script = NFCBench.packageRoot.appendingPathComponent("scripts/nfcpy-read-ndef.py").path
+        let r = try await Witness.serving(file, at: link) {
+            try await Witness.run(Witness.python.path, [script, "tty:\(name):pn532"])
+        }
+        #expect(!FileManager.default.fileExists(atPath: link), "the link in /dev is gone")
+        try #require(r.status == 0, "\(file): \(r.stderr)")
+        let read = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(read["ndef"] as? Bool == true, "\(file): \(r.stdout)")
+        #expect(read["octets"] as? String == shown["ndef"] as? String, "\(file)")
+        let theirs = (read["records"] as? [[String: Any]]) ?? []
+        let ours = (shown["records"] as? [[String: Any]]) ?? []
+        #expect(theirs.count == ours.count, "\(file)")
+        if shown["type"] as? String == "ultralight_c" {  // nfcpy's own 3DES (pyDes) against our AUTHENTICATE
+            #expect(read["authenticated"] as? Bool == true, "\(file): \(r.stdout)")
+        }
+        for (t, o) in zip(theirs, ours) {
+            #expect(t["tnf"] as? Int == o["tnf"] as? Int)
+            let ourType = Data(((o["type"] as? String) ?? "").utf8).map { String(format: "%02X", $0) }.joined()
+            #expect(t["type"] as? String == ourType)
+            #expect(t["payload"] as? String == o["payload"] as? String)
+        }
+    }
+}
