@@ -59,6 +59,8 @@ public enum TraceTimeline {
         var label: String? = nil
         /// 0: the lane's main row; 1: the frames row below it.
         var row = 0
+        /// Drawn this many pixels after its time (an NDEF read beside the frames it took).
+        var dx = 0.0
     }
 
     enum Shape { case tick, diamond, triangle, circle, dashed }
@@ -130,7 +132,7 @@ public enum TraceTimeline {
                 )
             case "didDetectNDEFs", "readNDEF":
                 lane.marks.append(
-                    Mark(t: t, shape: .diamond, style: "read", title: event + ": " + recordsText(r), row: 1))
+                    Mark(t: t, shape: .diamond, style: "read", title: event + ": " + recordsText(r), row: 1, dx: 10))
             case "didInvalidateWithError":
                 let code = r["code"]?.intValue ?? 0
                 let reason = r["reason"]?.stringValue ?? ""
@@ -400,7 +402,7 @@ public enum TraceTimeline {
             // Ticks last, so a frame at the instant of a read stays visible over its diamond.
             let marks = lane.marks.filter { $0.shape != .tick } + lane.marks.filter { $0.shape == .tick }
             for m in marks {
-                let px = x(m.t, lane)
+                let px = x(m.t, lane) + m.dx
                 let cy = m.row == 0 ? y0 + 21 : y0 + 44
                 let titleTag = "<title>\(escape(m.title))</title>"
                 switch m.shape {
@@ -428,7 +430,7 @@ public enum TraceTimeline {
                     lastLabelEnd = px + Double(label.count) * 3.2
                 }
             }
-            let endX = min(x(lane.end, lane) + 10, width - right - 250)
+            let endX = min(x(lane.end, lane) + 22, width - right - 250)
             var textY = y0 + 25
             if !lane.ending.isEmpty {
                 // A session's ending: the code on the first line, Core NFC's reason below it.

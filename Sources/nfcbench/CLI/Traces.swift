@@ -61,12 +61,16 @@ enum Traces {
         }
         var printer = echo
         if printer == nil && options.json { printer = { line in Output.out(line) } }
+        let writer: TraceWriter
         do {
-            return try TraceWriter(
+            writer = try TraceWriter(
                 path: file, header: header(command: command, device: device, model: model, setup: setup),
                 redact: options.redact, createParentDirectory: options.path == nil, echo: printer, sinks: sinks)
         } catch {
             throw .failure("can't write the trace: \(error)")
         }
+        // With --json, stdout is the trace's records; where the file is goes to stderr.
+        if options.json { Output.err("trace: \(file)") }
+        return writer
     }
 }
