@@ -94,17 +94,50 @@ final class BenchReader: Sendable {
         }
     }
 
+    /// ``withTag(_:_:)`` for timed work (`measure`): each exchange is noted with the time it
+    /// returned, and the notes are written to the trace when `body` calls the flush it is
+    /// given (after each timed sample), so the trace's cost stays out of the timings.
+    func withTimedTag<R: Sendable>(
+        _ target: DetectedTarget, _ body: @escaping @Sendable (TagConnection, _ flush: () -> Void) throws -> R
+    ) async throws -> R {
+        let frontend = self.frontend
+        let trace = self.trace
+        let id = Int64(target.id.rawValue)
+        return try await onBenchThread {
+            try frontend.withTag(target.id) { connection in
+                let notes = FrameNotes()
+                let flush = {
+                    for n in notes.take() {
+                        var o: JSONObject = ["target": .int(id), "command": .string(n.command.hexString())]
+                        o["response"] = n.response.map { .string($0.hexString()) } ?? .null
+                        trace.record("frame", at: n.t, o)
+                    }
+                }
+                defer { flush() }
+                return try body(
+                    connection.traced { command, response in
+                        notes.add(t: trace.elapsedMicroseconds, command: command, response: response)
+                    }, flush)
+            }
+        }
+    }
+
     /// The first tag's connection for `body`: ``firstTarget(timeout:)`` then ``withTag(_:_:)``.
     func withFirstTag<R: Sendable>(
         timeout: Duration, _ body: @escaping @Sendable (DetectedTarget, TagConnection) throws -> R
     ) async throws -> R {
-        let target = try await firstTarget(timeout: timeout)
+        let target = try readable(try await firstTarget(timeout: timeout))
+        return try await withTag(target) { c in try body(target, c) }
+    }
+
+    /// `target`, when it is an NFC Forum Type 2 or Type 4 tag; a clear failure otherwise.
+    func readable(_ target: DetectedTarget) throws(CLIError) -> DetectedTarget {
         guard target.family.tagProtocol != nil else {
-            throw CLIError.failure(
+            throw .failure(
                 "the tag on \(spec.identifier) is \(target.family.rawValue) (UID \(target.uid.hexString())): not an NFC Forum Type 2 or Type 4 tag"
             )
         }
-        return try await withTag(target) { c in try body(target, c) }
+        return target
     }
 
     /// Stops polling, closes the device (its thread has returned when this returns),
@@ -115,6 +148,23 @@ final class BenchReader: Sendable {
         trace.record("closed")
         trace.close()
         if let path = trace.path { Output.err("trace: \(path)") }
+    }
+}
+
+/// Exchanges noted during a timed sample (one thread), written to the trace after it.
+private final class FrameNotes: @unchecked Sendable {
+    struct Note {
+        var t: Int64
+        var command: [UInt8]
+        var response: [UInt8]?
+    }
+    private var notes: [Note] = []
+    func add(t: Int64, command: [UInt8], response: [UInt8]?) {
+        notes.append(Note(t: t, command: command, response: response))
+    }
+    func take() -> [Note] {
+        defer { notes.removeAll(keepingCapacity: true) }
+        return notes
     }
 }
 

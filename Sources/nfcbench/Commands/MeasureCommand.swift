@@ -92,8 +92,9 @@ enum MeasureCommand {
         case .apdu, .read:
             card?.start()
             let read = what == .read
-            samples = try await reader.withFirstTag(timeout: .seconds(10)) { _, c in
-                try exchange(c, count: count, read: read)
+            let target = try reader.readable(try await reader.firstTarget(timeout: .seconds(10)))
+            samples = try await reader.withTimedTag(target) { c, flush in
+                try exchange(c, count: count, read: read, afterEach: flush)
             }
         }
         let total = ContinuousClock.now - started
@@ -159,7 +160,10 @@ enum MeasureCommand {
 
     /// APDU round trips (SELECT of the NDEF application for ISO-DEP, READ of page 0 for
     /// Type 2) or whole NDEF reads on the tag, timed one by one.
-    static func exchange(_ c: TagConnection, count: Int, read: Bool) throws -> [Duration] {
+    /// `afterEach` runs after each timed sample, outside the timing (the trace's frames).
+    static func exchange(
+        _ c: TagConnection, count: Int, read: Bool, afterEach: () -> Void = {}
+    ) throws -> [Duration] {
         var samples: [Duration] = []
         samples.reserveCapacity(count)
         let clock = ContinuousClock()
@@ -170,6 +174,7 @@ enum MeasureCommand {
             for _ in 0..<count {
                 samples.append(
                     try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } })
+                afterEach()
             }
         case .type2(let t):
             for _ in 0..<count {
@@ -177,6 +182,7 @@ enum MeasureCommand {
                     try clock.measure {
                         if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
                     })
+                afterEach()
             }
         }
         return samples
