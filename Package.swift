@@ -41,7 +41,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "NFCHardware",
-            dependencies: ["CNFC", "CPCSC", "NFCTags", "ReaderSession"],
+            dependencies: ["CNFC", "CPCSC", "NFCTags"],
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
@@ -78,7 +78,8 @@ let package = Package(
             dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
             swiftSettings: strict),
         .testTarget(
-            name: "NFCHardwareTests", dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "VirtualHardware"],
+            name: "NFCHardwareTests",
+            dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionConformanceTests",

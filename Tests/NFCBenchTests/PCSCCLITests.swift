@@ -19,8 +19,11 @@ enum PrivateBench {
         p.arguments = [script, "bash", "-c", "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + shell]
         var env = ProcessInfo.processInfo.environment
         env["B"] = NFCBench.binary.path
-        env["NFCBENCH_TRACE_DIR"] =
-            FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)").path
+        let own = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)")
+        env["NFCBENCH_TRACE_DIR"] = own.path
+        // Each private pcscd has its own "Virtual PCD 00 00": its own lock directory too, so
+        // benches running side by side (other suites, other checkouts) never share a reader lock.
+        env["NFCBENCH_LOCK_DIR"] = own.path + ".locks"
         p.environment = env
         let out = Pipe()
         let err = Pipe()

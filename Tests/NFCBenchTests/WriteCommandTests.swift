@@ -136,7 +136,7 @@ struct WriteCommandTests {
         #expect(r.status == 65)
         #expect(r.stderr.contains("unknown NDEF spec kind"))
         let noScenario = try await NFCBench.run(["write", "--device", "sim:no-such-scenario", "--ndef", "text:a"])
-        #expect(noScenario.status == 65, "a device string naming no scenario is bad input data")
+        #expect(noScenario.status == 66, "a device string naming no scenario file: no input")
     }
 
     @Test("lock sets CC write access Fh and the static lock bytes; a later write is refused")

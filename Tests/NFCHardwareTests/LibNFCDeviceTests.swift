@@ -102,7 +102,10 @@ extension LibNFCInProcessTests {
         func pollAndList() throws {
             defer { fake.stop() }
             let device = try open()
+            let started = ContinuousClock.now
             #expect(try device.poll(count: 1, period: .milliseconds(150)) == nil)
+            // One poll of ISO 14443-4A and 106A (libnfc adds the first) × 150 ms, as a PN532 takes.
+            #expect(ContinuousClock.now - started >= .milliseconds(250))
             fake.present(try LibNFCTestBench.ntag215())
             let target = try #require(try device.poll(count: 1))
             #expect(target.uid == LibNFCTestBench.uid)
@@ -162,17 +165,30 @@ extension LibNFCInProcessTests {
             #expect(try device.isTargetPresent() == false)
         }
 
-        @Test("Cancelling the task aborts a blocking endless poll (NFC_EOPABORTED) promptly")
+        /// Waits until the virtual PN532 has received an InAutoPoll (`D4 60`) after `index`.
+        func pollOnTheWire(after index: Int) async throws {
+            while !fake.frameLog.dropFirst(index).contains(where: { e in
+                e.direction == .hostToChip
+                    && e.bytes.firstIndex(of: 0xD4).map { $0 + 1 < e.bytes.count && e.bytes[$0 + 1] == 0x60 } == true
+            }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        @Test("abort() (nfc_abort_command) from another thread ends a blocking endless poll (NFC_EOPABORTED) promptly")
         func abortPoll() async throws {
             defer { fake.stop() }
             let device = try open()
+            let before = fake.frameLog.count
+            let task = Task { try await offPool { try device.poll(count: nil) } }
+            // An abort that comes before libnfc waits is lost (pn532_uart replaces a pipe): wait for the poll.
+            try await pollOnTheWire(after: before)
             let started = ContinuousClock.now
-            let task = Task { try await device.perform { try $0.poll(count: nil) } }
-            try await Task.sleep(for: .milliseconds(200))
-            task.cancel()
+            device.abort()
             let result = await task.result
             #expect(throws: LibNFCError(code: .aborted, operation: "", message: "")) { _ = try result.get() }
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(1))
             // The device is usable afterwards.
             fake.present(try LibNFCTestBench.ntag215())
             #expect(try device.selectPassiveTarget()?.uid == LibNFCTestBench.uid)
@@ -183,7 +199,7 @@ extension LibNFCInProcessTests {
             defer { fake.stop() }
             let device = try open()
             fake.schedule(present: try LibNFCTestBench.ntag215(), after: .milliseconds(100))
-            let target = try await device.perform { try $0.poll(count: nil) }
+            let target = try await offPool { try device.poll(count: nil) }
             #expect(target?.uid == LibNFCTestBench.uid)
         }
 
@@ -191,8 +207,9 @@ extension LibNFCInProcessTests {
         func unplugged() async throws {
             defer { fake.stop() }
             let device = try open()
-            let task = Task { try await device.perform { try $0.poll(count: nil) } }
-            try await Task.sleep(for: .milliseconds(200))
+            let before = fake.frameLog.count
+            let task = Task { try await offPool { try device.poll(count: nil) } }
+            try await pollOnTheWire(after: before)
             let unpluggedAt = ContinuousClock.now
             fake.unplug()
             let result = await task.result

@@ -90,7 +90,7 @@ struct DataFileTests {
             try tagMessage(base + #""version": 2}"#) == "t.json: field version: format version 2; this build reads 1")
         #expect(
             try tagMessage(base + #""version": 1, "type": "ntag999"}"#)
-                == #"t.json: field type: "ntag999" is not one of ntag213, ntag215, ntag216, ultralight, ultralight_c, ultralight_ev1, type4"#
+                == #"t.json: field type: "ntag999" is not one of ntag213, ntag215, ntag216, ultralight, ultralight_c, ultralight_ev1, type4, mifare_classic_1k"#
         )
         #expect(try tagMessage(base + #""version": 1, "type": "ntag215"}"#) == "t.json: field uid: missing (required)")
         #expect(

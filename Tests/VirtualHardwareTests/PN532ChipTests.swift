@@ -192,6 +192,29 @@ struct PN532ChipTests {
         #expect(idle.present(card()).isEmpty)
     }
 
+    @Test(
+        "A finite InAutoPoll polls PollNr × Period × 150 ms per type (UM0701-02 §7.3.13), then answers no target; a card first ends it"
+    )
+    func finitePoll() {
+        var chip = PN532Chip()
+        #expect(chip.receive(hostFrame([0x60, 0x02, 0x01, 0x20, 0x10])) == PN532FrameEncoder.ack)
+        let poll = chip.finitePoll
+        #expect(poll?.duration == .milliseconds(600), "2 polls × 150 ms × 2 types")
+        #expect(responses(chip.pollTimeElapsed(serial: poll?.serial ?? -1)) == [[0x61, 0x00]])
+        #expect(chip.finitePoll == nil)
+        let twice = chip.pollTimeElapsed(serial: poll?.serial ?? -1)
+        #expect(twice.isEmpty, "answered once")
+        _ = chip.receive(hostFrame([0x60, 0x01, 0x01, 0x10]))
+        let second = chip.finitePoll
+        #expect(second != nil && second?.serial != poll?.serial)
+        let found = responses(chip.present(card())).first ?? []
+        #expect(Array(found.prefix(3)) == [0x61, 0x01, 0x10])
+        let late = chip.pollTimeElapsed(serial: second?.serial ?? -1)
+        #expect(late.isEmpty, "the card ended that poll")
+        _ = chip.receive(hostFrame([0x60, 0x01, 0x01, 0x10]))
+        #expect(chip.finitePoll == nil, "a card in the field answers at once")
+    }
+
     @Test("Status bytes never carry bit 7 (NAD) or bit 6 (MI)")
     func statusBits() {
         var chip = PN532Chip()

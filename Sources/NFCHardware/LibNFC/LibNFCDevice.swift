@@ -1,37 +1,38 @@
-import Dispatch
+import Synchronization
 
-/// An open libnfc device (`nfc_open`), closed with `nfc_close` when released.
+/// An open libnfc device (`nfc_open`), closed with `nfc_close` by ``close()`` or when released.
 ///
-/// Every blocking libnfc call runs on the device's own serial queue, never on Swift's
-/// cooperative pool: the synchronous methods hop onto it (or run in place when already
-/// on it); ``perform(_:)`` is the async bridge and turns task cancellation into
-/// ``abort()``. Only ``abort()`` runs on the caller's thread, as libnfc intends.
+/// Not thread-safe, as libnfc is not: the owner calls it from one thread at a time (the
+/// reader frontend's device thread, or the thread `emulate` runs target mode on). Only
+/// ``abort()`` may come from another thread while a call blocks, as libnfc intends.
 public final class LibNFCDevice: Sendable {
     nonisolated(unsafe) let pointer: LibNFCDevicePointer
     let context: LibNFCContext
-    private let queue: DispatchQueue
-    private let onQueue = DispatchSpecificKey<Bool>()
+    /// Closed yet; held while aborting or closing, so an abort never reaches a closed device.
+    private let closed = Mutex(false)
 
     init(device: LibNFCDevicePointer, context: LibNFCContext) {
         pointer = device
         self.context = context
-        queue = DispatchQueue(label: "nfcbench.libnfc.device")
-        queue.setSpecific(key: onQueue, value: true)
     }
 
-    deinit { libnfc_close(pointer) }
+    deinit { close() }
+
+    /// `nfc_close`: RF off, the port released. Idempotent; the device is unusable afterwards.
+    public func close() {
+        closed.withLock { c in
+            guard !c else { return }
+            c = true
+            libnfc_close(pointer)
+        }
+    }
 
     /// `nfc_device_get_name`, e.g. "PN532 v1.6" or "user defined device".
-    public var name: String { serially { libnfc_device_get_name(pointer) } }
+    public var name: String { libnfc_device_get_name(pointer) }
     /// `nfc_device_get_connstring`.
-    public var connstring: String { serially { libnfc_device_get_connstring(pointer) } }
+    public var connstring: String { libnfc_device_get_connstring(pointer) }
 
     // MARK: plumbing
-
-    private func serially<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: onQueue) == true { return try body() }
-        return try queue.sync(execute: body)
-    }
 
     private func error(_ raw: Int32, _ operation: String) -> LibNFCError {
         LibNFCError(code: .init(rawValue: raw), operation: operation, message: libnfc_strerror(pointer))
@@ -48,71 +49,57 @@ public final class LibNFCDevice: Sendable {
         }
     }
 
-    /// Runs `body` on the device's queue; cancelling the task calls ``abort()``, so a
-    /// blocking call inside ends with `NFC_EOPABORTED`.
-    public func perform<T: Sendable>(_ body: @escaping @Sendable (LibNFCDevice) throws -> T) async throws -> T {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-                queue.async { c.resume(with: Result { try body(self) }) }
-            }
-        } onCancel: {
-            self.abort()
+    /// Ends the blocking call running on this device (`nfc_abort_command`); that call fails
+    /// with `NFC_EOPABORTED`. Safe from any thread. libnfc's `pn532_uart` driver aborts by
+    /// replacing a pipe the call waits on, so an abort that comes before the call starts
+    /// waiting is lost: bound blocking calls (finite polls, timeouts) rather than rely on it.
+    public func abort() {
+        closed.withLock { c in
+            if !c { _ = libnfc_abort_command(pointer) }
         }
     }
-
-    /// Ends the blocking call running on this device (`nfc_abort_command`); that call fails
-    /// with `NFC_EOPABORTED`. Safe from any thread; does nothing when no call runs.
-    public func abort() { _ = libnfc_abort_command(pointer) }
 
     // MARK: device
 
     /// Modulation types the device offers (`nfc_device_get_supported_modulation`), as
     /// initiator (`initiator: true`) or as target.
     public func supportedModulations(initiator: Bool = true) throws -> [LibNFCModulation.ModulationType] {
-        try serially {
-            try unwrap(
-                libnfc_device_get_supported_modulation(pointer, initiator: initiator),
-                "nfc_device_get_supported_modulation"
-            )
-            .compactMap(LibNFCModulation.ModulationType.init(rawValue:))
-        }
+        try unwrap(
+            libnfc_device_get_supported_modulation(pointer, initiator: initiator),
+            "nfc_device_get_supported_modulation"
+        )
+        .compactMap(LibNFCModulation.ModulationType.init(rawValue:))
     }
 
     /// Sets a boolean property (`nfc_device_set_property_bool`).
     public func setProperty(_ property: LibNFCProperty, _ enabled: Bool) throws {
-        try serially {
-            try check(
-                libnfc_device_set_property_bool(pointer, property.rawValue, enabled), "nfc_device_set_property_bool")
-        }
+        try check(
+            libnfc_device_set_property_bool(pointer, property.rawValue, enabled), "nfc_device_set_property_bool")
     }
 
     /// Sets the default command timeout (`nfc_device_set_property_int(NP_TIMEOUT_COMMAND)`),
     /// in whole milliseconds; `.forever` = 0.
     public func setCommandTimeout(_ timeout: TransceiveTimeout) throws {
-        try serially {
-            try check(
-                libnfc_device_set_property_int(pointer, 0, max(0, timeout.milliseconds)), "nfc_device_set_property_int")
-        }
+        try check(
+            libnfc_device_set_property_int(pointer, 0, max(0, timeout.milliseconds)), "nfc_device_set_property_int")
     }
 
     /// Goes idle (`nfc_idle`): RF off, chip powered down.
-    public func idle() throws { try serially { try check(libnfc_idle(pointer), "nfc_idle") } }
+    public func idle() throws { try check(libnfc_idle(pointer), "nfc_idle") }
 
     // MARK: initiator
 
     /// Becomes an initiator (`nfc_initiator_init`): RF on, infinite select, easy framing,
     /// automatic RATS, CRC and parity handled by the chip.
     public func initiatorInit() throws {
-        try serially { try check(libnfc_initiator_init(pointer), "nfc_initiator_init") }
+        try check(libnfc_initiator_init(pointer), "nfc_initiator_init")
     }
 
     /// Targets in the field (`nfc_initiator_list_passive_targets`), at most `max`.
     public func listPassiveTargets(_ modulation: LibNFCModulation = .iso14443a, max: Int = 4) throws -> [LibNFCTarget] {
-        try serially {
-            try unwrap(
-                libnfc_initiator_list_passive_targets(pointer, modulation, max: Swift.max(1, max)),
-                "nfc_initiator_list_passive_targets")
-        }
+        try unwrap(
+            libnfc_initiator_list_passive_targets(pointer, modulation, max: Swift.max(1, max)),
+            "nfc_initiator_list_passive_targets")
     }
 
     /// Selects one target (`nfc_initiator_select_passive_target`), the one with `uid` if
@@ -120,17 +107,17 @@ public final class LibNFCDevice: Sendable {
     public func selectPassiveTarget(_ modulation: LibNFCModulation = .iso14443a, uid: [UInt8] = []) throws
         -> LibNFCTarget?
     {
-        try serially {
-            try unwrap(
-                libnfc_initiator_select_passive_target(pointer, modulation, uid: uid),
-                "nfc_initiator_select_passive_target")
-        }
+        try unwrap(
+            libnfc_initiator_select_passive_target(pointer, modulation, uid: uid),
+            "nfc_initiator_select_passive_target")
     }
 
     /// Polls for a target (`nfc_initiator_poll_target`, PN53x InAutoPoll) among
-    /// `modulations`: `count` polls (1…254; `nil` = endless, `0xFF`) of `period` each
-    /// (rounded to libnfc's 150 ms steps, 1…15). Returns `nil` when the polls end without a
-    /// target. An endless poll blocks until a target comes or ``abort()``.
+    /// `modulations`: `count` polls (1…254; `nil` = endless, `0xFF`) of `period` per
+    /// modulation each (rounded to libnfc's 150 ms steps, 1…15): a PN532 polls for about
+    /// count × modulations × period (UM0701-02 §7.3.13; libnfc's `nfc-poll` prints the same
+    /// product). Returns `nil` when the polls end without a target. An endless poll blocks
+    /// until a target comes or ``abort()``.
     public func poll(
         _ modulations: [LibNFCModulation] = [.iso14443a], count: Int? = nil,
         period: Duration = .milliseconds(300)
@@ -138,16 +125,14 @@ public final class LibNFCDevice: Sendable {
         let pollCount: UInt8 = count.map { UInt8(clamping: min(254, max(1, $0))) } ?? 0xFF
         let ms = period.components.seconds * 1000 + period.components.attoseconds / 1_000_000_000_000_000
         let units = UInt8(clamping: min(15, max(1, (ms + 75) / 150)))
-        return try serially {
-            try unwrap(
-                libnfc_initiator_poll_target(pointer, modulations, pollCount: pollCount, period: units),
-                "nfc_initiator_poll_target")
-        }
+        return try unwrap(
+            libnfc_initiator_poll_target(pointer, modulations, pollCount: pollCount, period: units),
+            "nfc_initiator_poll_target")
     }
 
     /// Deselects the current target (`nfc_initiator_deselect_target`, PN53x InDeselect).
     public func deselect() throws {
-        try serially { try check(libnfc_initiator_deselect_target(pointer), "nfc_initiator_deselect_target") }
+        try check(libnfc_initiator_deselect_target(pointer), "nfc_initiator_deselect_target")
     }
 
     /// Sends bytes to the selected target and returns its answer
@@ -157,23 +142,19 @@ public final class LibNFCDevice: Sendable {
     public func transceive(_ bytes: [UInt8], timeout: TransceiveTimeout = .deviceDefault, maxResponse: Int = 264) throws
         -> [UInt8]
     {
-        try serially {
-            try unwrap(
-                libnfc_initiator_transceive_bytes(
-                    pointer, bytes, rxCapacity: max(1, maxResponse), timeout: timeout.milliseconds),
-                "nfc_initiator_transceive_bytes")
-        }
+        try unwrap(
+            libnfc_initiator_transceive_bytes(
+                pointer, bytes, rxCapacity: max(1, maxResponse), timeout: timeout.milliseconds),
+            "nfc_initiator_transceive_bytes")
     }
 
     /// Whether the current target still answers (`nfc_initiator_target_is_present`):
     /// `false` on `NFC_ETGRELEASED`; other failures throw.
     public func isTargetPresent() throws -> Bool {
-        try serially {
-            let res = libnfc_initiator_target_is_present(pointer)
-            if res == LibNFCError.Code.targetReleased.rawValue { return false }
-            try check(res, "nfc_initiator_target_is_present")
-            return true
-        }
+        let res = libnfc_initiator_target_is_present(pointer)
+        if res == LibNFCError.Code.targetReleased.rawValue { return false }
+        try check(res, "nfc_initiator_target_is_present")
+        return true
     }
 
     // MARK: target (card emulation)
@@ -186,25 +167,19 @@ public final class LibNFCDevice: Sendable {
         uid: [UInt8] = [0x08, 0x00, 0xB0, 0x0B], atqa: [UInt8] = [0x00, 0x04], sak: UInt8 = 0x20,
         ats: [UInt8] = [0x75, 0x33, 0x92, 0x03], timeout: TransceiveTimeout = .forever
     ) throws -> [UInt8] {
-        try serially {
-            try unwrap(
-                libnfc_target_init(pointer, uid: uid, atqa: atqa, sak: sak, ats: ats, timeout: timeout.milliseconds),
-                "nfc_target_init")
-        }
+        try unwrap(
+            libnfc_target_init(pointer, uid: uid, atqa: atqa, sak: sak, ats: ats, timeout: timeout.milliseconds),
+            "nfc_target_init")
     }
 
     /// The reader's next C-APDU (`nfc_target_receive_bytes`, PN53x TgGetData).
     /// `NFC_ETGRELEASED` when the reader left.
     public func targetReceive(timeout: TransceiveTimeout = .forever) throws -> [UInt8] {
-        try serially {
-            try unwrap(libnfc_target_receive_bytes(pointer, timeout: timeout.milliseconds), "nfc_target_receive_bytes")
-        }
+        try unwrap(libnfc_target_receive_bytes(pointer, timeout: timeout.milliseconds), "nfc_target_receive_bytes")
     }
 
     /// Sends an R-APDU to the reader (`nfc_target_send_bytes`, PN53x TgSetData).
     public func targetSend(_ bytes: [UInt8], timeout: TransceiveTimeout = .forever) throws {
-        try serially {
-            try check(libnfc_target_send_bytes(pointer, bytes, timeout: timeout.milliseconds), "nfc_target_send_bytes")
-        }
+        try check(libnfc_target_send_bytes(pointer, bytes, timeout: timeout.milliseconds), "nfc_target_send_bytes")
     }
 }

@@ -6,11 +6,18 @@ public import NFCTags
 /// GET_VERSION), with the CRC_A appended and checked here, so a 4-bit NAK (one byte
 /// back) is told apart from silence (`NFC_ERFTRANS`). ``reactivate()`` re-selects the tag
 /// by UID with the chip's framing back on. Errors are ``TagCommunicationError``.
+///
+/// The device's owner puts the chip's framing and CRC back after use (``LibNFCReaderDevice``
+/// does in `release`), and wakes the tag when ``leftTagIdle``.
 public final class LibNFCType2Transport: Type2TagTransport {
     public let device: LibNFCDevice
     public private(set) var target: LibNFCTarget
     /// Per-command answer timeout.
     public var timeout: TransceiveTimeout
+    /// The tag NAKed a command or did not answer one since the last (re)activation, so it
+    /// is IDLE and answers nothing until it is selected again (NTAG21x datasheet §9.3; an
+    /// Ultralight without GET_VERSION stays silent to `60` and goes IDLE the same way).
+    public private(set) var leftTagIdle = false
 
     /// Switches the device to raw exchanges; throws ``TagCommunicationError/readerFailure(_:)``.
     public init(device: LibNFCDevice, target: LibNFCTarget, timeout: TransceiveTimeout = .after(.milliseconds(100)))
@@ -38,11 +45,18 @@ public final class LibNFCType2Transport: Type2TagTransport {
         do {
             answer = try device.transceive(frame + iso14443CRCA(frame), timeout: timeout)
         } catch let e as LibNFCError {
-            throw e.tagCommunicationError
+            let error = e.tagCommunicationError
+            if error == .noResponse { leftTagIdle = true }
+            throw error
         }
         switch answer.count {
-        case 0: throw TagCommunicationError.noResponse
-        case 1: return answer[0] & 0x0F == 0x0A ? .ack : .nak(answer[0] & 0x0F)
+        case 0:
+            leftTagIdle = true
+            throw TagCommunicationError.noResponse
+        case 1:
+            if answer[0] & 0x0F == 0x0A { return .ack }
+            leftTagIdle = true
+            return .nak(answer[0] & 0x0F)
         case 2: throw TagCommunicationError.malformedResponse("2-byte answer \(answer.hexString(separator: " "))")
         default:
             let data = Array(answer.dropLast(2))
@@ -95,6 +109,7 @@ public final class LibNFCType2Transport: Type2TagTransport {
         }
         guard let found else { throw TagCommunicationError.tagLost }
         target = found
+        leftTagIdle = false
         try rawMode(true)
     }
 }

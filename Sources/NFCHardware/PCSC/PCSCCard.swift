@@ -19,6 +19,7 @@ public final class PCSCCard: Sendable {
         var activeProtocol: PCSCProtocols
         var disconnected = false
         var transparent: PCSCTransparentExchange? = nil
+        var tagLeftIdle = false
     }
 
     init(
@@ -66,7 +67,39 @@ public final class PCSCCard: Sendable {
         let active = try pcscReconnect(
             handle, shareMode: shareMode.rawValue, protocols: protocols.rawValue,
             initialization: initialization.rawValue)
-        state.withLock { $0.activeProtocol = PCSCProtocols(rawValue: active) }
+        state.withLock {
+            $0.activeProtocol = PCSCProtocols(rawValue: active)
+            if initialization != .leave { $0.tagLeftIdle = false }
+        }
+    }
+
+    /// A Type 2 command through this card failed the way a NAK or silence does (`63 00`, no
+    /// answer to a transparent frame), so the tag may be IDLE until the reader selects it
+    /// again (NTAG21x datasheet §9.3). Cleared by a ``reconnect(_:protocols:)`` that resets.
+    public var tagLeftIdle: Bool { state.withLock { $0.tagLeftIdle } }
+
+    func noteTagLeftIdle() { state.withLock { $0.tagLeftIdle = true } }
+
+    /// Why a transmit failed the way a card leaving or a broken channel does (vpcd's 0-byte
+    /// answer, `SCARD_W_REMOVED_CARD`, or `SCARD_W_SECURITY_VIOLATION`, which pcsc-lite
+    /// returns when pcscd's socket is reset under a call: winscard_msg.c, `ECONNRESET`):
+    /// asks pcscd for the reader's state at once (`SCardGetStatusChange`, timeout 0, on this
+    /// card's context). A pcscd that is gone fails that call (`.readerFailure("pcscd
+    /// stopped")`), a reader that is gone is reported unknown (`.readerFailure("reader gone:
+    /// …")`); otherwise `otherwise` stands. No waiting: pcscd answers or its socket is closed.
+    func lossCause(otherwise: TagCommunicationError = .tagLost) -> TagCommunicationError {
+        do {
+            let outcome = try context.waitForStatusChange(readers: [.unaware(reader)], timeout: .zero)
+            if case .changed(let states) = outcome, let s = states.first,
+                s.flags.contains(.unknown) || s.flags.contains(.unavailable)
+            {
+                return .readerFailure("reader gone: \(reader)")
+            }
+            return otherwise
+        } catch {
+            if case .readerFailure = error.tagCommunicationError { return error.tagCommunicationError }
+            return otherwise
+        }
     }
 
     /// Ends the connection (`SCardDisconnect`). Further calls on this card fail with

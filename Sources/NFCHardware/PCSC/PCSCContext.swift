@@ -1,29 +1,34 @@
-public import Dispatch
-import Glibc
 import Synchronization
 
 /// A connection to the PC/SC resource manager (pcscd): `SCardEstablishContext` with
-/// `SCARD_SCOPE_SYSTEM`, released (`SCardReleaseContext`) when the last reference goes.
+/// `SCARD_SCOPE_SYSTEM`, released (`SCardReleaseContext`) by ``release()`` or when the last
+/// reference goes.
 ///
-/// Threads: the synchronous methods block the calling thread (for up to their timeout);
-/// don't call them from the cooperative pool. The `async` methods run the same calls on
-/// this context's own serial ``queue`` and never block a Swift concurrency thread.
-/// pcsc-lite locks a context for the length of a call, so one blocking call runs at a
-/// time per context; ``cancel()`` is the exception and may come from any thread. To
-/// watch readers while a card is in use, give the watcher its own context.
+/// Threads: the methods block the calling thread (for up to their timeout), so call them
+/// from a thread of your own (the reader frontend's device thread), never from Swift's
+/// cooperative pool. pcsc-lite locks a context for the length of a call, so one blocking
+/// call runs at a time per context; ``cancel()`` is the exception and may come from any
+/// thread.
 public final class PCSCContext: Sendable {
     let handle: PCSCContextHandle
-    /// The serial queue the `async` methods run their blocking C calls on.
-    public let queue: DispatchQueue
+    private let released = Mutex(false)
 
     /// Connects to pcscd. Throws `SCARD_E_NO_SERVICE` when it is not running
     /// (`SCardEstablishContext`).
     public init() throws(PCSCError) {
         handle = try pcscEstablishContext()
-        queue = DispatchQueue(label: "nfcbench.pcsc.context.\(handle)")
     }
 
-    deinit { try? pcscReleaseContext(handle) }
+    deinit { release() }
+
+    /// `SCardReleaseContext`: cards connected through it are disconnected by pcscd. Idempotent.
+    public func release() {
+        let first = released.withLock { r in
+            defer { r = true }
+            return !r
+        }
+        if first { try? pcscReleaseContext(handle) }
+    }
 
     /// False once pcscd went away or the context was released (`SCardIsValidContext`).
     public var isValid: Bool { pcscIsValidContext(handle) }
@@ -62,6 +67,7 @@ public final class PCSCContext: Sendable {
     /// Ends a ``waitForStatusChange(readers:timeout:)`` blocked on this context with
     /// `.cancelled`; does nothing when no wait is in progress (`SCardCancel`). Thread-safe.
     public func cancel() throws(PCSCError) {
+        if released.withLock({ $0 }) { return }
         try pcscCancel(handle)
     }
 
@@ -83,67 +89,12 @@ public final class PCSCContext: Sendable {
             activeProtocol: PCSCProtocols(rawValue: active))
     }
 
-    // MARK: async
-
-    /// ``waitForStatusChange(readers:timeout:)`` on ``queue``. Cancelling the awaiting task
-    /// calls `SCardCancel` (repeatedly, until the wait has returned, so a cancel that
-    /// arrives just before the C call starts is not lost) and returns `.cancelled`.
-    public func statusChange(
-        readers: [PCSCReaderState], timeout: Duration?
-    ) async throws(PCSCError) -> PCSCStatusChange {
-        let flags = CancelFlags()
-        let result: Result<PCSCStatusChange, PCSCError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                queue.async {
-                    let r: Result<PCSCStatusChange, PCSCError>
-                    if flags.requested.load(ordering: .acquiring) {
-                        r = .success(.cancelled)
-                    } else {
-                        r = Result { () throws(PCSCError) in
-                            try self.waitForStatusChange(readers: readers, timeout: timeout)
-                        }
-                    }
-                    flags.finished.store(true, ordering: .releasing)
-                    continuation.resume(returning: r)
-                }
-            }
-        } onCancel: {
-            flags.requested.store(true, ordering: .releasing)
-            let handle = self.handle
-            DispatchQueue.global().async {
-                while !flags.finished.load(ordering: .acquiring) {
-                    try? pcscCancel(handle)
-                    usleep(5_000)
-                }
-            }
-        }
-        return try result.get()
-    }
-
-    /// Runs `body` on ``queue`` (the thread for this context's blocking calls) and returns
-    /// its result. Not cancellable: a transmit in progress runs to its end.
-    public func perform<T: Sendable, E: Error>(
-        _ body: @escaping @Sendable (PCSCContext) throws(E) -> T
-    ) async throws(E) -> T {
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: Result { () throws(E) in try body(self) })
-            }
-        }
-        return try result.get()
-    }
-
     static func milliseconds(_ d: Duration) -> UInt32 {
         let (s, atto) = d.components
         if s < 0 { return 0 }
         let ms = Double(s) * 1000 + (Double(atto) / 1e15).rounded(.up)
         return ms >= Double(UInt32.max - 1) ? UInt32.max - 1 : UInt32(ms)
     }
-}
-
-private final class CancelFlags: Sendable {
-    let requested = Atomic<Bool>(false)
-    let finished = Atomic<Bool>(false)
 }
 
 /// How a connection shares the card (`SCardConnect`'s `dwShareMode`).

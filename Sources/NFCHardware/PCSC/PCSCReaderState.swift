@@ -100,7 +100,6 @@ public enum PCSCStatusChange: Sendable, Hashable {
     case changed([PCSCReaderState])
     /// The timeout expired with no change (`SCARD_E_TIMEOUT`).
     case timeout
-    /// Another thread called ``PCSCContext/cancel()`` (`SCARD_E_CANCELLED`), or the task
-    /// awaiting ``PCSCContext/statusChange(readers:timeout:)`` was cancelled.
+    /// Another thread called ``PCSCContext/cancel()`` (`SCARD_E_CANCELLED`).
     case cancelled
 }

@@ -4,8 +4,9 @@ public import NFCTags
 ///
 /// Errors are ``TagCommunicationError`` (``PCSCError/tagCommunicationError``), plus the
 /// vpcd/pcscd case of a card that leaves mid-exchange: `SCardTransmit` succeeds with 0 bytes
-/// and the next call fails with `SCARD_W_REMOVED_CARD`; both are `.tagLost`.
-/// Blocking: call it from the context's queue or your own thread.
+/// and the next call fails with `SCARD_W_REMOVED_CARD`; both are `.tagLost`, unless the
+/// status check made right then finds pcscd or the reader gone (`.readerFailure`).
+/// Blocking: call it from the thread that owns the card's context.
 public struct PCSCAPDUTransport: APDUTransport, Sendable {
     public let card: PCSCCard
     public init(card: PCSCCard) { self.card = card }
@@ -19,10 +20,20 @@ public struct PCSCAPDUTransport: APDUTransport, Sendable {
         do {
             answer = try card.transmit(command)
         } catch {
-            throw error.tagCommunicationError
+            throw Self.checked(error, card)
         }
-        guard !answer.isEmpty else { throw TagCommunicationError.tagLost }
+        guard !answer.isEmpty else { throw card.lossCause() }
         return answer
+    }
+
+    /// `error` in the tag vocabulary; a loss or a reader failure is checked against pcscd
+    /// at once (``PCSCCard/lossCause(otherwise:)``), so pcscd's death reads "pcscd stopped".
+    static func checked(_ error: PCSCError, _ card: PCSCCard) -> TagCommunicationError {
+        let e = error.tagCommunicationError
+        switch e {
+        case .tagLost, .readerFailure: return card.lossCause(otherwise: e)
+        default: return e
+        }
     }
 }
 
@@ -45,17 +56,19 @@ public struct PCSCType2TagTransport: Type2TagTransport, Sendable {
         return (Array(r.dropLast(2)), UInt16(r[r.count - 2]) << 8 | UInt16(r[r.count - 1]))
     }
 
-    private static func failure(_ what: String, _ sw: UInt16) -> TagCommunicationError {
+    private func failure(_ what: String, _ sw: UInt16) -> TagCommunicationError {
         switch sw {
-        case 0x6300, 0x6581: .nak(0)
-        default: .malformedResponse("\(what) answered SW \(String(sw, radix: 16, uppercase: true))")
+        case 0x6300, 0x6581:
+            card.noteTagLeftIdle()
+            return .nak(0)
+        default: return .malformedResponse("\(what) answered SW \(String(sw, radix: 16, uppercase: true))")
         }
     }
 
     /// READ BINARY `FF B0 00 <page> 10`: exactly 16 bytes.
     public func read(page: UInt8) throws -> [UInt8] {
         let (data, sw) = try exchange([0xFF, 0xB0, 0x00, page, 0x10])
-        guard sw == 0x9000 else { throw Self.failure("READ BINARY", sw) }
+        guard sw == 0x9000 else { throw failure("READ BINARY", sw) }
         guard data.count == 16 else {
             throw TagCommunicationError.malformedResponse("READ BINARY gave \(data.count) bytes, not 16")
         }
@@ -66,15 +79,22 @@ public struct PCSCType2TagTransport: Type2TagTransport, Sendable {
     public func write(page: UInt8, data: [UInt8]) throws {
         guard data.count == 4 else { throw TagCommunicationError.packetTooLong(data.count) }
         let (_, sw) = try exchange([0xFF, 0xD6, 0x00, page, 0x04] + data)
-        guard sw == 0x9000 else { throw Self.failure("UPDATE BINARY", sw) }
+        guard sw == 0x9000 else { throw failure("UPDATE BINARY", sw) }
     }
 
-    /// GET_VERSION through the transparent exchange; `nil` when the reader has none.
+    /// GET_VERSION through the transparent exchange; `nil` when the reader has none. A tag
+    /// that does not answer it (an Ultralight) is IDLE afterwards: ``reactivate()``.
     public func getVersion() throws -> [UInt8]? {
         do {
             return try card.getVersion()
         } catch let e as PCSCError {
-            throw e.tagCommunicationError
+            throw PCSCAPDUTransport.checked(e, card)
+        } catch let e as TagCommunicationError {
+            switch e {
+            case .nak, .noResponse: card.noteTagLeftIdle()
+            default: break
+            }
+            throw e
         }
     }
 

@@ -31,8 +31,10 @@ public struct TagFault: Sendable, Hashable {
         /// (`"when": "ndef_file_read", "offset": N`).
         case ndefFileRead(offset: Int)
         /// On the command after the capability container was read: a READ or FAST_READ whose
-        /// pages include page 3, except READ 0 (a reader's presence check or UID request), for
-        /// Type 2; a READ BINARY of the CC file `E103` for Type 4 (`"when": "after_cc_read"`).
+        /// pages include page 3 (Type 2), a READ BINARY of the CC file `E103` (Type 4)
+        /// (`"when": "after_cc_read"`). A PC/SC reader's UID request (`FF CA`, a READ 0 on the
+        /// tag) counts, so behind PC/SC the fault hits the read procedure's first command
+        /// rather than its second: the session sees the same failed read.
         case afterCCRead
         /// On the first write: WRITE / COMPATIBILITY_WRITE (Type 2) or UPDATE BINARY (Type 4)
         /// (`"when": "first_write"`).
@@ -166,9 +168,7 @@ public struct FaultPlan: Sendable, Hashable {
     public var isSpent: Bool { !fired.contains(false) }
 
     private enum Command {
-        /// READ or FAST_READ of these pages; `probe` for READ 0, which readers also send as a
-        /// presence check (libnfc's PN53x ping) or for the UID (a PC/SC reader's `FF CA`).
-        case read(pages: ClosedRange<Int>, probe: Bool = false)
+        case read(pages: ClosedRange<Int>)
         case readCC
         case readNDEF(ClosedRange<Int>)
         case write
@@ -181,7 +181,7 @@ public struct FaultPlan: Sendable, Hashable {
         switch op {
         case 0x30 where frame.count >= 2:
             let s = Int(frame[1])
-            return check(.read(pages: s...(s + 3), probe: s == 0))
+            return check(.read(pages: s...(s + 3)))
         case 0x3A where frame.count >= 3 && frame[2] >= frame[1]:
             return check(.read(pages: Int(frame[1])...Int(frame[2])))
         case 0xA2, 0xA0:
@@ -221,7 +221,7 @@ public struct FaultPlan: Sendable, Hashable {
             commands += 1
             switch command {
             case .readCC: ccWasRead = true
-            case .read(let pages, let probe) where pages.contains(3) && !probe: ccWasRead = true
+            case .read(let pages) where pages.contains(3): ccWasRead = true
             default: break
             }
         }
@@ -234,7 +234,7 @@ public struct FaultPlan: Sendable, Hashable {
             case .firstWrite:
                 if case .write = command { hit = true } else { hit = false }
             case .pageRead(let p):
-                if case .read(let pages, _) = command { hit = pages.contains(p) } else { hit = false }
+                if case .read(let pages) = command { hit = pages.contains(p) } else { hit = false }
             case .ndefFileRead(let o):
                 if case .readNDEF(let bytes) = command { hit = bytes.contains(o) } else { hit = false }
             }

@@ -498,7 +498,7 @@ public struct TagFile: Sendable, Hashable {
             lines.append("  \"mapping_version\": \(q(t4.mappingVersion))")
             lines.append("  \"read_only\": \(t4.readOnly)")
             lines.append("  \"file_id\": \(q(t4.fileID.hexString()))")
-        } else {
+        } else if !type.isSensedOnly {
             lines.append(
                 "  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
             if !unreadPages.isEmpty {

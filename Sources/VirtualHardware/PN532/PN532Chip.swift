@@ -90,9 +90,26 @@ public struct PN532Chip: Sendable {
     public static let rats: [UInt8] = [0xE0, 0x80]
 
     private enum Pending: Sendable, Equatable {
-        case autoPoll(types: [UInt8])
+        /// `serial` for a finite poll (see ``finitePoll``), `nil` for an endless one.
+        case autoPoll(types: [UInt8], serial: Int?)
         case initAsTarget
     }
+
+    /// A finite InAutoPoll still polling for a card: the chip answers "no target" once
+    /// `duration` has passed (``pollTimeElapsed(serial:)``), or the card when one comes first.
+    /// A PN532 polls PollNr × Period × 150 ms for each target type (UM0701-02 §7.3.13;
+    /// libnfc's `nfc-poll` announces the same product).
+    public struct FinitePoll: Sendable, Equatable {
+        public var serial: Int
+        public var duration: Duration
+    }
+    /// The finite InAutoPoll in progress, if any (the device serving the chip keeps its time).
+    public var finitePoll: FinitePoll? {
+        guard case .autoPoll(_, let serial?)? = pending else { return nil }
+        return FinitePoll(serial: serial, duration: pollDuration)
+    }
+    private var pollSerial = 0
+    private var pollDuration: Duration = .zero
 
     public init() {}
 
@@ -125,11 +142,20 @@ public struct PN532Chip: Sendable {
         self.card = card
         cardHalted = false
         targetSelected = false
-        if case .autoPoll(let types)? = pending, let answer = autoPollAnswer(types: types) {
+        if case .autoPoll(let types, _)? = pending, let answer = autoPollAnswer(types: types) {
             pending = nil
             return respond(0x61, answer)
         }
         return []
+    }
+
+    /// The finite poll `serial` has run its time without a card: answers "no target"
+    /// (`61 00`). Nothing when that poll already ended (a card came, the host aborted it or
+    /// sent another command).
+    public mutating func pollTimeElapsed(serial: Int) -> [UInt8] {
+        guard case .autoPoll(_, serial)? = pending else { return [] }
+        pending = nil
+        return respond(0x61, [0x00])
     }
 
     /// Takes the card out of the field. The next exchange with it times out (status `01`).
@@ -282,10 +308,14 @@ public struct PN532Chip: Sendable {
             let types = Array(params.dropFirst(2))
             if let answer = autoPollAnswer(types: types) { return .reply(answer) }
             if params[0] == 0xFF {  // endless polling: answer when a card comes or the host aborts
-                pending = .autoPoll(types: types)
+                pending = .autoPoll(types: types, serial: nil)
                 return .later
             }
-            return .reply([0x00])
+            // Finite polling: "no target" after PollNr × Period × 150 ms per type, unless a card comes.
+            pollSerial += 1
+            pollDuration = .milliseconds(150 * Int(params[0]) * Int(max(1, params[1])) * types.count)
+            pending = .autoPoll(types: types, serial: pollSerial)
+            return .later
         case 0x8C:
             guard params.count >= 37 else { return .error }
             targetSelected = false

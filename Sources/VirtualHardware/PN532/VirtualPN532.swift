@@ -61,6 +61,8 @@ public final class VirtualPN532: Sendable {
     private enum ScheduledAction: Sendable {
         case present(PN532Card)
         case remove
+        /// A finite InAutoPoll's time is up (``PN532Chip/finitePoll``).
+        case endPoll(serial: Int)
     }
 
     private let state = Mutex(State())
@@ -309,6 +311,14 @@ public final class VirtualPN532: Sendable {
                         let out = s.chip.receive(chunk)
                         recordAir(&s)
                         send(&s, out)
+                        // A finite poll started: the chip answers "no target" when its time is up.
+                        if let poll = s.chip.finitePoll,
+                            !s.schedule.contains(where: {
+                                if case .endPoll(poll.serial) = $0.action { true } else { false }
+                            })
+                        {
+                            s.schedule.append((ContinuousClock.now + poll.duration, .endPoll(serial: poll.serial)))
+                        }
                     }
                 }
             } else if fds[0].revents & Int16(POLLHUP) != 0 {
@@ -333,6 +343,9 @@ public final class VirtualPN532: Sendable {
                 case .remove:
                     s.chip.remove()
                     record(&s, .event, [], "remove (scheduled)")
+                case .endPoll(let serial):
+                    let out = s.chip.pollTimeElapsed(serial: serial)
+                    send(&s, out)
                 }
             }
         }

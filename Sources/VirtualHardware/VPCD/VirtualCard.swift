@@ -8,7 +8,9 @@ import Synchronization
 /// The card is a TCP client of vpcd (listen mode: `DEVICENAME /dev/null:<port>` in
 /// reader.conf; the Debian driver's slot 0 is "Virtual PCD 00 00" on 35963, slot 1 on 35964).
 /// Being connected is being in the field: ``remove()`` closes the connection, ``present()``
-/// connects again, and pcscd notices either at its next presence poll (≈ 0.4 s).
+/// connects again, and pcscd notices either at its next presence poll (≈ 0.4 s). A card
+/// whose personality left the field (``VirtualCardPersonality/hasLeftField``: a tag file's
+/// `tag_lost` fault) closes the connection instead of answering, as if removed mid-APDU.
 ///
 /// The wire (vsmartcard `doc/api.txt`): every message is a 2-byte big-endian length and a body.
 /// vpcd asks, the card answers: control byte `00` power off, `01` power on, `02` reset (no
@@ -183,6 +185,7 @@ public final class VirtualCard: Sendable {
                 close(fd)
                 continue
             }
+            state.withLock { $0.personality.enteredField() }
             log(.connected(port: configuration.port))
             let reason = serve(fd)
             state.withLock { $0.fd = -1 }
@@ -231,7 +234,19 @@ public final class VirtualCard: Sendable {
                 log(.fault(.replace(bytes)))
                 answer = bytes
             case nil:
-                answer = state.withLock { $0.personality.respond(to: body) }
+                let (response, left) = state.withLock { s in
+                    let r = s.personality.respond(to: body)
+                    guard s.personality.hasLeftField else { return (r, false) }
+                    s.wantPresent = false  // out of the field until present()
+                    return (r, true)
+                }
+                if left {
+                    // A tag_lost fault: no answer, the connection closes (vpcd: 0 bytes back,
+                    // pcscd: card removed).
+                    log(.fault(.closeMidAPDU))
+                    return .fault
+                }
+                answer = response
             }
             if answer.isEmpty { answer = [0x6F, 0x00] }  // a zero-length answer hangs vpcd
             if answer.count > 0xFFFF { answer = [0x6F, 0x00] }

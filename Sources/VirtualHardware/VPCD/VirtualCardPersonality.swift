@@ -12,6 +12,16 @@ public protocol VirtualCardPersonality: Sendable {
     mutating func respond(to apdu: [UInt8]) -> [UInt8]
     /// Back to the state after activation (selected application and file forgotten).
     mutating func reset()
+    /// The card has left the field (a tag file's `tag_lost` fault fired): the vpcd card
+    /// closes its connection instead of answering, and stays out until presented again.
+    var hasLeftField: Bool { get }
+    /// The card entered the field (its connection to vpcd is up): a new presentation.
+    mutating func enteredField()
+}
+
+extension VirtualCardPersonality {
+    public var hasLeftField: Bool { false }
+    public mutating func enteredField() {}
 }
 
 /// An emulation core that answers ISO/IEC 7816-4 APDUs (the T4T NDEF application).

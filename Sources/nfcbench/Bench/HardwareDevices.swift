@@ -1,19 +1,20 @@
 import NFCHardware
 import NFCTags
 
-// TEMPORARY (frontend branch only, replaced when the thin hardware devices land): the
-// two openers the frontend calls on its device thread.
+/// The two openers the frontend calls on its device thread when polling starts (after the
+/// reader's lock was taken).
 enum HardwareDevices {
+    /// ``PCSCReaderDevice``: `SCardEstablishContext`, the reader checked.
     static func openPCSC(reader: String) throws(NFCDeviceError) -> any NFCDevice {
-        throw NFCDeviceError(.failed, "pcsc:\(reader): PC/SC device not wired yet")
+        try PCSCReaderDevice(reader: reader)
     }
-    static func openLibNFC(connstring: String) throws(NFCDeviceError) -> any NFCDevice {
-        throw NFCDeviceError(.failed, "\(connstring): libnfc device not wired yet")
-    }
-}
 
-extension LibNFCContext {
-    static var driverNames: [String] {
-        ["acr122_usb", "acr122s", "arygon", "pn532_i2c", "pn532_spi", "pn532_uart", "pn53x_usb"]
+    /// ``LibNFCReaderDevice``: `nfc_open` and `nfc_initiator_init`.
+    static func openLibNFC(connstring: String) throws(NFCDeviceError) -> any NFCDevice {
+        do throws(NFCDeviceError) {
+            return try LibNFCReaderDevice(connstring: connstring)
+        } catch {
+            throw NFCDeviceError(error.kind, "\(error.reason) (is another program using it? run 'nfcbench doctor')")
+        }
     }
 }

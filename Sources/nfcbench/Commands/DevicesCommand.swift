@@ -42,7 +42,7 @@ enum DevicesCommand {
                 states = readers.map { PCSCReaderState(reader: $0, flags: []) }
             }
             for s in states {
-                let card = s.hasCard ? PCSCCardIdentification.classify(atr: s.atr) : nil
+                let card = s.hasCard ? TargetClassification.classify(atr: s.atr) : nil
                 if json {
                     var o: JSONObject = [
                         "backend": "pcsc", "device": .string("pcsc:\(s.reader)"), "reader": .string(s.reader),
@@ -51,12 +51,12 @@ enum DevicesCommand {
                     ]
                     if s.hasCard {
                         o["atr"] = .string(s.atr.hexString())
-                        o["card"] = .string(kindName(card?.kind))
+                        o["card"] = .string(kindName(card?.family))
                     }
                     Output.out(JSONValue.object(o).serialized)
                 } else {
                     var line = "pcsc:\(s.reader)  \(stateNames(s.flags).joined(separator: ","))"
-                    if s.hasCard { line += "  ATR \(s.atr.hexString(separator: " "))  (\(kindName(card?.kind)))" }
+                    if s.hasCard { line += "  ATR \(s.atr.hexString(separator: " "))  (\(kindName(card?.family)))" }
                     Output.out(line)
                 }
             }
@@ -98,10 +98,10 @@ enum DevicesCommand {
         return ["unknown"]
     }
 
-    static func kindName(_ k: DetectedTarget.Kind?) -> String {
+    static func kindName(_ k: TargetFamily?) -> String {
         switch k {
         case .type2?: "Type 2 tag"
-        case .type4?: "ISO 14443-4 / Type 4"
+        case .isoDEP?: "ISO 14443-4 / Type 4"
         default: "other card"
         }
     }

@@ -55,6 +55,11 @@ enum MeasureCommand {
         let traceOptions = try Traces.Options.parse(&args, redact: false)
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
+        if virtualTag == nil, what == .detect || what == .removal {
+            throw CLIError.usage(
+                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
+            )
+        }
         let reader = try BenchReader.open(
             device, command: "measure",
             setup: [
@@ -78,10 +83,6 @@ enum MeasureCommand {
             } catch {
                 throw CLIError.data("\(path): \(error)")
             }
-        } else if what == .detect || what == .removal {
-            throw CLIError.usage(
-                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
-            )
         }
         defer { card?.stop() }
         let samples: [Duration]

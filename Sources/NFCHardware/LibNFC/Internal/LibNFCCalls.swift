@@ -18,6 +18,13 @@ func libnfc_exit(_ context: LibNFCContextPointer) { nfc_exit(context) }
 /// `nfc_version`: e.g. "1.8.0".
 func libnfc_version() -> String { String(cString: nfc_version()) }
 
+/// The names in libnfc's driver list (`nfc_drivers`, through the CNFC shim), in list order.
+func libnfc_driver_names() -> [String] {
+    var names = [UnsafePointer<CChar>?](repeating: nil, count: 32)
+    let count = cnfc_driver_names(&names, names.count)
+    return names.prefix(min(count, names.count)).compactMap { $0.map { String(cString: $0) } }
+}
+
 /// `nfc_list_devices`: up to `max` connstrings (each a 1024-char `nfc_connstring`).
 func libnfc_list_devices(_ context: LibNFCContextPointer, max: Int) -> [String] {
     let size = MemoryLayout<nfc_connstring>.size  // 1024
