@@ -472,7 +472,7 @@ struct LockFolderTests {
             leases.withLock { $0[expected] }?.release()
         }
         #expect(order.withLock { $0 } == ["b", "c", "d"])
-        tickets.forEach { $0.cancel() }
+        for t in tickets { t.cancel() }
     }
 }
 

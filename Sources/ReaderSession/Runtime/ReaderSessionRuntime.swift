@@ -548,15 +548,12 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     static func traced(_ c: TagConnection, _ record: @escaping @Sendable ([UInt8], [UInt8]?) -> Void) -> TagConnection {
-        switch c {
-        case .type2(let t): .type2(TracingType2Transport(base: t, record: record))
-        case .iso7816(let t): .iso7816(TracingAPDUTransport(base: t, record: record))
-        }
+        c.traced(record)
     }
 }
 
 /// Records each Type 2 command as its frame (`30 pp`, `A2 pp d0..d3`, `60`) and answer.
-private struct TracingType2Transport: Type2TagTransport {
+struct TracingType2Transport: Type2TagTransport {
     let base: any Type2TagTransport
     let record: @Sendable ([UInt8], [UInt8]?) -> Void
 
@@ -593,7 +590,7 @@ private struct TracingType2Transport: Type2TagTransport {
 }
 
 /// Records each command APDU and response APDU.
-private struct TracingAPDUTransport: APDUTransport {
+struct TracingAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let record: @Sendable ([UInt8], [UInt8]?) -> Void
     func transmit(_ command: [UInt8]) throws -> [UInt8] {

@@ -29,14 +29,17 @@ public struct VirtualPN532Error: Error, Sendable, Equatable, CustomStringConvert
 
 /// One entry of the virtual PN532's wire log.
 public struct PN532FrameLogEntry: Sendable, Equatable {
-    public enum Direction: Sendable, Equatable { case hostToChip, chipToHost, event }
+    /// Host link (each way), a bench event, or the chip's RF side (``air``).
+    public enum Direction: Sendable, Equatable { case hostToChip, chipToHost, event, air }
     /// Microseconds since ``VirtualPN532/start(ptyPath:)``, monotonic clock.
     public var microseconds: Int64
     public var direction: Direction
-    /// The bytes as read or written (for `.event`, empty).
+    /// The bytes as read or written (for `.event` and `.air`, empty).
     public var bytes: [UInt8]
     /// For `.event`: what happened (card presented, removed, fault, hang-up).
     public var note: String
+    /// For `.air`: what went over the air (``PN532Chip/takeAir()``).
+    public var air: PN532AirEvent? = nil
 }
 
 /// A PN532 on a pseudo-terminal that the real libnfc `pn532_uart` driver talks to.
@@ -143,6 +146,7 @@ public final class VirtualPN532: Sendable {
         state.withLock { s in
             let out = s.chip.present(card)
             record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined())")
+            recordAir(&s)
             send(&s, out)
         }
     }
@@ -176,6 +180,7 @@ public final class VirtualPN532: Sendable {
         state.withLock { s in
             let out = s.chip.startReader(script)
             record(&s, .event, [], "reader arrives, \(script.steps.count) C-APDUs")
+            recordAir(&s)
             send(&s, out)
         }
     }
@@ -255,6 +260,14 @@ public final class VirtualPN532: Sendable {
         s.log.append(PN532FrameLogEntry(microseconds: us, direction: direction, bytes: bytes, note: note))
     }
 
+    /// Moves the chip's air events into the log, stamped now.
+    private func recordAir(_ s: inout State) {
+        for event in s.chip.takeAir() {
+            record(&s, .air, [], "")
+            s.log[s.log.count - 1].air = event
+        }
+    }
+
     private func send(_ s: inout State, _ bytes: [UInt8]) {
         guard !bytes.isEmpty, s.master >= 0 else { return }
         record(&s, .chipToHost, bytes)
@@ -296,6 +309,7 @@ public final class VirtualPN532: Sendable {
                     state.withLock { s in
                         record(&s, .hostToChip, chunk)
                         let out = s.chip.receive(chunk)
+                        recordAir(&s)
                         send(&s, out)
                         // A finite poll started: the chip answers "no target" when its time is up.
                         if let poll = s.chip.finitePoll,
@@ -324,6 +338,7 @@ public final class VirtualPN532: Sendable {
                 case .present(let card):
                     let out = s.chip.present(card)
                     record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined()) (scheduled)")
+                    recordAir(&s)
                     send(&s, out)
                 case .remove:
                     s.chip.remove()

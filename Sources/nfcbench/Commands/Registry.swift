@@ -21,5 +21,9 @@ enum Registry {
         BenchCommand.ndefFuzz,
         ConformanceCommand.command,
         CheckCommand.equivalence,
+        TraceCommand.export,
+        TraceCommand.show,
+        TraceCommand.diff,
+        TraceCommand.plot,
     ]
 }

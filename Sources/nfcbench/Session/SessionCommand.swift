@@ -9,7 +9,7 @@ enum SessionCommand {
         path: ["session"],
         abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
         usage:
-            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json]",
+            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json] [--trace PATH] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
@@ -35,7 +35,11 @@ enum SessionCommand {
               --alert-message T   the sheet's text
               --json              JSON Lines on stdout: the trace's records (t_us, event, code, reason…)
               --trace PATH        write the trace here (default: see README "Traces")
-              --redact            replace UIDs and payloads in the trace and output
+              --pcapng OUT        also write the frames as they happen to OUT, a pcapng file for
+                                  Wireshark (LINKTYPE_ISO_14443; 'nfcbench trace export' makes
+                                  one from any trace later)
+              --redact            replace UIDs, payloads and what was decoded from them in the
+                                  trace, the output and the pcapng file
               --verbose           also show frames and tag operations
               --presence-interval MS   PC/SC presence-check interval (default 250)
 
@@ -94,8 +98,8 @@ enum SessionCommand {
             if let a = try args.option("alert-message") { options.alertMessage = a }
             options.json = args.flag("json")
             options.verbose = args.flag("verbose")
-            let tracePath = try args.option("trace")
-            let redact = args.flag("redact")
+            var traceOptions = try Traces.Options.parse(&args)
+            traceOptions.json = options.json
             var factory = DeviceFactory.Options()
             if let ms = try args.int("presence-interval", in: 10...10_000) {
                 factory.presenceInterval = .milliseconds(ms)
@@ -103,34 +107,12 @@ enum SessionCommand {
             try args.finish()
 
             let backend = try DeviceFactory.backend(device, options: factory)
-            let trace = try openTrace(
-                command: "session", device: device, path: tracePath, redact: redact, json: options.json,
-                model: SessionRunner.headerModel(options))
+            let trace = try Traces.open(
+                command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions)
             options.statusLine = Output.stdoutIsTerminal
             let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
+            trace.close()
             if !options.json, let path = trace.path { Output.out("trace: \(path)") }
             return ending.exitStatus
         })
-
-    /// Opens the run's trace (header: tool and library versions, command, device, model).
-    static func openTrace(
-        command: String, device: String, path: String?, redact: Bool, json: Bool,
-        model: JSONObject
-    ) throws(CLIError) -> TraceWriter {
-        let file = path ?? TraceLocation().newTracePath(command: command)
-        let header: JSONObject = [
-            "tool": .string("nfcbench \(CLI.version)"), "libnfc": .string(NativeLibraries.libnfcVersion),
-            "pcsclite": .string(NativeLibraries.pcscLiteVersion), "command": .string(command),
-            "device": .string(device), "pid": .int(Int64(getpid())),
-            "started": .string(ISO8601DateFormatter().string(from: Date())), "model": .object(model),
-        ]
-        var echo: (@Sendable (String) -> Void)? = nil
-        if json { echo = { line in Output.out(line) } }
-        do {
-            return try TraceWriter(
-                path: file, header: header, redact: redact, createParentDirectory: path == nil, echo: echo)
-        } catch {
-            throw .failure("can't write the trace: \(error)")
-        }
-    }
 }
