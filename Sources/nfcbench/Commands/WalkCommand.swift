@@ -307,7 +307,8 @@ enum WalkCommand {
             "  readers \(s["readers"]?.intValue ?? 0), wakes \(s["wakes"]?.intValue ?? 0), wakes the app could serve \(s["servable_wakes"]?.intValue ?? 0), useless wakes \(s["useless_wakes"]?.intValue ?? 0), app up for nothing \(ms(s["up_for_nothing_us"]?.intValue ?? 0)) ms\n"
         if case .object(let parameters)? = s["parameters"] {
             out += "\nPARAMETERS (value, source, where from)\n"
-            for e in parameters.entries {
+            // Sorted by name: a trace read back keeps no key order.
+            for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
                 let value = e.value["value_us"]?.intValue.map { ms($0) + " ms" } ?? e.value["value"]?.stringValue ?? ""
                 out +=
                     "  " + pad(e.key, 32) + pad(value, 12) + pad(e.value["source"]?.stringValue ?? "", 11)
