@@ -70,18 +70,23 @@ struct ModelCLITests {
         let bench = try Bench()
         defer { bench.cleanup() }
         let (first, out, _) = try NFCBench.start(
-            ["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
+            ["session", "--device", "sim:tap-uri", "--json"], environment: bench.env)
         let firstLines = SessionCLITests.LineReader(out)
         #expect(await firstLines.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
+        // The default: 203 at once.
+        let refused = try await NFCBench.runTimed(
+            ["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
+        #expect(refused.status == 13)
+        #expect(refused.elapsed < .seconds(1), "the refusal took \(refused.elapsed)")
         let (second, out2, _) = try NFCBench.start(
-            ["session", "--device", "sim:hold-uri", "--first-read", "--busy", "queue", "--json"],
+            ["session", "--device", "sim:tap-uri", "--first-read", "--busy", "queue", "--json"],
             environment: bench.env)
         let secondLines = SessionCLITests.LineReader(out2)
         #expect(await secondLines.wait { $0.contains { $0.contains("\"event\":\"queued\"") } })
         #expect(second.isRunning)
         #expect(!secondLines.lines.contains { $0.contains("didBecomeActive") })
         kill(first.processIdentifier, SIGINT)
-        #expect(await SessionCLITests.exit(of: first) == 0)
+        #expect(await SessionCLITests.exit(of: first) == 0)  // Done after a read
         let status = await SessionCLITests.exit(of: second)
         #expect(status == 0, "the queued session: \(secondLines.lines.suffix(3))")
         #expect(secondLines.lines.contains { $0.contains("\"didBecomeActive\"") })

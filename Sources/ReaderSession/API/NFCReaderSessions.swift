@@ -382,7 +382,8 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
 
     /// Core NFC `connect(to:completionHandler:)`. Connecting to a tag ends the connection of
     /// the tag connected before (documented: "A tag stays connected until your app connects
-    /// to a different tag or restarts polling"); operations on that one then fail with 104.
+    /// to a different tag or restarts polling"); operations on that one then fail with 104,
+    /// Core NFC's code for a tag that is not connected (assumed: no report shows it).
     public func connect(to tag: NFCTag, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         NFCNDEFReaderSession.connect(tag.ndefTag, runtime: runtime, deliver: deliverer(), completionHandler)
     }

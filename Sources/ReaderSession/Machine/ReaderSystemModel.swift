@@ -251,8 +251,8 @@ public struct ReaderSystemModel: Sendable, Hashable {
             "NFCTagReaderSession connect(to:completionHandler:): a tag stays connected until your app connects to a different tag or restarts polling"
         )
         add(
-            "not_connected_code", .number(104), "104", .reported,
-            "readerTransceiveErrorTagNotConnected; https://github.com/okadan/flutter-nfc-manager/issues/164 ('104, Tag is not connected')"
+            "not_connected_code", .number(104), "104", .assumed,
+            "an operation on a tag whose connection ended: Core NFC's code for a tag that is not connected (readerTransceiveErrorTagNotConnected, 'Tag is not connected' in https://github.com/okadan/flutter-nfc-manager/issues/164); no report shows the first tag after a second connect"
         )
         let limitValue: ModelFact.Value
         let limitText: String
