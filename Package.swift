@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "CPCSC", linkerSettings: [.linkedLibrary("pcsclite")]),
 
         .target(name: "NFCTags", swiftSettings: strict),
-        // The JSON Lines trace: JSON values, the writer, location and rotation, exporters.
+        // The JSON Lines trace: JSON values, the one header writer, location and rotation, and
+        // what is made from traces (pcapng export, event diff, SVG timeline).
         .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
         .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
@@ -48,7 +49,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace"],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
@@ -63,6 +64,7 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags"], swiftSettings: strict),
+        .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
             dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "VirtualHardware"],

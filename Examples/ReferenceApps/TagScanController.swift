@@ -1,5 +1,5 @@
 public import Dispatch
-import Foundation
+public import Foundation
 public import NFCTags
 public import ReaderSession
 import Synchronization
@@ -30,6 +30,13 @@ public struct ScanHabits: OptionSet, Sendable, Hashable {
 ///   ("Tag 2 of 5 read…"), `restartPolling()` for the next; several tags at once → an
 ///   alert and `restartPolling()` after 500 ms (Apple's sample); an empty tag →
 ///   `invalidate(errorMessage:)`; a tag that moved away (100) → ask to hold it still.
+/// - Tag features (`ScanPlan.tagSession`): an `NFCTagReaderSession` (`init(configuration:)`,
+///   with the plan's `iso7816SelectIdentifiers`): connect to each tag found, read its NDEF
+///   (a tag without one is fine), send the plan's commands (`sendMiFareCommand` to a
+///   MIFARE tag, `sendCommand(apdu:)` to an ISO 7816 one), then the next tag; `readAll`
+///   reads every tag delivered together one after the other (connecting to the next ends
+///   the previous connection, so it never goes back to it). A command that fails is noted
+///   and the next one sent, unless the tag is gone (100).
 /// - Endings: 201 → "tap Scan to try again"; 203 → "try again in a moment"; 202 → the
 ///   session is over, a new one starts when the user taps Scan; 200/204 → nothing.
 ///
@@ -47,7 +54,10 @@ public final class TagScanController: @unchecked Sendable {
 
     // Confined to `queue`.
     private var session: NFCNDEFReaderSession?
+    private var tagSession: NFCTagReaderSession?
+    private var tagDelegate: TagSessionDelegate?
     private var request = ScanPlan(tagCount: 1, tagObjects: false)
+    private var _commandResults: [(command: [UInt8], answer: Data?, error: NFCReaderError.Code?)] = []
     private var readIdentifiers: Set<Data> = []
     private var lastTag: (any NFCNDEFTag)?
     private var lastEnding: NFCReaderError.Code?
@@ -60,9 +70,28 @@ public final class TagScanController: @unchecked Sendable {
     public struct ScanPlan: Sendable, Hashable {
         public var tagCount: Int
         public var tagObjects: Bool
-        public init(tagCount: Int, tagObjects: Bool) {
+        /// Use an `NFCTagReaderSession` (tag features) instead of an NDEF session.
+        public var tagSession: Bool
+        /// Frames to send to each tag after reading it.
+        public var commands: [[UInt8]]
+        /// The session configuration's `iso7816SelectIdentifiers`.
+        public var selectIdentifiers: [String]
+        /// Read every tag found together, one after the other.
+        public var readAll: Bool
+        /// Time between two commands.
+        public var commandInterval: Duration
+
+        public init(
+            tagCount: Int, tagObjects: Bool, tagSession: Bool = false, commands: [[UInt8]] = [],
+            selectIdentifiers: [String] = [], readAll: Bool = false, commandInterval: Duration = .zero
+        ) {
             self.tagCount = max(1, tagCount)
-            self.tagObjects = tagObjects || tagCount > 1
+            self.tagObjects = tagObjects || tagCount > 1 || tagSession
+            self.tagSession = tagSession
+            self.commands = commands
+            self.selectIdentifiers = selectIdentifiers
+            self.readAll = readAll
+            self.commandInterval = commandInterval
         }
     }
 
@@ -88,15 +117,25 @@ public final class TagScanController: @unchecked Sendable {
     /// The NDEF messages read so far.
     public var messages: [NFCNDEFMessage] { queue.sync { _messages } }
     /// True while a session (a sheet) is up.
-    public var isScanning: Bool { queue.sync { session?.isReady ?? false } }
+    public var isScanning: Bool { queue.sync { (session?.isReady ?? false) || (tagSession?.isReady ?? false) } }
+
+    /// The commands sent so far and what each got (tag features).
+    public var commandResults: [(command: [UInt8], answer: Data?, error: NFCReaderError.Code?)] {
+        queue.sync { _commandResults }
+    }
 
     // MARK: UI entry points
 
     /// The Scan button. Ignored while a sheet is up.
     public func scanTapped(tagCount: Int = 1, tagObjects: Bool = false) {
+        scanTapped(ScanPlan(tagCount: tagCount, tagObjects: tagObjects))
+    }
+
+    /// The Scan button of a feature. Ignored while a sheet is up.
+    public func scanTapped(_ plan: ScanPlan) {
         queue.sync {
-            guard session?.isReady != true else { return }
-            request = ScanPlan(tagCount: tagCount, tagObjects: tagObjects)
+            guard session?.isReady != true, tagSession?.isReady != true else { return }
+            request = plan
             startSession()
         }
     }
@@ -120,6 +159,7 @@ public final class TagScanController: @unchecked Sendable {
     private func startSession() {
         readIdentifiers = []
         lastTag = nil
+        if request.tagSession { return startTagSession() }
         let s: NFCNDEFReaderSession
         if request.tagObjects {
             let d = ReadWriteDelegate(self)
@@ -225,6 +265,11 @@ public final class TagScanController: @unchecked Sendable {
     fileprivate func didInvalidate(_ error: any Error, in s: NFCNDEFReaderSession) {
         guard s === session else { return }
         session = nil
+        endingReceived(error)
+    }
+
+    /// What the screen does with a session's ending (either kind of session).
+    private func endingReceived(_ error: any Error) {
         let code = (error as? NFCReaderError)?.code
         lastEnding = code
         switch code {
@@ -237,7 +282,7 @@ public final class TagScanController: @unchecked Sendable {
             _status = "Another app is using the reader. Try again in a moment."
             if habits.contains(.retriesWhenBusy) {
                 after(.milliseconds(250), queue) { [weak self] in
-                    guard let self, self.session == nil else { return }
+                    guard let self, self.session == nil, self.tagSession == nil else { return }
                     self.startSession()
                 }
             }
@@ -246,6 +291,121 @@ public final class TagScanController: @unchecked Sendable {
         default:
             _status = "Scanning is not available (\(error))."
         }
+    }
+
+    // MARK: Tag features (on `queue`)
+
+    private func startTagSession() {
+        let d = TagSessionDelegate(self)
+        tagDelegate = d
+        let configuration = NFCTagReaderSession.Configuration(
+            pollingOption: .iso14443, iso7816SelectIdentifiers: request.selectIdentifiers)
+        let made =
+            system.map { NFCTagReaderSession(configuration: configuration, delegate: d, queue: queue, system: $0) }
+            ?? NFCTagReaderSession(configuration: configuration, delegate: d, queue: queue)
+        guard let s = made else { return }
+        s.alertMessage = "Hold your iPhone near the tag."
+        tagSession = s
+        _status = "Scanning…"
+        s.begin()
+    }
+
+    fileprivate func tagSessionDetected(_ tags: [NFCTag], in s: NFCTagReaderSession) {
+        guard s === tagSession, s.isReady else { return }
+        if tags.count > 1 && !request.readAll {
+            s.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
+            after(.milliseconds(500), queue) { [weak self] in
+                guard let self, s === self.tagSession, s.isReady else { return }
+                s.restartPolling()
+            }
+            return
+        }
+        let fresh = tags.filter { t in Self.identifier(t.ndefTag).map { !readIdentifiers.contains($0) } ?? true }
+        guard !fresh.isEmpty else { return }
+        handleTags(fresh, in: s)
+    }
+
+    /// Connects to the first tag, reads it, sends the commands, then goes on with the rest.
+    private func handleTags(_ tags: [NFCTag], in s: NFCTagReaderSession) {
+        guard s === tagSession, s.isReady else { return }
+        guard let tag = tags.first else { return tagsHandled(in: s) }
+        let rest = Array(tags.dropFirst())
+        s.connect(to: tag) { [weak self] error in
+            guard let self, s === self.tagSession, s.isReady else { return }
+            if let error {
+                self.noteTagError(error, s)
+                return self.handleTags(rest, in: s)
+            }
+            tag.ndefTag.readNDEF { [weak self] message, _ in
+                guard let self, s === self.tagSession, s.isReady else { return }
+                if let message { self.didRead(message) }
+                self.sendCommands(self.request.commands, to: tag, in: s) {
+                    if let id = Self.identifier(tag.ndefTag) { self.readIdentifiers.insert(id) }
+                    self.handleTags(rest, in: s)
+                }
+            }
+        }
+    }
+
+    private func sendCommands(
+        _ commands: [[UInt8]], to tag: NFCTag, in s: NFCTagReaderSession, then done: @escaping @Sendable () -> Void
+    ) {
+        guard let command = commands.first else { return done() }
+        let rest = Array(commands.dropFirst())
+        let next: @Sendable (NFCReaderError.Code?) -> Void = { [weak self] code in
+            guard let self, s === self.tagSession, s.isReady else { return }
+            // A tag that is gone (100) takes no more commands.
+            if code == .readerTransceiveErrorTagConnectionLost { return done() }
+            if rest.isEmpty || self.request.commandInterval == .zero {
+                self.sendCommands(rest, to: tag, in: s, then: done)
+            } else {
+                self.after(self.request.commandInterval, self.queue) {
+                    self.sendCommands(rest, to: tag, in: s, then: done)
+                }
+            }
+        }
+        switch tag {
+        case .miFare(let t):
+            t.sendMiFareCommand(commandPacket: Data(command)) { [weak self] answer, error in
+                let code = (error as? NFCReaderError)?.code
+                self?._commandResults.append((command, error == nil ? answer : nil, code))
+                next(code)
+            }
+        case .iso7816(let t):
+            guard let apdu = NFCISO7816APDU(data: Data(command)) else {
+                _commandResults.append((command, nil, .readerErrorInvalidParameter))
+                return next(.readerErrorInvalidParameter)
+            }
+            t.sendCommand(apdu: apdu) { [weak self] data, sw1, sw2, error in
+                let code = (error as? NFCReaderError)?.code
+                self?._commandResults.append((command, error == nil ? data + Data([sw1, sw2]) : nil, code))
+                next(code)
+            }
+        }
+    }
+
+    /// Every tag of one detection was handled: done, or ask for the next one.
+    private func tagsHandled(in s: NFCTagReaderSession) {
+        guard s === tagSession, s.isReady else { return }
+        if readIdentifiers.count >= request.tagCount {
+            s.alertMessage = request.tagCount > 1 ? "All \(request.tagCount) tags read." : "Tag read."
+            s.invalidate()
+            return
+        }
+        s.alertMessage = "Tag \(readIdentifiers.count) of \(request.tagCount) read. Hold the phone near the next one."
+        s.restartPolling()
+    }
+
+    private func noteTagError(_ error: any Error, _ s: NFCTagReaderSession) {
+        if (error as? NFCReaderError)?.code == .readerTransceiveErrorTagConnectionLost {
+            s.alertMessage = "The tag moved away. Hold it still near the top of the phone."
+        }
+    }
+
+    fileprivate func tagSessionInvalidated(_ error: any Error, in s: NFCTagReaderSession) {
+        guard s === tagSession else { return }
+        tagSession = nil
+        endingReceived(error)
     }
 
     private static func identifier(_ tag: any NFCNDEFTag) -> Data? {
@@ -276,5 +436,17 @@ private final class ReadWriteDelegate: NFCNDEFReaderSessionTagDelegate, @uncheck
     }
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
         owner.didInvalidate(error, in: session)
+    }
+}
+
+/// The tag features' delegate (`NFCTagReaderSessionDelegate`).
+private final class TagSessionDelegate: NFCTagReaderSessionDelegate, @unchecked Sendable {
+    unowned let owner: TagScanController
+    init(_ owner: TagScanController) { self.owner = owner }
+    func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {
+        owner.tagSessionDetected(tags, in: session)
+    }
+    func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {
+        owner.tagSessionInvalidated(error, in: session)
     }
 }

@@ -121,6 +121,34 @@ public final class CardSession: Sendable {
         (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
     }
 
+    /// Core NFC `init() async throws` on `phone`: throws `radioDisabled`,
+    /// `systemEligibilityFailed` or `accessNotAccepted` (documented: `CardSession.init()`);
+    /// on a device that does not support card sessions (``ContactlessPhone/Conditions/supported``
+    /// false) it is a fatal error, as Core NFC's is (documented: check ``isSupported`` first).
+    /// The session delivers `sessionStarted` at once.
+    public convenience init(phone: ContactlessPhone) async throws(CardSession.Error) {
+        let id = try phone.reserveSession()
+        self.init(id: id, phone: phone)
+        phone.attach(self)
+    }
+
+    /// Core NFC `init() async throws`, on ``ContactlessPhone/current``; without one installed
+    /// it throws `systemEligibilityFailed`.
+    public convenience init() async throws(CardSession.Error) {
+        guard let phone = ContactlessPhone.current else { throw .systemEligibilityFailed }
+        try await self.init(phone: phone)
+    }
+
+    /// Core NFC `CardSession.isSupported` (a synchronous class property): whether this device
+    /// supports card sessions (``ContactlessPhone/current``'s conditions; false without one).
+    public class var isSupported: Bool { ContactlessPhone.current?.conditions.supported ?? false }
+
+    /// Core NFC `CardSession.isEligible` (async): whether the system allows card sessions in
+    /// the current environment (device and region).
+    public static var isEligible: Bool {
+        get async { ContactlessPhone.current?.isEligible ?? false }
+    }
+
     /// The events in order; finishes after `sessionInvalidated(reason:)`.
     public var eventStream: AsyncStream<Event> { stream }
 

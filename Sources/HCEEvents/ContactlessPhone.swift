@@ -85,21 +85,39 @@ public final class ContactlessPhone: Sendable {
         case expressCredential(String)
     }
 
-    /// The phone's conditions checked by `startEmulation()`.
+    /// The phone's conditions, checked by `CardSession.init()` and `startEmulation()`.
     public struct Conditions: Sendable, Equatable {
         public var radioEnabled = true
         public var eligible = true
         public var accessAccepted = true
-        public init(radioEnabled: Bool = true, eligible: Bool = true, accessAccepted: Bool = true) {
+        /// The device supports card sessions (`CardSession.isSupported`); creating a session
+        /// on one that does not is a fatal error (documented), not a throw.
+        public var supported = true
+        /// The phone is locked: a field wakes the default app only after authentication
+        /// (``HCEParameters/authenticationLatency``).
+        public var locked = false
+        public init(
+            radioEnabled: Bool = true, eligible: Bool = true, accessAccepted: Bool = true, supported: Bool = true,
+            locked: Bool = false
+        ) {
             self.radioEnabled = radioEnabled
             self.eligible = eligible
             self.accessAccepted = accessAccepted
+            self.supported = supported
+            self.locked = locked
         }
     }
 
     /// What the phone did, in order (the timeline).
     public enum LogEvent: Sendable, Equatable {
         case fieldOn(ReaderTechnology, ecp: [UInt8]?)
+        /// A locked phone authenticated its user (then it wakes the default app).
+        case authenticated
+        /// The system sent an S(WTX) block (`F2 WTXM`) and the reader granted it.
+        case waitingTimeExtension(multiplier: UInt8)
+        /// The system holds a command for the default app, which is still waking or starting
+        /// emulation; it reaches the app once it emulates.
+        case heldForApp(command: [UInt8])
         /// The default app woken: scene `nfcEvent` (`NFCWindowSceneEvent.readerDetected`).
         case nfcEvent
         case wakeSuppressed(WakeSuppression)
@@ -118,6 +136,9 @@ public final class ContactlessPhone: Sendable {
     public static func describe(_ e: LogEvent) -> (name: String, detail: String?) {
         switch e {
         case .fieldOn(let tech, let ecp): ("fieldOn", tech.rawValue + (ecp.map { " ECP " + $0.hexString() } ?? ""))
+        case .authenticated: ("authenticated", "the locked phone authenticated its user")
+        case .heldForApp: ("heldForApp", "the app is not up yet: the system holds the command for it")
+        case .waitingTimeExtension(let m): ("wtx", "S(WTX) F2 \([m].hexString()): the app's answer is not ready")
         case .nfcEvent: ("nfcEvent", nil)
         case .wakeSuppressed(.presentmentIntentAssertion): ("wakeSuppressed", "presentmentIntentAssertion")
         case .wakeSuppressed(.expressCredential(let n)): ("wakeSuppressed", "expressCredential " + n)
@@ -154,8 +175,11 @@ public final class ContactlessPhone: Sendable {
     }
     private struct Pending {
         var apduID: UInt64
-        var session: Int
+        /// The session it was routed to; `nil` while the system holds it for the default app
+        /// that is still waking or starting emulation.
+        var session: Int?
         var command: [UInt8]
+        var sentAt: Duration
         var deadline: Duration
         var response: [UInt8]?
     }
@@ -169,8 +193,17 @@ public final class ContactlessPhone: Sendable {
     }
     private struct SessionState {
         var valid = true
+        /// When emulation is (or will be) on; later than now while the sheet comes up.
         var emulatingSince: Duration?
+        var emulationAnnounced = false
         var alert = ""
+    }
+    /// A wake of the default app under way: after authentication (locked) and launch.
+    private struct Wake {
+        var authenticatedAt: Duration?
+        var due: Duration
+        /// The default app's scene gets `nfcEvent` (false: only sessions already up hear it).
+        var scene: Bool
     }
     private struct Assertion {
         var id: Int
@@ -190,6 +223,8 @@ public final class ContactlessPhone: Sendable {
         var assertionCoolDownUntil: Duration?
         var nextAssertion = 1
         var inForeground = true
+        var wake: Wake?
+        var lastWake: Duration?
     }
     private let state: Mutex<State>
 
@@ -213,8 +248,25 @@ public final class ContactlessPhone: Sendable {
     public var log: [(at: Duration, event: LogEvent)] { state.withLock { $0.log } }
     /// True while a reader's field is present.
     public var fieldPresent: Bool { state.withLock { $0.field != nil } }
-    /// Changes the radio/eligibility/access conditions (Settings, region).
+    /// Changes the radio/eligibility/access conditions (Settings, region, lock).
     public func setConditions(_ c: Conditions) { state.withLock { $0.conditions = c } }
+    /// The conditions now.
+    public var conditions: Conditions { state.withLock { $0.conditions } }
+    /// When the default app will be woken (a wake under way: authentication, launch), if any.
+    public var pendingWake: Duration? { state.withLock { $0.wake?.due } }
+    /// When the default app was last woken.
+    public var lastWake: Duration? { state.withLock { $0.lastWake } }
+    /// The earliest moment something of the system's own is due (a wake, emulation coming
+    /// on, an S(WTX), a maximum duration, an assertion expiry), for a driver stepping in
+    /// virtual time.
+    public var nextDue: Duration? { state.withLock { Self.nextTimer($0, parameters: parameters)?.0 } }
+
+    private static let installed = Mutex<ContactlessPhone?>(nil)
+    /// The phone `CardSession()` and its class properties use; `nil` until a host installs
+    /// one (then `CardSession.isSupported` is false).
+    public static var current: ContactlessPhone? { installed.withLock { $0 } }
+    /// Makes `phone` the current one (`nil` removes it).
+    public static func install(_ phone: ContactlessPhone?) { installed.withLock { $0 = phone } }
 
     // MARK: Time
 
@@ -225,32 +277,90 @@ public final class ContactlessPhone: Sendable {
         state.withLock { s in Self.advance(&s, to: t, parameters: parameters) }
     }
 
+    private enum Timer {
+        case maxDuration(Int)
+        case assertionExpiry
+        case authenticated
+        case wake
+        case emulationOn(Int)
+        case waitingTimeExtension
+    }
+
+    /// The earliest timer of the system's own, if any.
+    private static func nextTimer(_ s: State, parameters: HCEParameters) -> (Duration, Timer)? {
+        var next: (Duration, Timer)?
+        func consider(_ t: Duration, _ timer: Timer) {
+            if next == nil || t < next!.0 { next = (t, timer) }
+        }
+        for id in s.sessions.keys.sorted() {
+            guard let ss = s.sessions[id], ss.valid, let since = ss.emulatingSince else { continue }
+            if !ss.emulationAnnounced { consider(since, .emulationOn(id)) }
+            consider(since + parameters.maximumSessionDuration, .maxDuration(id))
+        }
+        if let a = s.assertion { consider(a.expires, .assertionExpiry) }
+        if let w = s.wake {
+            if let auth = w.authenticatedAt { consider(auth, .authenticated) } else { consider(w.due, .wake) }
+        }
+        if parameters.sendsWaitingTimeExtensions, let f = s.field, let p = f.pending, p.response == nil,
+            p.deadline - p.sentAt < parameters.frameWaitingTime + parameters.readerWaitingTimeExtensionLimit
+        {
+            consider(p.deadline, .waitingTimeExtension)
+        }
+        return next
+    }
+
     private static func advance(_ s: inout State, to t: Duration, parameters: HCEParameters) {
-        guard t > s.now else { return }
-        // Fire due timers in time order.
-        while true {
-            var next: (Duration, Int?)? = nil  // (time, session id) or (time, nil) for assertion
-            for (id, ss) in s.sessions where ss.valid {
-                if let since = ss.emulatingSince {
-                    let due = since + parameters.maximumSessionDuration
-                    if due <= t, next == nil || due < next!.0 { next = (due, id) }
-                }
-            }
-            if let a = s.assertion, a.expires <= t, next == nil || a.expires < next!.0 {
-                next = (a.expires, nil)
-            }
-            guard let (due, sid) = next else { break }
+        // Fire due timers in time order (at `t` too: what is due now happens now).
+        while let (due, timer) = nextTimer(s, parameters: parameters), due <= t {
             s.now = max(s.now, due)
-            if let sid {
+            switch timer {
+            case .maxDuration(let sid):
                 s.sessions[sid]?.emulatingSince = nil
                 s.coolDownUntil = due + parameters.maximumDurationCoolDown
                 invalidate(&s, session: sid, reason: .maxSessionDurationReached)
-            } else {
+            case .assertionExpiry:
                 s.assertion = nil
                 s.assertionCoolDownUntil = due + parameters.presentmentReacquireCoolDown
+            case .authenticated:
+                s.wake?.authenticatedAt = nil
+                emit(&s, .authenticated)
+            case .wake:
+                let scene = s.wake?.scene ?? false
+                s.wake = nil
+                if scene {
+                    s.lastWake = s.now
+                    emit(&s, .nfcEvent)
+                }
+                if let f = s.field, f.express == nil {
+                    for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
+                        deliver(&s, session: id, .readerDetected)
+                    }
+                }
+            case .emulationOn(let sid):
+                s.sessions[sid]?.emulationAnnounced = true
+                emit(&s, .emulationStarted(session: sid))
+                deliverHeld(&s, to: sid)
+            case .waitingTimeExtension:
+                guard var f = s.field, var p = f.pending else { break }
+                let m = parameters.waitingTimeExtensionMultiplier
+                p.deadline = p.deadline + parameters.frameWaitingTime * Int(m)
+                f.pending = p
+                s.field = f
+                emit(&s, .waitingTimeExtension(multiplier: m))
             }
         }
-        s.now = t
+        s.now = max(s.now, t)
+    }
+
+    /// An APDU the system held for the default app reaches session `sid` now that it emulates.
+    private static func deliverHeld(_ s: inout State, to sid: Int) {
+        guard var f = s.field, var p = f.pending, p.session == nil, p.response == nil,
+            let obj = s.sessionObjects[sid]
+        else { return }
+        p.session = sid
+        f.pending = p
+        s.field = f
+        deliver(&s, session: sid, .received(CardSession.APDU(payload: p.command, id: p.apduID, session: obj)))
     }
 
     private func at(_ s: inout State, _ t: Duration) {
@@ -281,21 +391,53 @@ public final class ContactlessPhone: Sendable {
 
     // MARK: Card sessions
 
-    /// Creates the app's `CardSession` now; it delivers `sessionStarted` at once, and
-    /// `readerDetected` too when a field is already present and not taken by an express
-    /// credential.
+    /// Creates the app's `CardSession` now without the checks of Core NFC's `init()` (a
+    /// host's shortcut; apps use ``CardSession/init(phone:)``); it delivers `sessionStarted`
+    /// at once, and `readerDetected` too when a field is present, the app is awake and no
+    /// express credential took the field.
     public func makeCardSession() -> CardSession {
-        state.withLock { s in
+        let id = state.withLock { s in
+            defer { s.nextSession += 1 }
+            return s.nextSession
+        }
+        let session = CardSession(id: id, phone: self)
+        attach(session)
+        return session
+    }
+
+    /// Core NFC `CardSession.init()`'s checks: unsupported → a fatal error (documented:
+    /// `isSupported`, "to avoid raising fatalError(_:file:line:)"); then `radioDisabled`,
+    /// `systemEligibilityFailed`, `accessNotAccepted` (documented: `init()`). Returns the new
+    /// session's number.
+    func reserveSession() throws(CardSession.Error) -> Int {
+        let r: Result<Int, CardSession.Error> = state.withLock { s in
+            precondition(
+                s.conditions.supported,
+                "CardSession: this device does not support card sessions; check CardSession.isSupported first")
+            if !s.conditions.radioEnabled { return .failure(.radioDisabled) }
+            if !s.conditions.eligible { return .failure(.systemEligibilityFailed) }
+            if !s.conditions.accessAccepted { return .failure(.accessNotAccepted) }
             let id = s.nextSession
             s.nextSession += 1
-            let session = CardSession(id: id, phone: self)
+            return .success(id)
+        }
+        return try r.get()
+    }
+
+    /// Registers a new session object: `sessionStarted`, then `readerDetected` when a field
+    /// is present and the app is awake.
+    func attach(_ session: CardSession) {
+        state.withLock { s in
+            let id = session.id
             s.sessions[id] = SessionState()
             s.sessionObjects[id] = session
             Self.deliver(&s, session: id, .sessionStarted)
-            if let f = s.field, f.express == nil { Self.deliver(&s, session: id, .readerDetected) }
-            return session
+            if let f = s.field, f.express == nil, s.wake == nil { Self.deliver(&s, session: id, .readerDetected) }
         }
     }
+
+    /// Core NFC `CardSession.isEligible`: the device and region allow card sessions now.
+    public var isEligible: Bool { state.withLock { $0.conditions.supported && $0.conditions.eligible } }
 
     func startEmulation(session id: Int) throws(CardSession.Error) {
         let result: CardSession.Error? = state.withLock { s in
@@ -308,8 +450,10 @@ public final class ContactlessPhone: Sendable {
             if s.sessions.contains(where: { $0.key != id && $0.value.valid && $0.value.emulatingSince != nil }) {
                 return .systemNotAvailable
             }
-            s.sessions[id]?.emulatingSince = s.now
-            Self.emit(&s, .emulationStarted(session: id))
+            // The emulation sheet comes up; the card answers once it is up.
+            s.sessions[id]?.emulatingSince = s.now + parameters.emulationStartLatency
+            s.sessions[id]?.emulationAnnounced = false
+            Self.advance(&s, to: s.now, parameters: parameters)
             return nil
         }
         if let result { throw result }
@@ -319,6 +463,7 @@ public final class ContactlessPhone: Sendable {
         state.withLock { s in
             guard s.sessions[id]?.valid == true, s.sessions[id]?.emulatingSince != nil else { return }
             s.sessions[id]?.emulatingSince = nil
+            s.sessions[id]?.emulationAnnounced = false
             Self.emit(&s, .emulationStopped(session: id, status: status))
         }
     }
@@ -340,12 +485,14 @@ public final class ContactlessPhone: Sendable {
     func isEmulating(session id: Int) -> Bool {
         state.withLock { $0.sessions[id]?.emulatingSince != nil }
     }
+    func emulationStarts(session id: Int) -> Duration? { state.withLock { $0.sessions[id]?.emulatingSince } }
     func isValid(session id: Int) -> Bool { state.withLock { $0.sessions[id]?.valid == true } }
     func alertMessage(session id: Int) -> String { state.withLock { $0.sessions[id]?.alert ?? "" } }
     func setAlertMessage(_ m: String, session id: Int) { state.withLock { $0.sessions[id]?.alert = m } }
 
     func respond(apduID: UInt64, session: Int, response: [UInt8]) throws(CardSession.Error) {
         let ok: Bool = state.withLock { s in
+            Self.advance(&s, to: s.now, parameters: parameters)
             guard s.sessions[session]?.valid == true, var f = s.field, var p = f.pending,
                 p.apduID == apduID, p.response == nil, s.now <= p.deadline
             else { return false }
@@ -404,7 +551,11 @@ public final class ContactlessPhone: Sendable {
     // MARK: The reader's side
 
     /// A reader's field appears at `t` with `technology` and, when its polling loop carries
-    /// one, an ECP frame (without CRC). Returns true when the default app was woken.
+    /// one, an ECP frame (without CRC). Returns true when the default app is (or will be)
+    /// woken: after ``HCEParameters/authenticationLatency`` when the phone is locked, then
+    /// after ``HCEParameters/wakeLatency`` (the launch) unless a session of the app is
+    /// already up; `nfcEvent` and `readerDetected` come then (``advance(to:)``). A wake under
+    /// way goes on when the field leaves (the app launches for nothing).
     @discardableResult
     public func fieldOn(_ technology: ReaderTechnology, ecp: [UInt8]? = nil, at t: Duration) -> Bool {
         state.withLock { s in
@@ -420,18 +571,22 @@ public final class ContactlessPhone: Sendable {
                 Self.emit(&s, .wakeSuppressed(.expressCredential(express.name)))
                 return false
             }
-            at(&s, t + parameters.wakeLatency)
-            var woke = false
             if s.assertion != nil {
                 Self.emit(&s, .wakeSuppressed(.presentmentIntentAssertion))
-            } else if defaultApp != nil {
-                Self.emit(&s, .nfcEvent)
-                woke = true
+                for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
+                    Self.deliver(&s, session: id, .readerDetected)
+                }
+                return false
             }
-            for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
-                Self.deliver(&s, session: id, .readerDetected)
+            let appUp = s.sessions.values.contains { $0.valid }
+            guard defaultApp != nil || appUp else { return false }
+            if s.wake == nil {
+                let auth: Duration? = s.conditions.locked ? s.now + parameters.authenticationLatency : nil
+                let launch = appUp ? Duration.zero : parameters.wakeLatency
+                s.wake = Wake(authenticatedAt: auth, due: (auth ?? s.now) + launch, scene: defaultApp != nil)
             }
-            return woke
+            Self.advance(&s, to: s.now, parameters: parameters)
+            return defaultApp != nil
         }
     }
 
@@ -482,11 +637,22 @@ public final class ContactlessPhone: Sendable {
                 let id = s.nextAPDU
                 s.nextAPDU += 1
                 let deadline = s.now + parameters.frameWaitingTime
-                f.pending = Pending(apduID: id, session: sessionID, command: command, deadline: deadline)
+                f.pending = Pending(
+                    apduID: id, session: sessionID, command: command, sentAt: s.now, deadline: deadline)
                 s.field = f
                 guard let obj = s.sessionObjects[sessionID] else { return .timedOut }
                 Self.deliver(
                     &s, session: sessionID, .received(CardSession.APDU(payload: command, id: id, session: obj)))
+                return .awaitingApp(deadline: deadline)
+            case .heldForApp:
+                // The default app is waking or starting emulation: the system keeps the reader
+                // waiting (S(WTX)) and hands the APDU over once the app emulates.
+                let id = s.nextAPDU
+                s.nextAPDU += 1
+                let deadline = s.now + parameters.frameWaitingTime
+                f.pending = Pending(apduID: id, session: nil, command: command, sentAt: s.now, deadline: deadline)
+                s.field = f
+                Self.emit(&s, .heldForApp(command: command))
                 return .awaitingApp(deadline: deadline)
             case .systemAfterDeselect(let sessionID, let response):
                 s.field = f
@@ -498,19 +664,20 @@ public final class ContactlessPhone: Sendable {
     }
 
     /// The reader looks for the app's answer at `t`: `.answered` when the app responded,
-    /// `.timedOut` when `t` is past the frame waiting time with no answer, otherwise
-    /// `.awaitingApp` again.
+    /// `.timedOut` when `t` is past the frame waiting time, as extended by the system's
+    /// S(WTX) up to the reader's limit, with no answer; otherwise `.awaitingApp` again (with
+    /// the deadline as extended so far).
     public func collectResponse(at t: Duration) -> ReaderExchange {
         state.withLock { s in
+            guard s.field?.pending != nil else { return .notActivated }
+            at(&s, t)
             guard var f = s.field, let p = f.pending else { return .notActivated }
             if let r = p.response {
-                at(&s, t)
                 f.pending = nil
                 s.field = f
                 Self.emit(&s, .apdu(command: p.command, response: r, answeredBy: .app))
                 return .answered(by: .app, response: r)
             }
-            at(&s, t)
             guard s.now >= p.deadline else { return .awaitingApp(deadline: p.deadline) }
             // The reader gives up; a late respond() fails with transmissionError.
             if var f2 = s.field {
@@ -551,12 +718,21 @@ public final class ContactlessPhone: Sendable {
     private enum Route {
         case system([UInt8])
         case app(session: Int, deselectFirst: Bool)
+        case heldForApp
         case systemAfterDeselect(session: Int, [UInt8])
     }
 
-    /// The emulating session of the default app, if any.
+    /// The emulating session of the default app (its card answering now), if any.
     private func emulatingSession(_ s: State) -> Int? {
-        s.sessions.keys.sorted().first { s.sessions[$0]?.valid == true && s.sessions[$0]?.emulatingSince != nil }
+        s.sessions.keys.sorted().first { s.sessions[$0]?.valid == true && s.sessions[$0]?.emulationAnnounced == true }
+    }
+
+    /// The default app is on its way (waking, or up and about to emulate) and the system
+    /// holds APDUs for it with S(WTX).
+    private func appOnItsWay(_ s: State) -> Bool {
+        guard parameters.sendsWaitingTimeExtensions, defaultApp != nil, s.field?.express == nil else { return false }
+        if s.wake != nil { return true }
+        return s.sessions.values.contains { $0.valid && $0.emulatingSince != nil && !$0.emulationAnnounced }
     }
 
     private func route(_ command: [UInt8], field f: inout Field, state s: State) -> Route {
@@ -602,6 +778,10 @@ public final class ContactlessPhone: Sendable {
         if app?.prefix(matching: aid) != nil, let sid = emulatingSession(s) {
             f.selected = .app(aid)
             return .app(session: sid, deselectFirst: deselectSession != nil)
+        }
+        if app?.prefix(matching: aid) != nil, deselectSession == nil, appOnItsWay(s) {
+            f.selected = .app(aid)
+            return .heldForApp
         }
         f.selected = nil
         if let d = deselectSession { return .systemAfterDeselect(session: d, StatusWord.fileNotFound.bytes) }

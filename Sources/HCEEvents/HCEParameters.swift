@@ -23,10 +23,27 @@ public struct HCEParameters: Sendable, Equatable {
     /// Frame waiting time integer of the phone's ATS (ISO/IEC 14443-4 §5.2.5, TB(1) high
     /// nibble). The corpus iPhone ATS `05 78 80 70 02` has TB(1) = `70`, so FWI = 7.
     public var frameWaitingTimeInteger: Int
-    /// Time from the field appearing to the default app's `readerDetected` / scene
-    /// `nfcEvent`. Unpublished; default 0 (the model orders events, it does not claim a
-    /// latency).
+    /// Time from the field appearing (or from the phone's authentication, when locked) to
+    /// the default app's scene `nfcEvent` / `readerDetected`: launching the app. Unpublished;
+    /// assumed 0 by default (a best case), `walk --wake-latency` sets it.
     public var wakeLatency: Duration
+    /// A locked phone authenticates its user (Face ID, passcode) before it wakes the default
+    /// app (documented: Apple's "Field detect" — the app launches "after authentication if
+    /// locked"); this is how long that takes. Assumed: 1 s.
+    public var authenticationLatency: Duration
+    /// From `startEmulation()` (the emulation sheet appearing) until the card answers the
+    /// reader. Assumed: 0.
+    public var emulationStartLatency: Duration
+    /// The system keeps a reader waiting with ISO/IEC 14443-4 S(WTX) blocks while an APDU it
+    /// routes to the app has no answer yet (the app launching, or working). Reported: the
+    /// corpus trace `pm3_hf_visa_apple_ecp.trace` shows an iPhone sending `F2 01` (WTXM 1)
+    /// just before the frame waiting time while its answer was not ready.
+    public var sendsWaitingTimeExtensions: Bool
+    /// WTXM of the system's S(WTX) (1 in the corpus trace: reported).
+    public var waitingTimeExtensionMultiplier: UInt8
+    /// How long a reader keeps granting S(WTX) past the first frame waiting time before it
+    /// gives up and times out. ISO/IEC 14443-4 sets no limit; assumed: 1 s.
+    public var readerWaitingTimeExtensionLimit: Duration
 
     public init(
         maximumSessionDuration: Duration = .seconds(60),
@@ -34,19 +51,97 @@ public struct HCEParameters: Sendable, Equatable {
         presentmentAssertionLifetime: Duration = .seconds(15),
         presentmentReacquireCoolDown: Duration = .seconds(15),
         frameWaitingTimeInteger: Int = 7,
-        wakeLatency: Duration = .zero
+        wakeLatency: Duration = .zero,
+        authenticationLatency: Duration = .seconds(1),
+        emulationStartLatency: Duration = .zero,
+        sendsWaitingTimeExtensions: Bool = true,
+        waitingTimeExtensionMultiplier: UInt8 = 1,
+        readerWaitingTimeExtensionLimit: Duration = .seconds(1)
     ) {
         self.maximumSessionDuration = maximumSessionDuration
         self.maximumDurationCoolDown = maximumDurationCoolDown
         self.presentmentAssertionLifetime = presentmentAssertionLifetime
         self.presentmentReacquireCoolDown = presentmentReacquireCoolDown
         self.frameWaitingTimeInteger = min(max(frameWaitingTimeInteger, 0), 14)
-        self.wakeLatency = wakeLatency
+        self.wakeLatency = max(.zero, wakeLatency)
+        self.authenticationLatency = max(.zero, authenticationLatency)
+        self.emulationStartLatency = max(.zero, emulationStartLatency)
+        self.sendsWaitingTimeExtensions = sendsWaitingTimeExtensions
+        self.waitingTimeExtensionMultiplier = min(max(waitingTimeExtensionMultiplier, 1), 59)
+        self.readerWaitingTimeExtensionLimit = max(.zero, readerWaitingTimeExtensionLimit)
+    }
+
+    /// One parameter with its source, for the walk's summary and trace headers.
+    public struct Fact: Sendable, Equatable {
+        public var key: String
+        public var microseconds: Int64?
+        public var value: String
+        /// `documented`, `reported` or `assumed`.
+        public var source: String
+        public var reference: String
+    }
+
+    /// Every parameter with its source (documented, reported or assumed).
+    public var facts: [Fact] {
+        func d(_ key: String, _ v: Duration, _ source: String, _ ref: String) -> Fact {
+            let us = v.wholeMicroseconds
+            let text = us % 1000 == 0 ? "\(us / 1000) ms" : "\(Double(us) / 1000) ms"
+            return Fact(key: key, microseconds: us, value: text, source: source, reference: ref)
+        }
+        var out: [Fact] = []
+        out.append(
+            d(
+                "maximum_session_duration", maximumSessionDuration, "assumed",
+                "CardSession.Error.maxSessionDurationReached exists; its value is not published"))
+        out.append(
+            d(
+                "maximum_duration_cool_down", maximumDurationCoolDown, "assumed",
+                "Apple: a cool down period follows maxSessionDurationReached; its length is not published"))
+        out.append(
+            d(
+                "presentment_assertion_lifetime", presentmentAssertionLifetime, "documented",
+                "NFCPresentmentIntentAssertion: expires after 15 s"))
+        out.append(
+            d(
+                "presentment_reacquire_cool_down", presentmentReacquireCoolDown, "reported",
+                "https://developer.apple.com/forums/thread/776328"))
+        out.append(
+            Fact(
+                key: "frame_waiting_time_integer", microseconds: nil, value: "\(frameWaitingTimeInteger)",
+                source: "reported", reference: "the corpus iPhone ATS 05 78 80 70 02: TB(1) 70, FWI 7"))
+        out.append(
+            d("frame_waiting_time", frameWaitingTime, "reported", "ISO/IEC 14443-4 §7.2 from FWI"))
+        out.append(
+            d("wake_latency", wakeLatency, "assumed", "launching the default app; not published (walk --wake-latency)"))
+        out.append(
+            d(
+                "authentication_latency", authenticationLatency, "assumed",
+                "a locked phone authenticates before the default app launches (Apple's Field detect: after authentication if locked); the time is ours"
+            ))
+        out.append(
+            d(
+                "emulation_start_latency", emulationStartLatency, "assumed",
+                "the emulation sheet before the card answers"))
+        out.append(
+            Fact(
+                key: "sends_wtx", microseconds: nil, value: sendsWaitingTimeExtensions ? "yes" : "no",
+                source: "reported",
+                reference: "S(WTX) F2 01 from an iPhone in the corpus trace pm3_hf_visa_apple_ecp.trace"))
+        out.append(
+            Fact(
+                key: "wtx_multiplier", microseconds: nil, value: "\(waitingTimeExtensionMultiplier)",
+                source: "reported", reference: "WTXM 1 in the corpus trace"))
+        out.append(
+            d(
+                "reader_wtx_limit", readerWaitingTimeExtensionLimit, "assumed",
+                "how long a reader keeps granting S(WTX); ISO/IEC 14443-4 sets none"))
+        return out
     }
 
     /// The reader's frame waiting time: FWT = (256 × 16 / fc) × 2^FWI with fc = 13.56 MHz
-    /// (ISO/IEC 14443-4 §7.2). FWI 7 → 524 288 periods = 38 664 µs. A `received(_:)` APDU not answered
-    /// within it makes the reader time out (the model sends no S(WTX) for the app).
+    /// (ISO/IEC 14443-4 §7.2). FWI 7 → 524 288 periods = 38 664 µs. A `received(_:)` APDU not
+    /// answered within it gets an S(WTX) from the system (``sendsWaitingTimeExtensions``)
+    /// until the reader's limit, then the reader times out.
     public var frameWaitingTime: Duration {
         let carrierPeriods = 256 * 16 * (1 << frameWaitingTimeInteger)
         return .microseconds(Int64((Double(carrierPeriods) / 13.56).rounded()))

@@ -38,6 +38,7 @@ private struct WatchedType2Transport: Type2TagTransport {
         try watch.run { try base.fastRead(from: first, to: last) }
     }
     var fastReadPageLimit: Int { base.fastReadPageLimit }
+    func transceive(_ frame: [UInt8]) throws -> Type2Answer { try watch.run { try base.transceive(frame) } }
 }
 
 private struct WatchedAPDUTransport: APDUTransport {

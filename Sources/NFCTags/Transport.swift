@@ -23,6 +23,9 @@ public enum TagCommunicationError: Error, Sendable, Equatable, CustomStringConve
     case packetTooLong(Int)
     /// The reader itself failed (service stopped, device unplugged); the text says how.
     case readerFailure(String)
+    /// This carrier has no way to send the frame (a PC/SC reader without a transparent
+    /// exchange asked for a raw Type 2 command).
+    case unsupportedCommand([UInt8])
 
     public var description: String {
         switch self {
@@ -32,6 +35,7 @@ public enum TagCommunicationError: Error, Sendable, Equatable, CustomStringConve
         case .malformedResponse(let why): "malformed response: \(why)"
         case .packetTooLong(let n): "packet too long (\(n) bytes)"
         case .readerFailure(let why): "reader failure: \(why)"
+        case .unsupportedCommand(let f): "this reader cannot send the frame \(f.hexString())"
         }
     }
 }
@@ -64,13 +68,49 @@ public protocol Type2TagTransport {
     /// tag bytes (CRC_A excluded) divided by 4. 0 when the reader cannot send FAST_READ (a
     /// PC/SC reader without a transparent exchange): the procedures then READ.
     var fastReadPageLimit: Int { get }
+    /// Any command frame (CRC_A excluded) and the tag's answer, as Core NFC's
+    /// `sendMiFareCommand(commandPacket:)` carries it: FAST_READ `3A`, READ_SIG `3C`,
+    /// PWD_AUTH `1B`, READ_CNT `39`, vendor commands. Throws ``TagCommunicationError``:
+    /// `.unsupportedCommand` when this carrier cannot send the frame at all (a PC/SC reader
+    /// without a transparent exchange), `.noResponse` for silence.
+    ///
+    /// The default implementation maps READ, WRITE and GET_VERSION onto the calls above and
+    /// refuses every other frame; carriers that can send raw frames override it.
+    func transceive(_ frame: [UInt8]) throws -> Type2Answer
 }
 
 extension Type2TagTransport {
     /// A carrier that cannot send FAST_READ (the default): READ only.
     public var fastReadPageLimit: Int { 0 }
     public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
-        throw TagCommunicationError.readerFailure("this reader cannot send FAST_READ")
+        throw TagCommunicationError.unsupportedCommand([0x3A, first, last])
+    }
+
+    public func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        try transceiveThroughCommands(frame)
+    }
+
+    /// READ (`30 pp`), WRITE (`A2 pp d0..d3`) and GET_VERSION (`60`) through the command
+    /// calls; any other frame throws ``TagCommunicationError/unsupportedCommand(_:)``.
+    /// NAKs come back as ``Type2Answer/nak(_:)``, silence as ``Type2Answer/silent``.
+    public func transceiveThroughCommands(_ frame: [UInt8]) throws -> Type2Answer {
+        do {
+            switch (frame.first, frame.count) {
+            case (0x30, 2): return .data(try read(page: frame[1]))
+            case (0xA2, 6):
+                try write(page: frame[1], data: Array(frame[2...]))
+                return .ack
+            case (0x60, 1):
+                guard let v = try getVersion() else { throw TagCommunicationError.unsupportedCommand(frame) }
+                return .data(v)
+            default:
+                throw TagCommunicationError.unsupportedCommand(frame)
+            }
+        } catch TagCommunicationError.nak(let v) {
+            return .nak(v)
+        } catch TagCommunicationError.noResponse {
+            return .silent
+        }
     }
 }
 

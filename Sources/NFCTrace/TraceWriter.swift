@@ -1,80 +1,88 @@
-public import FoundationEssentials
-import Glibc
+public import Foundation
 import Synchronization
 
 /// The always-on trace: one JSON Lines file per run (schema ``TraceWriter/schema``).
 ///
-/// Line 1 is a header (`"event":"header"`: schema, tool and library versions, command,
-/// device, model parameters, wall-clock start). Every later line is one event, frame or
-/// APDU with `t_us`, microseconds on a monotonic clock since the run began, and `event`.
+/// Line 1 is the header (``TraceHeader``: the same keys for every command). Every later
+/// line is one event, frame or APDU with `t_us`, microseconds on a monotonic clock since
+/// the run began (the header's `started` is that instant's wall-clock time), and `event`.
 /// The same records are what `--json` prints, so one schema serves both.
 ///
 /// Each line is handed to the kernel with one `write(2)` as soon as it is recorded, so a
 /// trace survives the process being killed mid-session (at worst its last line is missing,
 /// never half a line in the middle). Location, rotation and the size cap: see
-/// ``TraceLocation``. With `redact` on, UIDs and payload bytes are replaced by
-/// `"redacted:<n> bytes"`.
+/// ``TraceLocation``. With `redact` on, UIDs, payloads and what was decoded from them are
+/// replaced by `"redacted:<n> bytes"` (``sensitiveKeys``); the header keeps everything but
+/// its `setup`'s identifiers. Sinks (``TraceSink``, e.g. the pcapng export) see every
+/// record as it is written, unredacted, in the file's order; they redact for themselves.
 public final class TraceWriter: Sendable {
     /// The schema every record follows; bump the number on any incompatible change.
     public static let schema = "nfcbench.trace/1"
-    /// Record keys whose values are redacted when asked: identifiers and payloads.
     /// Record keys whose values are redacted when asked: identifiers, payloads, and what was
-    /// decoded from them (URIs, texts, titles, package names), in any nested object.
+    /// decoded from them (URIs, texts, titles, package names), in any nested object. In the
+    /// header only `setup` is looked at (a header's `command` is the command's name).
     public static let sensitiveKeys: Set<String> = [
         "uid", "uid_header", "payload", "ndef", "data", "apdu", "response", "command", "frame", "id", "id_hex",
         "identifierHex", "uri", "text", "title", "package", "bytes", "atr", "ats",
     ]
 
     public let path: String?
+    /// The header as written (before redaction), with its `started`.
+    public let header: JSONObject
     private let state: Mutex<State>
     private let start: ContinuousClock.Instant
     private let redact: Bool
     private let maxBytes: Int
     private let echo: (@Sendable (String) -> Void)?
+    private let sinks: [any TraceSink]
 
     private struct State {
         var fd: Int32
         var written: Int
         var capped: Bool
+        var closed = false
     }
 
-    /// Opens a new trace file at `path` (parent folders are created) and writes the header.
-    /// `path == nil` keeps no file (records only reach `echo`). `maxBytes` caps the file:
-    /// past it one `"event":"trace_truncated"` line is written and later records are dropped.
-    /// `echo` receives every line too (for `--json`). Throws when the file can't be created.
-    /// `createParentDirectory` makes the folder first (the default trace location); a path
-    /// the user named must be in an existing folder.
+    /// Opens a new trace file at `path` (through ``TraceFile/create(path:createParentDirectory:)``)
+    /// and writes the header. `path == nil` keeps no file (records only reach `echo` and the
+    /// sinks). `maxBytes` caps the file: past it one `"event":"trace_truncated"` line is
+    /// written and later records are dropped from the file (sinks still get them).
+    /// `echo` receives every line too (for `--json`). Throws ``TraceFileError`` when the
+    /// file can't be created. `createParentDirectory` makes the folder first (the default
+    /// trace location); a path the user named must be in an existing folder.
     public init(
-        path: String?, header: JSONObject, redact: Bool = false, maxBytes: Int = 16 << 20,
-        createParentDirectory: Bool = true, echo: (@Sendable (String) -> Void)? = nil
-    ) throws {
+        path: String?, header: TraceHeader, redact: Bool = false, maxBytes: Int = 16 << 20,
+        createParentDirectory: Bool = true, echo: (@Sendable (String) -> Void)? = nil,
+        sinks: [any TraceSink] = []
+    ) throws(TraceFileError) {
         self.path = path
         self.redact = redact
         self.maxBytes = maxBytes
         self.echo = echo
-        self.start = .now
+        self.sinks = sinks
         var fd: Int32 = -1
-        if let path {
-            let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
-            if !dir.isEmpty && createParentDirectory {
-                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            }
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
-            if fd < 0 { throw TraceFileError(path: path, reason: String(cString: strerror(errno))) }
-        }
+        if let path { fd = try TraceFile.create(path: path, createParentDirectory: createParentDirectory) }
         state = Mutex(State(fd: fd, written: 0, capped: false))
-        var h: JSONObject = ["schema": .string(Self.schema), "t_us": 0, "event": "header"]
-        for e in header.entries where h[e.key] == nil { h[e.key] = e.value }
-        emit(h)
+        self.start = .now
+        self.header = header.record(started: Date())
+        emit(self.header)
     }
 
-    deinit {
-        state.withLock {
-            if $0.fd >= 0 {
-                close($0.fd)
-                $0.fd = -1
+    deinit { close() }
+
+    /// Ends the trace: the sinks finish (a pcapng file is complete) and the file is closed.
+    /// Later records are dropped. Calling it again does nothing.
+    public func close() {
+        let sinks: [any TraceSink] = state.withLock { s in
+            guard !s.closed else { return [] }
+            s.closed = true
+            if s.fd >= 0 {
+                Foundation.close(s.fd)
+                s.fd = -1
             }
+            return self.sinks
         }
+        for sink in sinks { sink.finish() }
     }
 
     /// Microseconds since this trace began (monotonic).
@@ -96,11 +104,15 @@ public final class TraceWriter: Sendable {
     @discardableResult
     public func emit(_ record: JSONObject) -> JSONObject {
         let written = redact ? Self.redacted(record) : record
-        let line = written.serialized + "\n"
-        // Under the lock, so --json prints the records in the trace file's order.
+        // Under the lock, so --json, the file and the sinks have the records in one order.
         state.withLock { s in
+            guard !s.closed else { return }
+            for sink in sinks { sink.receive(record) }
+            let wantsFile = s.fd >= 0 && !s.capped
+            guard wantsFile || echo != nil else { return }
+            let line = written.serialized + "\n"
             echo?(String(line.dropLast()))
-            guard s.fd >= 0, !s.capped else { return }
+            guard wantsFile else { return }
             var bytes = Array(line.utf8)
             if s.written + bytes.count > maxBytes {
                 s.capped = true
@@ -110,29 +122,31 @@ public final class TraceWriter: Sendable {
                         "max_bytes": .int(Int64(maxBytes)),
                     ]).serialized + "\n").utf8)
             }
-            s.written += Self.writeAll(s.fd, bytes)
+            s.written += TraceFile.writeAll(s.fd, bytes)
         }
         return written
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 { if errno == EINTR { continue } else { break } }
-                off += n
-            }
-            return off
-        }
+    /// `o` as `--redact` writes it: the values of ``sensitiveKeys`` replaced by their length;
+    /// in a header record only `setup` is looked at.
+    public static func redacted(_ o: JSONObject) -> JSONObject {
+        guard o["event"]?.stringValue == "header" else { return redactedObject(o) }
+        var out = o
+        if case .object(let setup)? = o["setup"] { out["setup"] = .object(redactedObject(setup)) }
+        return out
     }
 
-    static func redacted(_ o: JSONObject) -> JSONObject {
+    /// The text `--redact` puts in place of a value: `redacted:<n> bytes`.
+    public static func redactedText(_ s: String) -> String {
+        let isHex = s.count % 2 == 0 && s.allSatisfy(\.isHexDigit)
+        return isHex ? "redacted:\(s.count / 2) bytes" : "redacted:\(s.utf8.count) bytes"
+    }
+
+    static func redactedObject(_ o: JSONObject) -> JSONObject {
         var out = JSONObject()
         for e in o.entries {
             if sensitiveKeys.contains(e.key), case .string(let s) = e.value {
-                let isHex = s.count % 2 == 0 && s.allSatisfy(\.isHexDigit)
-                out[e.key] = .string(isHex ? "redacted:\(s.count / 2) bytes" : "redacted:\(s.utf8.count) bytes")
+                out[e.key] = .string(redactedText(s))
             } else {
                 out[e.key] = redactedValue(e.value)
             }
@@ -142,15 +156,68 @@ public final class TraceWriter: Sendable {
 
     private static func redactedValue(_ v: JSONValue) -> JSONValue {
         switch v {
-        case .object(let o): .object(redacted(o))
+        case .object(let o): .object(redactedObject(o))
         case .array(let a): .array(a.map(redactedValue))
         default: v
         }
     }
 }
 
+/// Something that follows a trace as it is written (the pcapng export): it gets every
+/// record, header first, unredacted, in the file's order, under the writer's lock (so it
+/// must not block), then ``finish()`` once when the trace is closed.
+public protocol TraceSink: Sendable {
+    func receive(_ record: JSONObject)
+    func finish()
+}
+
+/// The one place trace files and the files made from them (pcapng, SVG) are created, so
+/// their folder and file modes are decided once.
+public enum TraceFile {
+    /// Creates (truncating) `path` for writing and returns its descriptor; with
+    /// `createParentDirectory` the folder is made first. Throws ``TraceFileError``.
+    public static func create(path: String, createParentDirectory: Bool = false) throws(TraceFileError) -> Int32 {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty && createParentDirectory {
+            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+                throw TraceFileError(path: dir, reason: "\(error)")
+            }
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+        if fd < 0 { throw TraceFileError(path: path, reason: String(cString: strerror(errno))) }
+        return fd
+    }
+
+    /// Writes `bytes` to a file made by ``create(path:createParentDirectory:)`` and closes it.
+    public static func write(_ bytes: [UInt8], to path: String) throws(TraceFileError) {
+        let fd = try create(path: path)
+        defer { close(fd) }
+        guard writeAll(fd, bytes) == bytes.count else {
+            throw TraceFileError(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+
+    /// `write(2)` until every byte is written (retrying on EINTR); returns how many were.
+    @discardableResult
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = Foundation.write(fd, raw.baseAddress! + off, raw.count - off)
+                if n < 0 { if errno == EINTR { continue } else { break } }
+                off += n
+            }
+            return off
+        }
+    }
+}
+
 /// The trace file could not be opened: its path and the system's reason.
-public struct TraceFileError: Error, CustomStringConvertible {
+public struct TraceFileError: Error, Sendable, CustomStringConvertible {
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
     public let path: String
     public let reason: String
     public var description: String { "\(path): \(reason)" }
@@ -179,23 +246,19 @@ public struct TraceLocation: Sendable {
         } else if let x = environment["XDG_STATE_HOME"], !x.isEmpty {
             directory = x + "/nfcbench/traces"
         } else {
-            directory =
-                (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path)
-                + "/.local/state/nfcbench/traces"
+            directory = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/nfcbench/traces"
         }
         self.keep = keep
     }
 
     /// A fresh path for `command`, after deleting the oldest traces beyond `keep - 1`.
-    public func newTracePath(
-        command: String, now: Date = Date(), pid: Int32 = ProcessInfo.processInfo.processIdentifier
-    ) -> String {
+    public func newTracePath(command: String, now: Date = Date(), pid: Int32 = getpid()) -> String {
         let safe = command.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" }
         rotate()
         return directory + "/" + Self.utcStamp(now) + "-" + String(safe) + "-" + String(pid) + ".jsonl"
     }
 
-    /// `yyyyMMdd-HHmmss` in UTC (`gmtime_r`, no locale data loaded).
+    /// `yyyyMMdd-HHmmss` in UTC (`gmtime_r`: no locale or calendar data loaded).
     static func utcStamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var t = tm()

@@ -3,14 +3,42 @@ public import ReaderSession
 
 /// What the user asks for when tapping Scan.
 public struct ScanRequest: Sendable, Hashable {
+    /// Which Core NFC session the feature uses.
+    public enum Session: String, Sendable, Hashable, CaseIterable {
+        /// `NFCNDEFReaderSession`.
+        case ndef
+        /// `NFCTagReaderSession` (ISO 14443), with `iso7816SelectIdentifiers`.
+        case tag
+    }
     /// How many tags the user means to read in this session (a guided sequence when > 1).
     public var tagCount: Int
     /// True when the app is asked for tag objects (read-write NDEF or tag session) rather
     /// than messages; always true for a sequence.
     public var readWrite: Bool
-    public init(tagCount: Int = 1, readWrite: Bool = false) {
+    public var session: Session
+    /// Frames the feature sends to each tag after reading it: `sendMiFareCommand` on a
+    /// MIFARE tag, `sendCommand(apdu:)` on an ISO 7816 tag (a "read the signature" or
+    /// "configure the tag" feature).
+    public var commands: [[UInt8]]
+    /// The session configuration's `iso7816SelectIdentifiers` (empty: all the app declares).
+    public var selectIdentifiers: [String]
+    /// Read every tag found together, one after the other (connect, read, next), instead of
+    /// asking the user to present one.
+    public var readAll: Bool
+    /// Time between two commands (a slow, long exchange with one tag).
+    public var commandInterval: Duration
+
+    public init(
+        tagCount: Int = 1, readWrite: Bool = false, session: Session = .ndef, commands: [[UInt8]] = [],
+        selectIdentifiers: [String] = [], readAll: Bool = false, commandInterval: Duration = .zero
+    ) {
         self.tagCount = max(1, tagCount)
-        self.readWrite = readWrite || tagCount > 1
+        self.session = session
+        self.readWrite = readWrite || tagCount > 1 || session == .tag
+        self.commands = commands
+        self.selectIdentifiers = selectIdentifiers
+        self.readAll = readAll
+        self.commandInterval = commandInterval
     }
 }
 
@@ -34,6 +62,15 @@ public protocol ConformanceApp: AnyObject, Sendable {
     func didEnterBackground()
     /// UIKit `sceneWillEnterForeground(_:)`: the app is coming back.
     func willEnterForeground()
+    /// UIKit `sceneWillResignActive(_:)`: still in the foreground, no longer active.
+    func willResignActive()
+    /// UIKit `sceneDidBecomeActive(_:)`.
+    func didBecomeActive()
+}
+
+extension ConformanceApp {
+    public func willResignActive() {}
+    public func didBecomeActive() {}
 }
 
 /// What the harness gives an app under test: the reader system its sessions run against
@@ -70,19 +107,24 @@ public final class ConformanceEnvironment: Sendable {
     }
 }
 
-/// Hand-offs the harness itself started (app timers, the other app's delegate).
+/// Hand-offs the harness itself started (app timers, the other app's delegate); their work
+/// is marked as the host's (``ReaderSession/HostWork``).
 final class PendingHops: Sendable {
     private let counter = AtomicCounter()
     private let total = AtomicCounter()
+    private let onMain = AtomicCounter()
     /// Hand-offs in flight.
     var count: Int { counter.value }
     /// Hand-offs ever started.
     var started: Int { total.value }
+    /// Hand-offs the app asked for onto `DispatchQueue.main`.
+    var mainQueueHops: Int { onMain.value }
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         total.add(1)
         counter.add(1)
+        if queue.label == DispatchQueue.main.label { onMain.add(1) }
         queue.async {
-            work()
+            HostWork.run { work() }
             self.counter.add(-1)
         }
     }

@@ -15,7 +15,11 @@ import Synchronization
 ///
 /// It judges only what it observes: each `begin()` and the user action behind it, sheets
 /// presented, tag operations and their polling generation, calls on invalidated sessions
-/// (see ``ConformanceRule``).
+/// (see ``ConformanceRule``). Time is virtual: the app's timers must run on the harness's
+/// clock (``ConformanceEnvironment/asyncAfter(_:on:_:)``). A call that comes from work the
+/// harness did not start (a real-time timer, `DispatchQueue.main`, an async hop of the
+/// app's own), a delegate queue that is `DispatchQueue.main`, or a Scan that brings no
+/// `begin()` makes the verdict **inconclusive**, with the reason: never a silent pass.
 public struct ConformanceHarness: Sendable {
     /// A begin counts as the user's when it comes this soon after a Scan tap (once per tap).
     public var userActionWindow: Duration
@@ -24,13 +28,22 @@ public struct ConformanceHarness: Sendable {
     /// How long (real time) the harness waits for the app to settle after one event before
     /// noting it and moving on.
     public var settleTimeout: Duration
+    /// The 203 rule ("wait for it to end; do not retry in a loop"): more than this many
+    /// begins without a user action within ``busyRetryWindow`` after a 203 is a loop.
+    /// Documented in `hardware/conformance/FORMAT.md`: 3.
+    public var busyRetryLimit: Int
+    /// See ``busyRetryLimit``: 10 s.
+    public var busyRetryWindow: Duration
 
     public init(
-        userActionWindow: Duration = .seconds(2), maximumBegins: Int = 500, settleTimeout: Duration = .seconds(5)
+        userActionWindow: Duration = .seconds(2), maximumBegins: Int = 500, settleTimeout: Duration = .seconds(5),
+        busyRetryLimit: Int = 3, busyRetryWindow: Duration = .seconds(10)
     ) {
         self.userActionWindow = userActionWindow
         self.maximumBegins = maximumBegins
         self.settleTimeout = settleTimeout
+        self.busyRetryLimit = busyRetryLimit
+        self.busyRetryWindow = busyRetryWindow
     }
 
     /// Creates the app under test for one scenario run.
@@ -53,17 +66,23 @@ public struct ConformanceHarness: Sendable {
     private func runInstalled(_ scenario: ConformanceScenario, _ makeApp: AppFactory) async -> ConformanceResult {
         let clock = ConformanceClock()
         let hops = PendingHops()
-        let recorder = ConformanceRecorder(scenario: scenario.name, clock: clock, userActionWindow: userActionWindow)
+        let recorder = ConformanceRecorder(
+            scenario: scenario.name, clock: clock, userActionWindow: userActionWindow,
+            busyRetryLimit: busyRetryLimit, busyRetryWindow: busyRetryWindow)
         let reader = ConformanceReader(clock: clock, pollingOwner: { recorder.lastBegun })
+        var model = ReaderSystemModel()
+        model.busyPolicy = scenario.busyPolicy
+        model.iso7816SelectIdentifiers = scenario.selectIdentifiers
         let system = NFCReaderSystem(
             backend: reader.frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false),
-            thermal: scenario.thermal ? ThermalModel() : .disabled,
+            thermal: scenario.thermal ? ThermalModel() : .disabled, model: model,
             observer: { recorder.trace($0) }, callObserver: { recorder.call($0) })
         NFCReaderSystem.install(system)
         defer { NFCReaderSystem.install(nil) }
         let env = ConformanceEnvironment(system: system, clock: clock, hops: hops)
-        let app = makeApp(env)
+        let app = HostWork.run { makeApp(env) }
         let other = OtherApp(system: system)
+        var appState = NFCReaderSystem.AppState.foreground
 
         func settle() async {
             let start = ContinuousClock.now
@@ -104,32 +123,54 @@ public struct ConformanceHarness: Sendable {
             let horizon = min(stepTime ?? scenario.duration, scenario.duration)
             if let next = clock.nextDeadline, next <= horizon {
                 // Timers due at a step's instant fire before the step.
-                clock.fireNext(upTo: horizon)
+                HostWork.run { _ = clock.fireNext(upTo: horizon) }
                 await settle()
                 continue
             }
             guard let due = stepTime, due <= scenario.duration else {
-                clock.fireNext(upTo: scenario.duration)
+                HostWork.run { _ = clock.fireNext(upTo: scenario.duration) }
                 break
             }
-            clock.fireNext(upTo: due)
+            HostWork.run { _ = clock.fireNext(upTo: due) }
             let step = scenario.steps[index]
             index += 1
             previousStep = due
             switch step.action {
             case .user(let u):
                 recorder.userAction(u)
-                switch u {
-                case .scan(let request): app.scanTapped(request)
-                case .done: system.userTappedDone()
-                case .background:
-                    system.appDidEnterBackground()
-                    app.didEnterBackground()
-                case .foreground: app.willEnterForeground()
+                HostWork.run {
+                    switch u {
+                    case .scan(let request): app.scanTapped(request)
+                    case .done: system.userTappedDone()
+                    case .background:
+                        system.appDidEnterBackground()
+                        app.didEnterBackground()
+                        appState = .background
+                    case .foreground:
+                        system.appDidBecomeActive()
+                        if appState == .background { app.willEnterForeground() }
+                        app.didBecomeActive()
+                        appState = .foreground
+                    case .inactive:
+                        if appState == .background {
+                            app.willEnterForeground()
+                        } else {
+                            app.willResignActive()
+                        }
+                        system.appWillResignActive()
+                        appState = .inactive
+                    }
+                }
+            case .system(let action):
+                recorder.systemAction(action)
+                switch action {
+                case .terminate: system.terminateSessions()
+                case .terminateNextBegin: system.terminateNextBegin()
+                case .busyPolicy(let p): system.setBusyPolicy(p)
                 }
             case .otherAppSession(let length):
                 recorder.expectForeignBegin()
-                other.begin(for: length, clock: clock)
+                HostWork.run { other.begin(for: length, clock: clock) }
             case .present(let list):
                 var batch: [(name: String, file: TagFile, faults: [TagFault])] = []
                 for item in list {
@@ -144,6 +185,11 @@ public struct ConformanceHarness: Sendable {
                 reader.remove(name)
             }
             await settle()
+        }
+        if hops.mainQueueHops > 0 {
+            recorder.note(
+                "the app handed \(hops.mainQueueHops) piece(s) of work to DispatchQueue.main through the environment: a test process may never run the main queue, so what the app did there may be missing; use its own serial queue"
+            )
         }
         recorder.freeze()
         return recorder.result(description: scenario.description, duration: scenario.duration, scenario: scenario)

@@ -1,3 +1,4 @@
+import NFCTrace
 import ReaderSession
 import Synchronization
 
@@ -32,19 +33,38 @@ final class ConformanceRecorder: Sendable {
         /// Every session (the app's and others') by the latest `begin` trace, and the ended ones.
         var lastBegun: UInt64?
         var ended: Set<UInt64> = []
+        /// Other apps' sessions that are active now.
+        var foreignActive: Set<UInt64> = []
+        /// After a 203: one begin for the user's standing request may still come.
+        var busyRetryArmed = false
+        /// Begins without a user action after a 203, for the loop limit.
+        var unaskedAfterBusy: [Duration] = []
+        /// A Scan that has not brought a begin yet, and whether a session was open at the time.
+        var pendingScan: (at: Duration, sessionOpen: Bool)?
+        /// Notes already given, so each kind is said once.
+        var said: Set<String> = []
+        /// The app's sessions' trace records, for the expected events.
+        var appRecords: [JSONObject] = []
     }
 
     private let scenario: String
     private let clock: ConformanceClock
     private let window: Duration
+    private let busyRetryLimit: Int
+    private let busyRetryWindow: Duration
     private let state = Mutex(State())
     /// Breaches kept per scenario (a retry loop makes hundreds; the count is kept).
     static let maximumBreachesKept = 50
 
-    init(scenario: String, clock: ConformanceClock, userActionWindow: Duration) {
+    init(
+        scenario: String, clock: ConformanceClock, userActionWindow: Duration, busyRetryLimit: Int = 3,
+        busyRetryWindow: Duration = .seconds(10)
+    ) {
         self.scenario = scenario
         self.clock = clock
         self.window = userActionWindow
+        self.busyRetryLimit = busyRetryLimit
+        self.busyRetryWindow = busyRetryWindow
     }
 
     // MARK: What the harness tells
@@ -52,10 +72,13 @@ final class ConformanceRecorder: Sendable {
     func userAction(_ a: ConformanceScenario.UserAction) {
         let now = clock.now
         state.withLock { s in
+            checkPendingScan(&s)
             switch a {
             case .scan:
                 s.credit = Credit(action: "scan", at: now)
                 s.lastUserAction = ("scan", now)
+                let open = s.sessions.values.contains { $0.summary.endedAt == nil }
+                s.pendingScan = (now, open)
             case .done:
                 s.credit = nil
                 s.lastUserAction = ("done", now)
@@ -65,8 +88,36 @@ final class ConformanceRecorder: Sendable {
             case .foreground:
                 s.credit = nil
                 s.lastUserAction = ("foreground", now)
+            case .inactive:
+                s.lastUserAction = ("inactive", now)
             }
         }
+    }
+
+    /// The system acted on its own (a scripted ending, a policy change).
+    func systemAction(_ a: ConformanceScenario.SystemAction) {
+        let now = clock.now
+        state.withLock { s in
+            if case .terminate = a { s.credit = nil }
+            s.lastUserAction = s.lastUserAction ?? ("nothing", now)
+        }
+    }
+
+    /// A Scan that brought no `begin()` while no session of the app was open: the app may
+    /// wait on real time, which the harness cannot see.
+    private func checkPendingScan(_ s: inout State) {
+        guard let p = s.pendingScan else { return }
+        s.pendingScan = nil
+        guard !p.sessionOpen else { return }
+        say(
+            &s, "scan-without-begin",
+            "Scan at \(format(p.at)) brought no begin() while no session was up: an app that waits on real time (DispatchQueue.asyncAfter, Task.sleep on the continuous clock) never gets there in virtual time; use ConformanceEnvironment.asyncAfter"
+        )
+    }
+
+    private func say(_ s: inout State, _ kind: String, _ text: String) {
+        guard s.said.insert(kind).inserted else { return }
+        s.notes.append(text)
     }
 
     /// The next `begin()` on a fresh session is the other app's.
@@ -97,6 +148,18 @@ final class ConformanceRecorder: Sendable {
                 return
             }
             guard !s.foreign.contains(r.session) else { return }
+            if !r.fromHostWork {
+                say(
+                    &s, "unattributed-\(Self.callName(r.call))",
+                    "\(Self.callName(r.call)) at \(format(now)) came from work the harness did not start (a real-time timer such as DispatchQueue.asyncAfter or Task.sleep on the continuous clock, DispatchQueue.main, or an async hop to a queue of the app's own): the harness cannot place it in virtual time; use ConformanceEnvironment.asyncAfter and async(on:)"
+                )
+            }
+            if case .begin = r.call, r.delegateQueueIsMain {
+                say(
+                    &s, "main-queue",
+                    "a session's delegate queue is DispatchQueue.main: nothing may run the main queue in a test process, so delegate calls can be missing or late; pass the app's own serial queue (or nil)"
+                )
+            }
             switch (r.call, r.state) {
             case (.begin, .notStarted):
                 s.begins += 1
@@ -106,6 +169,9 @@ final class ConformanceRecorder: Sendable {
                 if let c = s.credit, now - c.at <= window {
                     summary.userAction = c.action
                     s.credit = nil
+                    s.pendingScan = nil
+                } else if s.lastEnding?.code == .readerSessionInvalidationErrorSystemIsBusy {
+                    judgeBeginAfterBusy(&s, r.session, now, &summary)
                 } else {
                     let (rule, why) = Self.unaskedBegin(s.lastEnding, s.lastUserAction, now: now)
                     breach(&s, rule, now, r.session, why)
@@ -147,12 +213,17 @@ final class ConformanceRecorder: Sendable {
         state.withLock { s in
             switch r.event {
             case .sessionBegan: s.lastBegun = r.session
-            case .didInvalidateWithError: s.ended.insert(r.session)
+            case .didInvalidateWithError:
+                s.ended.insert(r.session)
+                s.foreignActive.remove(r.session)
+            case .didBecomeActive where s.foreign.contains(r.session):
+                s.foreignActive.insert(r.session)
             default: break
             }
             guard !s.frozen, !s.foreign.contains(r.session), s.sessions[r.session] != nil else { return }
+            s.appRecords.append(r.json())
             switch r.event {
-            case .thermal(_, let limit):
+            case .thermal(_, let limit, _):
                 if s.sessions[r.session]?.summary.becameActive == false, s.sessions[r.session]?.summary.endedAt == nil {
                     s.sessions[r.session]?.summary.timeLimit = limit
                     s.sessions[r.session]?.summary.refusedByThermalModel = limit == nil
@@ -167,6 +238,7 @@ final class ConformanceRecorder: Sendable {
                 s.sessions[r.session]?.summary.ending = code
                 s.sessions[r.session]?.summary.errorMessage = message
                 s.lastEnding = (code, now)
+                if code == .readerSessionInvalidationErrorSystemIsBusy { s.busyRetryArmed = true }
             case .restartPolling(let g):
                 s.sessions[r.session]?.generation = g
             default:
@@ -179,8 +251,14 @@ final class ConformanceRecorder: Sendable {
 
     func result(description: String, duration: Duration, scenario sc: ConformanceScenario) -> ConformanceResult {
         state.withLock { s in
+            checkPendingScan(&s)
             let sessions = s.sessions.values.map(\.summary).sorted { $0.number < $1.number }
             var notes = s.notes
+            for e in sc.expectEvents where !s.appRecords.contains(where: { Self.matches($0, e) }) {
+                notes.append(
+                    "no session of the app showed the event \(e), which this scenario tests (an app that waits on real time never gets there in virtual time)"
+                )
+            }
             let endings = Set(sessions.compactMap { $0.ending?.rawValue })
             for e in sc.expectEndings where !endings.contains(e) {
                 notes.append(
@@ -203,6 +281,66 @@ final class ConformanceRecorder: Sendable {
     }
 
     // MARK: Implementation
+
+    /// The 203 rule as the seed's table words it: "wait for it to end; do not retry in a
+    /// loop". One begin for the user's standing request after the other session ended
+    /// passes; a begin while another app's session is still active, or more than
+    /// `busyRetryLimit` within `busyRetryWindow`, breaches it.
+    private func judgeBeginAfterBusy(
+        _ s: inout State, _ session: UInt64, _ now: Duration, _ summary: inout ConformanceSessionSummary
+    ) {
+        s.unaskedAfterBusy = s.unaskedAfterBusy.filter { now - $0 < busyRetryWindow } + [now]
+        let since = s.lastEnding.map { format(now - $0.at) } ?? "?"
+        if !s.foreignActive.isEmpty {
+            breach(
+                &s, .noRetryLoopOnBusy, now, session,
+                "begin() \(since) after 203 (systemIsBusy) with no user action while the other session is still active: wait for it to end"
+            )
+        } else if s.unaskedAfterBusy.count > busyRetryLimit {
+            breach(
+                &s, .noRetryLoopOnBusy, now, session,
+                "\(s.unaskedAfterBusy.count) begin() calls without a user action within \(format(busyRetryWindow)) after 203 (systemIsBusy): a retry loop"
+            )
+        } else if !s.busyRetryArmed {
+            breach(
+                &s, .noRetryLoopOnBusy, now, session,
+                "a second begin() without a user action for one request after 203 (systemIsBusy)")
+        } else {
+            s.busyRetryArmed = false
+            summary.userAction = "retry after 203"
+        }
+    }
+
+    /// True when `record` is `expected`'s event with its fields (hex fields as prefixes).
+    static func matches(_ record: JSONObject, _ expected: ConformanceScenario.ExpectedEvent) -> Bool {
+        guard record["event"]?.stringValue == expected.event else { return false }
+        for (key, want) in expected.fields {
+            guard let have = record[key] else { return false }
+            switch (want, have) {
+            case (.int(let w), .int(let h)): if w != h { return false }
+            case (.int(let w), .double(let h)): if Double(w) != h { return false }
+            case (.bool(let w), .bool(let h)): if w != h { return false }
+            case (.string(let w), .string(let h)):
+                if ["command", "response", "aid"].contains(key) {
+                    if !h.uppercased().hasPrefix(w.uppercased()) { return false }
+                } else if w != h {
+                    return false
+                }
+            default: return false
+            }
+        }
+        return true
+    }
+
+    static func callName(_ c: SessionCallRecord.Call) -> String {
+        switch c {
+        case .begin: "begin()"
+        case .invalidate: "invalidate()"
+        case .restartPolling: "restartPolling()"
+        case .alertMessage: "alertMessage"
+        case .tagOperation(let name, _): name
+        }
+    }
 
     private func breach(_ s: inout State, _ rule: ConformanceRule, _ t: Duration, _ session: UInt64, _ what: String) {
         s.breachCount += 1

@@ -1,6 +1,6 @@
 public import Foundation
 public import NFCTags
-import ReaderSession
+public import ReaderSession
 
 /// One conformance scenario: what the user does and which tags come and go, at virtual
 /// instants, for how long. File format: `hardware/conformance/FORMAT.md`
@@ -14,8 +14,60 @@ public struct ConformanceScenario: Sendable, Equatable {
         case done
         /// The app leaves the foreground (home gesture, a call): active sessions end with 202.
         case background
-        /// The app comes back to the foreground.
+        /// The app comes back to the foreground and is active (UIKit `willEnterForeground`
+        /// when it was in the background, then `didBecomeActive`).
         case foreground
+        /// The app stays in the foreground but is not active (a banner, Control Center):
+        /// UIKit `willResignActive`; sessions go on.
+        case inactive
+    }
+
+    /// What the system does on its own (a scripted ending, a policy change): first-class
+    /// actions, named in `hardware/conformance/FORMAT.md`.
+    public enum SystemAction: Sendable, Equatable {
+        /// Every session of every app ends now with 202 (`"system": "terminate"`).
+        case terminate
+        /// The next `begin()` ends at once with 202 (`"system": "terminate-next-begin"`).
+        case terminateNextBegin
+        /// From now on a `begin()` while another session is active gets this policy
+        /// (`"system": "busy-policy", "policy": "refuse"|"queue"`).
+        case busyPolicy(ReaderSystemModel.BusyPolicy)
+
+        /// The action's name in the file format.
+        public var name: String {
+            switch self {
+            case .terminate: "terminate"
+            case .terminateNextBegin: "terminate-next-begin"
+            case .busyPolicy: "busy-policy"
+            }
+        }
+    }
+
+    /// A trace event some session of the app must show: `event` (the trace's name, e.g.
+    /// `"queued"`, `"tagOperationEnded"`) and fields it must carry (`"code": 104`; hex
+    /// fields `command`, `response` and `aid` match as prefixes).
+    public struct ExpectedEvent: Sendable, Equatable, CustomStringConvertible {
+        public enum Value: Sendable, Equatable {
+            case int(Int64)
+            case string(String)
+            case bool(Bool)
+        }
+        public var event: String
+        public var fields: [String: Value]
+        public init(event: String, fields: [String: Value] = [:]) {
+            self.event = event
+            self.fields = fields
+        }
+        public var description: String {
+            let f = fields.keys.sorted().map { k -> String in
+                switch fields[k]! {
+                case .int(let v): "\(k) \(v)"
+                case .string(let v): "\(k) \(v)"
+                case .bool(let v): "\(k) \(v)"
+                }
+            }
+            return f.isEmpty ? event : "\(event) (\(f.joined(separator: ", ")))"
+        }
     }
 
     /// What happens at a step.
@@ -28,10 +80,13 @@ public struct ConformanceScenario: Sendable, Equatable {
         case present([(tag: String, name: String, faults: [TagFault])])
         /// A presentation leaves the field.
         case remove(String)
+        /// The system acts on its own.
+        case system(SystemAction)
 
         public static func == (a: Action, b: Action) -> Bool {
             switch (a, b) {
             case (.user(let x), .user(let y)): x == y
+            case (.system(let x), .system(let y)): x == y
             case (.otherAppSession(let x), .otherAppSession(let y)): x == y
             case (.remove(let x), .remove(let y)): x == y
             case (.present(let x), .present(let y)):
@@ -75,10 +130,19 @@ public struct ConformanceScenario: Sendable, Equatable {
     public var expectErrorMessage: Bool
     /// Tag files by the names the steps use.
     public var tags: [String: TagFile]
+    /// The busy policy the system starts with (`"busy"`); default `refuse` (203).
+    public var busyPolicy: ReaderSystemModel.BusyPolicy
+    /// The app's Info.plist `com.apple.developer.nfc.readersession.iso7816.select-identifiers`
+    /// (`"select_identifiers"`, hex AIDs).
+    public var selectIdentifiers: [String]
+    /// Trace events the app's sessions must show, or the scenario is inconclusive.
+    public var expectEvents: [ExpectedEvent]
 
     public init(
         name: String, description: String = "", duration: Duration, thermal: Bool = true, steps: [Step],
-        expectEndings: [Int] = [], expectErrorMessage: Bool = false, tags: [String: TagFile] = [:]
+        expectEndings: [Int] = [], expectErrorMessage: Bool = false, tags: [String: TagFile] = [:],
+        busyPolicy: ReaderSystemModel.BusyPolicy = .refuse, selectIdentifiers: [String] = [],
+        expectEvents: [ExpectedEvent] = []
     ) {
         self.name = name
         self.description = description
@@ -88,6 +152,9 @@ public struct ConformanceScenario: Sendable, Equatable {
         self.expectEndings = expectEndings
         self.expectErrorMessage = expectErrorMessage
         self.tags = tags
+        self.busyPolicy = busyPolicy
+        self.selectIdentifiers = selectIdentifiers
+        self.expectEvents = expectEvents
     }
 }
 
@@ -119,7 +186,8 @@ extension ConformanceScenario {
         }
         self.init(
             name: f.name ?? defaultName, description: f.description, duration: f.duration, thermal: f.thermal,
-            steps: f.steps, expectEndings: f.expectEndings, expectErrorMessage: f.expectErrorMessage, tags: tags)
+            steps: f.steps, expectEndings: f.expectEndings, expectErrorMessage: f.expectErrorMessage, tags: tags,
+            busyPolicy: f.busyPolicy, selectIdentifiers: f.selectIdentifiers, expectEvents: f.expectEvents)
     }
 
     /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
@@ -159,12 +227,17 @@ private struct ConformanceFile: Decodable {
     var tagReferences: [(ref: String, field: String)] = []
     var expectEndings: [Int]
     var expectErrorMessage: Bool
+    var busyPolicy: ReaderSystemModel.BusyPolicy
+    var selectIdentifiers: [String]
+    var expectEvents: [ConformanceScenario.ExpectedEvent]
 
     enum CodingKeys: String, CodingKey {
-        case format, version, name, description, thermal, steps
+        case format, version, name, description, thermal, steps, busy
         case durationMs = "duration_ms"
         case expectEndings = "expect_endings"
         case expectErrorMessage = "expect_error_message"
+        case selectIdentifiers = "select_identifiers"
+        case expectEvents = "expect_events"
     }
 
     init(from decoder: any Decoder) throws {
@@ -215,6 +288,52 @@ private struct ConformanceFile: Decodable {
         expectEndings =
             try c.ifPresent(.expectEndings) { try c.decode([EndingCode].self, forKey: $0) }?.map(\.code) ?? []
         expectErrorMessage = try c.ifPresent(.expectErrorMessage) { try c.decode(Bool.self, forKey: $0) } ?? false
+        busyPolicy =
+            try c.ifPresent(.busy) { try c.decodeChoice(ReaderSystemModel.BusyPolicy.self, forKey: $0) } ?? .refuse
+        selectIdentifiers = try c.ifPresent(.selectIdentifiers) { try decodeAIDs(c, $0) } ?? []
+        expectEvents =
+            try c.ifPresent(.expectEvents) { try c.decode([ExpectedEventEntry].self, forKey: $0) }?.map(\.event) ?? []
+    }
+}
+
+/// A list of hex AIDs of 5 to 16 bytes (ISO/IEC 7816-4 §8.2.1.2), upper-cased.
+private func decodeAIDs<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> [String] {
+    var list = try c.nestedUnkeyedContainer(forKey: key)
+    var out: [String] = []
+    while !list.isAtEnd {
+        let index = list.currentIndex
+        let text = try list.decode(String.self)
+        guard let b = [UInt8](hex: text), (5...16).contains(b.count) else {
+            throw DataFileError.decodingError(
+                at: c.codingPath + [key, DataFileKey(index: index)],
+                "expected a hex AID of 5 to 16 bytes, found '\(text)'")
+        }
+        out.append(b.hexString())
+    }
+    return out
+}
+
+/// One of `expect_events`: `{"event": NAME, FIELD: VALUE…}`.
+private struct ExpectedEventEntry: Decodable {
+    var event: ConformanceScenario.ExpectedEvent
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: DataFileKey.self)
+        let name = try c.decode(String.self, forKey: DataFileKey("event"))
+        guard !name.isEmpty else { throw c.dataError(DataFileKey("event"), "an empty event name") }
+        var fields: [String: ConformanceScenario.ExpectedEvent.Value] = [:]
+        for key in c.allKeys where key.stringValue != "event" {
+            if let b = try? c.decode(Bool.self, forKey: key) {
+                fields[key.stringValue] = .bool(b)
+            } else if let n = try? c.decode(Int64.self, forKey: key) {
+                fields[key.stringValue] = .int(n)
+            } else if let s = try? c.decode(String.self, forKey: key) {
+                fields[key.stringValue] = .string(s)
+            } else {
+                throw c.dataError(key, "expected a string, a whole number or true/false")
+            }
+        }
+        event = ConformanceScenario.ExpectedEvent(event: name, fields: fields)
     }
 }
 
@@ -225,16 +344,25 @@ private struct ConformanceStep: Decodable {
     var presentPaths: [[any CodingKey]] = []
 
     enum CodingKeys: String, CodingKey {
-        case user, present, remove, tags, faults
+        case user, present, remove, tags, faults, system, policy, session, commands
         case atMs = "at_ms"
         case afterEndMs = "after_end_ms"
         case otherAppSessionMs = "other_app_session_ms"
         case readWrite = "read_write"
         case as_ = "as"
+        case iso7816SelectIdentifiers = "iso7816_select_identifiers"
+        case readAll = "read_all"
+        case commandIntervalMs = "command_interval_ms"
     }
 
     enum User: String, CaseIterable {
-        case scan, done, background, foreground
+        case scan, done, background, foreground, inactive
+    }
+
+    enum System: String, CaseIterable {
+        case terminate
+        case terminateNextBegin = "terminate-next-begin"
+        case busyPolicy = "busy-policy"
     }
 
     init(from decoder: any Decoder) throws {
@@ -253,14 +381,18 @@ private struct ConformanceStep: Decodable {
             case .atMs: .at(try c.decodeMilliseconds(.atMs, in: 0...1e9))
             default: .afterSessionEnd(try c.decodeMilliseconds(.afterEndMs, in: 0...1e9))
             }
-        let actionKey = try exactlyOne([.user, .otherAppSessionMs, .present, .remove])
+        let actionKey = try exactlyOne([.user, .otherAppSessionMs, .present, .remove, .system])
         func onlyWith(_ keys: [CodingKeys], _ what: String) throws {
             if let key = keys.first(where: c.contains) { throw c.dataError(key, "only with \(what)") }
         }
         let isScan = try actionKey == .user && c.decode(String.self, forKey: .user) == User.scan.rawValue
         if !isScan {
-            try onlyWith([.tags, .readWrite], "\"user\": \"scan\"")
+            try onlyWith(
+                [
+                    .tags, .readWrite, .session, .commands, .iso7816SelectIdentifiers, .readAll, .commandIntervalMs,
+                ], "\"user\": \"scan\"")
         }
+        if actionKey != .system { try onlyWith([.policy], "\"system\": \"busy-policy\"") }
         let action: ConformanceScenario.Action
         switch actionKey {
         case .user:
@@ -268,10 +400,20 @@ private struct ConformanceStep: Decodable {
             case .scan:
                 let count = try c.ifPresent(.tags) { try c.decodeWholeNumber($0, in: 1...100) } ?? 1
                 let readWrite = try c.ifPresent(.readWrite) { try c.decode(Bool.self, forKey: $0) } ?? false
-                action = .user(.scan(ScanRequest(tagCount: count, readWrite: readWrite || count > 1)))
+                var request = ScanRequest(tagCount: count, readWrite: readWrite || count > 1)
+                try Self.scanOptions(c, &request)
+                action = .user(.scan(request))
             case .done: action = .user(.done)
             case .background: action = .user(.background)
             case .foreground: action = .user(.foreground)
+            case .inactive: action = .user(.inactive)
+            }
+        case .system:
+            switch try c.decodeChoice(System.self, forKey: .system) {
+            case .terminate: action = .system(.terminate)
+            case .terminateNextBegin: action = .system(.terminateNextBegin)
+            case .busyPolicy:
+                action = .system(.busyPolicy(try c.decodeChoice(ReaderSystemModel.BusyPolicy.self, forKey: .policy)))
             }
         case .otherAppSessionMs:
             action = .otherAppSession(try c.decodeMilliseconds(.otherAppSessionMs, in: 0.001...1e9))
@@ -308,6 +450,36 @@ private struct ConformanceStep: Decodable {
         }
         if actionKey != .present { try onlyWith([.as_, .faults], "\"present\"") }
         step = ConformanceScenario.Step(when: when, action: action)
+    }
+
+    /// A Scan's options beyond `tags` and `read_write` (FORMAT.md): `session`, `commands`,
+    /// `iso7816_select_identifiers`, `read_all`, `command_interval_ms`.
+    static func scanOptions(_ c: KeyedDecodingContainer<CodingKeys>, _ request: inout ScanRequest) throws {
+        if let s = try c.ifPresent(.session, { try c.decodeChoice(ScanRequest.Session.self, forKey: $0) }) {
+            request.session = s
+        }
+        if c.contains(.commands) {
+            var list = try c.nestedUnkeyedContainer(forKey: .commands)
+            while !list.isAtEnd {
+                let index = list.currentIndex
+                let text = try list.decode(String.self)
+                guard let b = [UInt8](hex: text), !b.isEmpty else {
+                    throw DataFileError.decodingError(
+                        at: c.codingPath + [CodingKeys.commands, DataFileKey(index: index)],
+                        "expected a hex frame or APDU, found '\(text)'")
+                }
+                request.commands.append(b)
+            }
+            request.session = .tag
+        }
+        if c.contains(.iso7816SelectIdentifiers) {
+            request.selectIdentifiers = try decodeAIDs(c, .iso7816SelectIdentifiers)
+            request.session = .tag
+        }
+        request.readAll = try c.ifPresent(.readAll) { try c.decode(Bool.self, forKey: $0) } ?? false
+        request.commandInterval =
+            try c.ifPresent(.commandIntervalMs) { try c.decodeMilliseconds($0, in: 0...1e9) } ?? .zero
+        if request.session == .tag { request.readWrite = true }
     }
 }
 

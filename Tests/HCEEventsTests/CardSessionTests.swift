@@ -41,10 +41,10 @@ struct CardSessionTests {
     }
 
     @Test(
-        "An APDU not answered within the frame waiting time times the reader out; a late respond is a transmissionError"
+        "Without S(WTX), an APDU not answered within the frame waiting time times the reader out; a late respond is a transmissionError"
     )
     func frameWaitingTime() async throws {
-        let params = HCEParameters()
+        let params = HCEParameters(sendsWaitingTimeExtensions: false)
         #expect(params.frameWaitingTime == .microseconds(38_664))  // FWI 7: 256·16·128 / 13.56 MHz
         let p = ContactlessPhone(defaultApp: app, parameters: params)
         let s = p.makeCardSession()
@@ -147,6 +147,116 @@ struct CardSessionTests {
         #expect(!a.isValid)
         #expect(throws: NFCPresentmentIntentAssertion.Error.notInForeground) {
             try NFCPresentmentIntentAssertion.acquire(on: p)
+        }
+    }
+
+    @Test(
+        "While the app works the system sends S(WTX) (WTXM 1) every frame waiting time; the reader gives up after its limit"
+    )
+    func waitingTimeExtensions() async throws {
+        let p = ContactlessPhone(defaultApp: app)  // S(WTX) on, reader limit 1 s
+        let s = p.makeCardSession()
+        try await s.startEmulation()
+        p.fieldOn(.iso14443A, at: .zero)
+        p.activateISODEP(at: .milliseconds(5))
+        guard case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(10)),
+            case .received(let apdu)? = s.history.last?.event
+        else {
+            Issue.record("not received")
+            return
+        }
+        // The app answers after 100 ms: two S(WTX) (at 48.664 and 87.328 ms) keep the reader waiting.
+        p.advance(to: .milliseconds(110))
+        try await apdu.respond(response: [0x90, 0x00])
+        #expect(p.collectResponse(at: .milliseconds(110)) == .answered(by: .app, response: [0x90, 0x00]))
+        let wtx = p.log.filter { if case .waitingTimeExtension(multiplier: 1) = $0.event { true } else { false } }
+        #expect(wtx.map(\.at) == [.microseconds(48_664), .microseconds(87_328)])
+        // An app that never answers: S(WTX) until 1 s past the first frame waiting time, then a timeout.
+        guard case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(200)) else {
+            Issue.record("not routed")
+            return
+        }
+        var exchange = p.collectResponse(at: .milliseconds(200))
+        while case .awaitingApp(let deadline) = exchange { exchange = p.collectResponse(at: deadline) }
+        #expect(exchange == .timedOut)
+        let count = p.log.filter { if case .waitingTimeExtension = $0.event { true } else { false } }.count - 2
+        #expect(count == 26)  // ⌈1 s / 38.664 ms⌉
+        #expect(p.now >= .milliseconds(1_200) && p.now < .milliseconds(1_260))
+    }
+
+    @Test("A SELECT for an app still waking (wake latency) is held with S(WTX) and reaches it once it emulates")
+    func heldForWakingApp() async throws {
+        let p = ContactlessPhone(defaultApp: app, parameters: HCEParameters(wakeLatency: .milliseconds(400)))
+        #expect(p.fieldOn(.iso14443A, at: .zero))
+        #expect(p.pendingWake == .milliseconds(400))
+        #expect(!p.log.contains { $0.event == .nfcEvent })  // not yet: the app is launching
+        p.activateISODEP(at: .milliseconds(5))
+        guard case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(20)) else {
+            Issue.record("not held")
+            return
+        }
+        p.advance(to: .milliseconds(400))
+        #expect(p.lastWake == .milliseconds(400))
+        let s = try await CardSession(phone: p)
+        try await s.startEmulation()
+        guard case .received(let apdu)? = s.history.last?.event else {
+            Issue.record("the held SELECT did not reach the app")
+            return
+        }
+        #expect(apdu.payload == selectVisa)
+        try await apdu.respond(response: [0x90, 0x00])
+        #expect(p.collectResponse(at: .milliseconds(400)) == .answered(by: .app, response: [0x90, 0x00]))
+        #expect(p.log.contains { if case .heldForApp = $0.event { $0.at == .milliseconds(20) } else { false } })
+        #expect(p.log.filter { if case .waitingTimeExtension = $0.event { true } else { false } }.count == 9)
+    }
+
+    @Test("A locked phone authenticates before it wakes the default app")
+    func locked() async throws {
+        let p = ContactlessPhone(
+            defaultApp: app, parameters: HCEParameters(wakeLatency: .milliseconds(100)),
+            conditions: .init(locked: true))
+        p.fieldOn(.iso14443A, at: .zero)
+        p.advance(to: .seconds(2))
+        let times = p.log.compactMap { e -> (String, Duration)? in
+            switch e.event {
+            case .authenticated: ("authenticated", e.at)
+            case .nfcEvent: ("nfcEvent", e.at)
+            default: nil
+            }
+        }
+        #expect(times.map(\.0) == ["authenticated", "nfcEvent"])
+        #expect(times.map(\.1) == [.seconds(1), .milliseconds(1_100)])
+    }
+
+    @Test("CardSession(): init throws Apple's errors; isSupported and isEligible read the installed phone")
+    func initThrows() async throws {
+        let p = ContactlessPhone(defaultApp: app, conditions: .init(radioEnabled: false))
+        await #expect(throws: CardSession.Error.radioDisabled) { _ = try await CardSession(phone: p) }
+        p.setConditions(.init(eligible: false))
+        await #expect(throws: CardSession.Error.systemEligibilityFailed) { _ = try await CardSession(phone: p) }
+        p.setConditions(.init(accessAccepted: false))
+        await #expect(throws: CardSession.Error.accessNotAccepted) { _ = try await CardSession(phone: p) }
+        p.setConditions(.init())
+        let s = try await CardSession(phone: p)
+        #expect(s.history.first?.event == .sessionStarted)
+        #expect(p.isEligible)
+        #expect(!CardSession.isSupported)  // no phone installed
+        ContactlessPhone.install(p)
+        defer { ContactlessPhone.install(nil) }
+        #expect(CardSession.isSupported)
+        #expect(await CardSession.isEligible)
+        p.setConditions(.init(eligible: false))
+        #expect(!(await CardSession.isEligible))
+        #expect(CardSession.isSupported)
+    }
+
+    @Test("On a device without card-session support, creating a session is a fatal error, not a throw")
+    func unsupportedIsFatal() async {
+        await #expect(processExitsWith: .failure) {
+            let p = ContactlessPhone(
+                defaultApp: ContactlessPhone.DefaultApp(selectIdentifierPrefixes: []),
+                conditions: .init(supported: false))
+            _ = try? await CardSession(phone: p)
         }
     }
 }

@@ -52,14 +52,22 @@ struct WalkTests {
         #expect(s.upForNothing == .microseconds(byHand))
     }
 
-    @Test("Policy step-aside:300ms: the ECP terminal activates at 1.77 s, after the app stepped aside")
+    @Test(
+        "Policy step-aside:300ms: the ECP terminal activates at 1.77 s, after the app stepped aside; a reader that left earlier counts only until it left"
+    )
     func stepAsideCounts() async throws {
         let s = await ReaderWalk(profiles: try shippedProfiles(), app: visaApp, policy: AppPolicy("step-aside:300ms")!)
             .run().summary
         #expect(s.wakes == 10)
         #expect(s.servableWakes == 1)
         #expect(s.uselessWakes == 9)
-        #expect(s.upForNothing == .milliseconds(9 * 300))
+        // min(300 ms, field off): access 300, apple-vas 8, car-key 8, t4t 8, transit 6, felica 200,
+        // hotel 300, classic 250, ECP terminal 300 (it activates at 1.77 s).
+        let byHand = 300 + 8 + 8 + 8 + 6 + 200 + 300 + 250 + 300
+        #expect(byHand == 1380)
+        #expect(s.upForNothing == .milliseconds(byHand))
+        let ecp = s.readers.first { $0.name == "emv-ecp-terminal" }
+        #expect(ecp?.reason.contains("stepped aside") == true)
     }
 
     @Test("Profiles without the app's AID never reach the CardSession; the Classic door never selects")
@@ -121,5 +129,62 @@ struct WalkTests {
         for p in try shippedProfiles() {
             #expect(try ReaderProfile(json: Data(p.jsonText().utf8), file: p.name) == p)
         }
+    }
+}
+
+@Suite("The walk's wake latency, locked phone, S(WTX) and reasons")
+struct WalkLatencyTests {
+    let visa = ContactlessPhone.DefaultApp(
+        selectIdentifierPrefixes: [try! SelectIdentifierPrefix(hex: "A0000000031010")])
+
+    func profile(_ name: String) throws -> ReaderProfile {
+        try #require(try shippedProfiles().first { $0.name == name })
+    }
+
+    @Test("A 400 ms wake: the SELECT waits with 9 S(WTX), the app is served, and the reason says so")
+    func wakeLatency() async throws {
+        let r = await ReaderWalk(
+            profiles: [try profile("emv-payment")], app: visa,
+            parameters: HCEParameters(wakeLatency: .milliseconds(400))
+        ).run()
+        let reader = try #require(r.summary.readers.first)
+        #expect(reader.served)
+        #expect(reader.wokeAt == .milliseconds(400))
+        #expect(reader.waitingTimeExtensions == 9)
+        #expect(reader.reason.hasPrefix("served:") && reader.reason.contains("S(WTX)"))
+        #expect(r.events.filter { $0.event == "wtx" }.allSatisfy { $0.command == [0xF2, 0x01] })
+        #expect(r.events.first { $0.event == "heldForApp" }?.time == .milliseconds(20))
+    }
+
+    @Test("Locked: authentication plus launch outlast the reader's patience; useless, and why")
+    func locked() async throws {
+        let r = await ReaderWalk(
+            profiles: [try profile("emv-payment")], app: visa,
+            parameters: HCEParameters(wakeLatency: .milliseconds(400)), locked: true
+        ).run()
+        let reader = try #require(r.summary.readers.first)
+        #expect(!reader.served)
+        #expect(reader.reason.contains("gave up"))
+        #expect(r.events.contains { $0.event == "authenticated" && $0.time == .seconds(1) })
+    }
+
+    @Test("Without S(WTX) the same slow wake times the reader out at the frame waiting time")
+    func noWTX() async throws {
+        let r = await ReaderWalk(
+            profiles: [try profile("emv-payment")], app: visa,
+            parameters: HCEParameters(wakeLatency: .milliseconds(400), sendsWaitingTimeExtensions: false)
+        ).run()
+        let reader = try #require(r.summary.readers.first)
+        #expect(!reader.served)
+        #expect(reader.waitingTimeExtensions == 0)
+    }
+
+    @Test("An app that answers slower than the frame waiting time still serves, through S(WTX)")
+    func slowApp() async throws {
+        let r = await ReaderWalk(profiles: [try profile("emv-payment")], app: visa, appLatency: .milliseconds(100))
+            .run()
+        let reader = try #require(r.summary.readers.first)
+        #expect(reader.served)
+        #expect(reader.waitingTimeExtensions == 4)  // two answers of 100 ms: two S(WTX) each
     }
 }

@@ -11,15 +11,27 @@ struct ConformanceCLITests {
         return try JSONValue(parsing: last)
     }
 
-    @Test("The reference app passes every built-in scenario (at least 30): exit 0, a table row each")
+    @Test(
+        "The reference app passes every built-in scenario (at least 40, one per issue-11 item among them): exit 0, a table row each"
+    )
     func reference() async throws {
         let r = try await NFCBench.run(["conformance"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let rows = r.stdoutLines.filter { $0.contains(" pass ") }
-        #expect(rows.count >= 30)
+        #expect(rows.count >= 40)
         #expect(!r.stdout.contains(" breach "))
+        #expect(!r.stdout.contains(" inconclusive "))
+        for scenario in [
+            "foreground-begin-in-background", "connect-second-tag-ends-first", "mifare-commands-reach-the-tag",
+            "iso7816-select-identifiers", "busy-queue-waits-for-the-reader", "quick-rebegin-within-3s",
+            "tag-connection-limit", "202-system-terminates", "203-wait-for-the-other-session",
+            "app-timer-on-virtual-clock",
+        ] {
+            #expect(rows.contains { $0.hasPrefix(scenario + " ") }, "\(scenario) does not pass")
+        }
         #expect(r.stdout.contains("thermal-back-to-back-until-refused"))
-        #expect(r.stdout.contains("60.000 s, 40.000 s, 25.000 s, refused"))
+        // Sessions 3 s after each timeout (past the quick-restart window) shrink with heat until refused.
+        #expect(r.stdout.contains("60.000 s, 45.370 s, 34.669 s, 26.841 s, 21.115 s, 16.927 s, refused"))
     }
 
     @Test(
@@ -91,8 +103,11 @@ struct ConformanceCLITests {
     func thermal() async throws {
         let r = try await NFCBench.run(["conformance", "--thermal", "--json"])
         #expect(r.status == 0)
-        let rows = try r.stdoutLines.map { try JSONValue(parsing: $0) }
+        let all = try r.stdoutLines.map { try JSONValue(parsing: $0) }
+        let rows = all.filter { $0["gap_ms"] != nil }
         let limits = rows.compactMap { $0["time_limit_ms"]?.intValue }
+        // The last line is the model with every parameter's source.
+        #expect(all.last?["model"]?["quick_restart_window_s"]?["source"]?.stringValue == "reported")
         #expect(rows.prefix(3).compactMap { $0["gap_ms"]?.intValue } == [0, 3000, 30000])
         #expect(limits.count == rows.count)
         #expect(limits == limits.sorted())

@@ -34,6 +34,17 @@ struct DemoTests {
             contentsOfFile: dir.appendingPathComponent("traces").appendingPathComponent(traces[0]).path, encoding: .utf8
         )
         #expect(file == r.stdout)
+        // The "done when": the demo's trace exported, tshark lists its exchanges.
+        let pcapng = dir.appendingPathComponent("d.pcapng").path
+        let export = try await NFCBench.run([
+            "trace", "export", dir.appendingPathComponent("traces").appendingPathComponent(traces[0]).path,
+            "--pcapng", pcapng,
+        ])
+        #expect(export.status == 0, "\(export.stderr)")
+        guard let v = try await TsharkView.read(pcapng) else { return }
+        #expect(v.comments.contains("READ page 4"), "the NTAG215's NDEF read: \(v.comments)")
+        #expect(v.info.contains("Anticollision"))
+        #expect(v.malformedFree)
     }
 
     @Test("With a private pcscd and the vpcd card: the same three endings; every text line comes from the trace")

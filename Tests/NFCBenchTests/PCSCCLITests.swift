@@ -154,6 +154,34 @@ struct PCSCCLITests {
     }
 
     @Test(
+        "write through PC/SC: UPDATE BINARY (FF D6) on a Type 2 card behind pcscd, --dry-run lists the APDUs, a session reads it back"
+    )
+    func writeThroughPCSC() async throws {
+        let r = try await PrivateBench.run(
+            """
+            "$B" virtual card --tag ntag215-uri --quiet > /dev/null 2>&1 &
+            sleep 1.5
+            "$B" write --device "pcsc:Virtual PCD 00 00" --ndef uri:https://example.com/x --dry-run
+            echo ---
+            "$B" write --device "pcsc:Virtual PCD 00 00" --ndef uri:https://example.com/x --backup "$NFCBENCH_TRACE_DIR.backup.json"
+            echo "write exit $?"
+            echo ---
+            "$B" session --device "pcsc:Virtual PCD 00 00" --first-read --json
+            echo "session exit $?"
+            """)
+        guard PrivateBench.available(r) else { return }
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 3, "\(r.stdout)\n\(r.stderr)")
+        #expect(parts[0].contains("would send 7 UPDATE BINARY (FF D6) APDUs"))
+        #expect(parts[0].contains("page 4: FF D6 00 04 04 03 00 D1 01"), "the length goes 0 first (T2T 1.0 §6.4.3)")
+        #expect(parts[0].contains("dry run: nothing written"))
+        #expect(
+            parts[1].contains("read back identical") && parts[1].contains("write exit 0"), "\(parts[1])\n\(r.stderr)")
+        #expect(parts[2].contains(#""uri":"https://example.com/x""#), "\(parts[2])")
+        #expect(parts[2].contains("session exit 0"))
+    }
+
+    @Test(
         "measure detect and removal with an in-process virtual card on slot 1; stdin remove/present drive the card process"
     )
     func presence() async throws {

@@ -141,6 +141,32 @@ extension LibNFCInProcessTests {
             #expect(Array(try tag.read(page: 4).prefix(4)) == [1, 2, 3, 4])
         }
 
+        @Test(
+            "Any Type 2 frame goes raw through libnfc (sendMiFareCommand's carrier): FAST_READ, READ_SIG, PWD_AUTH, a NAK"
+        )
+        func rawFrames() throws {
+            defer { fake.stop() }
+            let device = try open()
+            fake.present(try LibNFCTestBench.ntag215())
+            let target = try #require(try device.selectPassiveTarget())
+            let tag = try LibNFCType2Transport(device: device, target: target)
+            let reference = LibNFCTestNTAG215.pages
+            #expect(try tag.transceive([0x3A, 0x04, 0x07]) == .data(Array(reference[4...7].joined())))
+            guard case .data(let signature) = try tag.transceive([0x3C, 0x00]) else {
+                Issue.record("no READ_SIG answer")
+                return
+            }
+            #expect(signature.count == 32)
+            // This image's password page (133) is 00 00 00 00.
+            guard case .data(let pack) = try tag.transceive([0x1B, 0x00, 0x00, 0x00, 0x00]) else {
+                Issue.record("no PWD_AUTH answer")
+                return
+            }
+            #expect(pack.count == 2)
+            #expect(try tag.transceive([0x1B, 0x01, 0x02, 0x03, 0x04]) == .nak(0))
+            #expect(try tag.transceive([0x30, 0x04]) == .silent)  // idle after the NAK
+        }
+
         @Test("ISO-DEP: the ATS comes with the target and an APDU gets its answer")
         func isoDEP() throws {
             defer { fake.stop() }

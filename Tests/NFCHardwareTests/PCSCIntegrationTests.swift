@@ -296,6 +296,12 @@ extension PCSCVirtualBenchSuites {
                 try t2.write(page: 5, data: [0xCA, 0xFE, 0xBA, 0xBE])
                 let page5 = try t2.read(page: 5)
                 let version = try t2.getVersion()
+                // Any other frame goes through the transparent exchange (sendMiFareCommand's carrier).
+                // This core NAKs FAST_READ; through PC/SC part 3 the 4-bit NAK arrives as no
+                // answer from the tag (the reader hides it), which sendMiFareCommand reports as 100.
+                let raw = try t2.transceive([0x3A, 0x00, 0x01])
+                #expect(raw == .silent)
+                #expect(try t2.transceive([0x60]) == .data(PCSCTestType2Core.version))
                 var nak: TagCommunicationError? = nil
                 do { try t2.write(page: 2, data: [0, 0, 0, 0]) } catch let e as TagCommunicationError { nak = e }
                 let stored = card.withPersonality { ($0 as? StorageCardPersonality<PCSCTestType2Core>)?.core.pages[5] }

@@ -10,7 +10,7 @@ private final class TinyApp: ConformanceApp, NFCTagReaderSessionDelegate, @unche
     struct Habits: OptionSet {
         let rawValue: Int
         static let beginsAtLaunch = Habits(rawValue: 1)
-        static let restartsOneSecondAfterTimeout = Habits(rawValue: 2)
+        static let restartsFourSecondsAfterTimeout = Habits(rawValue: 2)
         static let touchesEndedSession = Habits(rawValue: 4)
         static let beginsOnReturn = Habits(rawValue: 8)
         static let reusesTagsAfterRestart = Habits(rawValue: 16)
@@ -56,8 +56,9 @@ private final class TinyApp: ConformanceApp, NFCTagReaderSessionDelegate, @unche
             session.restartPolling()
             session.alertMessage = "Try again"
         }
-        if code == .readerSessionInvalidationErrorSessionTimeout, habits.contains(.restartsOneSecondAfterTimeout) {
-            env.asyncAfter(.seconds(1), on: queue) { self.start() }
+        if code == .readerSessionInvalidationErrorSessionTimeout, habits.contains(.restartsFourSecondsAfterTimeout) {
+            // Past the quick-restart window (3 s), so each restart really starts.
+            env.asyncAfter(.seconds(4), on: queue) { self.start() }
         }
     }
 }
@@ -92,12 +93,12 @@ struct ConformanceHarnessTests {
         #expect(r.sheetsPerMinute == 1.0 / 3.0)
     }
 
-    @Test("A restart one second after a timeout is caught as no-auto-restart-after-timeout at 61 s, once per restart")
+    @Test("A restart four seconds after a timeout is caught as no-auto-restart-after-timeout at 64 s, once per restart")
     func autoRestart() async throws {
-        let r = try await run(scanThenTimeout, .restartsOneSecondAfterTimeout)
+        let r = try await run(scanThenTimeout, .restartsFourSecondsAfterTimeout)
         #expect(r.verdict == .breach)
         #expect(r.rulesBreached == [.noAutoRestartAfterTimeout])
-        #expect(r.breaches.map(\.time) == [.seconds(61), .seconds(122)])
+        #expect(r.breaches.map(\.time) == [.seconds(64), .seconds(128)])
         #expect(r.breaches.first?.session == 2)
         #expect(r.breaches.first?.scenario == "test")
         #expect(r.breaches.first?.what.contains("201") == true)
@@ -174,24 +175,43 @@ struct ConformanceHarnessTests {
     }
 
     @Test(
-        "after_end_ms steps wait for the session's end: back-to-back sessions under the thermal model shrink, then 203")
+        "after_end_ms steps wait for the session's end: sessions 3 s apart shrink under the thermal model, then 203 from the model"
+    )
     func thermalBackToBack() async throws {
+        let scans = Array(repeating: #"{"after_end_ms": 3000, "user": "scan"}"#, count: 7).joined(separator: ", ")
         let r = try await run(
             """
-            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 300000,
-             "steps": [{"at_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"},
-                       {"after_end_ms": 0, "user": "scan"}], "expect_endings": [201, 203]}
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 600000,
+             "steps": [{"at_ms": 0, "user": "scan"}, \(scans)], "expect_endings": [201, 203]}
             """)
         #expect(r.verdict == .pass)
-        #expect(r.sessions.map(\.timeLimit) == [.seconds(60), .seconds(40), .seconds(25), nil])
-        #expect(r.sessions.map(\.begunAt) == [.zero, .seconds(60), .seconds(100), .seconds(125)])
-        #expect(r.sessions.last?.refusedByThermalModel == true)
+        let limits = r.sessions.compactMap(\.timeLimit)
+        #expect(limits.first == .seconds(60))
+        #expect(zip(limits, limits.dropFirst().prefix(4)).allSatisfy { $0 > $1 })
+        #expect(r.sessions.dropFirst().first?.begunAt == .seconds(63))
+        #expect(r.sessions.contains { $0.refusedByThermalModel })
+    }
+
+    @Test("A Scan the instant a session timed out meets the quick-restart window: 203, not the thermal model's")
+    func quickRestart() async throws {
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 100000,
+             "steps": [{"at_ms": 0, "user": "scan"}, {"after_end_ms": 0, "user": "scan"}], "expect_endings": [201, 203],
+             "expect_events": [{"event": "quickRestart", "outcome": "systemIsBusy"}]}
+            """)
+        #expect(r.verdict == .pass)
+        #expect(
+            r.sessions.map(\.ending) == [
+                .readerSessionInvalidationErrorSessionTimeout, .readerSessionInvalidationErrorSystemIsBusy,
+            ])
+        #expect(r.sessions.last?.refusedByThermalModel == false)
     }
 
     @Test("The same scenario gives the same result every run")
     func deterministic() async throws {
         var seen: [ConformanceResult] = []
-        for _ in 0..<5 { seen.append(try await run(scanThenTimeout, .restartsOneSecondAfterTimeout)) }
+        for _ in 0..<5 { seen.append(try await run(scanThenTimeout, .restartsFourSecondsAfterTimeout)) }
         #expect(Set(seen).count == 1)
     }
 }

@@ -27,7 +27,9 @@ struct ThermalModelTests {
             now += l
             t.fieldOff(at: now)
         }
-        #expect(limits == [.seconds(60), .seconds(40), .seconds(25)])
+        // 60 s, then 60 − 0.25 × heat: 45 (heat 60), 33.75 (105), 25.313 (138.75), 18.984 (164.06).
+        #expect(
+            limits == [.seconds(60), .seconds(45), .milliseconds(33_750), .milliseconds(25_313), .milliseconds(18_984)])
         #expect(t.decision(at: now) == .refused)
     }
 
@@ -40,7 +42,7 @@ struct ThermalModelTests {
         let l0 = t.limit(after: .zero)
         let l3 = t.limit(after: .seconds(3))
         let l30 = t.limit(after: .seconds(30))
-        #expect(l0 == .seconds(40))
+        #expect(l0 == .seconds(45))
         if let l0, let l3, let l30 {
             #expect(l0 < l3 && l3 < l30 && l30 < .seconds(60))
         } else {
@@ -49,7 +51,7 @@ struct ThermalModelTests {
         #expect(t.limit(after: .seconds(3600)) == .seconds(60))
     }
 
-    @Test("A retry loop inside the quick-restart window keeps the system refused")
+    @Test("A quick-restart penalty (the shorterLimit outcome) is banked even when refused: a retry loop stays hot")
     func retryLoop() {
         var t = ThermalModel(parameters: .init(refusalThreshold: 70))
         _ = t.beginRequested(at: .zero)
@@ -59,7 +61,7 @@ struct ThermalModelTests {
         var refusals = 0
         for _ in 0..<10 {
             now += .seconds(1)
-            if t.beginRequested(at: now) == .refused { refusals += 1 }
+            if t.beginRequested(at: now, penalty: 20) == .refused { refusals += 1 }
         }
         #expect(refusals == 10)
         #expect(t.heat(at: now) > 70)

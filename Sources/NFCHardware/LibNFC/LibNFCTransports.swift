@@ -115,6 +115,12 @@ public final class LibNFCType2Transport: Type2TagTransport {
         }
     }
 
+    /// Any command frame, raw (`nfc_initiator_transceive_bytes` with the CRC_A added here):
+    /// FAST_READ, READ_SIG, PWD_AUTH, READ_CNT… Silence is ``Type2Answer/silent``.
+    public func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        do { return try exchange(frame) } catch TagCommunicationError.noResponse { return .silent }
+    }
+
     /// Re-selects the tag by its UID (`nfc_initiator_select_passive_target`), then goes
     /// back to raw exchanges. `.tagLost` when it no longer answers.
     public func reactivate() throws {

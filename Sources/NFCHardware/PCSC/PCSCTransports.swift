@@ -141,6 +141,28 @@ public struct PCSCType2TagTransport: Type2TagTransport, Sendable {
         }
     }
 
+    /// READ, WRITE and GET_VERSION as above; any other frame through the reader's transparent
+    /// exchange (``PCSCCard/transparentExchange(_:)``): a one-byte answer `0A` is the ACK,
+    /// another one-byte answer a NAK. `.unsupportedCommand` when the reader has no
+    /// transparent channel.
+    public func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        switch (frame.first, frame.count) {
+        case (0x30, 2), (0xA2, 6), (0x60, 1): return try transceiveThroughCommands(frame)
+        default: break
+        }
+        let answer: [UInt8]?
+        do {
+            answer = try card.transparentExchange(frame)
+        } catch TagCommunicationError.noResponse {
+            return .silent
+        } catch let e as PCSCError {
+            throw e.tagCommunicationError
+        }
+        guard let answer else { throw TagCommunicationError.unsupportedCommand(frame) }
+        if answer.count == 1 { return answer[0] & 0x0F == 0x0A ? .ack : .nak(answer[0] & 0x0F) }
+        return answer.isEmpty ? .silent : .data(answer)
+    }
+
     /// `SCardReconnect` with `SCARD_RESET_CARD`: the reader re-activates the tag.
     public func reactivate() throws {
         do {

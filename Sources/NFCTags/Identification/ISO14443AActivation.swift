@@ -154,3 +154,37 @@ extension ISO14443AActivation: CustomStringConvertible {
         return s
     }
 }
+
+extension ISO14443AActivation {
+    /// One cascade level of anticollision and SELECT (ISO/IEC 14443-3 §6.5.3–6.5.4): the
+    /// SEL code (`93`, `95`, `97`), the UID CLn (the cascade tag `88` and 3 UID bytes on a
+    /// level that is not the last, else 4 UID bytes) and its BCC (XOR of the four).
+    public struct CascadeLevel: Sendable, Hashable {
+        public var sel: UInt8
+        public var uidPart: [UInt8]
+        public var bcc: UInt8 { uidPart.reduce(0, ^) }
+        /// What the card answers to anticollision (`SEL 20`): UID CLn and BCC.
+        public var anticollisionAnswer: [UInt8] { uidPart + [bcc] }
+        /// The SELECT frame (`SEL 70 UID CLn BCC`, CRC_A not included).
+        public var select: [UInt8] { [sel, 0x70] + uidPart + [bcc] }
+    }
+
+    /// The cascade levels a reader runs for `uid` (4, 7 or 10 bytes; any other length is
+    /// taken as its first 4 bytes, one level).
+    public static func cascadeLevels(uid: [UInt8]) -> [CascadeLevel] {
+        switch uid.count {
+        case 7:
+            [
+                CascadeLevel(sel: 0x93, uidPart: [0x88] + uid[0..<3]),
+                CascadeLevel(sel: 0x95, uidPart: Array(uid[3..<7])),
+            ]
+        case 10:
+            [
+                CascadeLevel(sel: 0x93, uidPart: [0x88] + uid[0..<3]),
+                CascadeLevel(sel: 0x95, uidPart: [0x88] + uid[3..<6]),
+                CascadeLevel(sel: 0x97, uidPart: Array(uid[6..<10])),
+            ]
+        default: [CascadeLevel(sel: 0x93, uidPart: Array(uid.prefix(4)))]
+        }
+    }
+}

@@ -78,6 +78,12 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
         try expectData(exchange([0x60]), count: 8, "GET_VERSION")
     }
 
+    /// Any frame straight into the core (FAST_READ, READ_SIG, PWD_AUTH, READ_CNT…); its
+    /// answer as the core gives it. `.tagLost` once the tag has left.
+    public func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        try exchange(frame)
+    }
+
     public func reactivate() throws {
         let gone = state.withLock { s in
             s.card.reactivate()

@@ -83,7 +83,9 @@ public class NFCReaderSessionCore: @unchecked Sendable {
 
     init(kind: ReaderSessionKind, queue: DispatchQueue?, system: NFCReaderSystem?) {
         self.sessionQueue = queue ?? DispatchQueue(label: "nfcbench.reader-session.delegate")
-        self.runtime = system.map { ReaderSessionRuntime(kind: kind, system: $0) }
+        // `DispatchQueue.main` is a new wrapper each time on Linux: compare labels.
+        let onMain = queue.map { $0.label == DispatchQueue.main.label } ?? false
+        self.runtime = system.map { ReaderSessionRuntime(kind: kind, system: $0, delegateQueueIsMain: onMain) }
     }
 
     /// Core NFC `readingAvailable`: true when a reader system is installed.
@@ -103,7 +105,10 @@ public class NFCReaderSessionCore: @unchecked Sendable {
     public var isReady: Bool { runtime?.isReady ?? false }
 
     /// Core NFC `begin()`: starts polling and shows the sheet, or ends at once (203 busy or
-    /// throttled, 1 when no reader system is installed). Nothing on a used session.
+    /// throttled, 1 when no reader system is installed). With the system's model: waits in
+    /// the queue (busy policy `queue`), does nothing in the background (reported), meets the
+    /// quick-restart window; on a session that already ended the old ending comes again
+    /// (reported; ``ReaderSystemModel/InvalidatedBegin``).
     public func begin() {
         guard let runtime else { return refuseWithoutSystem() }
         runtime.begin(alertMessage: alertMessage)
@@ -223,11 +228,9 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
                 completion(NFCReaderError(.readerErrorInvalidParameter, detail: "tag from another session"))
             }
         }
-        t.run("connect", requiresConnection: false, { _, _ in true }) { r in
+        t.run("connect", kind: .connect, { _, _ in true }) { r in
             switch r {
-            case .success:
-                t.connected.withLock { $0 = true }
-                completion(nil)
+            case .success: completion(nil)
             case .failure(let e): completion(e)
             }
         }
@@ -235,18 +238,51 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
 }
 
 /// Core NFC `NFCTagReaderSession`.
+///
+/// ISO-DEP targets: with ISO 7816 applications to select (the app's
+/// ``ReaderSystemModel/iso7816SelectIdentifiers``, narrowed by ``Configuration``), the
+/// session SELECTs them in order and delivers the tag as `.iso7816` with
+/// `initialSelectedAID` after the first success, and not at all when none succeeds
+/// (documented, `NFCISO7816Tag`); with none, as `.miFare` of family `.desfire` (documented
+/// for DESFire on `NFCMiFareTag`). One tag is connected at a time (``connectedTag``).
 public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendable {
     /// Core NFC `NFCTagReaderSession.PollingOption`.
     public typealias PollingOption = NFCPollingOption
 
+    /// Core NFC `NFCTagReaderSession.Configuration` (iOS 26.4): applied at `begin()` and at
+    /// `restartPolling(configuration:)` (that one does not persist).
+    public struct Configuration: Sendable, Hashable {
+        /// RF polling types to perform tag discovery.
+        public var pollingOption: PollingOption
+        /// ISO 7816 AIDs (hex) used in tag detection: a subset of the Info.plist's
+        /// `com.apple.developer.nfc.readersession.iso7816.select-identifiers`; unknown
+        /// entries and later duplicates are dropped; empty means every declared one.
+        public var iso7816SelectIdentifiers: [String]
+        /// FeliCa system codes (kept; FeliCa is not polled here).
+        public var feliCaSystemCodes: [String]
+
+        public init(
+            pollingOption: PollingOption, iso7816SelectIdentifiers: [String] = [], feliCaSystemCodes: [String] = []
+        ) {
+            self.pollingOption = pollingOption
+            self.iso7816SelectIdentifiers = iso7816SelectIdentifiers
+            self.feliCaSystemCodes = feliCaSystemCodes
+        }
+    }
+
     private let delegateBox: TagDelegateBox
     private let continuation: AsyncStream<NFCTagReaderSessionEvent>.Continuation
+    private let delivered = Mutex<[TagHandle: NFCTag]>([:])
     /// The session's events as a sequence (one consumer); finishes after `didInvalidate`.
     public let events: AsyncStream<NFCTagReaderSessionEvent>
     public let pollingOption: PollingOption
+    /// The configuration given at creation (`init(configuration:…)`), or one made from the
+    /// polling option.
+    public let configuration: Configuration
 
-    /// Core NFC `init?(pollingOption:delegate:queue:)`, against ``NFCReaderSystem/current``.
-    /// `nil` for an empty polling option (Core NFC returns nil for invalid options).
+    /// Core NFC `init?(pollingOption:delegate:queue:)` (deprecated in iOS 26.4), against
+    /// ``NFCReaderSystem/current``. `nil` for an empty polling option (Core NFC returns nil
+    /// for invalid options).
     public convenience init?(
         pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?
     ) {
@@ -254,16 +290,54 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
     }
 
     /// As Core NFC's initialiser, against an explicit system.
-    public init?(
+    public convenience init?(
         pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?,
         system: NFCReaderSystem?
     ) {
-        guard !pollingOption.isEmpty else { return nil }
-        self.pollingOption = pollingOption
+        self.init(
+            configuration: Configuration(pollingOption: pollingOption), delegate: delegate, queue: queue,
+            system: system)
+    }
+
+    /// Core NFC `init(configuration:delegate:queue:)` (iOS 26.4), against
+    /// ``NFCReaderSystem/current``. `nil` for an empty polling option.
+    public convenience init?(
+        configuration: Configuration, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue? = nil
+    ) {
+        self.init(configuration: configuration, delegate: delegate, queue: queue, system: NFCReaderSystem.current)
+    }
+
+    /// As Core NFC's initialiser, against an explicit system.
+    public init?(
+        configuration: Configuration, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?,
+        system: NFCReaderSystem?
+    ) {
+        guard !configuration.pollingOption.isEmpty else { return nil }
+        self.pollingOption = configuration.pollingOption
+        self.configuration = configuration
         delegateBox = TagDelegateBox(delegate)
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        super.init(kind: .tag(pollingOption), queue: queue, system: system)
+        super.init(kind: .tag(configuration.pollingOption), queue: queue, system: system)
+        runtime?.configureSelection(configuration.iso7816SelectIdentifiers)
         runtime?.attach(owner: self) { [weak self] e in self?.deliver(e) }
+    }
+
+    /// Core NFC `connectedTag`: the tag connected to the session (`nil` before a connect,
+    /// after `restartPolling()`, once another tag was connected, or after the end).
+    public var connectedTag: NFCTag? {
+        guard let h = runtime?.connectedHandle else { return nil }
+        return delivered.withLock { $0[h] }
+    }
+
+    /// Core NFC `restartPolling(configuration:)` (iOS 26.4): rediscovers with `configuration`
+    /// for this restart only; later restarts use the session's own.
+    public func restartPolling(configuration: Configuration) {
+        runtime?.restartPolling(selecting: configuration.iso7816SelectIdentifiers)
+    }
+
+    /// Core NFC `restartPolling()`: rediscovers with the session's configuration.
+    public override func restartPolling() {
+        runtime?.restartPolling(selecting: configuration.iso7816SelectIdentifiers)
     }
 
     private func deliver(_ event: RuntimeEvent) {
@@ -278,10 +352,12 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
                 k.yield(.didBecomeActive)
             case .didDetectNDEFs:
                 break
-            case .didDetectTags(let delivered):
-                let tags: [NFCTag] = delivered.map { d in
+            case .didDetectTags(let found):
+                let tags: [NFCTag] = found.map { d in
                     let o = SessionTagObject(runtime: runtime, tag: d, deliver: deliver)
-                    return d.target.kind == .type4 ? .iso7816(o) : .miFare(o)
+                    let tag: NFCTag = d.target.kind == .type4 && d.initialSelectedAID != nil ? .iso7816(o) : .miFare(o)
+                    self.delivered.withLock { $0[d.handle] = tag }
+                    return tag
                 }
                 box.value?.tagReaderSession(self, didDetect: tags)
                 k.yield(.didDetect(tags))
@@ -304,7 +380,10 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
         }
     }
 
-    /// Core NFC `connect(to:completionHandler:)`.
+    /// Core NFC `connect(to:completionHandler:)`. Connecting to a tag ends the connection of
+    /// the tag connected before (documented: "A tag stays connected until your app connects
+    /// to a different tag or restarts polling"); operations on that one then fail with 104,
+    /// Core NFC's code for a tag that is not connected (assumed: no report shows it).
     public func connect(to tag: NFCTag, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         NFCNDEFReaderSession.connect(tag.ndefTag, runtime: runtime, deliver: deliverer(), completionHandler)
     }

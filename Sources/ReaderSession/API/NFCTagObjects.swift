@@ -57,9 +57,14 @@ public protocol NFCMiFareTag: NFCNDEFTag {
     /// UID (7 bytes for Ultralight / NTAG).
     var identifier: Data { get }
     var mifareFamily: NFCMiFareFamily { get }
-    /// Core NFC `sendMiFareCommand(commandPacket:completionHandler:)`, CRC excluded. Through
-    /// the Type 2 transport seam only READ (`30 pp`), WRITE (`A2 pp d0..d3`, answers `0A`)
-    /// and GET_VERSION (`60`) pass; other frames fail with 1 `readerErrorUnsupportedFeature`.
+    /// Core NFC `sendMiFareCommand(commandPacket:completionHandler:)`, CRC excluded: any
+    /// frame reaches the tag (READ `30`, WRITE `A2`, GET_VERSION `60`, FAST_READ `3A`,
+    /// READ_SIG `3C`, PWD_AUTH `1B`, READ_CNT `39`…) and its answer comes back (an ACK as
+    /// `0A`). A NAK or silence fails with the model's ``ReaderSystemModel/miFareFailureCode``
+    /// (100 `readerTransceiveErrorTagConnectionLost`, reported) and the connection is gone;
+    /// a packet over ``ReaderSystemModel/maximumMiFareCommandLength`` fails with 105
+    /// `readerTransceiveErrorPacketTooLong` before anything is sent. A DESFire delivered as
+    /// MIFARE gets the frame as one ISO-DEP exchange.
     func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping @Sendable (Data, (any Error)?) -> Void)
 }
 
@@ -79,7 +84,11 @@ public protocol NFCISO7816Tag: NFCNDEFTag {
     var identifier: Data { get }
     /// Historical bytes of the ATS (ISO/IEC 14443-4 §5.2.7), if any.
     var historicalBytes: Data? { get }
-    /// Core NFC `sendCommand(apdu:completionHandler:)`: response data, SW1, SW2.
+    /// Core NFC `initialSelectedAID`: the hex AID (one of the Info.plist's
+    /// `select-identifiers`) the session selected when it discovered the tag.
+    var initialSelectedAID: String { get }
+    /// Core NFC `sendCommand(apdu:completionHandler:)`: response data, SW1, SW2. An APDU
+    /// over ``ReaderSystemModel/maximumAPDULength`` fails with 105 before anything is sent.
     func sendCommand(
         apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void)
 }
@@ -191,14 +200,15 @@ public struct NFCISO7816APDU: Sendable, Hashable {
 // MARK: Implementation
 
 /// The tag object behind both protocols: a handle into a runtime plus activation data.
-/// The app must `connect(to:)` it before any operation (else 104), as in Core NFC.
+/// The app must `connect(to:)` it before any operation (else 104), as in Core NFC; the
+/// session's machine keeps which tag is connected.
 final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
-    // Immutable after init except `connected`, which is a Mutex.
+    // Immutable after init.
     let runtime: ReaderSessionRuntime
     let handle: TagHandle
     let target: DetectedTarget
+    let initialSelectedAID: String
     let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
-    let connected = Mutex(false)
 
     init(
         runtime: ReaderSessionRuntime, tag: DeliveredTag,
@@ -207,6 +217,7 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         self.runtime = runtime
         self.handle = tag.handle
         self.target = tag.target
+        self.initialSelectedAID = tag.initialSelectedAID ?? ""
         self.deliver = deliver
     }
 
@@ -232,23 +243,14 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
 
     var isAvailable: Bool { runtime.isAvailable(handle) }
 
-    /// Runs an operation; fails with 104 unless connected.
+    /// Runs an operation; the machine fails it with 104 unless this tag is the connected one.
     func run<R: Sendable>(
-        _ name: String, requiresConnection: Bool = true,
+        _ name: String, kind: ReaderSessionMachine.OperationKind = .needsConnection,
         _ body: @escaping @Sendable (TagConnection, any NDEFTagProcedures) throws -> R,
         _ completion: @escaping @Sendable (Result<R, NFCReaderError>) -> Void
     ) {
         let deliver = self.deliver
-        if requiresConnection && !connected.withLock({ $0 }) {
-            let error =
-                runtime.isReady
-                ? NFCReaderError(.readerTransceiveErrorTagNotConnected, detail: "call connect(to:) first")
-                : NFCReaderError(.readerTransceiveErrorSessionInvalidated)
-            runtime.tagCallRefused(name, on: handle)
-            deliver { completion(.failure(error)) }
-            return
-        }
-        runtime.perform(name, on: handle, body) { r in deliver { completion(r) } }
+        runtime.perform(name, on: handle, kind: kind, body) { r in deliver { completion(r) } }
     }
 
     func queryNDEFStatus(completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, (any Error)?) -> Void) {
@@ -294,30 +296,8 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
 
     func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping @Sendable (Data, (any Error)?) -> Void) {
         let frame = [UInt8](commandPacket)
-        run(
-            "sendMiFareCommand",
-            { c, _ -> Data in
-                guard case .type2(let t) = c else {
-                    throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not a Type 2 tag")
-                }
-                switch frame.first {
-                case 0x30 where frame.count == 2: return Data(try t.read(page: frame[1]))
-                case 0xA2 where frame.count == 6:
-                    try t.write(page: frame[1], data: Array(frame[2...]))
-                    return Data([0x0A])
-                case 0x60 where frame.count == 1:
-                    guard let v = try t.getVersion() else {
-                        throw NFCReaderError(
-                            .readerErrorUnsupportedFeature, detail: "this reader cannot send GET_VERSION")
-                    }
-                    return Data(v)
-                default:
-                    throw NFCReaderError(
-                        .readerErrorUnsupportedFeature,
-                        detail: "frame \(frame.hexString()) has no Type 2 transport command")
-                }
-            }
-        ) { r in
+        let model = runtime.system.model
+        run("sendMiFareCommand", { c, _ in try Self.miFareExchange(c, frame, model) }) { r in
             switch r {
             case .success(let d): completionHandler(d, nil)
             case .failure(let e): completionHandler(Data(), e)
@@ -325,13 +305,52 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
+    /// One `sendMiFareCommand` exchange: the length rule, then the frame to the tag.
+    static func miFareExchange(_ c: TagConnection, _ frame: [UInt8], _ model: ReaderSystemModel) throws -> Data {
+        guard !frame.isEmpty else {
+            throw NFCReaderError(.readerErrorInvalidParameterLength, detail: "empty command packet")
+        }
+        let limit = model.maximumMiFareCommandLength
+        guard frame.count <= limit else {
+            throw NFCReaderError(
+                .readerTransceiveErrorPacketTooLong, detail: "\(frame.count) bytes, more than \(limit)")
+        }
+        let t: any Type2TagTransport
+        switch c {
+        case .iso7816(let apdu): return Data(try apdu.transmit(frame))
+        case .type2(let type2): t = type2
+        }
+        let answer: Type2Answer
+        do {
+            answer = try t.transceive(frame)
+        } catch let e as TagCommunicationError {
+            guard case .nak(let v) = e else { throw e }
+            answer = Type2Answer.nak(v)
+        }
+        let hex = frame.hexString()
+        switch answer {
+        case .data(let d): return Data(d)
+        case .ack: return Data([0x0A])
+        case .nak(let v):
+            let code = String(v, radix: 16, uppercase: true)
+            throw NFCReaderError(model.miFareFailureCode, detail: "the tag answered NAK 0x" + code + " to " + hex)
+        case .silent:
+            throw NFCReaderError(model.miFareFailureCode, detail: "no answer to " + hex)
+        }
+    }
+
     func sendCommand(
         apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void
     ) {
         let command = apdu.bytes
+        let limit = runtime.system.model.maximumAPDULength
         run(
             "sendCommand",
             { c, _ -> [UInt8] in
+                guard command.count <= limit else {
+                    throw NFCReaderError(
+                        .readerTransceiveErrorPacketTooLong, detail: "\(command.count) bytes, more than \(limit)")
+                }
                 guard case .iso7816(let t) = c else {
                     throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not an ISO 7816 tag")
                 }

@@ -124,7 +124,9 @@ extension NFCReaderError {
     /// `tagLost`, `noResponse` → 100 `readerTransceiveErrorTagConnectionLost`;
     /// `nak`, `malformedResponse` → 102 `readerTransceiveErrorTagResponseError`;
     /// `packetTooLong` → 105 `readerTransceiveErrorPacketTooLong`;
-    /// `readerFailure` → 100 as well (the tag is gone as far as the app can tell).
+    /// `readerFailure` → 100 as well (the tag is gone as far as the app can tell);
+    /// `unsupportedCommand` → 1 `readerErrorUnsupportedFeature` (this bench's reader cannot
+    /// carry the frame; an iPhone always can).
     public init(_ failure: TagCommunicationError) {
         switch failure {
         case .tagLost, .noResponse, .readerFailure:
@@ -133,6 +135,8 @@ extension NFCReaderError {
             self.init(.readerTransceiveErrorTagResponseError, detail: failure.description)
         case .packetTooLong:
             self.init(.readerTransceiveErrorPacketTooLong, detail: failure.description)
+        case .unsupportedCommand:
+            self.init(.readerErrorUnsupportedFeature, detail: failure.description)
         }
     }
 }

@@ -21,12 +21,28 @@
 ///   104; operations after invalidation fail with 103; a tag that leaves mid-operation
 ///   fails it with 100 and the session stays valid; `readNDEF` of an empty tag → 403;
 /// - an invalidated session is over: `begin`, `restartPolling()` and `alertMessage` do
-///   nothing; `didInvalidateWithError` comes exactly once and last.
+///   nothing; `didInvalidateWithError` comes exactly once and last (the runtime may repeat
+///   the old ending on a re-`begin()`, ``ReaderSystemModel/InvalidatedBegin``).
+///
+/// Beyond those, with the choices of ``ReaderSystemModel``: a session may wait ``State/queued``
+/// for the reader (busy policy `queue`) or sit ``State/dormant(deadline:)`` (begun in the
+/// background, or a quick restart that never becomes active); one tag at a time is
+/// connected (connecting to another ends the first's connection, documented), and a
+/// connection older than the tag connection limit fails with 100 (reported); an
+/// `NFCTagReaderSession` delivers an ISO-DEP target only after an ISO 7816 application was
+/// selected on it (``Effect/selectApplication(_:)``).
 public struct ReaderSessionMachine: Sendable, Hashable {
     /// The session's state; each case carries only what is valid in it.
     public enum State: Sendable, Hashable {
         /// Created, `begin()` not called yet.
         case notStarted
+        /// Begun while another session held the reader, under the busy policy `queue`:
+        /// waiting in the system's first-in, first-out queue; no callback yet.
+        case queued
+        /// Begun, but it never became active and gets no callback: begun in the background
+        /// (`deadline` nil) or a quick restart that never becomes active (ended with 201 at
+        /// `deadline`). `invalidate()` ends it with 200.
+        case dormant(deadline: Duration?)
         /// Begun and polling until `deadline`.
         case active(Active)
         /// Over, with the code `didInvalidateWithError` carried.
@@ -41,6 +57,36 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         public var generation: UInt32
         /// Targets in the field in this generation and what the session did with them.
         public var present: [DetectedTargetID: TargetStatus]
+        /// The connected tag object and when it was connected (Core NFC: one at a time).
+        public var connected: Connection? = nil
+    }
+
+    /// A connected tag object.
+    public struct Connection: Sendable, Hashable {
+        public var handle: TagHandle
+        public var since: Duration
+    }
+
+    /// Why a tag's connection ended while the session went on.
+    public enum ConnectionEnd: String, Sendable, Hashable {
+        /// The app connected to another tag (documented: `connect(to:)`).
+        case anotherTagConnected
+        /// `restartPolling()` (documented: `connect(to:)`).
+        case restartPolling
+        /// Older than the tag connection limit (reported: okadan/flutter-nfc-manager#35).
+        case connectionLimit
+        /// The tag left the field or stopped answering.
+        case tagLost
+    }
+
+    /// What a tag operation needs from the connection.
+    public enum OperationKind: Sendable, Hashable {
+        /// `connect(to:)`: connects the tag, ending another tag's connection.
+        case connect
+        /// An operation on a connected tag (NDEF, commands): 104 unless this tag is connected.
+        case needsConnection
+        /// No connection rule (the caller checks it).
+        case unchecked
     }
 
     /// What the session made of a target in the field.
@@ -53,6 +99,10 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         case skipped
         /// Tag modes: delivered to the delegate as a tag object.
         case delivered
+        /// Tag session: an ISO 7816 application is being selected before delivery.
+        case selecting
+        /// Tag session: no application could be selected; in the field, never delivered.
+        case notDelivered
     }
 
     /// What the runtime must do, in order.
@@ -87,6 +137,15 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         case completeTagOperation(TagOperationID)
         /// Complete the app's tag operation with this error.
         case failTagOperation(TagOperationID, NFCReaderError.Code)
+        /// Wait in the reader's queue (busy policy `queue`); `begin` comes when it is granted.
+        case enqueue
+        /// Leave the reader's queue.
+        case leaveQueue
+        /// Tag session: SELECT the app's ISO 7816 applications on this target in order, then
+        /// call ``applicationSelected(target:aid:)``.
+        case selectApplication(DetectedTargetID)
+        /// A tag's connection ended while the session goes on (for the trace).
+        case connectionEnded(TagHandle, ConnectionEnd)
         /// Delegate: `readerSession(_:didInvalidateWithError:)`; `errorMessage` is what
         /// `invalidate(errorMessage:)` shows on the sheet.
         case didInvalidate(NFCReaderError.Code, errorMessage: String?)
@@ -94,11 +153,19 @@ public struct ReaderSessionMachine: Sendable, Hashable {
 
     /// The kind of session (fixed at creation).
     public let kind: ReaderSessionKind
+    /// An operation on a tag connected longer than this fails with 100 (`nil`: no limit).
+    public let tagConnectionLimit: Duration?
     /// The current state.
     public private(set) var state: State = .notStarted
 
-    public init(kind: ReaderSessionKind) {
+    public init(kind: ReaderSessionKind, tagConnectionLimit: Duration? = nil) {
         self.kind = kind
+        self.tagConnectionLimit = tagConnectionLimit
+    }
+
+    /// The connected tag object, while the session is active.
+    public var connected: TagHandle? {
+        if case .active(let a) = state { a.connected?.handle } else { nil }
     }
 
     /// Core NFC `isReady`: true while the session is active.
@@ -118,20 +185,29 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     /// refusal's code). Does nothing on a session that already began or ended.
     public mutating func begin(at now: Duration, admission: SessionAdmission) -> [Effect] {
         switch state {
-        case .notStarted:
+        case .notStarted, .queued:
+            let leave: [Effect] = state == .queued ? [.leaveQueue] : []
             switch admission {
+            case .queued:
+                guard state == .notStarted else { return [] }
+                state = .queued
+                return [.enqueue]
+            case .dormant(let limit):
+                let deadline = limit.map { now + $0 }
+                state = .dormant(deadline: deadline)
+                return leave + (deadline.map { [.armTimeLimit(deadline: $0)] } ?? [])
             case .granted(let limit):
                 let deadline = now + limit
                 state = .active(Active(deadline: deadline, generation: 0, present: [:]))
-                return [.startPolling, .armTimeLimit(deadline: deadline), .didBecomeActive]
+                return leave + [.startPolling, .armTimeLimit(deadline: deadline), .didBecomeActive]
             case .anotherSessionActive, .thermallyThrottled:
                 state = .invalidated(.readerSessionInvalidationErrorSystemIsBusy)
-                return [.didInvalidate(.readerSessionInvalidationErrorSystemIsBusy, errorMessage: nil)]
+                return leave + [.didInvalidate(.readerSessionInvalidationErrorSystemIsBusy, errorMessage: nil)]
             case .refused(let code):
                 state = .invalidated(code)
-                return [.didInvalidate(code, errorMessage: nil)]
+                return leave + [.didInvalidate(code, errorMessage: nil)]
             }
-        case .active, .invalidated:
+        case .dormant, .active, .invalidated:
             return []
         }
     }
@@ -154,7 +230,10 @@ public struct ReaderSessionMachine: Sendable, Hashable {
                 .stopPolling, .releaseReader,
                 .didInvalidate(.readerSessionInvalidationErrorSessionTimeout, errorMessage: nil),
             ]
-        case .active, .notStarted, .invalidated:
+        case .dormant(let deadline?) where now >= deadline:
+            state = .invalidated(.readerSessionInvalidationErrorSessionTimeout)
+            return [.releaseReader, .didInvalidate(.readerSessionInvalidationErrorSessionTimeout, errorMessage: nil)]
+        case .active, .dormant, .queued, .notStarted, .invalidated:
             return []
         }
     }
@@ -167,12 +246,22 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     /// The app called `invalidate()` (`errorMessage == nil`) or `invalidate(errorMessage:)`
     /// → 200, the message shown on the sheet. Nothing happens before `begin` or after the end.
     public mutating func invalidate(errorMessage: String? = nil) -> [Effect] {
-        end(.readerSessionInvalidationErrorUserCanceled, errorMessage: errorMessage)
+        end(.readerSessionInvalidationErrorUserCanceled, errorMessage: errorMessage, alsoWaiting: true)
     }
 
-    /// The app left the foreground (Ctrl-Z on the bench) → 202. The session is over.
+    /// The app left the foreground (Ctrl-Z on the bench) → 202. The session is over; a
+    /// queued session and one that never became active end too. A session begun in the
+    /// background (dormant without a deadline) stays as it is.
     public mutating func backgrounded() -> [Effect] {
-        end(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, errorMessage: nil)
+        if case .dormant(nil) = state { return [] }
+        return end(
+            .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, errorMessage: nil, alsoWaiting: true)
+    }
+
+    /// The system ended the session (a harness's scripted ending) → 202, whatever state it
+    /// had begun into.
+    public mutating func systemTerminated() -> [Effect] {
+        end(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, errorMessage: nil, alsoWaiting: true)
     }
 
     /// The reader went away (unplugged, service stopped) → 202.
@@ -185,21 +274,36 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     public mutating func alertMessageChanged(_ message: String) -> [Effect] {
         switch state {
         case .active: [.showAlertMessage(message)]
-        case .notStarted, .invalidated: []
+        case .notStarted, .queued, .dormant, .invalidated: []
         }
     }
 
     /// The backend reports targets in the field (one polling result, possibly several).
     /// Read-only mode reads each new one's NDEF; tag modes deliver the new ones together.
     public mutating func targetsDetected(_ targets: [DetectedTargetID]) -> [Effect] {
+        targetsDetected(targets, selecting: [])
+    }
+
+    /// As ``targetsDetected(_:)``; in tag modes the targets in `selecting` (ISO-DEP targets
+    /// of an `NFCTagReaderSession` with ISO 7816 applications to select) are delivered only
+    /// after ``applicationSelected(target:aid:)`` reports an application; the others are
+    /// delivered together at once.
+    public mutating func targetsDetected(_ targets: [DetectedTargetID], selecting: Set<DetectedTargetID>) -> [Effect] {
         guard case .active(var a) = state else { return [] }
         var fresh: [DetectedTargetID] = []
         for t in targets where a.present[t] == nil && !fresh.contains(t) { fresh.append(t) }
         guard !fresh.isEmpty else { return [] }
         if kind.deliversTags {
-            for t in fresh { a.present[t] = .delivered }
+            let now = fresh.filter { !selecting.contains($0) }
+            let later = fresh.filter { selecting.contains($0) }
+            for t in now { a.present[t] = .delivered }
+            for t in later { a.present[t] = .selecting }
             state = .active(a)
-            return [.didDetectTags(fresh.map { TagHandle(target: $0, generation: a.generation) })]
+            var effects: [Effect] = []
+            if !now.isEmpty {
+                effects.append(.didDetectTags(now.map { TagHandle(target: $0, generation: a.generation) }))
+            }
+            return effects + later.map { .selectApplication($0) }
         } else {
             for t in fresh { a.present[t] = .reading }
             state = .active(a)
@@ -211,8 +315,23 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     public mutating func targetLost(_ target: DetectedTargetID) -> [Effect] {
         guard case .active(var a) = state else { return [] }
         a.present[target] = nil
+        var effects: [Effect] = []
+        if let c = a.connected, c.handle.target == target {
+            a.connected = nil
+            effects.append(.connectionEnded(c.handle, .tagLost))
+        }
         state = .active(a)
-        return []
+        return effects
+    }
+
+    /// Tag session: the selection asked by ``Effect/selectApplication(_:)`` ended: `aid` is
+    /// the application selected (the tag is delivered), `nil` when none answered (it is
+    /// not delivered and stays in the field; polling goes on).
+    public mutating func applicationSelected(target: DetectedTargetID, aid: String?) -> [Effect] {
+        guard case .active(var a) = state, a.present[target] == .selecting else { return [] }
+        a.present[target] = aid == nil ? .notDelivered : .delivered
+        state = .active(a)
+        return aid == nil ? [] : [.didDetectTags([TagHandle(target: target, generation: a.generation)])]
     }
 
     /// Read-only mode: the NDEF read asked by ``Effect/readNDEF(_:)`` ended.
@@ -239,22 +358,34 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     /// no effect.
     public mutating func restartPolling() -> [Effect] {
         guard case .active(var a) = state, kind.deliversTags else { return [] }
+        let ended = a.connected.map { Effect.connectionEnded($0.handle, .restartPolling) }
         a.generation &+= 1
         a.present = [:]
+        a.connected = nil
         state = .active(a)
-        return [.restartPolling]
+        return (ended.map { [$0] } ?? []) + [.restartPolling]
     }
 
     /// The app started operation `op` (connect, NDEF query/read/write, a command) on the
     /// tag object `handle`. Performed only when the handle is current and its target is
     /// still here: stale → 104, gone → 100, session over → 103.
     public mutating func tagOperationRequested(_ op: TagOperationID, on handle: TagHandle) -> [Effect] {
+        tagOperationRequested(op, on: handle, kind: .unchecked, at: .zero)
+    }
+
+    /// As ``tagOperationRequested(_:on:)``, with the connection rules: `.connect` ends another
+    /// tag's connection (documented); `.needsConnection` fails with 104 unless `handle` is
+    /// the connected tag, and with 100 when the connection is older than
+    /// ``tagConnectionLimit`` at `now` (reported), which ends it.
+    public mutating func tagOperationRequested(
+        _ op: TagOperationID, on handle: TagHandle, kind opKind: OperationKind, at now: Duration
+    ) -> [Effect] {
         switch state {
-        case .notStarted:
+        case .notStarted, .queued, .dormant:
             return [.failTagOperation(op, .readerTransceiveErrorTagNotConnected)]
         case .invalidated:
             return [.failTagOperation(op, .readerTransceiveErrorSessionInvalidated)]
-        case .active(let a):
+        case .active(var a):
             guard kind.deliversTags else { return [.failTagOperation(op, .readerErrorUnsupportedFeature)] }
             guard handle.generation == a.generation else {
                 return [.failTagOperation(op, .readerTransceiveErrorTagNotConnected)]
@@ -262,7 +393,32 @@ public struct ReaderSessionMachine: Sendable, Hashable {
             guard a.present[handle.target] != nil else {
                 return [.failTagOperation(op, .readerTransceiveErrorTagConnectionLost)]
             }
-            return [.performTagOperation(op, handle)]
+            switch opKind {
+            case .unchecked:
+                return [.performTagOperation(op, handle)]
+            case .connect:
+                var effects: [Effect] = []
+                if let c = a.connected, c.handle != handle {
+                    a.connected = nil
+                    state = .active(a)
+                    effects.append(.connectionEnded(c.handle, .anotherTagConnected))
+                }
+                return effects + [.performTagOperation(op, handle)]
+            case .needsConnection:
+                guard let c = a.connected, c.handle == handle else {
+                    return [.failTagOperation(op, .readerTransceiveErrorTagNotConnected)]
+                }
+                if let limit = tagConnectionLimit, now - c.since >= limit {
+                    a.connected = nil
+                    a.present[handle.target] = nil
+                    state = .active(a)
+                    return [
+                        .connectionEnded(handle, .connectionLimit),
+                        .failTagOperation(op, .readerTransceiveErrorTagConnectionLost),
+                    ]
+                }
+                return [.performTagOperation(op, handle)]
+            }
         }
     }
 
@@ -272,8 +428,17 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     public mutating func tagOperationFinished(
         _ op: TagOperationID, on handle: TagHandle, result: TagOperationResult
     ) -> [Effect] {
+        tagOperationFinished(op, on: handle, result: result, kind: .unchecked, at: .zero)
+    }
+
+    /// As ``tagOperationFinished(_:on:result:)``; a successful `.connect` makes `handle` the
+    /// connected tag from `now`.
+    public mutating func tagOperationFinished(
+        _ op: TagOperationID, on handle: TagHandle, result: TagOperationResult, kind opKind: OperationKind,
+        at now: Duration
+    ) -> [Effect] {
         switch state {
-        case .notStarted:
+        case .notStarted, .queued, .dormant:
             return [.failTagOperation(op, .readerTransceiveErrorTagNotConnected)]
         case .invalidated:
             return [.failTagOperation(op, .readerTransceiveErrorSessionInvalidated)]
@@ -283,27 +448,45 @@ public struct ReaderSessionMachine: Sendable, Hashable {
             }
             switch result {
             case .success:
+                if opKind == .connect, a.present[handle.target] != nil {
+                    a.connected = Connection(handle: handle, since: now)
+                    state = .active(a)
+                }
                 return [.completeTagOperation(op)]
             case .emptyNDEFMessage:
                 return [.failTagOperation(op, .ndefReaderSessionErrorZeroLengthMessage)]
             case .failed(let code):
+                var effects: [Effect] = []
                 if code == .readerTransceiveErrorTagConnectionLost {
                     a.present[handle.target] = nil
+                    if let c = a.connected, c.handle.target == handle.target {
+                        a.connected = nil
+                        effects.append(.connectionEnded(c.handle, .tagLost))
+                    }
                     state = .active(a)
                 }
-                return [.failTagOperation(op, code)]
+                return effects + [.failTagOperation(op, code)]
             }
         }
     }
 
     // MARK: Implementation
 
-    private mutating func end(_ code: NFCReaderError.Code, errorMessage: String?) -> [Effect] {
+    /// Ends an active session; with `alsoWaiting`, a queued or dormant one too.
+    private mutating func end(_ code: NFCReaderError.Code, errorMessage: String?, alsoWaiting: Bool = false)
+        -> [Effect]
+    {
         switch state {
         case .active:
             state = .invalidated(code)
             return [.cancelTimeLimit, .stopPolling, .releaseReader, .didInvalidate(code, errorMessage: errorMessage)]
-        case .notStarted, .invalidated:
+        case .queued where alsoWaiting:
+            state = .invalidated(code)
+            return [.leaveQueue, .didInvalidate(code, errorMessage: errorMessage)]
+        case .dormant where alsoWaiting:
+            state = .invalidated(code)
+            return [.cancelTimeLimit, .releaseReader, .didInvalidate(code, errorMessage: errorMessage)]
+        case .notStarted, .invalidated, .queued, .dormant:
             return []
         }
     }

@@ -117,6 +117,14 @@ public enum SessionAdmission: Sendable, Hashable {
     /// The thermal model refuses ("temporarily unavailable due to system resource
     /// constraints") → 203.
     case thermallyThrottled
-    /// Refused for another reason: 1 (no reader / unsupported), 2 (security), 6 (radio off).
+    /// Refused for another reason: 1 (no reader / unsupported), 2 (security), 6 (radio off),
+    /// 202 (a scripted system ending at `begin()`, or a begin in the background under
+    /// ``ReaderSystemModel/BackgroundBegin/terminated``).
     case refused(NFCReaderError.Code)
+    /// Another session holds the reader and the busy policy is `queue`: wait in the queue;
+    /// a later ``ReaderSessionMachine/begin(at:admission:)`` brings the grant.
+    case queued
+    /// Begun but never active: no callback; ended with 201 after `timeLimit` (a quick
+    /// restart that never becomes active), or never (`nil`: begun in the background).
+    case dormant(timeLimit: Duration?)
 }

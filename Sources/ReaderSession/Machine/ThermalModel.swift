@@ -4,25 +4,25 @@
     import Darwin
 #endif
 
-/// A deterministic model of the NFC subsystem's heat and the quick-restart penalty.
+/// A deterministic model of the NFC subsystem's heat.
 ///
 /// Apple publishes no numbers (the seed article: abusing the NFC subsystem shortens the
-/// session time, and restarting a session the instant it ends shortens the next one until
-/// a session cannot start at all). This is an explicit model with named parameters:
+/// session time, until a session cannot start at all). This is an explicit model with named
+/// parameters; every one but the 60 s base limit (documented) is **assumed**:
 ///
 /// - heat is measured in **field-seconds**: one second with the field on adds
 ///   `heatingPerFieldSecond` (default 1);
 /// - with the field off, heat decays exponentially: `heat × exp(−idle / coolingTimeConstant)`
 ///   (default time constant 120 s);
-/// - a `begin` less than `quickRestartWindow` (default 3 s) after the previous session ended
-///   adds `quickRestartPenalty` (default 20 field-seconds); a refused begin counts as an
-///   end for this window, so a retry loop on 203 keeps the system hot;
 /// - the next session's limit is `baseLimit − limitLossPerHeat × heat` (default 60 s −
 ///   0.25 s per field-second), never below `minimumLimit` (default 15 s);
-/// - above `refusalThreshold` (default 180 field-seconds) `begin` is refused with 203.
+/// - above `refusalThreshold` (default 180 field-seconds) `begin` is refused with 203
+///   (Apple's wording for 203: "temporarily unavailable due to system resource constraints").
 ///
-/// With the defaults, sessions run to their limit back to back get 60 s, 40 s, 25 s and
-/// then a refusal. ``disabled`` keeps every limit at 60 s and never refuses.
+/// A quick restart (a `begin` right after a session ended) is ``ReaderSystemModel``'s
+/// business; under its `shorterLimit` outcome it hands a penalty to ``beginRequested(at:penalty:)``.
+/// The heat follows the reader lock's scope and is kept between processes in the lock
+/// folder (``NFCReaderSystem``). ``disabled`` keeps every limit at 60 s and never refuses.
 /// Time is the runtime clock's `Duration`; the model reads no clock.
 public struct ThermalModel: Sendable, Hashable {
     /// The model's parameters; see the type's documentation for their meaning.
@@ -39,10 +39,6 @@ public struct ThermalModel: Sendable, Hashable {
         public var coolingTimeConstant: Duration
         /// Seconds of limit lost per field-second of heat.
         public var limitLossPerHeat: Double
-        /// A begin this soon after the previous session ended is a quick restart.
-        public var quickRestartWindow: Duration
-        /// Heat (field-seconds) a quick restart adds.
-        public var quickRestartPenalty: Double
         /// Above this heat (field-seconds) a begin is refused with 203.
         public var refusalThreshold: Double
 
@@ -53,8 +49,6 @@ public struct ThermalModel: Sendable, Hashable {
             heatingPerFieldSecond: Double = 1,
             coolingTimeConstant: Duration = .seconds(120),
             limitLossPerHeat: Double = 0.25,
-            quickRestartWindow: Duration = .seconds(3),
-            quickRestartPenalty: Double = 20,
             refusalThreshold: Double = 180
         ) {
             self.enabled = enabled
@@ -63,8 +57,6 @@ public struct ThermalModel: Sendable, Hashable {
             self.heatingPerFieldSecond = heatingPerFieldSecond
             self.coolingTimeConstant = coolingTimeConstant
             self.limitLossPerHeat = limitLossPerHeat
-            self.quickRestartWindow = quickRestartWindow
-            self.quickRestartPenalty = quickRestartPenalty
             self.refusalThreshold = refusalThreshold
         }
 
@@ -100,6 +92,11 @@ public struct ThermalModel: Sendable, Hashable {
     /// A switched-off model: 60 s limits, no refusals.
     public static let disabled = ThermalModel(parameters: Parameters(enabled: false))
 
+    /// True while a session's field is on.
+    public var isOn: Bool {
+        if case .on = field { true } else { false }
+    }
+
     /// Heat (field-seconds) at `now`.
     public func heat(at now: Duration) -> Double {
         guard parameters.enabled else { return 0 }
@@ -121,15 +118,14 @@ public struct ThermalModel: Sendable, Hashable {
         return .milliseconds(Int64((s * 1000).rounded()))
     }
 
-    /// What a `begin` at `now` would get, without changing the model (the quick-restart
-    /// penalty included).
+    /// What a `begin` at `now` would get, without changing the model.
     public func decision(at now: Duration) -> Decision {
-        Self.decide(heat: heatAtBegin(at: now), parameters)
+        Self.decide(heat: heat(at: now), parameters)
     }
 
     /// The limit of a session begun `gap` after the previous session ended (the field must
-    /// be off), or `nil` when such a begin would be refused. For "limits after 0 s, 3 s and
-    /// 30 s gaps".
+    /// be off), or `nil` when such a begin would be refused; heat only (a quick restart's
+    /// outcome is ``ReaderSystemModel``'s). For "limits after 0 s, 3 s and 30 s gaps".
     public func limit(after gap: Duration) -> Duration? {
         switch field {
         case .neverOn:
@@ -144,19 +140,35 @@ public struct ThermalModel: Sendable, Hashable {
 
     // MARK: Inputs
 
-    /// A session asks to begin at `now`: applies the quick-restart penalty, then decides.
-    /// A granted session must be followed by ``fieldOn(at:)``.
-    public mutating func beginRequested(at now: Duration) -> Decision {
+    /// A session asks to begin at `now`, with `penalty` field-seconds of extra heat (a quick
+    /// restart under ``ReaderSystemModel/QuickRestartOutcome/shorterLimit``; banked even when
+    /// the begin is refused). A granted session must be followed by ``fieldOn(at:)``.
+    public mutating func beginRequested(at now: Duration, penalty: Double = 0) -> Decision {
         guard parameters.enabled else { return .granted(timeLimit: parameters.baseLimit) }
-        let h = heatAtBegin(at: now)
+        let h = heat(at: now) + max(0, penalty)
         switch field {
-        case .off:
-            // Bank the penalty; a refused begin restarts the window, so a retry loop stays hot.
-            field = .off(since: now, heat: h)
-        case .neverOn, .on:
+        case .off, .neverOn:
+            if penalty > 0 { field = .off(since: now, heat: h) }
+        case .on:
             break
         }
         return Self.decide(heat: h, parameters)
+    }
+
+    /// The state to keep between processes: heat at `now` and whether the field is on.
+    public func snapshot(at now: Duration) -> (heat: Double, fieldOn: Bool) {
+        switch field {
+        case .on: (heat(at: now), true)
+        case .off, .neverOn: (heat(at: now), false)
+        }
+    }
+
+    /// Takes up a state kept by another process: `heat` was measured `age` before `now`,
+    /// with the field on or off since then. Nothing when the model is switched off.
+    public mutating func restore(heat: Double, fieldOn: Bool, age: Duration, now: Duration) {
+        guard parameters.enabled, heat.isFinite, heat >= 0 else { return }
+        let since = now - max(.zero, age)
+        field = fieldOn ? .on(since: since, heat: heat) : .off(since: since, heat: heat)
     }
 
     /// The field went on at `now` (a session became active).
@@ -179,15 +191,6 @@ public struct ThermalModel: Sendable, Hashable {
 
     // MARK: Implementation
 
-    private func heatAtBegin(at now: Duration) -> Double {
-        guard parameters.enabled else { return 0 }
-        var h = heat(at: now)
-        if case .off(let since, _) = field, now - since < parameters.quickRestartWindow {
-            h += parameters.quickRestartPenalty
-        }
-        return h
-    }
-
     private static func decide(heat: Double, _ p: Parameters) -> Decision {
         guard p.enabled else { return .granted(timeLimit: p.baseLimit) }
         if heat > p.refusalThreshold { return .refused }
@@ -203,5 +206,52 @@ public struct ThermalModel: Sendable, Hashable {
         let t = seconds(tau)
         guard t > 0 else { return 0 }
         return h * exp(-seconds(idle) / t)
+    }
+}
+
+extension ThermalModel.Parameters {
+    /// The parameters with their sources, for trace headers and `--help`.
+    public var facts: [ModelFact] {
+        var out: [ModelFact] = []
+        func add(_ key: String, _ value: ModelFact.Value, _ text: String, _ source: ModelSource, _ ref: String) {
+            out.append(ModelFact(key: key, value: value, text: text, source: source, reference: ref))
+        }
+        func s(_ d: Duration) -> Double { ReaderSystemModel.seconds(d) }
+        func n(_ v: Double) -> String { ReaderSystemModel.number(v) }
+        let standard = baseLimit == .seconds(60)
+        let limitSource: ModelSource = standard ? .documented : .assumed
+        let limitRef: String =
+            standard
+            ? "NFCNDEFReaderSession.h: a session times out after 60 s (readerSessionInvalidationErrorSessionTimeout, 201)"
+            : "set for this run (Core NFC: 60 s)"
+        if !enabled {
+            add("thermal_model", .text("off"), "off", .assumed, "switched off: every session gets the base time limit")
+            add("time_limit_s", .number(s(baseLimit)), n(s(baseLimit)) + " s", limitSource, limitRef)
+            return out
+        }
+        add(
+            "thermal_model", .text("on"), "on", .reported,
+            "the seed article: abusing the NFC subsystem shortens the session time, until a session cannot start; the numbers below are ours"
+        )
+        add("time_limit_s", .number(s(baseLimit)), n(s(baseLimit)) + " s", limitSource, limitRef)
+        add(
+            "minimum_time_limit_s", .number(s(minimumLimit)), n(s(minimumLimit)) + " s", .assumed,
+            "heat never shortens a session below this")
+        add(
+            "heating_per_field_second", .number(heatingPerFieldSecond), n(heatingPerFieldSecond) + " field-s/s",
+            .assumed, "heat unit: one second of field on")
+        add(
+            "cooling_time_constant_s", .number(s(coolingTimeConstant)), n(s(coolingTimeConstant)) + " s", .assumed,
+            "exponential cooling with the field off")
+        add(
+            "limit_loss_s_per_field_second", .number(limitLossPerHeat), n(limitLossPerHeat) + " s per field-s",
+            .assumed, "the next limit shrinks with heat")
+        add(
+            "refusal_threshold_field_s", .number(refusalThreshold), n(refusalThreshold) + " field-s", .assumed,
+            "above it begin() gets 203 (Apple's 203 text: temporarily unavailable due to system resource constraints)")
+        add(
+            "heat_scope", .text("lock scope"), "lock scope", .assumed,
+            "per reader, or per host with a host-wide lock (--host-wide); kept in the lock folder between processes")
+        return out
     }
 }

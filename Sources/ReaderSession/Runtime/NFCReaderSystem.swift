@@ -7,24 +7,51 @@ import Synchronization
 /// then calls the Core NFC initialisers unchanged. Tests pass a system to the sessions'
 /// `system:` initialisers instead, so suites running in parallel do not share one.
 ///
-/// The thermal model is one per system (one phone, one NFC subsystem).
+/// The thermal model is one per system (one phone, one NFC subsystem); with a file-lock
+/// arbiter its state is kept beside the reader's lock (``SessionArbiter/heatFilePath(for:)``),
+/// so heat follows the lock scope across processes. The choices Core NFC leaves open (busy
+/// policy, quick restarts, the app in the background, connections, ISO 7816 selection) are
+/// the ``model``.
 public final class NFCReaderSystem: Sendable {
+    /// The app's state as UIKit names it: `begin()` and sessions depend on it.
+    public enum AppState: String, Sendable, Hashable {
+        /// Foreground and active.
+        case foreground
+        /// Foreground, not active (a banner, Control Center, the NFC sheet itself): sessions
+        /// go on and may begin (assumed).
+        case inactive
+        /// In the background: sessions end with 202 (documented), `begin()` follows
+        /// ``ReaderSystemModel/backgroundBegin``.
+        case background
+    }
+
     public let backend: any ReaderBackend
     public let clock: any ReaderSessionClock
     public let arbiter: SessionArbiter
     public let procedures: any NDEFTagProcedures
+    /// The model's choices (busy policy, quick restarts, background begin, limits).
+    public let model: ReaderSystemModel
     let observer: @Sendable (SessionTraceRecord) -> Void
     let callObserver: @Sendable (SessionCallRecord) -> Void
     let work = PendingWork()
     private let thermal: Mutex<ThermalModel>
+    private let heatFile: HeatFile?
     private let active = Mutex<[UInt64: ReaderSessionRuntime]>([:])
     private let counter = Atomic<UInt64>(0)
+    private let appStateBox = Mutex(AppState.foreground)
+    /// When the last session that had a sheet ended (the quick-restart window's start).
+    private let lastSheetEnd = Mutex<Duration?>(nil)
+    /// A scripted system ending waiting for the next `begin()`.
+    private let refuseNextBegin = Mutex<NFCReaderError.Code?>(nil)
+    private let busyPolicyBox: Mutex<ReaderSystemModel.BusyPolicy>
 
     /// - Parameters:
     ///   - backend: the reader.
     ///   - clock: real time by default; a ``ManualClock`` for virtual time.
     ///   - arbiter: ``SessionArbiter/shared`` by default (per reader, lock files).
     ///   - thermal: the thermal model with its documented defaults; ``ThermalModel/disabled`` to switch it off.
+    ///   - model: the choices Core NFC leaves open and the numbers Apple does not publish,
+    ///     each with its source (``ReaderSystemModel``).
     ///   - procedures: how NDEF is read and written over a tag connection.
     ///   - observer: receives every trace record, on the session's queue or its I/O queue
     ///     (frames); must be quick and thread-safe.
@@ -37,6 +64,7 @@ public final class NFCReaderSystem: Sendable {
         clock: any ReaderSessionClock = ContinuousReaderClock(),
         arbiter: SessionArbiter = .shared,
         thermal: ThermalModel = ThermalModel(),
+        model: ReaderSystemModel = .default,
         procedures: any NDEFTagProcedures = NFCForumNDEFProcedures(),
         observer: @escaping @Sendable (SessionTraceRecord) -> Void = { _ in },
         callObserver: @escaping @Sendable (SessionCallRecord) -> Void = { _ in }
@@ -45,6 +73,10 @@ public final class NFCReaderSystem: Sendable {
         self.clock = clock
         self.arbiter = arbiter
         self.thermal = Mutex(thermal)
+        self.model = model
+        self.busyPolicyBox = Mutex(model.busyPolicy)
+        self.heatFile =
+            thermal.parameters.enabled ? arbiter.heatFilePath(for: backend.identifier).map { HeatFile(path: $0) } : nil
         self.procedures = procedures
         self.observer = observer
         self.callObserver = callObserver
@@ -66,48 +98,139 @@ public final class NFCReaderSystem: Sendable {
     /// Makes `system` the current one (`nil` removes it).
     public static func install(_ system: NFCReaderSystem?) { installed.withLock { $0 = system } }
 
-    /// The thermal model's state now.
-    public var thermalModel: ThermalModel { thermal.withLock { $0 } }
+    /// The thermal model's state now (with the heat kept in the lock folder, when there is one).
+    public var thermalModel: ThermalModel { withThermal(at: clock.now) { $0 } }
 
-    /// Heat (field-seconds) now.
+    /// Heat (field-seconds) now, including what earlier processes left in the lock folder.
     public var heat: Double {
         let now = clock.now
-        return thermal.withLock { $0.heat(at: now) }
+        return withThermal(at: now) { $0.heat(at: now) }
     }
 
-    /// Sessions currently active in this system.
-    public var activeSessionCount: Int { active.withLock { $0.count } }
+    /// Every number and rule this system plays by, with its source: the trace header's
+    /// model block (``ModelFact``, `traceHeaderBlock`).
+    public var modelFacts: [ModelFact] {
+        var m = model
+        m.busyPolicy = busyPolicy
+        return m.facts(thermal: thermal.withLock { $0.parameters })
+    }
+
+    /// What a `begin()` gets while another session is active now (the model's, unless
+    /// changed with ``setBusyPolicy(_:)``).
+    public var busyPolicy: ReaderSystemModel.BusyPolicy { busyPolicyBox.withLock { $0 } }
+
+    /// Changes the busy policy for the `begin()` calls that follow (a harness's scripted change).
+    public func setBusyPolicy(_ policy: ReaderSystemModel.BusyPolicy) { busyPolicyBox.withLock { $0 = policy } }
+
+    /// Sessions currently active (polling, with a sheet) in this system.
+    public var activeSessionCount: Int { active.withLock { $0.values.filter(\.isReady).count } }
+
+    /// The app's state now.
+    public var appState: AppState { appStateBox.withLock { $0 } }
 
     /// The user tapped Done on the sheet (Ctrl-C on the bench): every active session ends with 200.
     public func userTappedDone() {
         for r in active.withLock({ Array($0.values) }) { r.userCanceled() }
     }
 
-    /// The app left the foreground (Ctrl-Z on the bench): every active session ends with 202.
+    /// The app left the foreground (Ctrl-Z on the bench): the app is in the background and
+    /// every session ends with 202 (documented), a queued one too.
     public func appDidEnterBackground() {
+        appStateBox.withLock { $0 = .background }
         for r in active.withLock({ Array($0.values) }) { r.backgrounded() }
+    }
+
+    /// UIKit `sceneWillResignActive`: in the foreground but not active; sessions go on.
+    public func appWillResignActive() { appStateBox.withLock { $0 = .inactive } }
+
+    /// UIKit `sceneDidBecomeActive`: in the foreground and active.
+    public func appDidBecomeActive() { appStateBox.withLock { $0 = .foreground } }
+
+    /// Sets the app's state (``appDidEnterBackground()`` ends sessions; this only records
+    /// the state when it is not `.background`).
+    public func setAppState(_ state: AppState) {
+        if state == .background { return appDidEnterBackground() }
+        appStateBox.withLock { $0 = state }
+    }
+
+    /// The system ends every session now with 202 `readerSessionInvalidationErrorSessionTerminatedUnexpectedly`,
+    /// whatever the app does (a harness's scripted ending): active, queued and dormant ones.
+    public func terminateSessions() {
+        for r in active.withLock({ Array($0.values) }) { r.systemTerminated() }
+    }
+
+    /// The next `begin()` on this system ends at once with 202 (a harness's scripted ending
+    /// at `begin()`, as apps meet it right after a cancel and a quick toggle).
+    public func terminateNextBegin() {
+        refuseNextBegin.withLock { $0 = .readerSessionInvalidationErrorSessionTerminatedUnexpectedly }
     }
 
     // MARK: Internal
 
     func nextSessionNumber() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
 
-    func thermalBegin(at now: Duration) -> (ThermalModel.Decision, heat: Double) {
-        thermal.withLock { t in
-            let d = t.beginRequested(at: now)
+    var thermalEnabled: Bool { thermal.withLock { $0.parameters.enabled } }
+
+    func thermalBegin(at now: Duration, penalty: Double) -> (ThermalModel.Decision, heat: Double) {
+        withThermal(at: now) { t in
+            let d = t.beginRequested(at: now, penalty: penalty)
             return (d, t.heat(at: now))
         }
     }
 
-    func thermalFieldOn(at now: Duration) { thermal.withLock { $0.fieldOn(at: now) } }
+    func thermalFieldOn(at now: Duration) { withThermal(at: now) { $0.fieldOn(at: now) } }
 
     func thermalFieldOff(at now: Duration) -> (heat: Double, next: ThermalModel.Decision) {
-        thermal.withLock { t in
+        withThermal(at: now) { t in
             t.fieldOff(at: now)
             return (t.heat(at: now), t.decision(at: now))
         }
     }
 
+    /// Runs `body` on the thermal model, first taking up what the lock folder's heat file
+    /// holds (written by this or an earlier process) and writing the result back.
+    private func withThermal<R: Sendable>(at now: Duration, _ body: (inout ThermalModel) -> R) -> R {
+        guard let heatFile else { return thermal.withLock { t -> R in body(&t) } }
+        // The file's lock is taken first, then the model's: the order is always the same.
+        return heatFile.update { saved -> R in
+            thermal.withLock { t -> R in
+                let bootNow = HeatFile.bootNanoseconds()
+                if let s = saved, !t.isOn {
+                    // A saved "on" with the field off here belongs to a process that ended
+                    // mid-session (whoever calls this holds the reader's lock): off since then.
+                    let age: Duration =
+                        s.bootNanoseconds > bootNow
+                        ? .seconds(86_400) : .nanoseconds(Int64(bootNow - s.bootNanoseconds))
+                    t.restore(heat: s.heat, fieldOn: false, age: age, now: now)
+                }
+                let r = body(&t)
+                let snap = t.snapshot(at: now)
+                saved = HeatFile.Saved(heat: snap.heat, fieldOn: snap.fieldOn, bootNanoseconds: bootNow)
+                return r
+            }
+        }
+    }
+
+    /// The app state and a scripted ending, as `begin()` meets them.
+    func beginConditions() -> (state: AppState, scriptedEnding: NFCReaderError.Code?) {
+        let ending = refuseNextBegin.withLock { r in
+            defer { r = nil }
+            return r
+        }
+        return (appState, ending)
+    }
+
+    /// How long ago the last session with a sheet ended, when within the quick-restart window.
+    func quickRestart(at now: Duration) -> Duration? {
+        guard model.quickRestartWindow > .zero, let end = lastSheetEnd.withLock({ $0 }) else { return nil }
+        let since = now - end
+        return since >= .zero && since < model.quickRestartWindow ? since : nil
+    }
+
+    /// A session that had a sheet ended at `now`.
+    func sheetEnded(at now: Duration) { lastSheetEnd.withLock { $0 = now } }
+
+    /// Registers a session that has begun (active, queued or dormant) for system-wide events.
     func register(_ r: ReaderSessionRuntime) { active.withLock { $0[r.number] = r } }
     func unregister(_ r: ReaderSessionRuntime) { _ = active.withLock { $0.removeValue(forKey: r.number) } }
 }
@@ -117,11 +240,12 @@ final class PendingWork: Sendable {
     private let counter = Atomic<Int>(0)
     var count: Int { counter.load(ordering: .acquiring) }
 
-    /// Runs `work` on `queue` asynchronously, counted from now until it has returned.
+    /// Runs `work` on `queue` asynchronously, counted from now until it has returned, and
+    /// marked as the host's work (``HostWork``).
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         counter.add(1, ordering: .acquiringAndReleasing)
         queue.async {
-            work()
+            HostWork.run { work() }
             self.counter.subtract(1, ordering: .acquiringAndReleasing)
         }
     }

@@ -2,10 +2,13 @@ import Dispatch
 import NFCTags
 import Synchronization
 
-/// A tag object delivered by the runtime: its handle and what activation told.
+/// A tag object delivered by the runtime: its handle, what activation told, and for a tag
+/// session's ISO-DEP target the application selected on it (`NFCISO7816Tag.initialSelectedAID`;
+/// `nil`: delivered as `NFCMiFareTag`).
 struct DeliveredTag: Sendable {
     let handle: TagHandle
     let target: DetectedTarget
+    var initialSelectedAID: String? = nil
 }
 
 /// What the runtime tells the API layer (which calls the delegate on its queue).
@@ -27,6 +30,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     let kind: ReaderSessionKind
     let number: UInt64
     let system: NFCReaderSystem
+    /// The session's delegate queue is `DispatchQueue.main` (for the call observer).
+    let delegateQueueIsMain: Bool
     private let queue: DispatchQueue
     private let io: DispatchQueue
     private let readyMirror = Atomic<Bool>(false)
@@ -42,21 +47,41 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     private var pending: [TagOperationID: PendingOperation] = [:]
     private var origin: Duration = .zero
     private var nextOperation: UInt64 = 0
+    private var ticket: ReaderQueueTicket?
+    private var fieldIsOn = false
+    /// The AIDs an `NFCTagReaderSession` SELECTs on ISO-DEP targets (empty: none; the tag is
+    /// then an `NFCMiFareTag`); set by the API from its configuration.
+    private var selectIdentifiers: [String] = []
+    /// What each target's selection found (tag sessions).
+    private var selectedAID: [DetectedTargetID: String] = [:]
 
     private struct PendingOperation {
         let run: @Sendable (TagConnection) throws -> Void
         let finish: @Sendable (NFCReaderError?) -> Void
+        let kind: ReaderSessionMachine.OperationKind
         var detail: String?
     }
 
-    init(kind: ReaderSessionKind, system: NFCReaderSystem) {
+    init(kind: ReaderSessionKind, system: NFCReaderSystem, delegateQueueIsMain: Bool = false) {
         self.kind = kind
         self.system = system
+        self.delegateQueueIsMain = delegateQueueIsMain
         self.number = system.nextSessionNumber()
-        self.machine = ReaderSessionMachine(kind: kind)
+        self.machine = ReaderSessionMachine(kind: kind, tagConnectionLimit: system.model.tagConnectionLimit)
         self.queue = DispatchQueue(label: "nfcbench.session.\(number)")
         self.io = DispatchQueue(label: "nfcbench.session.\(number).io")
     }
+
+    /// Tag sessions: the ISO 7816 applications to SELECT on ISO-DEP targets from the next
+    /// polling on (`NFCTagReaderSession.Configuration.iso7816SelectIdentifiers`, narrowed
+    /// against the app's Info.plist list by the model).
+    func configureSelection(_ sessionList: [String]) {
+        let list = system.model.selectIdentifiers(narrowedTo: sessionList)
+        queue.sync { selectIdentifiers = list }
+    }
+
+    /// The connected tag object's handle, while the session is active.
+    var connectedHandle: TagHandle? { queue.sync { machine.connected } }
 
     /// Sets where events go and what to keep alive while the session is active.
     func attach(owner: AnyObject, sink: @escaping @Sendable (RuntimeEvent) -> Void) {
@@ -79,39 +104,111 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     // MARK: Inputs from the app, the user and the system
 
     func begin(alertMessage: String) {
+        let fromHost = HostWork.isActive
         queue.sync {
-            noteCall(.begin)
-            guard case .notStarted = machine.state else { return }
+            noteCall(.begin, fromHost: fromHost)
+            switch machine.state {
+            case .invalidated(let code):
+                // Core NFC ignores it on paper; apps in the field get the old ending again (reported).
+                guard system.model.invalidatedBegin == .endingRepeated else { return }
+                trace(.endingRepeated(code))
+                sink?(.didInvalidate(NFCReaderError(code, detail: "begin() on a session that already ended")))
+                return
+            case .notStarted:
+                break
+            case .queued, .dormant, .active:
+                return
+            }
             let now = system.clock.now
             origin = now
             trace(.sessionBegan(kind: kind, reader: system.backend.identifier))
-            let admission: SessionAdmission
-            switch system.arbiter.acquire(reader: system.backend.identifier) {
-            case .busy:
-                admission = .anotherSessionActive
-            case .failed(let why):
-                admission = .refused(.readerErrorUnsupportedFeature)
-                trace(.readerLockFailed(why))
-            case .acquired(let l):
-                let (decision, heat) = system.thermalBegin(at: now)
-                switch decision {
-                case .granted(let limit):
-                    lease = l
-                    admission = .granted(timeLimit: limit)
-                    trace(.thermal(heat: heat, timeLimit: limit))
-                case .refused:
-                    l.release()
-                    admission = .thermallyThrottled
-                    trace(.thermal(heat: heat, timeLimit: nil))
+            if !alertMessage.isEmpty { pendingAlert = alertMessage }
+            let (appState, scripted) = system.beginConditions()
+            if let scripted {
+                trace(.systemEnded(scripted))
+                return apply(machine.begin(at: now, admission: .refused(scripted)))
+            }
+            if appState == .background {
+                switch system.model.backgroundBegin {
+                case .ignored:
+                    trace(.beginIgnored("the app is in the background: no sheet, no callback, no error"))
+                    return apply(machine.begin(at: now, admission: .dormant(timeLimit: nil)))
+                case .terminated:
+                    return apply(
+                        machine.begin(
+                            at: now, admission: .refused(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly)))
+                case .starts:
+                    break
                 }
             }
-            if case .granted = admission {
-                system.thermalFieldOn(at: now)
-                system.register(self)
-                readyMirror.store(true, ordering: .releasing)
-                if !alertMessage.isEmpty { trace(.alertMessage(alertMessage)) }
+            switch system.arbiter.acquire(reader: system.backend.identifier) {
+            case .busy:
+                if system.busyPolicy == .queue {
+                    system.register(self)
+                    trace(.queued)
+                    return apply(machine.begin(at: now, admission: .queued))
+                }
+                apply(machine.begin(at: now, admission: .anotherSessionActive))
+            case .failed(let why):
+                trace(.readerLockFailed(why))
+                apply(machine.begin(at: now, admission: .refused(.readerErrorUnsupportedFeature)))
+            case .acquired(let l):
+                admit(l, at: now, fromQueue: false)
             }
-            apply(machine.begin(at: now, admission: admission))
+        }
+    }
+
+    private var pendingAlert: String?
+
+    /// The reader is this session's (on `queue`): the quick-restart rule, then the thermal
+    /// model, decide how it begins. A session granted from the queue meets no quick-restart
+    /// window (the system hands the reader over itself; assumed).
+    private func admit(_ l: ReaderLease, at now: Duration, fromQueue: Bool) {
+        var penalty = 0.0
+        if !fromQueue, let since = system.quickRestart(at: now) {
+            let outcome = system.model.quickRestartOutcome
+            trace(.quickRestart(sinceLastEnd: since, outcome: outcome))
+            switch outcome {
+            case .systemIsBusy:
+                l.release()
+                return apply(machine.begin(at: now, admission: .anotherSessionActive))
+            case .neverActive:
+                lease = l
+                system.register(self)
+                let limit: Duration? =
+                    if case .granted(let t) = system.thermalModel.decision(at: now) { t } else { nil }
+                return apply(
+                    machine.begin(at: now, admission: .dormant(timeLimit: limit ?? system.model.quickRestartWindow)))
+            case .shorterLimit:
+                penalty = system.model.quickRestartPenalty
+            }
+        }
+        let (decision, heat) = system.thermalBegin(at: now, penalty: penalty)
+        let admission: SessionAdmission
+        switch decision {
+        case .granted(let limit):
+            lease = l
+            admission = .granted(timeLimit: limit)
+            trace(.thermal(heat: heat, timeLimit: limit, enabled: system.thermalEnabled))
+            system.thermalFieldOn(at: now)
+            fieldIsOn = true
+            system.register(self)
+            readyMirror.store(true, ordering: .releasing)
+            if let a = pendingAlert { trace(.alertMessage(a)) }
+        case .refused:
+            l.release()
+            admission = .thermallyThrottled
+            trace(.thermal(heat: heat, timeLimit: nil, enabled: system.thermalEnabled))
+        }
+        apply(machine.begin(at: now, admission: admission))
+    }
+
+    /// The arbiter handed the reader to this queued session (any thread).
+    private func grantedFromQueue(_ l: ReaderLease) {
+        system.work.async(on: queue) { [self] in
+            guard case .queued = machine.state else { return l.release() }
+            ticket = nil
+            admit(l, at: system.clock.now, fromQueue: true)
         }
     }
 
@@ -124,23 +221,29 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     func invalidate(errorMessage: String?) {
+        let fromHost = HostWork.isActive
         queue.sync {
-            noteCall(.invalidate(errorMessage: errorMessage))
+            noteCall(.invalidate(errorMessage: errorMessage), fromHost: fromHost)
             apply(machine.invalidate(errorMessage: errorMessage))
         }
     }
     func userCanceled() { queue.sync { apply(machine.userCanceled()) } }
     func backgrounded() { queue.sync { apply(machine.backgrounded()) } }
-    func alertMessageChanged(_ m: String) {
+    func systemTerminated() {
         queue.sync {
-            noteCall(.alertMessage(m))
-            apply(machine.alertMessageChanged(m))
+            if machine.invalidationCode == nil, machine.state != .notStarted {
+                trace(.systemEnded(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly))
+            }
+            apply(machine.systemTerminated())
         }
     }
-
-    /// Reports a tag-object call that failed before reaching the machine (not connected).
-    func tagCallRefused(_ name: String, on handle: TagHandle) {
-        queue.sync { noteCall(.tagOperation(name: name, handle)) }
+    func alertMessageChanged(_ m: String) {
+        let fromHost = HostWork.isActive
+        queue.sync {
+            noteCall(.alertMessage(m), fromHost: fromHost)
+            if case .notStarted = machine.state { pendingAlert = m.isEmpty ? nil : m }
+            apply(machine.alertMessageChanged(m))
+        }
     }
 
     /// Runs `work` on `queue` later, counted in the system's pending work.
@@ -148,9 +251,13 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         system.work.async(on: queue, work)
     }
 
-    func restartPolling() {
+    func restartPolling(selecting sessionList: [String]? = nil) {
+        let fromHost = HostWork.isActive
         queue.sync {
-            noteCall(.restartPolling)
+            noteCall(.restartPolling, fromHost: fromHost)
+            if let sessionList, machine.isReady {
+                selectIdentifiers = system.model.selectIdentifiers(narrowedTo: sessionList)
+            }
             let effects = machine.restartPolling()
             if case .active(let a) = machine.state, !effects.isEmpty {
                 trace(.restartPolling(generation: a.generation))
@@ -162,12 +269,13 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     /// Runs `body` on the tag's connection on the I/O queue, if the machine allows it;
     /// `completion` is called on the session queue with the value or the Core NFC error.
     func perform<R: Sendable>(
-        _ name: String, on handle: TagHandle,
+        _ name: String, on handle: TagHandle, kind opKind: ReaderSessionMachine.OperationKind = .needsConnection,
         _ body: @escaping @Sendable (TagConnection, any NDEFTagProcedures) throws -> R,
         completion: @escaping @Sendable (Result<R, NFCReaderError>) -> Void
     ) {
         let box = Mutex<R?>(nil)
         let procedures = system.procedures
+        let fromHost = HostWork.isActive
         queue.sync {
             nextOperation += 1
             let op = TagOperationID(nextOperation)
@@ -183,10 +291,10 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                     } else {
                         completion(.failure(NFCReaderError(.readerTransceiveErrorTagResponseError)))
                     }
-                })
-            noteCall(.tagOperation(name: name, handle))
+                }, kind: opKind)
+            noteCall(.tagOperation(name: name, handle), fromHost: fromHost)
             trace(.tagOperation(op, name: name, handle))
-            apply(machine.tagOperationRequested(op, on: handle))
+            apply(machine.tagOperationRequested(op, on: handle, kind: opKind, at: system.clock.now))
         }
     }
 
@@ -211,12 +319,25 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             case .releaseReader:
                 lease?.release()
                 lease = nil
-                let (heat, next) = system.thermalFieldOff(at: system.clock.now)
-                if case .granted(let l) = next {
-                    trace(.thermal(heat: heat, timeLimit: l))
-                } else {
-                    trace(.thermal(heat: heat, timeLimit: nil))
+                if fieldIsOn {
+                    fieldIsOn = false
+                    let now = system.clock.now
+                    system.sheetEnded(at: now)
+                    let (heat, next) = system.thermalFieldOff(at: now)
+                    let limit: Duration? = if case .granted(let l) = next { l } else { nil }
+                    trace(.thermalAfter(heat: heat, nextTimeLimit: limit, enabled: system.thermalEnabled))
                 }
+            case .enqueue:
+                let reader = system.backend.identifier
+                ticket = system.arbiter.enqueue(reader: reader) { [weak self] lease in
+                    guard let self else { return lease.release() }
+                    self.grantedFromQueue(lease)
+                }
+            case .leaveQueue:
+                ticket?.cancel()
+                ticket = nil
+            case .selectApplication(let id): selectApplication(id)
+            case .connectionEnded(let handle, let why): trace(.connectionEnded(handle, why))
             case .readNDEF(let id): readNDEF(id)
             case .didBecomeActive:
                 trace(.didBecomeActive)
@@ -226,7 +347,11 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 sink?(.didDetectNDEFs(messages))
             case .didDetectTags(let handles):
                 trace(.didDetectTags(handles))
-                let tags = handles.compactMap { h in targets[h.target].map { DeliveredTag(handle: h, target: $0) } }
+                let tags = handles.compactMap { h in
+                    targets[h.target].map {
+                        DeliveredTag(handle: h, target: $0, initialSelectedAID: selectedAID[h.target])
+                    }
+                }
                 sink?(.didDetectTags(tags))
             case .showAlertMessage(let m): trace(.alertMessage(m))
             case .performTagOperation(let op, let handle): performOperation(op, handle)
@@ -241,7 +366,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 trace(.didInvalidateWithError(code, errorMessage: message))
                 system.unregister(self)
                 sink?(.didInvalidate(NFCReaderError(code, detail: message)))
-                sink = nil
+                // The sink stays (a re-begin may repeat the ending); the session is no longer kept alive.
                 keepAlive = nil
             }
         }
@@ -277,7 +402,11 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         case .detected(let found):
             for t in found { targets[t.id] = t }
             trace(.detected(found))
-            apply(machine.targetsDetected(found.map(\.id)))
+            let selecting: Set<DetectedTargetID> =
+                if case .tag = kind, !selectIdentifiers.isEmpty {
+                    Set(found.filter { $0.kind == .type4 }.map(\.id))
+                } else { [] }
+            apply(machine.targetsDetected(found.map(\.id), selecting: selecting))
         case .lost(let id):
             trace(.lost(id))
             apply(machine.targetLost(id))
@@ -303,6 +432,48 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         }
     }
 
+    /// SELECTs each of the session's ISO 7816 applications on `id`, in order, until one
+    /// answers `90 00` or `61 XX` (ISO/IEC 7816-4 §5.6), then tells the machine which.
+    private func selectApplication(_ id: DetectedTargetID) {
+        let backend = system.backend
+        let recorder = frameRecorder(id)
+        let aids = selectIdentifiers
+        system.work.async(on: io) { [self] in
+            let found: (selected: String?, lost: Bool)
+            do {
+                let aid = try backend.withTag(id) { c -> String? in
+                    guard case .iso7816(let t) = Self.traced(c, recorder) else { return nil }
+                    return try Self.firstSelectable(aids, t)
+                }
+                found = (aid, false)
+            } catch {
+                found = (nil, Self.classify(error).code == .readerTransceiveErrorTagConnectionLost)
+            }
+            system.work.async(on: queue) { [self] in
+                guard machine.isReady else { return }
+                trace(.applicationSelection(id, tried: aids, selected: found.selected))
+                if let selected = found.selected { selectedAID[id] = selected }
+                apply(machine.applicationSelected(target: id, aid: found.selected))
+                if found.lost { apply(machine.targetLost(id)) }
+            }
+        }
+    }
+
+    /// SELECT by DF name (`00 A4 04 00 Lc AID 00`) of each AID in order; the first answered
+    /// `90 00` or `61 XX`.
+    static func firstSelectable(_ aids: [String], _ t: any APDUTransport) throws -> String? {
+        for aid in aids {
+            guard let bytes = [UInt8](hex: aid) else { continue }
+            let command: [UInt8] = [0x00, 0xA4, 0x04, 0x00, UInt8(bytes.count)] + bytes + [0x00]
+            let r = try t.transmit(command)
+            guard r.count >= 2 else { continue }
+            let sw1 = r[r.count - 2]
+            let sw2 = r[r.count - 1]
+            if (sw1 == 0x90 && sw2 == 0x00) || sw1 == 0x61 { return aid }
+        }
+        return nil
+    }
+
     private func performOperation(_ op: TagOperationID, _ handle: TagHandle) {
         guard let p = pending[op] else { return }
         let backend = system.backend
@@ -320,22 +491,29 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             }
             system.work.async(on: queue) { [self] in
                 pending[op]?.detail = detail
-                apply(machine.tagOperationFinished(op, on: handle, result: result))
+                apply(
+                    machine.tagOperationFinished(
+                        op, on: handle, result: result, kind: p.kind, at: system.clock.now))
             }
         }
     }
 
     // MARK: Trace
 
-    /// Tells the system's call observer about an app call (on `queue`).
-    private func noteCall(_ call: SessionCallRecord.Call) {
+    /// Tells the system's call observer about an app call (on `queue`); `fromHost`: the
+    /// caller's thread was in ``HostWork`` when it called.
+    private func noteCall(_ call: SessionCallRecord.Call, fromHost: Bool) {
         let state: SessionCallRecord.State =
             switch machine.state {
             case .notStarted: .notStarted
+            case .queued, .dormant: .waiting
             case .active(let a): .active(generation: a.generation)
             case .invalidated(let c): .invalidated(c)
             }
-        system.callObserver(SessionCallRecord(session: number, call: call, state: state))
+        system.callObserver(
+            SessionCallRecord(
+                session: number, call: call, state: state, fromHostWork: fromHost,
+                delegateQueueIsMain: delegateQueueIsMain))
     }
 
     private func trace(_ event: SessionTraceEvent) {
@@ -370,15 +548,12 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     }
 
     static func traced(_ c: TagConnection, _ record: @escaping @Sendable ([UInt8], [UInt8]?) -> Void) -> TagConnection {
-        switch c {
-        case .type2(let t): .type2(TracingType2Transport(base: t, record: record))
-        case .iso7816(let t): .iso7816(TracingAPDUTransport(base: t, record: record))
-        }
+        c.traced(record)
     }
 }
 
 /// Records each Type 2 command as its frame (`30 pp`, `A2 pp d0..d3`, `60`) and answer.
-private struct TracingType2Transport: Type2TagTransport {
+struct TracingType2Transport: Type2TagTransport {
     let base: any Type2TagTransport
     let record: @Sendable ([UInt8], [UInt8]?) -> Void
 
@@ -403,10 +578,23 @@ private struct TracingType2Transport: Type2TagTransport {
         try exchange([0x3A, first, last], { $0 }) { try base.fastRead(from: first, to: last) }
     }
     var fastReadPageLimit: Int { base.fastReadPageLimit }
+    func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        try exchange(
+            frame,
+            {
+                switch $0 {
+                case .data(let d): d
+                case .ack: [0x0A]
+                case .nak(let v): [v]
+                case .silent: nil
+                }
+            }
+        ) { try base.transceive(frame) }
+    }
 }
 
 /// Records each command APDU and response APDU.
-private struct TracingAPDUTransport: APDUTransport {
+struct TracingAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let record: @Sendable ([UInt8], [UInt8]?) -> Void
     var maximumResponseLength: Int { base.maximumResponseLength }

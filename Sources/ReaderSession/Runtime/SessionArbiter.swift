@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Glibc
 import Synchronization
 
@@ -13,6 +15,12 @@ import Synchronization
 /// argument, else `$NFCBENCH_LOCK_DIR`, else `$XDG_RUNTIME_DIR/nfcbench`, else
 /// `/tmp/nfcbench-<uid>`; it is created with mode 0700. Locks are per open file
 /// description, so two arbiters in one process exclude each other too.
+///
+/// Under the busy policy `queue` (``ReaderSystemModel/BusyPolicy``) a refused session waits
+/// with ``enqueue(reader:onGranted:)``: in first-in, first-out order across processes, by
+/// numbered tickets in `<lock name>.queue/` (each held with `flock` by its waiter, so a
+/// dead waiter's ticket is seen and dropped): `flock` alone does not wake waiters in order.
+/// The thermal model's state lives beside the locks (``heatFilePath(for:)``).
 public final class SessionArbiter: Sendable {
     /// What a lock covers.
     public enum Scope: Sendable, Hashable {
@@ -34,6 +42,9 @@ public final class SessionArbiter: Sendable {
     /// The lock directory, or `nil` for an in-process arbiter without file locks.
     public let lockDirectory: String?
     private let held = Mutex<Set<String>>([])
+    /// In-process arbiters: waiters per lock key, in arrival order.
+    private let waiters = Mutex<[String: [(id: UInt64, grant: @Sendable (ReaderLease) -> Void)]]>([:])
+    private let nextWaiter = Atomic<UInt64>(0)
 
     /// - Parameters:
     ///   - scope: per reader (default) or host-wide.
@@ -73,13 +84,22 @@ public final class SessionArbiter: Sendable {
         }
     }
 
+    /// Where the thermal model's state for `reader` is kept between processes: beside its
+    /// lock, `<lock folder>/<lock name>.heat` (so heat follows the lock scope); `nil` for an
+    /// in-process arbiter (heat then stays in its ``NFCReaderSystem``).
+    public func heatFilePath(for reader: String) -> String? {
+        guard let dir = lockDirectory else { return nil }
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST { return nil }
+        return dir + "/" + lockName(for: reader) + ".heat"
+    }
+
     /// Tries to take `reader` without waiting. Wraps `open(2)` + `flock(LOCK_NB)` on the
     /// host lock (shared or exclusive by scope), then on the reader's lock (exclusive).
     public func acquire(reader: String) -> Acquisition {
         let key = lockName(for: reader)
         let inserted = held.withLock { $0.insert(key).inserted }
         guard inserted else { return .busy }
-        let free: @Sendable () -> Void = { [self] in _ = held.withLock { $0.remove(key) } }
+        let free: @Sendable () -> Void = { [self] in released(key) }
         guard let dir = lockDirectory else { return .acquired(ReaderLease(fds: [], onRelease: free)) }
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
             let e = errno
@@ -104,6 +124,51 @@ public final class SessionArbiter: Sendable {
             fds.append(fd)
         }
         return .acquired(ReaderLease(fds: fds, onRelease: free))
+    }
+
+    /// Waits for `reader` in first-in, first-out order and calls `onGranted` (on another
+    /// thread) with the lease once it is this waiter's turn and the reader is free. An
+    /// in-process arbiter hands the reader over the moment the holder releases it; a
+    /// file-lock arbiter takes a numbered ticket in `<lock name>.queue/` and checks every
+    /// `poll` whether its ticket is the first live one and the locks can be taken.
+    public func enqueue(
+        reader: String, poll: Duration = .milliseconds(20), onGranted: @escaping @Sendable (ReaderLease) -> Void
+    ) -> ReaderQueueTicket {
+        let key = lockName(for: reader)
+        guard let dir = lockDirectory else {
+            let id = nextWaiter.add(1, ordering: .relaxed).newValue
+            waiters.withLock { $0[key, default: []].append((id, onGranted)) }
+            let ticket = ReaderQueueTicket { [self] in
+                waiters.withLock { w in w[key]?.removeAll { $0.id == id } }
+            }
+            // The reader may have been released between the refusal and now.
+            if held.withLock({ !$0.contains(key) }) { released(key, freeFirst: false) }
+            return ticket
+        }
+        let waiter = FileQueueWaiter(
+            arbiter: self, reader: reader, folder: dir + "/" + key + ".queue", poll: poll, onGranted: onGranted)
+        waiter.start()
+        return ReaderQueueTicket { waiter.cancel() }
+    }
+
+    /// A lease on `key` ended (or the reader may be free): an in-process arbiter hands it to
+    /// its first waiter.
+    private func released(_ key: String, freeFirst: Bool = true) {
+        let next: (ReaderLease, @Sendable (ReaderLease) -> Void)? = held.withLock { h in
+            if freeFirst { h.remove(key) }
+            guard lockDirectory == nil, !h.contains(key) else { return nil }
+            guard
+                let w = waiters.withLock({ w -> (id: UInt64, grant: @Sendable (ReaderLease) -> Void)? in
+                    guard var list = w[key], !list.isEmpty else { return nil }
+                    let first = list.removeFirst()
+                    w[key] = list
+                    return first
+                })
+            else { return nil }
+            h.insert(key)
+            return (ReaderLease(fds: [], onRelease: { [self] in released(key) }), w.grant)
+        }
+        if let (lease, grant) = next { grant(lease) }
     }
 
     /// A locked file descriptor, or why not (`.busy` or `.failed`).
@@ -144,4 +209,123 @@ public final class ReaderLease: Sendable {
     }
 
     deinit { release() }
+}
+
+/// A place in a reader's queue (``SessionArbiter/enqueue(reader:poll:onGranted:)``);
+/// `cancel()` leaves it (idempotent). A grant already under way may still arrive.
+public final class ReaderQueueTicket: Sendable {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
+    public func cancel() {
+        let c = onCancel.withLock { c in
+            defer { c = nil }
+            return c
+        }
+        c?()
+    }
+}
+
+/// One waiter of a file-lock arbiter's queue, on a thread of its own (it blocks between
+/// checks). Its ticket is `<queue folder>/<20-digit number>-<pid>`, held with `flock` while
+/// it waits; numbers come from `<queue folder>/next` under `flock`. A ticket whose `flock`
+/// can be taken belongs to a waiter that died: whoever sees it removes it.
+private final class FileQueueWaiter: @unchecked Sendable {
+    let arbiter: SessionArbiter
+    let reader: String
+    let folder: String
+    let poll: Duration
+    let onGranted: @Sendable (ReaderLease) -> Void
+    private let stop = DispatchSemaphore(value: 0)
+    private let cancelled = Atomic<Bool>(false)
+
+    init(
+        arbiter: SessionArbiter, reader: String, folder: String, poll: Duration,
+        onGranted: @escaping @Sendable (ReaderLease) -> Void
+    ) {
+        self.arbiter = arbiter
+        self.reader = reader
+        self.folder = folder
+        self.poll = poll
+        self.onGranted = onGranted
+    }
+
+    func start() {
+        let t = Thread { [self] in run() }
+        t.name = "nfcbench.reader-queue"
+        t.start()
+    }
+
+    func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        stop.signal()
+    }
+
+    private func run() {
+        guard mkdir(folder, 0o700) == 0 || errno == EEXIST, let number = takeNumber() else { return }
+        let name = String(repeating: "0", count: max(0, 20 - String(number).count)) + "\(number)-\(getpid())"
+        let path = folder + "/" + name
+        // Locked before it has its name, so no one takes a fresh ticket for a dead one.
+        let fd = open(path + ".new", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return }
+        _ = flock(fd, LOCK_EX)
+        guard rename(path + ".new", path) == 0 else {
+            unlink(path + ".new")
+            close(fd)
+            return
+        }
+        defer {
+            unlink(path)
+            _ = flock(fd, LOCK_UN)
+            close(fd)
+        }
+        let ns = poll.components.seconds * 1_000_000_000 + poll.components.attoseconds / 1_000_000_000
+        while !cancelled.load(ordering: .acquiring) {
+            if isFirst(name), case .acquired(let lease) = arbiter.acquire(reader: reader) {
+                if cancelled.load(ordering: .acquiring) {
+                    lease.release()
+                } else {
+                    onGranted(lease)
+                }
+                return
+            }
+            _ = stop.wait(timeout: .now() + .nanoseconds(Int(max(1_000_000, ns))))
+        }
+    }
+
+    /// The next ticket number, from `next` under an exclusive `flock`.
+    private func takeNumber() -> UInt64? {
+        let fd = open(folder + "/next", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        _ = flock(fd, LOCK_EX)
+        defer { _ = flock(fd, LOCK_UN) }
+        var buf = [UInt8](repeating: 0, count: 32)
+        let n = pread(fd, &buf, buf.count, 0)
+        let current =
+            n > 0
+            ? UInt64(String(decoding: buf[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            : 0
+        let text = Array("\(current + 1)\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return current
+    }
+
+    /// True when no live ticket is ahead of `name`; stale tickets ahead are removed.
+    private func isFirst(_ name: String) -> Bool {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return false }
+        for other in entries.filter({ $0 != "next" && !$0.hasSuffix(".new") && $0 < name }).sorted() {
+            let path = folder + "/" + other
+            let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                unlink(path)  // its waiter is gone
+                _ = flock(fd, LOCK_UN)
+                continue
+            }
+            return false
+        }
+        return true
+    }
 }

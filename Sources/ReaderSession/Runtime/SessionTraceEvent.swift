@@ -5,9 +5,30 @@ public enum SessionTraceEvent: Sendable, Hashable {
     case sessionBegan(kind: ReaderSessionKind, reader: String)
     /// The reader's lock file could not be used (errno text); the begin was refused with 1.
     case readerLockFailed(String)
-    /// The thermal model at begin: heat in field-seconds and the granted time limit
-    /// (`nil` when refused); also at the end, with the limit a begin would now get.
-    case thermal(heat: Double, timeLimit: Duration?)
+    /// The thermal model at begin: heat in field-seconds and the time limit granted to this
+    /// session (`nil` when refused). `enabled` false: the model is switched off and the limit
+    /// is the fixed base limit.
+    case thermal(heat: Double, timeLimit: Duration?, enabled: Bool)
+    /// The thermal model at the end: heat now and the limit a session begun now would get
+    /// (`nil`: it would be refused). A prediction, not this session's limit.
+    case thermalAfter(heat: Double, nextTimeLimit: Duration?, enabled: Bool)
+    /// The reader was busy and the busy policy is `queue`: the session waits for it.
+    case queued
+    /// `begin()` did nothing (Core NFC reports nothing either); the reason in words.
+    case beginIgnored(String)
+    /// `begin()` came this soon after the end of a session that had a sheet: a quick
+    /// restart, with the model's outcome (`systemIsBusy`, `neverActive`, `shorterLimit`).
+    case quickRestart(sinceLastEnd: Duration, outcome: ReaderSystemModel.QuickRestartOutcome)
+    /// `begin()` on a session that already ended: its ending is delivered again (reported).
+    case endingRepeated(NFCReaderError.Code)
+    /// The system ended the session (a scripted ending).
+    case systemEnded(NFCReaderError.Code)
+    /// Tag session: the ISO 7816 applications were SELECTed on a target in order; `selected`
+    /// is the first that answered (the tag is delivered with it as `initialSelectedAID`),
+    /// `nil` when none did (the tag is not delivered).
+    case applicationSelection(DetectedTargetID, tried: [String], selected: String?)
+    /// A tag's connection ended while the session went on.
+    case connectionEnded(TagHandle, ReaderSessionMachine.ConnectionEnd)
     /// Delegate `readerSessionDidBecomeActive(_:)`.
     case didBecomeActive
     /// The backend found targets.
@@ -40,6 +61,14 @@ public enum SessionTraceEvent: Sendable, Hashable {
         case .sessionBegan: "begin"
         case .readerLockFailed: "readerLockFailed"
         case .thermal: "thermal"
+        case .thermalAfter: "thermal"
+        case .queued: "queued"
+        case .beginIgnored: "beginIgnored"
+        case .quickRestart: "quickRestart"
+        case .endingRepeated: "endingRepeated"
+        case .systemEnded: "systemEnded"
+        case .applicationSelection(_, _, let selected): selected == nil ? "iso7816SelectFailed" : "iso7816Selected"
+        case .connectionEnded: "connectionEnded"
         case .didBecomeActive: "readerSessionDidBecomeActive"
         case .detected: "detected"
         case .lost: "lost"
@@ -104,6 +133,8 @@ public struct SessionCallRecord: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         /// `begin()` not called yet.
         case notStarted
+        /// Waiting for the reader (busy policy `queue`) or begun without becoming active.
+        case waiting
         /// Active, in this polling generation (``TagHandle/generation``).
         case active(generation: UInt32)
         /// Over, with the code it ended with.
@@ -114,10 +145,20 @@ public struct SessionCallRecord: Sendable, Hashable {
     public let session: UInt64
     public let call: Call
     public let state: State
+    /// True when the call came from work the host started on this thread (``HostWork``):
+    /// a delegate call or completion the runtime delivered, or a harness's timer or user
+    /// action. False: from a real-time timer, the main queue or an async hop of the app's.
+    public let fromHostWork: Bool
+    /// True when the session's delegate queue is `DispatchQueue.main`.
+    public let delegateQueueIsMain: Bool
 
-    public init(session: UInt64, call: Call, state: State) {
+    public init(
+        session: UInt64, call: Call, state: State, fromHostWork: Bool = true, delegateQueueIsMain: Bool = false
+    ) {
         self.session = session
         self.call = call
         self.state = state
+        self.fromHostWork = fromHostWork
+        self.delegateQueueIsMain = delegateQueueIsMain
     }
 }

@@ -7,8 +7,12 @@ extension SessionTraceRecord {
     /// delegate method's short name where there is one (`didBecomeActive`,
     /// `didDetectNDEFs`, `didDetectTags`, `didInvalidateWithError`), otherwise a noun
     /// (`begin`, `thermal`, `detected`, `lost`, `ndefRead`, `restartPolling`,
-    /// `alertMessage`, `tagOperation`, `tagOperationEnded`, `frame`). Invalidations carry
-    /// `code` (Apple's raw value) and `reason` (Core NFC's case name).
+    /// `alertMessage`, `tagOperation`, `tagOperationEnded`, `frame`, `queued`,
+    /// `beginIgnored`, `quickRestart`, `endingRepeated`, `systemEnded`, `iso7816Selected`,
+    /// `iso7816SelectFailed`, `connectionEnded`). Invalidations carry `code` (Apple's raw
+    /// value) and `reason` (Core NFC's case name). `thermal` has `phase` `begin` (the limit
+    /// granted, `time_limit_s`) or `end` (the limit a session begun now would get,
+    /// `next_time_limit_s`).
     ///
     /// - Parameter tMicroseconds: the time to write as `t_us` (µs since the trace began);
     ///   the session-relative time is kept as `session_t_us`.
@@ -28,10 +32,33 @@ extension SessionTraceRecord {
             o["reader"] = .string(reader)
         case .readerLockFailed(let why):
             o["error"] = .string(why)
-        case .thermal(let heat, let limit):
+        case .thermal(let heat, let limit, let enabled):
+            o["phase"] = "begin"
             o["heat"] = .double((heat * 1000).rounded() / 1000)
-            o["time_limit_s"] =
-                limit.map { .double(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) } ?? .null
+            o["time_limit_s"] = limit.map { .double(Self.seconds($0)) } ?? .null
+            if !enabled { o["thermal_model"] = "off" }
+        case .thermalAfter(let heat, let next, let enabled):
+            o["phase"] = "end"
+            o["heat"] = .double((heat * 1000).rounded() / 1000)
+            o["next_time_limit_s"] = next.map { .double(Self.seconds($0)) } ?? .null
+            if !enabled { o["thermal_model"] = "off" }
+        case .queued:
+            o["busy_policy"] = "queue"
+        case .beginIgnored(let why):
+            o["reason"] = .string(why)
+        case .quickRestart(let since, let outcome):
+            o["since_last_end_ms"] = .double((Self.seconds(since) * 1e6).rounded() / 1e3)
+            o["outcome"] = .string(outcome.rawValue)
+        case .endingRepeated(let code), .systemEnded(let code):
+            o["code"] = .int(Int64(code.rawValue))
+            o["reason"] = .string(code.name)
+        case .applicationSelection(let id, let tried, let selected):
+            o["target"] = .int(Int64(id.rawValue))
+            o["tried"] = .array(tried.map { .string($0) })
+            if let selected { o["aid"] = .string(selected) }
+        case .connectionEnded(let tag, let why):
+            o["tag"] = .string(tag.description)
+            o["reason"] = .string(why.rawValue)
         case .didBecomeActive:
             break
         case .detected(let targets):
@@ -82,6 +109,10 @@ extension SessionTraceRecord {
             if let message { o["error_message"] = .string(message) }
         }
         return o
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     /// `event` as the JSON schema names it (Core NFC's short delegate names).

@@ -147,7 +147,9 @@ public final class HCELivePhone: Sendable {
     /// - Parameters:
     ///   - app: the default contactless app and its select-identifier prefixes.
     ///   - identity: UID/ATQA/SAK/ATS (and ATR) the phone presents.
-    ///   - parameters: the model's unpublished numbers.
+    ///   - parameters: the model's unpublished numbers. The live phone sends no S(WTX): its
+    ///     carrier (vpcd, a PN532 in target mode) chains and extends on its own, so
+    ///     `sendsWaitingTimeExtensions` is switched off here.
     ///   - clock: time since the bench started; default a monotonic clock from now. Tests
     ///     pass a virtual one.
     ///   - answer: what the stand-in app answers to each APDU routed to it.
@@ -160,7 +162,9 @@ public final class HCELivePhone: Sendable {
         answer: @escaping @Sendable ([UInt8]) -> [UInt8] = { _ in [0x90, 0x00] },
         onEvent: (@Sendable (HCELiveEvent) -> Void)? = nil
     ) {
-        phone = ContactlessPhone(defaultApp: app, expressCredentials: expressCredentials, parameters: parameters)
+        var live = parameters
+        live.sendsWaitingTimeExtensions = false
+        phone = ContactlessPhone(defaultApp: app, expressCredentials: expressCredentials, parameters: live)
         self.identity = identity
         isVirtualClock = clock != nil
         if let clock {

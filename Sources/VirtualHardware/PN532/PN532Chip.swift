@@ -13,6 +13,18 @@ public enum PN532WireFault: Sendable, Equatable {
     case fieldLossMidExchange
 }
 
+/// What the chip exchanged over the air (ISO/IEC 14443-A, CRC_A not included), as a
+/// PN532 would: the card side of each host command. ``PN532Chip/takeAir()`` hands them out.
+public enum PN532AirEvent: Sendable, Equatable {
+    /// The RF field went on or off (RFConfiguration, polling, a reader arriving or leaving
+    /// in target mode).
+    case field(on: Bool, note: String)
+    /// One command frame and the card's answer (nil: no answer). `kind` says what it is:
+    /// `reqa`, `anticollision`, `select`, `rats`, `type2`, `block` (ISO-DEP I/R/S-block),
+    /// `hlta`, `deselect`, `presence`.
+    case exchange(kind: String, command: [UInt8], answer: [UInt8]?, note: String?)
+}
+
 /// The PN532's state and command dispatcher, without I/O or clock: bytes from the host in,
 /// bytes to the host out. ``VirtualPN532`` puts it on a pseudo-terminal.
 ///
@@ -75,6 +87,13 @@ public struct PN532Chip: Sendable {
     private var reader: PN532ReaderScript?
     private var readerStep = 0
     private var readerAwaitingResponse = false
+    /// The ISO-DEP block numbers and frame sizes of the card (or, in target mode, of the reader).
+    private var blocks = ISODEPBlockFraming()
+    /// What went over the air since the last ``takeAir()``.
+    public private(set) var air: [PN532AirEvent] = []
+    /// The RATS this chip sends when it activates an ISO-DEP card (AutoRATS): `E0 80`, FSD
+    /// 256, CID 0. Assumed: UM0701-02 does not give the PN532's FSDI.
+    public static let rats: [UInt8] = [0xE0, 0x80]
 
     private enum Pending: Sendable, Equatable {
         /// `serial` for a finite poll (see ``finitePoll``), `nil` for an endless one.
@@ -99,6 +118,18 @@ public struct PN532Chip: Sendable {
     private var pollDuration: Duration = .zero
 
     public init() {}
+
+    /// The air events since the last call, oldest first.
+    public mutating func takeAir() -> [PN532AirEvent] {
+        defer { air = [] }
+        return air
+    }
+
+    private mutating func setField(_ on: Bool, _ note: String) {
+        guard rfFieldOn != on else { return }
+        air.append(.field(on: on, note: note))
+        rfFieldOn = on
+    }
 
     // MARK: inputs
 
@@ -173,6 +204,7 @@ public struct PN532Chip: Sendable {
         readerAwaitingResponse = false
         if pending == .initAsTarget {
             pending = nil
+            readerActivates(script)
             return respond(0x8D, [0x08] + script.rats)
         }
         return []
@@ -286,7 +318,14 @@ public struct PN532Chip: Sendable {
         case 0x42:
             return inCommunicateThru(params)
         case 0x44:  // InDeselect: the PN532 halts the target (HLTA / S(DESELECT))
-            if targetSelected, card != nil { haltCard() }
+            if targetSelected, let present = card {
+                if present.isISODEP {
+                    air.append(.exchange(kind: "deselect", command: [0xC2], answer: [0xC2], note: "S(DESELECT)"))
+                } else {
+                    air.append(.exchange(kind: "hlta", command: [0x50, 0x00], answer: nil, note: "HLTA"))
+                }
+                haltCard()
+            }
             targetSelected = false
             return .reply([0x00])
         case 0x52:  // InRelease
@@ -311,6 +350,7 @@ public struct PN532Chip: Sendable {
             guard params.count >= 37 else { return .error }
             targetSelected = false
             if let reader, !readerFinished, readerStep == 0 {
+                readerActivates(reader)
                 return .reply([0x08] + reader.rats)
             }
             pending = .initAsTarget
@@ -333,7 +373,7 @@ public struct PN532Chip: Sendable {
             if rfFieldOn && !on { fieldReset() }
             if !rfFieldOn && on { lastCommandAir.fieldSwitchedOn = true }
             if rfFieldOn && !on { lastCommandAir.fieldSwitchedOff = true }
-            rfFieldOn = on
+            setField(on, "RFConfiguration: RF field \(on ? "on" : "off")")
         case 0x02:  // Various timings: RFU, fATR_RES_Timeout, fRetryTimeout
             guard params.count == 4 else { return .error }
             retryTimeoutCode = params[3]
@@ -386,7 +426,7 @@ public struct PN532Chip: Sendable {
             return nil
         }
         airActivation(uidLength: present.uid.count)
-        rfFieldOn = true
+        setField(true, "the chip switches the RF field on to poll")
         targetSelected = true
         var ats: [UInt8] = []
         switch present.function {
@@ -403,6 +443,7 @@ public struct PN532Chip: Sendable {
             present.function = .isoDEP(app)
         }
         card = present
+        logActivation(present, ats: ats)
         var data = targetData(present)
         if !ats.isEmpty { data += ats }
         return data
@@ -415,6 +456,56 @@ public struct PN532Chip: Sendable {
         case 8 where uid[0] == 0x88: Array(uid.dropFirst())
         case 12 where uid[0] == 0x88 && uid[4] == 0x88: Array(uid[1..<4]) + Array(uid[5...])
         default: uid
+        }
+    }
+
+    /// The frames of an activation the chip runs itself: REQA, anticollision and SELECT per
+    /// cascade level (the SAK of a level that is not the last has only the cascade bit),
+    /// and RATS with the ATS the card answered when it activated ISO-DEP.
+    private mutating func logActivation(_ card: PN532Card, ats: [UInt8]) {
+        air.append(.exchange(kind: "reqa", command: [0x26], answer: card.atqa, note: "REQA → ATQA"))
+        let levels = ISO14443AActivation.cascadeLevels(uid: card.uid)
+        for (i, level) in levels.enumerated() {
+            air.append(
+                .exchange(
+                    kind: "anticollision", command: [level.sel, 0x20], answer: level.anticollisionAnswer,
+                    note: "anticollision, cascade level \(i + 1)"))
+            let last = i == levels.count - 1
+            air.append(
+                .exchange(
+                    kind: "select", command: level.select, answer: [last ? card.sak : 0x04],
+                    note: "SELECT, cascade level \(i + 1)"))
+        }
+        if !ats.isEmpty {
+            air.append(.exchange(kind: "rats", command: Self.rats, answer: ats, note: "RATS → ATS"))
+        }
+    }
+
+    /// Target mode: a reader's field reaches the chip and the reader sends RATS (the PN532
+    /// answers anticollision and RATS itself from TgInitAsTarget's parameters; that answer
+    /// is not modelled, so the RATS is logged without one).
+    private mutating func readerActivates(_ script: PN532ReaderScript) {
+        air.append(.field(on: true, note: "target mode: an external reader's field"))
+        air.append(
+            .exchange(
+                kind: "rats", command: script.rats, answer: nil,
+                note: "the reader's RATS (the PN532 answers ATQA, SAK and ATS itself; not modelled)"))
+        blocks = ISODEPBlockFraming(ats: [], rats: script.rats)
+    }
+
+    /// Target mode: the scripted reader hands over whole C-APDUs, so their blocks are built
+    /// by ISO/IEC 14443-4's rules (``ISODEPBlockFraming``), not exchanged.
+    static let scriptedFraming = "I-block framing synthesized (the scripted reader passes whole C-APDUs)"
+
+    private mutating func logBlocks(_ command: [UInt8], _ answer: [UInt8]?, note: String?) {
+        for (i, b) in blocks.exchange(command, answer).enumerated() {
+            if b.fromReader {
+                air.append(.exchange(kind: "block", command: b.bytes, answer: nil, note: i == 0 ? note : nil))
+            } else if case .exchange(let kind, let c, nil, let n)? = air.last, kind == "block" {
+                air[air.count - 1] = .exchange(kind: kind, command: c, answer: b.bytes, note: n)
+            } else {
+                air.append(.exchange(kind: "block", command: [], answer: b.bytes, note: nil))
+            }
         }
     }
 
@@ -453,13 +544,27 @@ public struct PN532Chip: Sendable {
             remove()
             return .reply([0x01])
         }
-        guard targetSelected, var present = card, !present.isGone else { return .reply([0x01]) }
+        guard targetSelected, var present = card, !present.isGone else {
+            if targetSelected || card != nil {
+                air.append(
+                    .exchange(
+                        kind: card?.isISODEP == true ? "block" : "type2", command: frame, answer: nil,
+                        note: "no answer: the card is gone"))
+            }
+            return .reply([0x01])
+        }
         defer { card = present }
         switch present.function {
         case .type2(var core):
             defer { present.function = .type2(core) }
             let answer = core.respond(to: frame)
             airType2(frame, answer)
+            switch answer {
+            case .data(let d): air.append(.exchange(kind: "type2", command: frame, answer: d, note: nil))
+            case .ack: air.append(.exchange(kind: "type2", command: frame, answer: [0x0A], note: nil))
+            case .nak(let code): air.append(.exchange(kind: "type2", command: frame, answer: [code & 0x0F], note: nil))
+            case .silent: air.append(.exchange(kind: "type2", command: frame, answer: nil, note: nil))
+            }
             switch answer {
             case .data(let d):
                 if raw && registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + iso14443CRCA(d)) }
@@ -481,9 +586,11 @@ public struct PN532Chip: Sendable {
         case .isoDEP(var app):
             defer { present.function = .isoDEP(app) }
             if raw {  // the host runs ISO-DEP (or pings with R(NAK)): the card's blocks as they are
-                let block = present.isoDEPLink.respond(to: frame, application: &app)
-                airExchange(frame, crc: true, answer: block)
-                guard let d = block else { return .reply([0x01]) }
+                let reply = present.isoDEPLink.respond(to: frame, application: &app)
+                air.append(
+                    .exchange(kind: frame.first == 0xE0 ? "rats" : "block", command: frame, answer: reply, note: nil))
+                airExchange(frame, crc: true, answer: reply)
+                guard let d = reply else { return .reply([0x01]) }
                 if registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + iso14443CRCA(d)) }
                 return .reply([0x00] + d)
             }
@@ -510,6 +617,7 @@ public struct PN532Chip: Sendable {
             let block = [0x02 | (more ? 0x10 : 0x00) | pcdBlockNumber] + part
             let reply = link.respond(to: block, application: &application)
             airExchange(block, crc: true, answer: reply)
+            air.append(.exchange(kind: "block", command: block, answer: reply, note: nil))
             guard let a = reply else { return nil }
             if more {
                 guard a == [0xA2 | pcdBlockNumber] else { return nil }
@@ -524,9 +632,10 @@ public struct PN532Chip: Sendable {
             pcdBlockNumber ^= 1
             if pcb & 0x10 == 0 { return response }
             let ack: [UInt8] = [0xA2 | pcdBlockNumber]
-            let reply = link.respond(to: ack, application: &application)
-            airExchange(ack, crc: true, answer: reply)
-            guard let next = reply else { return nil }
+            let next = link.respond(to: ack, application: &application)
+            air.append(.exchange(kind: "block", command: ack, answer: next, note: nil))
+            airExchange(ack, crc: true, answer: next)
+            guard let next else { return nil }
             answer = next
         }
     }
@@ -552,8 +661,13 @@ public struct PN532Chip: Sendable {
 
     private mutating func tgGetData() -> Answer {
         guard let reader, !readerFinished else { return .reply([0x29]) }
+        if readerAwaitingResponse, let last = readerExchanges.last {
+            logBlocks(last.command, nil, note: "the reader's C-APDU, never answered; " + Self.scriptedFraming)
+            readerAwaitingResponse = false
+        }
         guard readerStep < reader.steps.count else {
             readerFinished = true
+            air.append(.field(on: false, note: "target mode: the reader leaves"))
             return .reply([0x29])
         }
         let step = reader.steps[readerStep]
@@ -639,6 +753,7 @@ public struct PN532Chip: Sendable {
             return .reply([0x29])
         }
         readerExchanges[readerExchanges.count - 1].response = params
+        logBlocks(readerExchanges[readerExchanges.count - 1].command, params, note: Self.scriptedFraming)
         readerAwaitingResponse = false
         readerStep += 1
         return .reply([0x00])

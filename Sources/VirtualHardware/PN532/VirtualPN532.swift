@@ -35,14 +35,17 @@ public struct VirtualPN532Error: Error, Sendable, Equatable, CustomStringConvert
 
 /// One entry of the virtual PN532's wire log.
 public struct PN532FrameLogEntry: Sendable, Equatable {
-    public enum Direction: Sendable, Equatable { case hostToChip, chipToHost, event }
+    /// Host link (each way), a bench event, or the chip's RF side (``air``).
+    public enum Direction: Sendable, Equatable { case hostToChip, chipToHost, event, air }
     /// Microseconds since ``VirtualPN532/start(ptyPath:)``, monotonic clock.
     public var microseconds: Int64
     public var direction: Direction
-    /// The bytes as read or written (for `.event`, empty).
+    /// The bytes as read or written (for `.event` and `.air`, empty).
     public var bytes: [UInt8]
     /// For `.event`: what happened (card presented, removed, fault, hang-up).
     public var note: String
+    /// For `.air`: what went over the air (``PN532Chip/takeAir()``).
+    public var air: PN532AirEvent? = nil
 }
 
 /// A PN532 on a pseudo-terminal that the real libnfc `pn532_uart` driver talks to.
@@ -165,6 +168,7 @@ public final class VirtualPN532: Sendable {
         state.withLock { s in
             let out = s.chip.presentTimed(card)
             record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined())")
+            recordAir(&s)
             emit(&s, out.map { [$0] } ?? [], commandAt: .now)
         }
         wake()
@@ -199,6 +203,7 @@ public final class VirtualPN532: Sendable {
         state.withLock { s in
             let out = s.chip.startReader(script)
             record(&s, .event, [], "reader arrives, \(script.steps.count) C-APDUs")
+            recordAir(&s)
             send(&s, out)
         }
     }
@@ -278,6 +283,14 @@ public final class VirtualPN532: Sendable {
         s.log.append(PN532FrameLogEntry(microseconds: us, direction: direction, bytes: bytes, note: note))
     }
 
+    /// Moves the chip's air events into the log, stamped now.
+    private func recordAir(_ s: inout State) {
+        for event in s.chip.takeAir() {
+            record(&s, .air, [], "")
+            s.log[s.log.count - 1].air = event
+        }
+    }
+
     private func send(_ s: inout State, _ bytes: [UInt8]) {
         guard !bytes.isEmpty, s.master >= 0 else { return }
         record(&s, .chipToHost, bytes)
@@ -348,6 +361,7 @@ public final class VirtualPN532: Sendable {
                         let baud = s.chip.serialBaudRate
                         let complete = s.link.received(chunk.count, at: .now, baud: baud)
                         let out = s.chip.receiveTimed(chunk)
+                        recordAir(&s)
                         emit(&s, out, commandAt: complete, baud: baud)
                         // A finite poll started: the chip answers "no target" when its time is up.
                         if let poll = s.chip.finitePoll,
@@ -376,6 +390,7 @@ public final class VirtualPN532: Sendable {
                 case .present(let card):
                     let out = s.chip.presentTimed(card)
                     record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined()) (scheduled)")
+                    recordAir(&s)
                     emit(&s, out.map { [$0] } ?? [], commandAt: now)
                 case .remove:
                     s.chip.remove()

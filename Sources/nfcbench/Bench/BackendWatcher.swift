@@ -15,12 +15,17 @@ final class BackendWatcher: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
     let backend: any ReaderBackend
 
-    init(_ backend: any ReaderBackend) {
+    /// Follows `backend`; `onEvent` sees each event as it arrives (the bench's trace).
+    init(_ backend: any ReaderBackend, onEvent: (@Sendable (ReaderBackendEvent) -> Void)? = nil) {
         self.backend = backend
         let stream = backend.events(.iso14443)
         let t = Task { [self] in
             do {
-                for try await e in stream { self.state.withLock { $0.events.append(Stamped(event: e, at: .now)) } }
+                for try await e in stream {
+                    let at = ContinuousClock.now
+                    onEvent?(e)
+                    self.state.withLock { $0.events.append(Stamped(event: e, at: at)) }
+                }
                 self.state.withLock { $0.finished = true }
             } catch {
                 self.state.withLock {

@@ -1,5 +1,6 @@
 import Foundation
 import NFCTags
+import NFCTrace
 import ReaderFrontend
 import ReaderSession
 
@@ -7,33 +8,64 @@ import ReaderSession
 /// every device kind: the reader's lock first, then the frontend (which opens the device on
 /// its own thread when polling starts), then the first tag. A command refused because a
 /// session holds the reader sends nothing to it.
+///
+/// The run's trace is kept here, once for every bench command: the header (the command,
+/// the reader's identity, what the command was asked), the targets detected, every frame
+/// or APDU exchanged through ``withTag(_:_:)`` (the session's `frame` records), the
+/// detections and losses a ``watcher()`` sees, and the end of the run.
 final class BenchReader: Sendable {
     let spec: DeviceFactory.Spec
     let frontend: ReaderFrontend
+    let trace: TraceWriter
     private let lease: ReaderLease
 
-    private init(spec: DeviceFactory.Spec, frontend: ReaderFrontend, lease: ReaderLease) {
+    private init(spec: DeviceFactory.Spec, frontend: ReaderFrontend, lease: ReaderLease, trace: TraceWriter) {
         self.spec = spec
         self.frontend = frontend
         self.lease = lease
+        self.trace = trace
     }
 
-    /// Resolves `device`, takes its lock, and makes its frontend (nothing opened yet).
-    static func open(_ device: String, options: DeviceFactory.Options = .init()) throws(CLIError) -> BenchReader {
+    /// Resolves `device`, takes its lock, makes its frontend (nothing opened yet) and opens
+    /// the trace of `command` (with `setup`: what the command was asked).
+    static func open(
+        _ device: String, command: String, setup: JSONObject = [:], options: DeviceFactory.Options = .init(),
+        trace traceOptions: Traces.Options = .init()
+    ) throws(CLIError) -> BenchReader {
         let spec = try DeviceFactory.resolve(device)
         let lease = try takeReader(spec.identifier)
         do {
-            return BenchReader(spec: spec, frontend: try DeviceFactory.frontend(spec, options: options), lease: lease)
+            let frontend = try DeviceFactory.frontend(spec, options: options)
+            let trace = try Traces.open(
+                command: command, device: spec.identifier, setup: setup, options: traceOptions)
+            return BenchReader(spec: spec, frontend: frontend, lease: lease, trace: trace)
         } catch {
             lease.release()
             throw error
         }
     }
 
+    /// Records a detection or a loss (the session's `detected`/`lost` records).
+    func record(_ event: ReaderBackendEvent) {
+        switch event {
+        case .detected(let targets):
+            trace.record("detected", ["targets": .array(targets.map { .object($0.json) })])
+        case .lost(let id):
+            trace.record("lost", ["target": .int(Int64(id.rawValue))])
+        }
+    }
+
+    /// Follows the frontend's detections and losses (recording them in the trace).
+    func watcher() -> BackendWatcher {
+        BackendWatcher(frontend) { [self] event in record(event) }
+    }
+
     /// The first target the reader senses within `timeout`.
     func firstTarget(timeout: Duration) async throws -> DetectedTarget {
         do {
-            return try await frontend.firstTarget(timeout: timeout)
+            let target = try await frontend.firstTarget(timeout: timeout)
+            record(.detected([target]))
+            return target
         } catch let e as FrontendError {
             switch e {
             case .noTarget: throw CLIError.unavailable("no tag on \(spec.identifier) within \(timeout.seconds) s")
@@ -48,27 +80,91 @@ final class BenchReader: Sendable {
         _ target: DetectedTarget, _ body: @escaping @Sendable (TagConnection) throws -> R
     ) async throws -> R {
         let frontend = self.frontend
-        return try await onBenchThread { try frontend.withTag(target.id, body) }
+        let trace = self.trace
+        let id = Int64(target.id.rawValue)
+        return try await onBenchThread {
+            try frontend.withTag(target.id) { connection in
+                try body(
+                    connection.traced { command, response in
+                        var o: JSONObject = ["target": .int(id), "command": .string(command.hexString())]
+                        o["response"] = response.map { .string($0.hexString()) } ?? .null
+                        trace.record("frame", o)
+                    })
+            }
+        }
+    }
+
+    /// ``withTag(_:_:)`` for timed work (`measure`): each exchange is noted with the time it
+    /// returned, and the notes are written to the trace when `body` calls the flush it is
+    /// given (after each timed sample), so the trace's cost stays out of the timings.
+    func withTimedTag<R: Sendable>(
+        _ target: DetectedTarget, _ body: @escaping @Sendable (TagConnection, _ flush: () -> Void) throws -> R
+    ) async throws -> R {
+        let frontend = self.frontend
+        let trace = self.trace
+        let id = Int64(target.id.rawValue)
+        return try await onBenchThread {
+            try frontend.withTag(target.id) { connection in
+                let notes = FrameNotes()
+                let flush = {
+                    for n in notes.take() {
+                        var o: JSONObject = ["target": .int(id), "command": .string(n.command.hexString())]
+                        o["response"] = n.response.map { .string($0.hexString()) } ?? .null
+                        trace.record("frame", at: n.t, o)
+                    }
+                }
+                defer { flush() }
+                return try body(
+                    connection.traced { command, response in
+                        notes.add(t: trace.elapsedMicroseconds, command: command, response: response)
+                    }, flush)
+            }
+        }
     }
 
     /// The first tag's connection for `body`: ``firstTarget(timeout:)`` then ``withTag(_:_:)``.
     func withFirstTag<R: Sendable>(
         timeout: Duration, _ body: @escaping @Sendable (DetectedTarget, TagConnection) throws -> R
     ) async throws -> R {
-        let target = try await firstTarget(timeout: timeout)
-        guard target.family.tagProtocol != nil else {
-            throw CLIError.failure(
-                "the tag on \(spec.identifier) is \(target.family.rawValue) (UID \(target.uid.hexString())): not an NFC Forum Type 2 or Type 4 tag"
-            )
-        }
+        let target = try readable(try await firstTarget(timeout: timeout))
         return try await withTag(target) { c in try body(target, c) }
     }
 
-    /// Stops polling, closes the device (its thread has returned when this returns) and
-    /// releases the lock.
+    /// `target`, when it is an NFC Forum Type 2 or Type 4 tag; a clear failure otherwise.
+    func readable(_ target: DetectedTarget) throws(CLIError) -> DetectedTarget {
+        guard target.family.tagProtocol != nil else {
+            throw .failure(
+                "the tag on \(spec.identifier) is \(target.family.rawValue) (UID \(target.uid.hexString())): not an NFC Forum Type 2 or Type 4 tag"
+            )
+        }
+        return target
+    }
+
+    /// Stops polling, closes the device (its thread has returned when this returns),
+    /// releases the lock and ends the trace (its path goes to stderr: stdout may be data).
     func close() {
         frontend.close()
         lease.release()
+        trace.record("closed")
+        trace.close()
+        if let path = trace.path { Output.err("trace: \(path)") }
+    }
+}
+
+/// Exchanges noted during a timed sample (one thread), written to the trace after it.
+private final class FrameNotes: @unchecked Sendable {
+    struct Note {
+        var t: Int64
+        var command: [UInt8]
+        var response: [UInt8]?
+    }
+    private var notes: [Note] = []
+    func add(t: Int64, command: [UInt8], response: [UInt8]?) {
+        notes.append(Note(t: t, command: command, response: response))
+    }
+    func take() -> [Note] {
+        defer { notes.removeAll(keepingCapacity: true) }
+        return notes
     }
 }
 

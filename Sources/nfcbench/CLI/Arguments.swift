@@ -79,6 +79,22 @@ struct Arguments {
         return .microseconds(Int64((v * 1_000_000).rounded()))
     }
 
+    /// `--long` as a duration with a unit: `400ms`, `1.5s`, `250us` (a bare number is ms).
+    mutating func duration(_ long: String) throws(CLIError) -> Duration? {
+        guard let s = try option(long) else { return nil }
+        var v = s
+        var scale = 1000.0
+        for (suffix, f) in [("ms", 1000.0), ("us", 1.0), ("µs", 1.0), ("s", 1_000_000.0)] where v.hasSuffix(suffix) {
+            v.removeLast(suffix.count)
+            scale = f
+            break
+        }
+        guard let n = Double(v), n >= 0, n * scale <= 1e15 else {
+            throw .usage("--\(long) takes a duration such as 400ms, 1.5s or 250us, not '\(s)'")
+        }
+        return .microseconds(Int64((n * scale).rounded()))
+    }
+
     /// The next positional word, or nil when none is left.
     mutating func positional() -> String? {
         for i in tokens.indices where !used[i] {

@@ -149,17 +149,9 @@ enum CheckCommand {
         _ device: Device, tag: String, file: TagFile, mode: SessionRunner.Mode, limit: Duration, trace: String?
     ) async throws -> Run {
         let records = RecordLog()
-        let writer: TraceWriter
-        do {
-            writer = try TraceWriter(
-                path: trace,
-                header: ["tool": .string("nfcbench \(CLI.version)"), "command": "check equivalence"],
-                createParentDirectory: false, echo: { records.add($0) })
-        } catch {
-            throw CLIError.failure("cannot write the trace: \(error)")
-        }
         var stop: @Sendable () -> Void = {}
         let frontend: ReaderFrontend
+        let deviceName: String
         switch device {
         case .sim:
             let clock = ContinuousReaderClock()
@@ -171,6 +163,7 @@ enum CheckCommand {
                 throw CLIError.data("\(tag): \(error)")
             }
             frontend = ReaderFrontend(device: reader.field, clock: clock)
+            deviceName = "sim:equivalence"
         case .pcsc:
             let personality: any VirtualCardPersonality
             do { personality = try file.makeVirtualCardPersonality() } catch { throw CLIError.data("\(tag): \(error)") }
@@ -187,6 +180,7 @@ enum CheckCommand {
             }
             try await onBenchThread { try waitForReader(reader, card: true, atr: personality.atr) }
             frontend = try DeviceFactory.backend("pcsc:" + reader)
+            deviceName = "pcsc:" + reader
         case .pn532:
             let started: (device: String, stop: @Sendable () -> Void)
             do { started = try LibNFCDevices.startVirtualBench(tag: tag) } catch let e as CLIError { throw e } catch {
@@ -194,11 +188,24 @@ enum CheckCommand {
             }
             stop = started.stop
             frontend = try DeviceFactory.backend(started.device)
+            deviceName = started.device
         }
         defer {
             frontend.close()
             stop()
         }
+        let writer: TraceWriter
+        do {
+            writer = try TraceWriter(
+                path: trace,
+                header: Traces.header(
+                    command: "check equivalence", device: deviceName, model: ["mode": .string(mode.rawValue)],
+                    setup: ["tag_file": .string(tag)]),
+                createParentDirectory: false, echo: { records.add($0) })
+        } catch {
+            throw CLIError.failure("cannot write the trace: \(error)")
+        }
+        defer { writer.close() }
         var options = SessionRunner.Options()
         options.mode = mode
         options.firstRead = mode == .ndef
@@ -288,16 +295,10 @@ enum CheckCommand {
 
         var reference: [String] { runs.first?.1.events ?? [] }
 
-        /// The first difference from the reference, or nil.
+        /// The first difference from the reference, or nil (``TraceDiff/firstDifference(_:_:)``
+        /// over the Core NFC-level lines, as `nfcbench trace diff` compares whole records).
         func difference(_ run: Run) -> String? {
-            let a = reference
-            let b = run.events
-            for i in 0..<max(a.count, b.count) {
-                let x = i < a.count ? a[i] : "(nothing)"
-                let y = i < b.count ? b[i] : "(nothing)"
-                if x != y { return "event \(i + 1): \(y) ≠ \(x)" }
-            }
-            return nil
+            TraceDiff.firstDifference(reference, run.events)
         }
 
         var same: Bool { runs.allSatisfy { difference($0.1) == nil } }

@@ -22,8 +22,10 @@ enum ConformanceCommand {
               --app NAME            the app under test (default reference):
             \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: 16, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
               --json                JSON Lines: one object per scenario, then a summary object
-              --thermal             print the thermal model's session limits after 0 s, 3 s
-                                    and 30 s gaps (after one full session) and exit
+              --thermal             print the thermal and quick-restart model: every parameter
+                                    with its source (documented, reported or assumed), then
+                                    the session limits after 0 s, 3 s and 30 s gaps (after one
+                                    full session), and exit
 
             Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
             scenario, 65 for a malformed scenario or tag file, 66 for a missing one.
@@ -204,24 +206,27 @@ enum ConformanceCommand {
         let gaps: [Duration] = [.zero, .seconds(3), .seconds(30), .seconds(600)]
         let p = model.parameters
         if json {
-            return gaps.map { g -> String in
+            var lines = gaps.map { g -> String in
                 let l = model.limit(after: g)
                 let o: JSONObject = [
                     "gap_ms": .int(ms(g)), "time_limit_ms": l.map { .int(ms($0)) } ?? .null, "refused": .bool(l == nil),
                 ]
                 return o.serialized
-            }.joined(separator: "\n")
+            }
+            let facts: JSONObject = ["model": .object(ReaderSystemModel.default.facts(thermal: p).traceHeaderBlock)]
+            lines.append(facts.serialized)
+            return lines.joined(separator: "\n")
         }
-        var s =
-            "Thermal model (ThermalModel defaults: base \(seconds(p.baseLimit)) s, floor \(seconds(p.minimumLimit)) s, "
-        s += "\(p.limitLossPerHeat) s lost per field-second, cooling τ \(seconds(p.coolingTimeConstant)) s, "
-        s +=
-            "quick restart < \(seconds(p.quickRestartWindow)) s adds \(p.quickRestartPenalty), refused above \(p.refusalThreshold))\n"
-        s += "After one full 60 s session, the next session's limit:\n"
+        var s = "Thermal model and quick restarts (ThermalModel, ReaderSystemModel defaults):\n"
+        s += ReaderSystemModel.default.facts(thermal: p).table()
+        s += "\nAfter one full \(seconds(p.baseLimit)) s session, the next session's limit (heat only):\n"
         for g in gaps {
             let l = model.limit(after: g).map { seconds($0) + " s" } ?? "refused (203)"
             s += "  gap \(seconds(g).leftPad(7)) s  →  \(l)\n"
         }
+        let q = ReaderSystemModel.default
+        s +=
+            "A begin() less than \(seconds(q.quickRestartWindow)) s after a session with a sheet ended meets the quick-restart outcome '\(q.quickRestartOutcome.rawValue)' (reported) first.\n"
         return s
     }
 
@@ -245,7 +250,11 @@ private final class ReferenceAppUnderTest: ConformanceApp {
     let controller: TagScanController
     init(_ controller: TagScanController) { self.controller = controller }
     func scanTapped(_ request: ScanRequest) {
-        controller.scanTapped(tagCount: request.tagCount, tagObjects: request.readWrite)
+        controller.scanTapped(
+            TagScanController.ScanPlan(
+                tagCount: request.tagCount, tagObjects: request.readWrite, tagSession: request.session == .tag,
+                commands: request.commands, selectIdentifiers: request.selectIdentifiers, readAll: request.readAll,
+                commandInterval: request.commandInterval))
     }
     func didEnterBackground() { controller.didEnterBackground() }
     func willEnterForeground() { controller.willEnterForeground() }

@@ -18,7 +18,7 @@ enum DemoCommand {
     static let command = Command(
         path: ["demo"],
         abstract: "The main job on the virtual bench: a first read (204), a timeout (201), a busy reader (203)",
-        usage: "demo [--tag NAME] [--bench auto|pcscd|pn532] [--timeout S] [--json]",
+        usage: "demo [--tag NAME] [--bench auto|pcscd|pn532] [--timeout S] [--json] [--trace PATH] [--pcapng OUT]",
         help: """
             OPTIONS:
               --tag NAME     the tag to present (hardware/tags/; default t4t-uri on PC/SC,
@@ -28,6 +28,8 @@ enum DemoCommand {
                              pcscd / pn532 force one
               --timeout S    the short time limit of the second session (default 2)
               --json         print the trace's records as JSON Lines instead of text
+              --trace PATH   write the trace there (default: the trace folder, README "Traces")
+              --pcapng OUT   also write the frames to OUT for Wireshark (see 'nfcbench trace export')
 
             Needs, for the PC/SC bench: pcscd and vsmartcard-vpcd (and unshare, ip for a
             private pcscd); for the PN532 bench: libnfc6. './bench demo' installs them.
@@ -41,6 +43,8 @@ enum DemoCommand {
             }
             let shortLimit = try args.seconds("timeout") ?? .seconds(2)
             let json = args.flag("json")
+            var traceOptions = try Traces.Options.parse(&args, redact: false)
+            traceOptions.json = json
             try args.finish()
             let env = ProcessInfo.processInfo.environment
 
@@ -52,19 +56,10 @@ enum DemoCommand {
                 if status != 69 || benchChoice == "pcscd" { return status }
                 // 69: the private bench can't be had here (no unshare, pcscd or vpcd): fall through.
             }
-            let trace = try SessionCommand.openTrace(
-                command: "demo", device: "virtual bench", path: nil, redact: false,
-                json: json, model: ["short_time_limit_s": .double(BenchCommand.seconds(shortLimit))])
-            let say: @Sendable (String) -> Void = { text in
-                var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": "demo"]
-                o["message"] = .string(text)
-                trace.emit(o)
-                if !json, let line = TraceLines.render(o) { Output.out(line) }
-            }
-
-            // 2. Pick the bench and present the tag.
+            // 2. Pick the bench and present the tag (its lines go to the trace, which names the device).
             var device: String
             var stop: @Sendable () -> Void
+            var benchLines: [String] = []
             if benchChoice != "pn532", vpcdReaderAvailable() {
                 let name = tag ?? "t4t-uri"
                 let path = try DataLocation.require(name, in: "tags")
@@ -80,11 +75,11 @@ enum DemoCommand {
                 card.start()
                 device = "pcsc:Virtual PCD 00 00"
                 stop = { card.stop() }
-                say(
+                benchLines.append(
                     env["NFCBENCH_PCSCD"] == "private"
                         ? "bench: a private pcscd (own mount and network namespace) with the vpcd reader 'Virtual PCD 00 00'"
                         : "bench: the running pcscd's vpcd reader 'Virtual PCD 00 00'")
-                say("presenting \(name) as a virtual card on vpcd (TCP 35963)")
+                benchLines.append("presenting \(name) as a virtual card on vpcd (TCP 35963)")
             } else if benchChoice != "pcscd" {
                 let name = tag ?? "ntag215-uri"
                 do {
@@ -99,23 +94,41 @@ enum DemoCommand {
                         PN532 bench: needs libnfc6 and a pseudo-terminal; './bench demo' installs what is missing
                         """)
                 }
-                say(
+                benchLines.append(
                     benchChoice == "pn532"
                         ? "bench: the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver (no daemon)"
                         : "bench: no pcscd could be had; the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver"
                 )
-                say("presenting \(name) on \(device)")
+                benchLines.append("presenting \(name) on \(device)")
             } else {
                 throw CLIError.unavailable(
                     "no pcscd with a 'Virtual PCD 00 00' reader: install pcscd and vsmartcard-vpcd, or use --bench pn532"
                 )
             }
             defer { stop() }
+            // The demo sets its own limits and switches the thermal model off; the header says why.
+            var demoOptions = SessionRunner.Options()
+            demoOptions.thermal = false
+            demoOptions.timeLimit = .seconds(20)
+            demoOptions.thermalOffReason = DemoCommand.thermalOffReason
+            var demoModel = SessionRunner.headerModel(demoOptions)
+            demoModel["short_time_limit_s"] = .double(BenchCommand.seconds(shortLimit))
+            let trace = try Traces.open(command: "demo", device: device, model: demoModel, options: traceOptions)
+            defer { trace.close() }
+            let say: @Sendable (String) -> Void = { text in
+                var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": "demo"]
+                o["message"] = .string(text)
+                trace.emit(o)
+                if !json, let line = TraceLines.render(o) { Output.out(line) }
+            }
+            for line in benchLines { say(line) }
 
             let backend = try DeviceFactory.backend(device)
             var options = SessionRunner.Options()
             options.json = json
             options.thermal = false
+            options.thermalOffReason = DemoCommand.thermalOffReason
+            say("time limits: the demo's own (20 s, and a short one); " + DemoCommand.thermalOffReason)
 
             // 3. A first read: the decoded NDEF, then 204.
             say("session 1: NFCNDEFReaderSession(invalidateAfterFirstRead: true) - hold the tag")
@@ -154,9 +167,14 @@ enum DemoCommand {
             say(
                 "endings: \(first.code.rawValue), \(second.code.rawValue), \(busy.code.rawValue) (and \(done.code.rawValue) for the held session)"
                     + (ok ? " - as expected" : " - expected 204, 201, 203"))
+            trace.close()
             if !json, let path = trace.path { Output.out("trace: \(path)") }
             return ok ? 0 : 1
         })
+
+    /// Why the demo's limits are not the thermal model's (said on screen and in the trace header).
+    static let thermalOffReason =
+        "the thermal model is off so that its heat does not shorten the three sessions; Core NFC's own limit is 60 s"
 
     /// `scripts/with-pcscd` beside the bench data (a clone), if there is one.
     static func withPCSCDScript() -> String? {

@@ -7,12 +7,15 @@ enum DumpCommand {
     static let command = Command(
         path: ["dump"],
         abstract: "Read a tag on a reader into a tag file (never writes to the tag)",
-        usage: "dump --device D [--out FILE] [--wait S]",
+        usage: "dump --device D [--out FILE] [--wait S] [--trace PATH] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D   pcsc:READER, a libnfc connstring (pn532_uart:PATH…) or sim:SCENARIO
               --out FILE   write the tag file there (default: standard output)
               --wait S     how long to wait for a tag (default 10 s)
+              --trace PATH where the run's trace goes (default: the trace folder; its path goes to stderr)
+              --pcapng OUT also write the frames read to OUT for Wireshark (see 'nfcbench trace export')
+              --redact     replace UIDs and payloads in the trace and the pcapng file (not in the dump)
 
             Type 2 tags: every page the tag answers (count from GET_VERSION, else the CC size),
             GET_VERSION, the UID. Type 4 tags: the CC and the NDEF file, the UID and the ATS.
@@ -24,8 +27,10 @@ enum DumpCommand {
             guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
             let out = try args.option("out")
             let wait = try args.seconds("wait") ?? .seconds(10)
+            let traceOptions = try Traces.Options.parse(&args)
             try args.finish()
-            let reader = try BenchReader.open(device)
+            let reader = try BenchReader.open(
+                device, command: "dump", setup: ["out": out.map { .string($0) } ?? .null], trace: traceOptions)
             defer { reader.close() }
             let file = try await reader.withFirstTag(timeout: wait) { target, connection in
                 try TagSnapshot.take(target, connection)

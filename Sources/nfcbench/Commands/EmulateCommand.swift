@@ -12,7 +12,8 @@ enum EmulateCommand {
     static let command = Command(
         path: ["emulate"],
         abstract: "Be the phone (HCE default app) in libnfc target mode for one reader",
-        usage: "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE]",
+        usage:
+            "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …
@@ -22,6 +23,9 @@ enum EmulateCommand {
                                     forces the first byte to 08, a random UID as an iPhone's)
               --json                JSON Lines: the trace's records on stdout
               --trace FILE          where the trace goes (default: the trace folder, see below)
+              --pcapng OUT          also write the frames to OUT for Wireshark (the model's APDUs in
+                                    synthesized ISO-DEP blocks; see 'nfcbench trace export')
+              --redact              replace UIDs, payloads and decoded data in trace, output and pcapng
 
             The phone model (field → default app woken → ISO-DEP → SELECT routed by prefix, the
             system answering PPSE and 6A 82) answers every APDU the reader sends; the stand-in
@@ -37,7 +41,8 @@ enum EmulateCommand {
             let prefixes = try HCELiveCLI.prefixes(try args.option("app-prefixes"))
             let uidText = try args.option("uid")
             let json = args.flag("json")
-            let tracePath = try args.option("trace")
+            var traceOptions = try Traces.Options.parse(&args)
+            traceOptions.json = json
             try args.finish()
 
             var identity = HCEPhoneIdentity()
@@ -48,9 +53,10 @@ enum EmulateCommand {
                 identity.uid = uid
             }
             let app = ContactlessPhone.DefaultApp(name: "app", selectIdentifierPrefixes: prefixes)
-            let trace = try HCELiveCLI.openTrace(
-                command: "emulate", path: tracePath, json: json,
-                header: HCELiveCLI.header(command: "emulate", device: device, app: app, identity: identity))
+            let trace = try Traces.open(
+                command: "emulate", device: device, model: HCELiveCLI.model(app: app, identity: identity),
+                options: traceOptions)
+            defer { trace.close() }
             let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json)
 
             // Locks before frames: opening a PN53x sends frames (wake-up, SAMConfiguration),
@@ -82,12 +88,12 @@ enum EmulateCommand {
                 HCETargetEmulator.serveOneReader(LibNFCTargetLink(device: nfc), phone: phone, reader: "reader")
             }
             let summary = HCELiveCLI.summary(
-                phone.events, extra: ["outcome": .string(outcomeText(outcome, interrupted: interrupted.isSet))])
-            trace.emit(summary)
-            if !json {
-                Output.out(
-                    HCELiveCLI.summaryText(phone.events) + "  " + outcomeText(outcome, interrupted: interrupted.isSet))
-            }
+                phone.events.map(HCELiveCLI.record),
+                extra: ["outcome": .string(outcomeText(outcome, interrupted: interrupted.isSet))])
+            var stamped: JSONObject = ["t_us": .int(trace.elapsedMicroseconds)]
+            stamped.merge(summary)
+            let written = trace.emit(stamped)
+            if !json { Output.out(HCELiveCLI.summaryText(written)) }
             switch outcome {
             case .released: return 0
             case .failed where interrupted.isSet: return 0
@@ -145,43 +151,28 @@ enum HCELiveCLI {
         return prefixes
     }
 
-    static func header(
-        command: String, device: String, app: ContactlessPhone.DefaultApp,
-        identity: HCEPhoneIdentity, parameters p: HCEParameters = HCEParameters()
+    /// The header's `model` for the live phone: the app's prefixes, the phone's identity
+    /// (`atqa` in wire order, LSB first, as every trace writes ATQA) and the model's
+    /// parameters.
+    static func model(
+        app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity, parameters p: HCEParameters = HCEParameters()
     ) -> JSONObject {
         [
-            "tool": .string("nfcbench \(CLI.version)"),
-            "libnfc": .string(NativeLibraries.libnfcVersion),
-            "pcsc_lite": .string(NativeLibraries.pcscLiteVersion),
-            "command": .string(command),
-            "device": .string(device),
             "app_prefixes": .array(app.selectIdentifierPrefixes.map { .string($0.description) }),
             "phone": .object([
-                "uid": .string(identity.uid.hexString()), "atqa": .string(identity.atqa.hexString()),
+                "uid": .string(identity.uid.hexString()), "atqa": .string(identity.atqa.reversed().hexString()),
                 "sak": .string(String(format: "%02X", identity.sak)), "ats": .string(identity.ats.hexString()),
                 "atr": .string(identity.atr.hexString()),
             ]),
-            "parameters": .object([
-                "maximum_session_duration_us": .int(p.maximumSessionDuration.wholeMicroseconds),
-                "maximum_duration_cool_down_us": .int(p.maximumDurationCoolDown.wholeMicroseconds),
-                "frame_waiting_time_us": .int(p.frameWaitingTime.wholeMicroseconds),
-                "wake_latency_us": .int(p.wakeLatency.wholeMicroseconds),
-            ]),
-            "started": .string(ISO8601DateFormatter().string(from: Date())),
+            "parameters": .object(WalkCommand.parametersJSON(liveParameters(p))),
         ]
     }
 
-    static func openTrace(command: String, path: String?, json: Bool, header: JSONObject) throws(CLIError)
-        -> TraceWriter
-    {
-        let file = path ?? TraceLocation().newTracePath(command: command)
-        do {
-            var echo: (@Sendable (String) -> Void)? = nil
-            if json { echo = { @Sendable line in Output.out(line) } }
-            return try TraceWriter(path: file, header: header, echo: echo)
-        } catch {
-            throw CLIError.failure("can't create the trace '\(file)': \(error)")
-        }
+    /// The parameters a live phone plays by (no S(WTX): see `HCELivePhone`).
+    static func liveParameters(_ p: HCEParameters) -> HCEParameters {
+        var live = p
+        live.sendsWaitingTimeExtensions = false
+        return live
     }
 
     /// The live phone on the trace's clock; every event becomes a trace line (and, without
@@ -195,8 +186,8 @@ enum HCELiveCLI {
             app: app, identity: identity, expressCredentials: expressCredentials,
             clock: { .microseconds(trace.elapsedMicroseconds) },
             onEvent: { e in
-                trace.emit(record(e))
-                if !json { Output.out(text(e)) }
+                let written = trace.emit(record(e))
+                if !json { Output.out(text(written)) }
             })
     }
 
@@ -225,28 +216,29 @@ enum HCELiveCLI {
         return left ? fill + s : s + fill
     }
 
-    static func text(_ e: HCELiveEvent) -> String {
-        var detail = e.detail ?? ""
-        switch e.event {
+    /// The human line of a live-phone record (what `emulate`, `walk --device` and
+    /// `trace show` print).
+    static func text(_ r: JSONObject) -> String {
+        func spaced(_ key: String) -> String? { r[key]?.stringValue.map(TraceLines.spaced) }
+        let event = r["event"]?.stringValue ?? "?"
+        var detail = r[WalkCommand.detailKey(event)]?.stringValue ?? ""
+        switch event {
         case "apdu":
             detail =
-                (e.command?.hexString(separator: " ") ?? "") + " → "
-                + (e.response.map { $0.hexString(separator: " ") } ?? "(no answer)")
-                + "  [" + (e.answeredBy?.rawValue ?? "reader timeout") + "]"
+                (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "(no answer)")
+                + "  [" + (r["answered_by"]?.stringValue ?? "reader timeout") + "]"
         case "received", "targetReceive":
-            detail = (e.command?.hexString(separator: " ") ?? "") + (detail.isEmpty ? "" : "  " + detail)
+            detail = (spaced("apdu") ?? "") + (detail.isEmpty ? "" : "  " + detail)
         case "targetSend", "vpcdATR":
-            detail = (e.response?.hexString(separator: " ") ?? "") + (detail.isEmpty ? "" : "  " + detail)
+            detail = (spaced("response") ?? "") + (detail.isEmpty ? "" : "  " + detail)
         case "pcscTransmit":
-            detail =
-                (e.command?.hexString(separator: " ") ?? "") + " → " + (e.response?.hexString(separator: " ") ?? "")
-                + "  " + detail
+            detail = (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "") + "  " + detail
         case "nfcEvent": detail = "default app woken (scene nfcEvent)"
         default: break
         }
-        let ms = String(format: "%.3f", Double(e.time.wholeMicroseconds) / 1000)
-        return pad(ms, 11, left: true) + "  " + pad(e.reader ?? "-", 22) + pad(e.source.rawValue, 8) + pad(e.event, 18)
-            + detail
+        let ms = String(format: "%.3f", Double(r["t_us"]?.intValue ?? 0) / 1000)
+        return pad(ms, 11, left: true) + "  " + pad(r["reader"]?.stringValue ?? "-", 22)
+            + pad(r["source"]?.stringValue ?? "-", 8) + pad(event, 18) + detail
     }
 
     /// Per-reader counts from a timeline, in first-seen order.
@@ -260,20 +252,21 @@ enum HCELiveCLI {
         var wakeBeforeFirstAPDU: Bool?
     }
 
-    static func counts(_ events: [HCELiveEvent]) -> [ReaderCount] {
+    static func counts(_ records: [JSONObject]) -> [ReaderCount] {
         var order: [String] = []
         var by: [String: ReaderCount] = [:]
-        for e in events {
-            let name = e.reader ?? "-"
+        for e in records {
+            guard let event = e["event"]?.stringValue, event != "summary", event != "header" else { continue }
+            let name = e["reader"]?.stringValue ?? "-"
             if by[name] == nil { order.append(name) }
             var r = by[name] ?? ReaderCount(name: name)
-            switch (e.source, e.event) {
-            case (.bench, "notShowable"): r.showable = false
-            case (.model, "nfcEvent"): r.woke = true
-            case (.model, "apdu"):
+            switch (e["source"]?.stringValue ?? "", event) {
+            case ("bench", "notShowable"): r.showable = false
+            case ("model", "nfcEvent"): r.woke = true
+            case ("model", "apdu"):
                 if r.wakeBeforeFirstAPDU == nil { r.wakeBeforeFirstAPDU = r.woke }
-                switch e.answeredBy {
-                case .app?: r.apdusToApp += 1
+                switch e["answered_by"]?.stringValue {
+                case "app"?: r.apdusToApp += 1
                 case nil: r.timeouts += 1
                 default: r.apdusBySystem += 1
                 }
@@ -284,8 +277,8 @@ enum HCELiveCLI {
         return order.compactMap { by[$0] }
     }
 
-    static func summary(_ events: [HCELiveEvent], extra: JSONObject = [:]) -> JSONObject {
-        let c = counts(events)
+    static func summary(_ records: [JSONObject], extra: JSONObject = [:]) -> JSONObject {
+        let c = counts(records)
         var o: JSONObject = [
             "event": "summary",
             "readers": .int(Int64(c.count)),
@@ -307,18 +300,25 @@ enum HCELiveCLI {
         return o
     }
 
-    static func summaryText(_ events: [HCELiveEvent]) -> String {
+    /// The SUMMARY block of a summary record (and its `outcome`: how `emulate` ended).
+    static func summaryText(_ s: JSONObject) -> String {
         var out = "\nSUMMARY\n"
-        for r in counts(events) {
-            out += "  " + pad(r.name, 22)
-            if !r.showable {
-                out += "not showable over this stack (never reaches ISO-DEP)\n"
-                continue
+        if case .array(let readers)? = s["per_reader"] {
+            for case .object(let r) in readers {
+                out += "  " + pad(r["reader"]?.stringValue ?? "-", 22)
+                if r["showable"] == .bool(false) {
+                    out += "not showable over this stack (never reaches ISO-DEP)\n"
+                    continue
+                }
+                out +=
+                    (r["woke"] == .bool(true) ? "woke  " : "quiet ")
+                    + "\(r["apdus_to_app"]?.intValue ?? 0) APDU to app, \(r["apdus_by_system"]?.intValue ?? 0) by system"
+                let timeouts = r["reader_timeouts"]?.intValue ?? 0
+                if timeouts > 0 { out += ", \(timeouts) reader timeout(s)" }
+                out += "\n"
             }
-            out += (r.woke ? "woke  " : "quiet ") + "\(r.apdusToApp) APDU to app, \(r.apdusBySystem) by system"
-            if r.timeouts > 0 { out += ", \(r.timeouts) reader timeout(s)" }
-            out += "\n"
         }
+        if let outcome = s["outcome"]?.stringValue { out += "  " + outcome }
         return out
     }
 

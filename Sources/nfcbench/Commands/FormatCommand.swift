@@ -18,7 +18,8 @@ enum FormatCommand {
             let timeout = try args.seconds("timeout") ?? .seconds(10)
             try args.finish()
             return try await WriteCommand.write(
-                device: device, message: [], dryRun: dryRun, backup: backup, timeout: timeout, lock: false,
+                command: "format", device: device, message: [], dryRun: dryRun, backup: backup, timeout: timeout,
+                lock: false,
                 what: "an empty NDEF message (the tag's NDEF content will be erased)")
         })
 }

@@ -13,7 +13,7 @@ enum MeasureCommand {
         path: ["measure"],
         abstract: "Time detection, APDU round trips, NDEF reads and removal detection",
         usage:
-            "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]]",
+            "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]] [--trace PATH] [--pcapng OUT]",
         help: """
             WHAT:
               detect    from the tag entering the field to the backend reporting it (identified)
@@ -33,6 +33,9 @@ enum MeasureCommand {
               --port N                 that card's vpcd port (default 35963)
               --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
                                        per_second (samples per second of total time)
+              --trace PATH             where the run's trace goes (default: the trace folder; its
+                                       path goes to stderr); every exchange is in it
+              --pcapng OUT             also write the exchanges to OUT for Wireshark
             """,
         run: { args in try await run(&args) })
 
@@ -49,6 +52,7 @@ enum MeasureCommand {
         let interval = try args.int("presence-interval", in: 1...60_000)
         let virtualTag = try args.option("virtual-card")
         let port = try args.int("port", in: 1...65535) ?? 35963
+        let traceOptions = try Traces.Options.parse(&args, redact: false)
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
         if virtualTag == nil, what == .detect || what == .removal {
@@ -56,7 +60,13 @@ enum MeasureCommand {
                 "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
             )
         }
-        let reader = try BenchReader.open(device, options: .init(presenceInterval: interval.map { .milliseconds($0) }))
+        let reader = try BenchReader.open(
+            device, command: "measure",
+            setup: [
+                "what": .string(what.rawValue), "count": .int(Int64(count)),
+                "virtual_card": virtualTag.map { .string($0) } ?? .null,
+            ],
+            options: .init(presenceInterval: interval.map { .milliseconds($0) }), trace: traceOptions)
         defer { reader.close() }
 
         var card: VirtualCard? = nil
@@ -79,18 +89,27 @@ enum MeasureCommand {
         let started = ContinuousClock.now
         switch what {
         case .detect, .removal:
-            samples = try await presence(reader.frontend, card: card!, count: count, removal: what == .removal)
+            samples = try await presence(reader.watcher(), card: card!, count: count, removal: what == .removal)
         case .apdu, .read:
             card?.start()
             let read = what == .read
-            samples = try await reader.withFirstTag(timeout: .seconds(10)) { _, c in
-                try exchange(c, count: count, read: read)
+            let target = try reader.readable(try await reader.firstTarget(timeout: .seconds(10)))
+            samples = try await reader.withTimedTag(target) { c, flush in
+                try exchange(c, count: count, read: read, afterEach: flush)
             }
         }
         let total = ContinuousClock.now - started
         guard let stats = TimingStatistics(samples) else { throw CLIError.failure("no samples") }
         let busy = samples.reduce(Duration.zero, +)
         let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
+        reader.trace.record(
+            "measured",
+            [
+                "count": .int(Int64(stats.count)), "min_us": .double(TimingStatistics.microseconds(stats.min)),
+                "median_us": .double(TimingStatistics.microseconds(stats.median)),
+                "p99_us": .double(TimingStatistics.microseconds(stats.p99)),
+                "max_us": .double(TimingStatistics.microseconds(stats.max)),
+            ])
         if json {
             let o: JSONObject = [
                 "measure": .string(what.rawValue), "device": .string(reader.spec.identifier),
@@ -112,10 +131,9 @@ enum MeasureCommand {
 
     /// Present/remove the in-process card `count` times; time present() → detected or
     /// remove() → lost.
-    static func presence(_ backend: ReaderFrontend, card: VirtualCard, count: Int, removal: Bool) async throws
+    static func presence(_ watcher: BackendWatcher, card: VirtualCard, count: Int, removal: Bool) async throws
         -> [Duration]
     {
-        let watcher = BackendWatcher(backend)
         defer { watcher.stop() }
         var samples: [Duration] = []
         card.start()
@@ -143,7 +161,10 @@ enum MeasureCommand {
 
     /// APDU round trips (SELECT of the NDEF application for ISO-DEP, READ of page 0 for
     /// Type 2) or whole NDEF reads on the tag, timed one by one.
-    static func exchange(_ c: TagConnection, count: Int, read: Bool) throws -> [Duration] {
+    /// `afterEach` runs after each timed sample, outside the timing (the trace's frames).
+    static func exchange(
+        _ c: TagConnection, count: Int, read: Bool, afterEach: () -> Void = {}
+    ) throws -> [Duration] {
         var samples: [Duration] = []
         samples.reserveCapacity(count)
         let clock = ContinuousClock()
@@ -154,6 +175,7 @@ enum MeasureCommand {
             for _ in 0..<count {
                 samples.append(
                     try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } })
+                afterEach()
             }
         case .type2(let t):
             for _ in 0..<count {
@@ -161,6 +183,7 @@ enum MeasureCommand {
                     try clock.measure {
                         if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
                     })
+                afterEach()
             }
         }
         return samples

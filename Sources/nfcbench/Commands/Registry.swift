@@ -22,5 +22,9 @@ enum Registry {
         BenchAllCommand.command,
         ConformanceCommand.command,
         CheckCommand.equivalence,
+        TraceCommand.export,
+        TraceCommand.show,
+        TraceCommand.diff,
+        TraceCommand.plot,
     ]
 }

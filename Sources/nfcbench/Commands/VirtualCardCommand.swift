@@ -13,7 +13,7 @@ enum VirtualCardCommand {
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
         usage:
-            "virtual card --tag FILE [--port N | --slot 0|1] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet]",
+            "virtual card --tag FILE [--port N | --slot 0|1] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
@@ -24,6 +24,12 @@ enum VirtualCardCommand {
               --remove-after S  take the card out of the field after S seconds
               --json            print the trace records (JSON Lines) instead of text lines
               --quiet           print only the start line and errors (the trace keeps everything)
+              --trace FILE      where the trace goes (default: the trace folder, README "Traces")
+              --pcapng OUT      also write the card's exchanges to OUT for Wireshark: the vpcd
+                                connection as field on/off, APDUs in synthesized ISO-DEP blocks, a
+                                storage card's FF B0/FF D6/FF CA as the READ/WRITE/anticollision
+                                frames a reader sends for them (see 'nfcbench trace export')
+              --redact          replace UIDs and payloads in the trace, the output and the pcapng file
 
             A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
             file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
@@ -43,6 +49,8 @@ enum VirtualCardCommand {
         let removeAfter = try args.seconds("remove-after")
         let json = args.flag("json")
         let quiet = args.flag("quiet")
+        var traceOptions = try Traces.Options.parse(&args)
+        traceOptions.json = json
         try args.finish()
         guard let tagName else { throw CLIError.usage("--tag FILE is required") }
         if portOption != nil && slot != nil { throw CLIError.usage("give --port or --slot, not both") }
@@ -64,12 +72,14 @@ enum VirtualCardCommand {
         }
 
         let card = VirtualCard(personality: personality, configuration: .init(port: port))
-        let trace = try BenchTrace.open(
-            command: "virtual-card", json: json,
-            header: [
-                "command": "virtual card", "tag_file": .string(path), "tag_type": .string(file.type.rawValue),
-                "port": .int(Int64(port)), "atr": .string(personality.atr.hexString()),
-            ])
+        let trace = try Traces.open(
+            command: "virtual card", device: "vpcd:\(port)",
+            setup: [
+                "tag_file": .string(path), "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
+                "atr": .string(personality.atr.hexString()),
+            ],
+            options: traceOptions)
+        defer { trace.close() }
         let start = BenchTrace.monotonicMicros()
         if !json {
             Output.out(
@@ -117,10 +127,10 @@ enum VirtualCardCommand {
                 for e in new {
                     let (name, fields) = BenchTrace.fields(of: e)
                     let t = Int64(e.timestampMicros) - Int64(start)
-                    trace.record(name, at: t, fields)
-                    if !json && !quiet {
-                        Output.out(String(format: "%10.3f ms  ", Double(t) / 1000) + BenchTrace.text(of: e))
-                    }
+                    var record: JSONObject = ["t_us": .int(t), "event": .string(name)]
+                    record.merge(fields)
+                    let written = trace.emit(record)
+                    if !json && !quiet, let line = BenchTrace.text(written) { Output.out(line) }
                 }
                 if new.isEmpty {
                     if stopFollowing.isSet { return }
@@ -161,23 +171,6 @@ enum StdinCommands {
 
 /// The bench commands' trace files and their record shapes.
 enum BenchTrace {
-    /// A trace in the default location (``TraceLocation``), echoed to stdout with `json`.
-    static func open(command: String, json: Bool, header: JSONObject) throws -> TraceWriter {
-        var h: JSONObject = [
-            "tool": .string("nfcbench \(CLI.version)"), "pcsc_lite": .string(NativeLibraries.pcscLiteVersion),
-            "libnfc": .string(NativeLibraries.libnfcVersion),
-        ]
-        for e in header.entries { h[e.key] = e.value }
-        let path = TraceLocation().newTracePath(command: command)
-        var echo: (@Sendable (String) -> Void)? = nil
-        if json { echo = { @Sendable line in Output.out(line) } }
-        do {
-            return try TraceWriter(path: path, header: h, echo: echo)
-        } catch {
-            throw CLIError.failure("cannot write the trace at \(path): \(error)")
-        }
-    }
-
     static func monotonicMicros() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -211,16 +204,22 @@ enum BenchTrace {
         }
     }
 
-    static func text(of e: VirtualCardEvent) -> String {
-        switch e.kind {
-        case .connected(let port): "in the field (connected to vpcd :\(port))"
-        case .disconnected(let why): "out of the field (\(why.rawValue))"
-        case .control(let c): "vpcd \(String(format: "%02X", c)) \(controlName(c))"
-        case .atr(let b): "ATR    \(b.hexString(separator: " "))"
-        case .command(let b): "C-APDU \(b.hexString(separator: " "))"
-        case .response(let b): "R-APDU \(b.hexString(separator: " "))"
-        case .fault(let f): "fault \(f)"
+    /// The human line of a virtual card record (what `virtual card` prints and `trace show`
+    /// prints of its trace), or nil for records it does not show.
+    static func text(_ r: JSONObject) -> String? {
+        func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
+        let what: String
+        switch r["event"]?.stringValue ?? "" {
+        case "card_connected": what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
+        case "card_disconnected": what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
+        case "vpcd_control": what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
+        case "atr": what = "ATR    \(spaced("atr"))"
+        case "c_apdu": what = "C-APDU \(spaced("apdu"))"
+        case "r_apdu": what = "R-APDU \(spaced("response"))"
+        case "fault": what = "fault \(r["fault"]?.stringValue ?? "")"
+        default: return nil
         }
+        return String(format: "%10.3f ms  ", Double(r["t_us"]?.intValue ?? 0) / 1000) + what
     }
 }
 

@@ -13,7 +13,7 @@ enum VirtualPN532Command {
         path: ["virtual", "pn532"],
         abstract: "Run a virtual PN532 on a pseudo-terminal serving a tag file (libnfc pn532_uart)",
         usage:
-            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--timing real|none] [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--save FILE] [--quiet]",
+            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--timing real|none] [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--pcapng OUT] [--redact] [--save FILE] [--quiet]",
         help: """
             Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
             pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
@@ -35,6 +35,10 @@ enum VirtualPN532Command {
               --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
               --json              one JSON line per frame and event (the trace schema) instead of text
               --trace FILE        where the trace goes (default: $NFCBENCH_TRACE_DIR, else ~/.local/state/nfcbench/traces)
+              --pcapng OUT        also write what went over the air to OUT for Wireshark: field
+                                  on/off, REQA, anticollision, SELECT, RATS, Type 2 frames and
+                                  ISO-DEP blocks as the chip exchanged them (see 'nfcbench trace export')
+              --redact            replace UIDs and payloads in the trace, the output and the pcapng file
               --save FILE         on exit, write the tag as it is then (our JSON)
               --quiet             no per-frame lines (the trace still has them)
             stdin: 'remove' takes the tag out of the field, 'present' puts it back.
@@ -53,7 +57,8 @@ enum VirtualPN532Command {
             let absentFor = try args.seconds("absent-for")
             let json = args.flag("json")
             let quiet = args.flag("quiet")
-            let tracePath = try args.option("trace")
+            var traceOptions = try Traces.Options.parse(&args)
+            traceOptions.json = json && !quiet
             let savePath = try args.option("save")
             try args.finish()
             if (presentFor == nil) != (absentFor == nil) {
@@ -67,13 +72,13 @@ enum VirtualPN532Command {
                 let script = try readerScript(readerName)
                 return try await run(
                     pty: pty, file: nil, card: nil, reader: script, timing: timing, after: after, cycle: cycle,
-                    json: json, quiet: quiet, tracePath: tracePath, savePath: nil)
+                    json: json, quiet: quiet, traceOptions: traceOptions, savePath: nil)
             }
             guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
             let (file, card) = try loadPN532Card(tagName)
             return try await run(
                 pty: pty, file: file, card: card, reader: nil, timing: timing, after: after, cycle: cycle,
-                json: json, quiet: quiet, tracePath: tracePath, savePath: savePath)
+                json: json, quiet: quiet, traceOptions: traceOptions, savePath: savePath)
         })
 
     /// The reader profile as the scripted external reader of a PN532 in target mode.
@@ -137,33 +142,30 @@ enum VirtualPN532Command {
         pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, timing: PN532LinkTiming,
         after: Duration,
         cycle: (Duration, Duration)?,
-        json: Bool, quiet: Bool, tracePath: String?, savePath: String?
+        json: Bool, quiet: Bool, traceOptions: Traces.Options, savePath: String?
     ) async throws -> Int32 {
         let fake: VirtualPN532
         do { fake = try VirtualPN532.start(ptyPath: pty, timing: timing) } catch {
             throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
         }
         let control = Control(fake: fake, card: card, reader: reader)
-        let trace: TraceWriter
-        var header = JSONObject()
-        header["tool"] = .string("nfcbench \(CLI.version)")
-        header["command"] = .string("virtual pn532")
-        header["pty"] = .string(pty)
-        header["slave"] = .string(fake.slavePath)
-        header["timing"] = .string(timing.rawValue)
+        var setup: JSONObject = ["pty": .string(pty), "slave": .string(fake.slavePath)]
         if let file {
-            header["tag_type"] = .string(file.type.rawValue)
-            header["uid"] = .string(file.activation.uid.hexString())
+            setup["tag_type"] = .string(file.type.rawValue)
+            setup["uid"] = .string(file.activation.uid.hexString())
         }
-        var echo: (@Sendable (String) -> Void)? = nil
-        if json && !quiet { echo = { @Sendable line in Output.out(line) } }
+        if let reader { setup["reader_c_apdus"] = .int(Int64(reader.steps.count)) }
+        let trace: TraceWriter
         do {
-            let where_ = tracePath ?? TraceLocation().newTracePath(command: "virtual-pn532")
-            trace = try TraceWriter(path: where_, header: header, echo: echo)
+            trace = try Traces.open(
+                command: "virtual pn532", device: "pn532_uart:\(pty)",
+                model: ["rats": .string(PN532Chip.rats.hexString()), "timing": .string(timing.rawValue)], setup: setup,
+                options: traceOptions)
         } catch {
             fake.stop()
-            throw CLIError.failure("cannot open the trace: \(error)")
+            throw error
         }
+        defer { trace.close() }
         let signals = SignalWatcher([SIGINT, SIGTERM]) { _ in control.stop() }
         defer { signals.cancel() }
         if !json {
@@ -239,23 +241,53 @@ enum VirtualPN532Command {
     }
 
     private static func emit(_ e: PN532FrameLogEntry, trace: TraceWriter, text: Bool) {
-        let dir: String =
-            switch e.direction {
-            case .hostToChip: "host_to_chip"
-            case .chipToHost: "chip_to_host"
-            case .event: "event"
-            }
-        if e.direction == .event {
-            trace.record("pn532_event", at: e.microseconds, ["note": .string(e.note)])
-        } else {
-            trace.record("frame", at: e.microseconds, ["dir": .string(dir), "frame": .string(e.bytes.hexString())])
-        }
-        guard text else { return }
-        let ms = String(format: "%10.3f ms", Double(e.microseconds) / 1000)
+        var r: JSONObject = ["t_us": .int(e.microseconds)]
         switch e.direction {
-        case .hostToChip: Output.out("\(ms)  host > chip  \(e.bytes.hexString(separator: " "))")
-        case .chipToHost: Output.out("\(ms)  chip > host  \(e.bytes.hexString(separator: " "))")
-        case .event: Output.out("\(ms)  --- \(e.note)")
+        case .event:
+            r["event"] = "pn532_event"
+            r["note"] = .string(e.note)
+        case .hostToChip, .chipToHost:
+            r["event"] = "frame"
+            r["dir"] = .string(e.direction == .hostToChip ? "host_to_chip" : "chip_to_host")
+            r["frame"] = .string(e.bytes.hexString())
+        case .air:
+            switch e.air {
+            case .field(let on, let note)?:
+                r["event"] = "field"
+                r["state"] = .string(on ? "on" : "off")
+                r["note"] = .string(note)
+            case .exchange(let kind, let command, let answer, let note)?:
+                r["event"] = "air"
+                r["kind"] = .string(kind)
+                r["command"] = .string(command.hexString())
+                r["response"] = answer.map { .string($0.hexString()) } ?? .null
+                if let note { r["note"] = .string(note) }
+            case nil:
+                return
+            }
+        }
+        let written = trace.emit(r)
+        if text, let line = self.text(written) { Output.out(line) }
+    }
+
+    /// The human line of a virtual PN532 record (what it prints and `trace show` prints).
+    static func text(_ r: JSONObject) -> String? {
+        let ms = String(format: "%10.3f ms", Double(r["t_us"]?.intValue ?? 0) / 1000)
+        func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
+        switch r["event"]?.stringValue {
+        case "frame":
+            return
+                "\(ms)  \(r["dir"]?.stringValue == "host_to_chip" ? "host > chip" : "chip > host")  \(spaced("frame"))"
+        case "pn532_event":
+            return "\(ms)  --- \(r["note"]?.stringValue ?? "")"
+        case "field":
+            return "\(ms)  air         RF field \(r["state"]?.stringValue ?? "?")"
+        case "air":
+            let answer = r["response"] == .null ? "(no answer)" : spaced("response")
+            let note = r["note"]?.stringValue.map { "  " + $0 } ?? ""
+            return "\(ms)  air         \(spaced("command")) → \(answer)\(note)"
+        default:
+            return nil
         }
     }
 }

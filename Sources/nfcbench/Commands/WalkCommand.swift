@@ -12,7 +12,7 @@ enum WalkCommand {
         path: ["walk"],
         abstract: "Walk a phone past reader profiles: who wakes the default app, who it could serve",
         usage:
-            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--express ECP,...] [--gap SECONDS] [--json]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE]",
+            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--wake-latency D] [--locked] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE] [--pcapng OUT]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE] [--pcapng OUT]",
         help: """
             OPTIONS:
               --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
@@ -25,14 +25,32 @@ enum WalkCommand {
               --express ECP,…       ECP frames (hex, no CRC) of express credentials in Wallet;
                                     a reader polling with one of them wins over the default app
               --gap SECONDS         virtual time between two readers (default 2)
+              --wake-latency D      launching the default app after the field (e.g. 400ms;
+                                    default 0, a best case: Apple publishes no number)
+              --locked              the phone is locked: it authenticates before it wakes
+                                    the app (--auth-latency, default 1s, assumed)
+              --auth-latency D      how long that authentication takes
+              --sheet-latency D     startEmulation() until the card answers (the emulation
+                                    sheet; default 0)
+              --app-latency D       how long the app takes to answer an APDU (default 0)
+              --no-wtx              the system sends no S(WTX) while the app wakes or works
+                                    (by default it does, as the corpus iPhone trace shows,
+                                    until the reader's limit, 1 s, assumed)
               --json                JSON Lines: one object per event, then a summary object
               --device pcsc:READER  play the walk through the real pcscd instead (below)
               --port N              with --device: the vpcd TCP port of READER (default
                                     35963, Debian's "Virtual PCD 00 00"; 35964 is "… 00 01")
-              --trace FILE          with --device: where the trace goes
+              --trace FILE          where the trace goes (default: the trace folder, README "Traces")
+              --pcapng OUT          also write the walk's frames to OUT for Wireshark: field on/off,
+                                    the phone's synthesized activation and ISO-DEP blocks, the
+                                    wakes as comments (see 'nfcbench trace export')
 
             Virtual time only: no hardware, no real waiting. The stand-in app creates a
-            CardSession on each wake, starts emulation and answers every APDU with 90 00.
+            CardSession on each wake (after authentication when locked, and its launch), starts
+            emulation and answers every APDU with 90 00. A SELECT for the app while it is still
+            waking is held by the system with S(WTX) frames (shown as 'wtx'). The summary says
+            for each reader why it was served, useless or did not wake the app, and lists every
+            parameter with its source (documented, reported or assumed).
 
             With --device pcsc:READER the same phone model is a virtual card on vpcd and each
             ISO-DEP profile is played by a PC/SC client through pcscd, in real time: the
@@ -55,10 +73,17 @@ enum WalkCommand {
             let json = args.flag("json")
             let device = try args.option("device")
             let port = try args.int("port", in: 1...65535)
-            let tracePath = try args.option("trace")
+            let traceOptions = try Traces.Options.parse(&args, redact: false)
+            var parameters = HCEParameters()
+            if let d = try args.duration("wake-latency") { parameters.wakeLatency = d }
+            if let d = try args.duration("auth-latency") { parameters.authenticationLatency = d }
+            if let d = try args.duration("sheet-latency") { parameters.emulationStartLatency = d }
+            let appLatency = try args.duration("app-latency") ?? .zero
+            let locked = args.flag("locked")
+            if args.flag("no-wtx") { parameters.sendsWaitingTimeExtensions = false }
             try args.finish()
-            if device == nil, port != nil || tracePath != nil {
-                throw CLIError.usage("--port and --trace go with --device pcsc:READER")
+            if device == nil, port != nil {
+                throw CLIError.usage("--port goes with --device pcsc:READER")
             }
 
             guard let policy = AppPolicy(policyArg) else {
@@ -87,18 +112,35 @@ enum WalkCommand {
                 return try await PCSCWalk(
                     reader: String(device.dropFirst(5)), port: UInt16(port ?? 35963), profiles: profiles,
                     app: .init(name: "app", selectIdentifierPrefixes: prefixes), express: express,
-                    gap: gapArg ?? .milliseconds(200), json: json, tracePath: tracePath
+                    gap: gapArg ?? .milliseconds(200), json: json, traceOptions: traceOptions
                 ).run()
             }
             let walk = ReaderWalk(
                 profiles: profiles, app: .init(name: "app", selectIdentifierPrefixes: prefixes),
-                policy: policy, expressCredentials: express, gap: gap)
+                policy: policy, parameters: parameters, expressCredentials: express, gap: gap, locked: locked,
+                appLatency: appLatency)
+            // The trace is the walk's records (the --json lines) after the header; its model
+            // block has every phone parameter with its source.
+            let trace = try Traces.open(
+                command: "walk", device: nil,
+                model: [
+                    "app_prefixes": .array(prefixes.map { .string($0.description) }),
+                    "policy": .string(policy.description), "gap_us": .int(gap.wholeMicroseconds),
+                    "locked": .bool(locked), "app_latency_us": .int(appLatency.wholeMicroseconds),
+                    "parameters": .object(parametersJSON(parameters)),
+                ],
+                setup: ["profiles": .array(profiles.map { .string($0.name) })], options: traceOptions)
+            defer { trace.close() }
             let result = await walk.run()
+            var records = result.events.map(jsonLine)
+            var summary: JSONObject = ["t_us": .int(result.events.last?.time.wholeMicroseconds ?? 0)]
+            summary.merge(summaryJSON(result.summary, walk: walk))
+            records.append(summary)
+            for r in records { trace.emit(r) }
             if json {
-                for e in result.events { Output.out(jsonLine(e).serialized) }
-                Output.out(summaryJSON(result.summary, walk: walk).serialized)
+                for r in records { Output.out(r.serialized) }
             } else {
-                Output.out(timeline(result, walk: walk))
+                Output.out(timeline(records))
             }
             return 0
         })
@@ -171,21 +213,35 @@ enum WalkCommand {
             "up_for_nothing_us": .int(s.upForNothing.wholeMicroseconds),
             "policy": .string(walk.policy.description),
             "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "parameters": .object([
-                "maximum_session_duration_us": .int(p.maximumSessionDuration.wholeMicroseconds),
-                "maximum_duration_cool_down_us": .int(p.maximumDurationCoolDown.wholeMicroseconds),
-                "frame_waiting_time_us": .int(p.frameWaitingTime.wholeMicroseconds),
-                "wake_latency_us": .int(p.wakeLatency.wholeMicroseconds),
-            ]),
+            "locked": .bool(walk.locked),
+            "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
+            "parameters": .object(parametersJSON(p)),
             "per_reader": .array(
                 s.readers.map { r in
                     .object([
                         "reader": .string(r.name), "woke": .bool(r.woke), "served": .bool(r.served),
                         "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
                         "up_for_nothing_us": .int(r.upForNothing.wholeMicroseconds),
+                        "woke_at_us": r.wokeAt.map { .int($0.wholeMicroseconds) } ?? .null,
+                        "wtx": .int(Int64(r.waitingTimeExtensions)),
+                        "reason": .string(r.reason),
                     ])
                 }),
         ]
+    }
+
+    /// Every phone parameter with its value and source: `{"wake_latency": {"value_us": 0,
+    /// "source": "assumed", "ref": "…"}, …}` (the model block of walk and emulate traces).
+    static func parametersJSON(_ p: HCEParameters) -> JSONObject {
+        var o: JSONObject = [:]
+        for f in p.facts {
+            var e: JSONObject = [:]
+            if let us = f.microseconds { e["value_us"] = .int(us) } else { e["value"] = .string(f.value) }
+            e["source"] = .string(f.source)
+            e["ref"] = .string(f.reference)
+            o[f.key] = .object(e)
+        }
+        return o
     }
 
     static func ms(_ d: Duration) -> String {
@@ -193,42 +249,76 @@ enum WalkCommand {
         return String(format: "%.3f", Double(us) / 1000)
     }
 
-    static func timeline(_ r: ReaderWalk.Result, walk: ReaderWalk) -> String {
-        let readerWidth = max(8, (r.events.map(\.reader.count).max() ?? 0) + 2)
+    /// The walk's timeline as text, from its records (events, then the summary): what
+    /// `walk` prints and `trace show` of a walk trace prints.
+    static func timeline(_ records: [JSONObject]) -> String {
+        let events = records.filter { $0["event"]?.stringValue != "summary" && $0["event"]?.stringValue != "header" }
+        let readerWidth = max(8, (events.map { ($0["reader"]?.stringValue ?? "").count }.max() ?? 0) + 2)
         func pad(_ s: String, _ n: Int) -> String {
             s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
         }
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
+        func ms(_ us: Int64) -> String { String(format: "%.3f", Double(us) / 1000) }
         var out = lpad("t (ms)", 12) + "  " + pad("reader", readerWidth) + pad("event", 20) + "detail\n"
         var lastReader: String?
-        for e in r.events {
-            if let l = lastReader, l != e.reader { out += "\n" }
-            lastReader = e.reader
-            var detail = e.detail ?? ""
-            switch e.event {
+        for e in events {
+            let reader = e["reader"]?.stringValue ?? "-"
+            let event = e["event"]?.stringValue ?? "?"
+            if let l = lastReader, l != reader { out += "\n" }
+            lastReader = reader
+            func spaced(_ key: String) -> String? { e[key]?.stringValue.map(TraceLines.spaced) }
+            var detail = e[detailKey(event)]?.stringValue ?? ""
+            switch event {
             case "apdu":
-                let resp = e.response.map { $0.hexString(separator: " ") } ?? "(no answer)"
                 detail =
-                    (e.command?.hexString(separator: " ") ?? "") + " → " + resp
-                    + "  [" + (e.answeredBy?.rawValue ?? "reader timeout") + "]"
-            case "received": detail = e.command?.hexString(separator: " ") ?? ""
+                    (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "(no answer)")
+                    + "  [" + (e["answered_by"]?.stringValue ?? "reader timeout") + "]"
+            case "received": detail = spaced("apdu") ?? ""
+            case "heldForApp": detail = (spaced("apdu") ?? "") + "  [system: the app is still waking; held for it]"
+            case "wtx":
+                let block = spaced("apdu") ?? "F2 01"
+                detail =
+                    "S(WTX) \(block) → \(block)  [system: the app is not ready; the reader grants another frame waiting time]"
             case "nfcEvent": detail = "default app woken (scene nfcEvent)"
             default: break
             }
-            out += lpad(ms(e.time), 12) + "  " + pad(e.reader, readerWidth) + pad(e.event, 20) + detail + "\n"
-        }
-        let s = r.summary
-        out +=
-            "\nSUMMARY (policy \(walk.policy), app prefixes: \(walk.app.selectIdentifierPrefixes.map(\.description).joined(separator: ",").nonEmpty ?? "none"))\n"
-        for x in s.readers {
             out +=
-                "  " + pad(x.name, readerWidth) + (x.woke ? "woke  " : "quiet ")
-                + (x.served
-                    ? "served (\(x.apdusToApp) APDU to app)" : "useless, up \(ms(x.upForNothing)) ms for nothing")
+                lpad(ms(e["t_us"]?.intValue ?? 0), 12) + "  " + pad(reader, readerWidth) + pad(event, 20) + detail
                 + "\n"
         }
+        guard let s = records.last(where: { $0["event"]?.stringValue == "summary" }) else { return out }
+        let prefixes: [String] =
+            if case .array(let a)? = s["app_prefixes"] { a.compactMap(\.stringValue) } else { [] }
         out +=
-            "  readers \(s.readers.count), wakes \(s.wakes), wakes the app could serve \(s.servableWakes), useless wakes \(s.uselessWakes), app up for nothing \(ms(s.upForNothing)) ms\n"
+            "\nSUMMARY (policy \(s["policy"]?.stringValue ?? "?"), app prefixes: \(prefixes.joined(separator: ",").nonEmpty ?? "none"))\n"
+        if case .array(let readers)? = s["per_reader"] {
+            for case .object(let x) in readers {
+                out +=
+                    "  " + pad(x["reader"]?.stringValue ?? "-", readerWidth)
+                    + (x["woke"] == .bool(true) ? "woke  " : "quiet ")
+                    + (x["served"] == .bool(true)
+                        ? "served (\(x["apdus_to_app"]?.intValue ?? 0) APDU to app)"
+                        : "useless, up \(ms(x["up_for_nothing_us"]?.intValue ?? 0)) ms for nothing")
+                    + "\n"
+                if let why = x["reason"]?.stringValue { out += "  " + pad("", readerWidth) + "      " + why + "\n" }
+            }
+        }
+        out +=
+            "  readers \(s["readers"]?.intValue ?? 0), wakes \(s["wakes"]?.intValue ?? 0), wakes the app could serve \(s["servable_wakes"]?.intValue ?? 0), useless wakes \(s["useless_wakes"]?.intValue ?? 0), app up for nothing \(ms(s["up_for_nothing_us"]?.intValue ?? 0)) ms\n"
+        if case .object(let parameters)? = s["parameters"] {
+            out += "\nPARAMETERS (value, source, where from)\n"
+            // Sorted by name: a trace read back keeps no key order.
+            for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
+                let value = e.value["value_us"]?.intValue.map { ms($0) + " ms" } ?? e.value["value"]?.stringValue ?? ""
+                out +=
+                    "  " + pad(e.key, 32) + pad(value, 12) + pad(e.value["source"]?.stringValue ?? "", 11)
+                    + (e.value["ref"]?.stringValue ?? "") + "\n"
+            }
+            let locked = s["locked"] == .bool(true) ? "yes" : "no"
+            out += "  " + pad("locked", 32) + pad(locked, 12) + pad("set", 11) + "--locked\n"
+            out += "  " + pad("app_latency", 32) + pad(ms(s["app_latency_us"]?.intValue ?? 0) + " ms", 12)
+            out += pad("set", 11) + "--app-latency (the stand-in app)\n"
+        }
         return out
     }
 }
@@ -249,7 +339,7 @@ struct PCSCWalk: Sendable {
     var express: [ContactlessPhone.ExpressCredential]
     var gap: Duration
     var json: Bool
-    var tracePath: String?
+    var traceOptions: Traces.Options
     /// How long pcscd may take to report an insertion or a removal (its presence poll is ≈ 0.4 s).
     var pcscdNoticeLimit: Duration = .seconds(5)
 
@@ -269,10 +359,13 @@ struct PCSCWalk: Sendable {
         let lease = try takeReader("pcsc:" + reader)
         defer { lease.release() }
         let identity = HCEPhoneIdentity()
-        let trace = try HCELiveCLI.openTrace(
-            command: "walk-pcsc", path: tracePath, json: json,
-            header: HCELiveCLI.header(
-                command: "walk", device: "pcsc:\(reader) (vpcd port \(port))", app: app, identity: identity))
+        var options = traceOptions
+        options.json = json
+        let trace = try Traces.open(
+            command: "walk", device: "pcsc:\(reader)", model: HCELiveCLI.model(app: app, identity: identity),
+            setup: ["vpcd_port": .int(Int64(port)), "profiles": .array(profiles.map { .string($0.name) })],
+            options: options)
+        defer { trace.close() }
         let phone = HCELiveCLI.makePhone(
             app: app, identity: identity, trace: trace, json: json, expressCredentials: express)
         var configuration = VirtualCard.Configuration(port: port)
@@ -285,10 +378,13 @@ struct PCSCWalk: Sendable {
         }
 
         let failure: String? = await HCELiveCLI.onThread { self.walk(context: context, card: card, phone: phone) }
-        trace.emit(
+        var summary: JSONObject = ["t_us": .int(trace.elapsedMicroseconds)]
+        summary.merge(
             HCELiveCLI.summary(
-                phone.events, extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
-        if !json { Output.out(HCELiveCLI.summaryText(phone.events)) }
+                phone.events.map(HCELiveCLI.record),
+                extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
+        let written = trace.emit(summary)
+        if !json { Output.out(HCELiveCLI.summaryText(written)) }
         if let failure { throw .unavailable(failure) }
         return 0
     }

@@ -49,7 +49,7 @@ enum WriteCommand {
             }
             let message = try NDEFSpec.parse(spec)
             return try await write(
-                device: device, message: message, dryRun: dryRun, backup: backup,
+                command: "write", device: device, message: message, dryRun: dryRun, backup: backup,
                 timeout: timeout, lock: lock, what: "NDEF message of \(message.count) bytes (\(spec))")
         })
 
@@ -62,10 +62,15 @@ enum WriteCommand {
 
     /// Shared by write and format: backup, refusals, the write, read-back, and the optional lock.
     static func write(
-        device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
+        command: String, device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
         lock: Bool, what: String
     ) async throws -> Int32 {
-        let reader = try BenchReader.open(device)
+        let reader = try BenchReader.open(
+            device, command: command,
+            setup: [
+                "message_bytes": .int(Int64(message.count)), "dry_run": .bool(dryRun), "lock": .bool(lock),
+                "backup": backup.map { .string($0) } ?? .null,
+            ])
         defer { reader.close() }
         Output.out("\(dryRun ? "dry run: would write" : "writing") \(what) on \(device)")
         let viaPCSC: Bool = if case .pcsc = reader.spec.kind { true } else { false }
@@ -226,7 +231,7 @@ enum LockCommand {
             guard confirmed else {
                 throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
             }
-            let reader = try BenchReader.open(device)
+            let reader = try BenchReader.open(device, command: "lock")
             defer { reader.close() }
             let lines = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
                 guard case .type2(let t) = connection else {
@@ -260,6 +265,11 @@ final class DryRunType2Transport: Type2TagTransport {
     func reactivate() throws { try base.reactivate() }
     func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] { try base.fastRead(from: first, to: last) }
     var fastReadPageLimit: Int { base.fastReadPageLimit }
+    /// A dry run sends no raw frame: only READ and GET_VERSION reach the tag.
+    func transceive(_ frame: [UInt8]) throws -> Type2Answer {
+        guard frame.first == 0x30 || frame.first == 0x60 else { throw TagCommunicationError.unsupportedCommand(frame) }
+        return try base.transceive(frame)
+    }
 }
 
 /// Forwards every APDU except UPDATE BINARY (`D6`), which it records and answers `90 00`.

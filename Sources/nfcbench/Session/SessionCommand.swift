@@ -8,7 +8,8 @@ enum SessionCommand {
     static let command = Command(
         path: ["session"],
         abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
-        usage: "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--json]",
+        usage:
+            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json] [--trace PATH] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
@@ -21,18 +22,34 @@ enum SessionCommand {
                                   (ndef mode only, as in Core NFC)
               --timeout S         the session's time limit in seconds (Core NFC: 60)
               --no-thermal        switch the thermal and quick-restart model off
-              --host-wide         lock every reader of this host, like one phone (default: per reader)
+              --host-wide         lock every reader of this host, like one phone (default: per reader);
+                                  the thermal model's heat follows the lock: per reader, or per host
+              --busy P            refuse (default): a session begun while another holds the reader
+                                  ends at once with 203, as NFCNDEFReaderSession.h's init discussion
+                                  says; queue: it waits in line, first come first served across
+                                  processes, and begins when the reader is free (the class note's
+                                  FIFO queue). 203 is the default because an app must handle 203
+                                  anyway and the seed article's table gives it
+              --select-identifiers AID,…   the app's Info.plist ISO 7816 select-identifiers for
+                                  --mode tag (default D2760000850101, the NFC Forum NDEF application)
               --alert-message T   the sheet's text
               --json              JSON Lines on stdout: the trace's records (t_us, event, code, reason…)
               --trace PATH        write the trace here (default: see README "Traces")
-              --redact            replace UIDs and payloads in the trace and output
+              --pcapng OUT        also write the frames as they happen to OUT, a pcapng file for
+                                  Wireshark (LINKTYPE_ISO_14443; 'nfcbench trace export' makes
+                                  one from any trace later)
+              --redact            replace UIDs, payloads and what was decoded from them in the
+                                  trace, the output and the pcapng file
               --verbose           also show frames and tag operations
               --presence-interval MS   PC/SC presence-check interval (default 250)
 
             Ctrl-C is the sheet's Done (200). Ctrl-Z or SIGTSTP is leaving the foreground: the
             session ends with 202, then the process stops if it is the terminal's foreground job;
             nothing restarts on SIGCONT. A second session on the same reader, in this process or
-            another, is refused at once with 203.
+            another, is refused at once with 203 (or waits, with --busy queue).
+
+            MODEL (every number and rule, with its source; the trace header's "model" has them):
+            \(SessionRunner.facts(SessionRunner.Options()).table(indent: "  "))
 
             EXIT STATUS:
               0   204 (first read), or Done (200) after at least one read
@@ -62,11 +79,27 @@ enum SessionCommand {
             }
             options.thermal = !args.flag("no-thermal")
             options.hostWide = args.flag("host-wide")
+            if let b = try args.option("busy") {
+                guard let p = ReaderSystemModel.BusyPolicy(rawValue: b) else {
+                    throw CLIError.usage("--busy is refuse or queue, not '\(b)'")
+                }
+                options.busy = p
+            }
+            if let list = try args.option("select-identifiers") {
+                var aids: [String] = []
+                for word in list.split(separator: ",") where !word.isEmpty {
+                    guard let b = [UInt8](hex: word), (5...16).contains(b.count) else {
+                        throw CLIError.usage("--select-identifiers: '\(word)' is not a hex AID of 5 to 16 bytes")
+                    }
+                    aids.append(word.uppercased())
+                }
+                options.selectIdentifiers = aids
+            }
             if let a = try args.option("alert-message") { options.alertMessage = a }
             options.json = args.flag("json")
             options.verbose = args.flag("verbose")
-            let tracePath = try args.option("trace")
-            let redact = args.flag("redact")
+            var traceOptions = try Traces.Options.parse(&args)
+            traceOptions.json = options.json
             var factory = DeviceFactory.Options()
             if let ms = try args.int("presence-interval", in: 10...10_000) {
                 factory.presenceInterval = .milliseconds(ms)
@@ -74,38 +107,12 @@ enum SessionCommand {
             try args.finish()
 
             let backend = try DeviceFactory.backend(device, options: factory)
-            let trace = try openTrace(
-                command: "session", device: device, path: tracePath, redact: redact, json: options.json,
-                model: [
-                    "mode": .string(options.mode.rawValue),
-                    "time_limit_s": .double(Double(options.timeLimit.components.seconds)),
-                    "thermal": .bool(options.thermal), "host_wide": .bool(options.hostWide),
-                ])
+            let trace = try Traces.open(
+                command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions)
             options.statusLine = Output.stdoutIsTerminal
             let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
+            trace.close()
             if !options.json, let path = trace.path { Output.out("trace: \(path)") }
             return ending.exitStatus
         })
-
-    /// Opens the run's trace (header: tool and library versions, command, device, model).
-    static func openTrace(
-        command: String, device: String, path: String?, redact: Bool, json: Bool,
-        model: JSONObject
-    ) throws(CLIError) -> TraceWriter {
-        let file = path ?? TraceLocation().newTracePath(command: command)
-        let header: JSONObject = [
-            "tool": .string("nfcbench \(CLI.version)"), "libnfc": .string(NativeLibraries.libnfcVersion),
-            "pcsclite": .string(NativeLibraries.pcscLiteVersion), "command": .string(command),
-            "device": .string(device), "pid": .int(Int64(getpid())),
-            "started": .string(ISO8601DateFormatter().string(from: Date())), "model": .object(model),
-        ]
-        var echo: (@Sendable (String) -> Void)? = nil
-        if json { echo = { line in Output.out(line) } }
-        do {
-            return try TraceWriter(
-                path: file, header: header, redact: redact, createParentDirectory: path == nil, echo: echo)
-        } catch {
-            throw .failure("can't write the trace: \(error)")
-        }
-    }
 }

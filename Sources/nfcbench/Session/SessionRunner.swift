@@ -38,6 +38,41 @@ final class SessionRunner: @unchecked Sendable {
         /// Read-write and tag modes: the app taps Done after the first tag's read, whatever
         /// its outcome, instead of asking for the next tag (`check equivalence`).
         var doneAfterFirstTag = false
+        /// What a begin gets while another session holds the reader (`--busy`).
+        var busy = ReaderSystemModel.BusyPolicy.refuse
+        /// The bench app's Info.plist ISO 7816 select-identifiers (`--select-identifiers`).
+        var selectIdentifiers = ["D2760000850101"]
+        /// Why the thermal model is off, when a caller switches it off for its own reasons
+        /// (the demo): said in the trace header.
+        var thermalOffReason: String?
+    }
+
+    /// The thermal parameters and the system model a run with `options` plays by.
+    static func models(_ options: Options) -> (ThermalModel.Parameters, ReaderSystemModel) {
+        var params = options.thermal ? ThermalModel.Parameters() : ThermalModel.disabled.parameters
+        params.baseLimit = options.timeLimit
+        if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
+        var model = ReaderSystemModel()
+        model.busyPolicy = options.busy
+        model.iso7816SelectIdentifiers = options.selectIdentifiers
+        return (params, model)
+    }
+
+    /// Every number and rule of a run with `options`, with its source.
+    static func facts(_ options: Options) -> [ModelFact] {
+        let (params, model) = models(options)
+        return model.facts(thermal: params)
+    }
+
+    /// The trace header's model block: the run's settings, then every model number with its
+    /// source (``ModelFact``). A value of its own, for whichever header writer builds the header.
+    static func headerModel(_ options: Options) -> JSONObject {
+        var o: JSONObject = [
+            "mode": .string(options.mode.rawValue), "host_wide": .bool(options.hostWide),
+        ]
+        if let why = options.thermalOffReason { o["thermal_off_reason"] = .string(why) }
+        o.merge(facts(options).traceHeaderBlock)
+        return o
     }
 
     /// How a session ended, and whether anything was read.
@@ -70,16 +105,14 @@ final class SessionRunner: @unchecked Sendable {
         self.trace = trace
         let status = options.statusLine && !options.json ? StatusLine(alert: options.alertMessage) : nil
         self.status = status
-        var params = options.thermal ? ThermalModel.Parameters() : ThermalModel.disabled.parameters
-        params.baseLimit = options.timeLimit
-        if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
+        let (params, model) = Self.models(options)
         let json = options.json
         let verbose = options.verbose
         let offset = options.sessionNumberOffset
         system = NFCReaderSystem(
             backend: backend, clock: ContinuousReaderClock(),
             arbiter: SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
-            thermal: ThermalModel(parameters: params),
+            thermal: ThermalModel(parameters: params), model: model,
             observer: { [trace, reads] record in
                 var o = record.json(tMicroseconds: trace.elapsedMicroseconds)
                 if offset > 0 { o["session"] = .int(Int64(record.session + offset)) }

@@ -22,7 +22,7 @@ final class StatusLine: Sendable {
     func update(_ record: SessionTraceRecord) {
         state.withLock { s in
             switch record.event {
-            case .thermal(_, let limit?) where !s.active: s.deadline = .now + limit
+            case .thermal(_, let limit?, _) where !s.active: s.deadline = .now + limit
             case .didBecomeActive: s.active = true
             case .alertMessage(let text): s.alert = text
             case .didDetectNDEFs: s.reads += 1

@@ -28,13 +28,45 @@ enum TraceLines {
             return
                 "\(t)  begin          session \(r["session"]?.intValue ?? 0) (\(mode)) on \(r["reader"]?.stringValue ?? "?")"
         case "thermal":
-            guard r["time_limit_s"] != nil else { return nil }
-            if case .double(let limit)? = r["time_limit_s"] {
-                return
-                    "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s, heat \(r["heat"].map { "\($0.serialized)" } ?? "0")"
+            let heat = r["heat"].map { "\($0.serialized)" } ?? "0"
+            let off = r["thermal_model"]?.stringValue == "off"
+            if r["phase"]?.stringValue == "end" {
+                if off { return nil }
+                if case .double(let next)? = r["next_time_limit_s"] {
+                    return
+                        "\(t)  thermal        heat \(heat) field-s; a session begun now would get \(String(format: "%.1f", next)) s"
+                }
+                return "\(t)  thermal        heat \(heat) field-s; a session begun now would be refused (203)"
             }
+            if case .double(let limit)? = r["time_limit_s"] {
+                let how = off ? "fixed, thermal model off" : "granted, heat \(heat) field-s"
+                return "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s (\(how))"
+            }
+            return "\(t)  thermal        refused: too hot (heat \(heat) field-s) → 203"
+        case "queued":
+            return "\(t)  queued         the reader is busy; waiting in line (busy policy queue)"
+        case "beginIgnored":
+            return "\(t)  beginIgnored   \(r["reason"]?.stringValue ?? "")"
+        case "quickRestart":
+            let since = r["since_last_end_ms"].map { $0.serialized } ?? "?"
             return
-                "\(t)  thermal        a start now would be refused (heat \(r["heat"].map { "\($0.serialized)" } ?? "?"))"
+                "\(t)  quickRestart   begin() \(since) ms after the last sheet closed: \(r["outcome"]?.stringValue ?? "?")"
+        case "endingRepeated":
+            return "\(t)  endingRepeated begin() on an ended session: \(r["code"]?.intValue ?? 0) delivered again"
+        case "systemEnded":
+            return "\(t)  systemEnded    the system ends the session: \(r["code"]?.intValue ?? 0)"
+        case "iso7816Selected":
+            return "\(t)  iso7816Selected \(r["aid"]?.stringValue ?? "")"
+        case "iso7816SelectFailed":
+            let tried: String
+            if case .array(let a)? = r["tried"] {
+                tried = a.compactMap(\.stringValue).joined(separator: ", ")
+            } else {
+                tried = ""
+            }
+            return "\(t)  iso7816SelectFailed no application answered (\(tried)): the tag is not delivered"
+        case "connectionEnded":
+            return "\(t)  connectionEnded \(r["tag"]?.stringValue ?? "") (\(r["reason"]?.stringValue ?? ""))"
         case "didBecomeActive":
             return "\(t)  didBecomeActive"
         case "detected":

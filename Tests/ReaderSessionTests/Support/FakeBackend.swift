@@ -185,10 +185,15 @@ struct Bench {
     let trace = TraceLog()
     let system: NFCReaderSystem
 
-    init(thermal: ThermalModel = .disabled) {
+    /// - Parameter model: the app declares the NFC Forum NDEF application as its ISO 7816
+    ///   select-identifier unless a test says otherwise.
+    init(
+        thermal: ThermalModel = .disabled,
+        model: ReaderSystemModel = ReaderSystemModel(iso7816SelectIdentifiers: ["D2760000850101"])
+    ) {
         let trace = self.trace
         system = NFCReaderSystem(
-            backend: backend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: thermal,
+            backend: backend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: thermal, model: model,
             observer: { trace.record($0) })
     }
 }

@@ -1,0 +1,74 @@
+import Foundation
+
+/// A trace read back from its file (or any JSON Lines text of trace records, such as
+/// `walk --json` output): the header, if line 1 is one, and the other records in order.
+public struct TraceContents: Sendable, Equatable {
+    /// Line 1 when it is a header (`"event":"header"`), else nil.
+    public var header: JSONObject?
+    /// Every other record, in file order.
+    public var records: [JSONObject]
+    /// How many lines could not be read: only a cut last line is forgiven (a run killed
+    /// mid-write); see ``TraceReadError``.
+    public var skippedLines: Int
+
+    public init(header: JSONObject?, records: [JSONObject], skippedLines: Int = 0) {
+        self.header = header
+        self.records = records
+        self.skippedLines = skippedLines
+    }
+
+    /// The header's `command` (`session`, `walk`, `virtual card`…), if any.
+    public var command: String? { header?["command"]?.stringValue }
+
+    /// Header first (when there is one), then the records: what a ``TraceSink`` is fed.
+    public var allRecords: [JSONObject] { (header.map { [$0] } ?? []) + records }
+
+    /// Parses JSON Lines text. Blank lines are skipped; a last line that does not parse is
+    /// counted in ``skippedLines`` (a trace cut by `kill -9`); any other bad line throws.
+    public init(text: String, name: String = "trace") throws(TraceReadError) {
+        var header: JSONObject?
+        var records: [JSONObject] = []
+        var skipped = 0
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let lastContentLine = lines.lastIndex { !$0.allSatisfy(\.isWhitespace) }
+        for (i, line) in lines.enumerated() where !line.allSatisfy(\.isWhitespace) {
+            guard case .object(let o)? = try? JSONValue(parsing: String(line)) else {
+                if i == lastContentLine {
+                    skipped += 1
+                    continue
+                }
+                throw TraceReadError(name: name, line: i + 1, reason: "not a JSON object")
+            }
+            if i == 0 && o["event"]?.stringValue == "header" {
+                header = o
+            } else {
+                records.append(o)
+            }
+        }
+        guard header != nil || !records.isEmpty else {
+            throw TraceReadError(name: name, line: 0, reason: "no trace records")
+        }
+        self.init(header: header, records: records, skippedLines: skipped)
+    }
+
+    /// Reads the trace at `path`. Throws ``TraceReadError``.
+    public init(path: String) throws(TraceReadError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TraceReadError(name: path, line: 0, reason: "cannot read the file")
+        }
+        try self.init(text: String(decoding: data, as: UTF8.self), name: path)
+    }
+}
+
+/// A trace file that could not be read: which file, which line (1-based; 0 = the file).
+public struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var name: String
+    public var line: Int
+    public var reason: String
+    public init(name: String, line: Int, reason: String) {
+        self.name = name
+        self.line = line
+        self.reason = reason
+    }
+    public var description: String { line > 0 ? "\(name):\(line): \(reason)" : "\(name): \(reason)" }
+}

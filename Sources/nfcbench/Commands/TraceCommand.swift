@@ -1,0 +1,190 @@
+import Foundation
+import NFCTrace
+
+/// `nfcbench trace export|show|diff|plot`: a trace file opened by the field's tools
+/// (Wireshark through pcapng), read by a person, compared, or drawn.
+enum TraceCommand {
+    static func load(_ path: String) throws(CLIError) -> TraceContents {
+        do { return try TraceContents(path: path) } catch { throw .data(error.description) }
+    }
+
+    static let export = Command(
+        path: ["trace", "export"],
+        abstract: "Write a trace's ISO/IEC 14443 frames as pcapng for Wireshark and tshark",
+        usage: "trace export TRACE --pcapng OUT [--redact]",
+        help: """
+            Writes OUT as pcapng: one interface of link type 264 (LINKTYPE_ISO_14443: the 4-byte
+            pseudo-header version, event, length before each frame), microsecond timestamps
+            (the header's 'started' + each record's t_us), the tool and library versions in the
+            section header. Frames carry no CRC, so the "CRC dropped" events (FA, FB) are used.
+
+            What each trace gives: the frames a session or bench run exchanged (a libnfc
+            device's activation rebuilt from the target it reports; APDUs in ISO-DEP blocks
+            whose framing is synthesized; Type 2 frames as sent), the virtual PN532's air side,
+            the vpcd card's APDUs (a storage card's FF B0/FF D6/FF CA as the READ/WRITE/
+            anticollision frames a reader sends for them), the HCE phone's field and APDUs.
+            Every synthesized packet says so in its comment; Type 2 commands get their
+            meaning there ("READ page 4"), as Wireshark's dissector does not know them.
+
+            Wireshark hands ISO 14443-4 payloads to the ISO 7816 dissector only when told:
+            tshark -r OUT -d iso14443.subdissector,iso7816 (in Wireshark: Analyze > Decode As…,
+            "ISO14443 payload subdissector" → ISO 7816).
+
+            OPTIONS:
+              --pcapng OUT   the file to write
+              --redact       UIDs, payloads and APDU data become zeros of the same length (SELECT
+                             AIDs, status words and Type 2 commands stay)
+            """,
+        run: { args in
+            let input = try args.requiredPositional("TRACE")
+            guard let out = try args.option("pcapng") else { throw CLIError.usage("--pcapng OUT is required") }
+            let redact = args.flag("redact")
+            try args.finish()
+            let trace = try load(input)
+            let counts: (packets: Int, skippedFrames: Int)
+            do { counts = try PcapngExport.export(trace, to: out, redact: redact) } catch {
+                throw CLIError.failure("cannot write \(out): \(error)")
+            }
+            var line = "\(counts.packets) packets to \(out)"
+            if counts.skippedFrames > 0 {
+                line += "; \(counts.skippedFrames) frames left out (the trace holds them redacted)"
+            }
+            Output.err(line)
+            return 0
+        })
+
+    static let show = Command(
+        path: ["trace", "show"],
+        abstract: "Print a trace as the lines the command that wrote it printed",
+        usage: "trace show TRACE [--verbose]",
+        help: """
+            The human view of any trace: a session's or the demo's lines, a walk's timeline and
+            summary, emulate's and the virtual devices' lines, a bench run's frames, each
+            rendered from the records exactly as the live command renders them.
+
+            OPTIONS:
+              --verbose   also frames and tag operations (as 'session --verbose')
+            """,
+        run: { args in
+            let input = try args.requiredPositional("TRACE")
+            let verbose = args.flag("verbose")
+            try args.finish()
+            let trace = try load(input)
+            if let h = trace.header {  // on stderr: stdout has exactly the live command's lines
+                var head = "\(h["command"]?.stringValue ?? "?")"
+                if let d = h["device"]?.stringValue { head += " on \(d)" }
+                Output.err("\(head), started \(h["started"]?.stringValue ?? "?") (\(h["tool"]?.stringValue ?? "?"))")
+            }
+            for line in lines(trace, verbose: verbose) { Output.out(line) }
+            return 0
+        })
+
+    /// The lines the command that wrote `trace` printed (or prints with `--verbose`).
+    static func lines(_ trace: TraceContents, verbose: Bool) -> [String] {
+        body(trace, verbose: verbose)
+    }
+
+    static func body(_ trace: TraceContents, verbose: Bool) -> [String] {
+        let records = trace.records
+        switch trace.command ?? guessCommand(records) {
+        case "walk" where trace.header?["device"] == .null || trace.header?["device"] == nil:
+            return [WalkCommand.timeline(records)]
+        case "walk", "emulate":
+            var out = [HCELiveCLI.textHeader]
+            for r in records {
+                if r["event"]?.stringValue == "summary" {
+                    out.append(HCELiveCLI.summaryText(r))
+                } else {
+                    out.append(HCELiveCLI.text(r))
+                }
+            }
+            return out
+        case "virtual card":
+            return records.compactMap(BenchTrace.text)
+        case "virtual pn532":
+            return records.compactMap(VirtualPN532Command.text)
+        default:
+            return records.compactMap { TraceLines.render($0, verbose: verbose) }
+        }
+    }
+
+    static func guessCommand(_ records: [JSONObject]) -> String {
+        if records.contains(where: { $0["source"] != nil }) { return "emulate" }
+        if records.contains(where: { $0["reader"] != nil && $0["session"] == nil }) { return "walk" }
+        return "session"
+    }
+
+    static let diff = Command(
+        path: ["trace", "diff"],
+        abstract: "Compare two traces event by event (times ignored); exit 1 when they differ",
+        usage: "trace diff A B [--times] [--json]",
+        help: """
+            Compares the records after the headers, in order, as JSON without their times
+            (t_us, session_t_us, every *_us key, the thermal model's heat). An event only in A
+            is printed '- N', one only in B '+ N' (N: its position in that trace), aligned on
+            what the two share. Header differences (command, device, versions, model, setup)
+            are printed first and do not count.
+
+            OPTIONS:
+              --times   compare the times too
+              --json    one JSON object per differing line: {"side":"-"|"+","index":N,"record":…}
+
+            Exit status: 0 the same events, 1 they differ, 65 a file is not a trace.
+            """,
+        run: { args in
+            let a = try args.requiredPositional("A")
+            let b = try args.requiredPositional("B")
+            let times = args.flag("times")
+            let json = args.flag("json")
+            try args.finish()
+            let d = TraceDiff(try load(a), try load(b), options: .init(times: times))
+            if !json {
+                for h in d.headerDifferences { Output.out("header \(h)") }
+            }
+            for line in d.lines {
+                switch line {
+                case .same: continue
+                case .onlyInFirst(let i, let text):
+                    Output.out(json ? diffJSON("-", i, text) : "- \(i) \(text)")
+                case .onlyInSecond(let i, let text):
+                    Output.out(json ? diffJSON("+", i, text) : "+ \(i) \(text)")
+                }
+            }
+            if !json {
+                Output.out(
+                    d.same
+                        ? "the same events"
+                        : "\(d.lines.filter { if case .same = $0 { false } else { true } }.count) lines differ")
+            }
+            return d.same ? 0 : 1
+        })
+
+    static func diffJSON(_ side: String, _ index: Int, _ text: String) -> String {
+        var o: JSONObject = ["side": .string(side), "index": .int(Int64(index))]
+        o["record"] = (try? JSONValue(parsing: text)) ?? .string(text)
+        return o.serialized
+    }
+
+    static let plot = Command(
+        path: ["trace", "plot"],
+        abstract: "Draw a trace as a timeline (SVG)",
+        usage: "trace plot TRACE --svg OUT",
+        help: """
+            Writes OUT, a plain SVG 1200 px wide. A session: one lane per session with the
+            sheet's active span, the time limit, detections, each frame or APDU as a tick (its
+            hex in the hover title), the ending with its code and reason. A walk (or emulate):
+            one lane per reader profile from its field on: the field, the wake, SELECTs by who
+            answered (app, system, express credential, nobody), and whether the wake was served
+            or useless, and why. Other traces: one lane of frames.
+            """,
+        run: { args in
+            let input = try args.requiredPositional("TRACE")
+            guard let out = try args.option("svg") else { throw CLIError.usage("--svg OUT is required") }
+            try args.finish()
+            let svg = TraceTimeline.svg(try load(input))
+            do { try TraceFile.write(Array(svg.utf8), to: out) } catch {
+                throw CLIError.failure("cannot write \(out): \(error)")
+            }
+            return 0
+        })
+}

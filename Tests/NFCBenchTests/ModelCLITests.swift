@@ -1,0 +1,140 @@
+import Foundation
+import NFCTrace
+import Testing
+
+/// The reader-system model through the built binary: heat kept beside the lock across runs,
+/// the busy policy across processes, every model number with its source (trace header,
+/// `session --help`, `conformance --thermal`), and the walk's wake latency with S(WTX).
+@Suite("nfcbench: the model's numbers, heat across runs, the busy queue, the walk's wake")
+struct ModelCLITests {
+    typealias Bench = SessionCLITests.Bench
+
+    /// The `thermal` record at `begin()` of a `--json` run: its heat.
+    static func heatAtBegin(_ stdout: String) throws -> Double? {
+        for r in try SessionCLITests.records(stdout)
+        where r["event"]?.stringValue == "thermal" && r["phase"]?.stringValue == "begin" {
+            switch r["heat"] {
+            case .double(let h)?: return h
+            case .int(let h)?: return Double(h)
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    @Test(
+        "Three --host-wide runs in a row carry heat through the lock folder; another lock folder starts cold; the header sources every number"
+    )
+    func heatAcrossRuns() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        var heats: [Double] = []
+        var header: JSONValue?
+        for _ in 0..<3 {
+            let r = try await NFCBench.run(
+                ["session", "--device", "sim:tap-uri", "--first-read", "--host-wide", "--json"],
+                environment: bench.env)
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+            heats.append(try #require(try Self.heatAtBegin(r.stdout)))
+            header = try SessionCLITests.records(r.stdout).first
+        }
+        #expect(heats[0] == 0)
+        #expect(heats[1] > 0.2 && heats[2] > heats[1], "heat at each begin: \(heats)")
+        #expect(
+            FileManager.default.fileExists(atPath: bench.dir.appendingPathComponent("locks/host.heat").path))
+        // Every model number in the header's model block names its source.
+        guard case .object(let model)? = header?["model"] else {
+            Issue.record("no model block in the header")
+            return
+        }
+        let facts = model.entries.filter { if case .object = $0.value { true } else { false } }
+        #expect(facts.count >= 20)
+        for f in facts {
+            let source = f.value["source"]?.stringValue
+            #expect(["documented", "reported", "assumed"].contains(source ?? ""), "\(f.key): \(source ?? "none")")
+            #expect(f.value["ref"]?.stringValue?.isEmpty == false, "\(f.key) has no reference")
+        }
+        #expect(model["quick_restart_window_s"]?["source"]?.stringValue == "reported")
+        #expect(model["time_limit_s"]?["source"]?.stringValue == "documented")
+        #expect(model["cooling_time_constant_s"]?["source"]?.stringValue == "assumed")
+        // A test with its own lock folder never shares heat.
+        let other = try Bench()
+        defer { other.cleanup() }
+        let cold = try await NFCBench.run(
+            ["session", "--device", "sim:tap-uri", "--first-read", "--host-wide", "--json"], environment: other.env)
+        #expect(try Self.heatAtBegin(cold.stdout) == 0)
+    }
+
+    @Test("--busy queue beside a running session waits in line, then becomes active and reads; refuse is the default")
+    func busyQueue() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        let (first, out, _) = try NFCBench.start(
+            ["session", "--device", "sim:tap-uri", "--json"], environment: bench.env)
+        let firstLines = SessionCLITests.LineReader(out)
+        #expect(await firstLines.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
+        // The default: 203 at once.
+        let refused = try await NFCBench.runTimed(
+            ["session", "--device", "sim:tap-uri", "--first-read", "--json"], environment: bench.env)
+        #expect(refused.status == 13)
+        #expect(refused.elapsed < .seconds(1), "the refusal took \(refused.elapsed)")
+        let (second, out2, _) = try NFCBench.start(
+            ["session", "--device", "sim:tap-uri", "--first-read", "--busy", "queue", "--json"],
+            environment: bench.env)
+        let secondLines = SessionCLITests.LineReader(out2)
+        #expect(await secondLines.wait { $0.contains { $0.contains("\"event\":\"queued\"") } })
+        #expect(second.isRunning)
+        #expect(!secondLines.lines.contains { $0.contains("didBecomeActive") })
+        kill(first.processIdentifier, SIGINT)
+        #expect(await SessionCLITests.exit(of: first) == 0)  // Done after a read
+        let status = await SessionCLITests.exit(of: second)
+        #expect(status == 0, "the queued session: \(secondLines.lines.suffix(3))")
+        #expect(secondLines.lines.contains { $0.contains("\"didBecomeActive\"") })
+        #expect(secondLines.lines.contains { $0.contains("\"code\":204") })
+    }
+
+    @Test("session --help and conformance --thermal print every model number with its source")
+    func helpSources() async throws {
+        let help = try await NFCBench.run(["session", "--help"])
+        #expect(help.status == 0)
+        for word in ["--busy P", "MODEL", "SOURCE", "documented", "reported", "assumed", "quick_restart_window_s"] {
+            #expect(help.stdout.contains(word), "session --help lacks \(word)")
+        }
+        let thermal = try await NFCBench.run(["conformance", "--thermal"])
+        #expect(thermal.status == 0)
+        for word in ["SOURCE", "documented", "reported", "assumed", "refusal_threshold_field_s", "gap"] {
+            #expect(thermal.stdout.contains(word), "conformance --thermal lacks \(word)")
+        }
+    }
+
+    @Test(
+        "walk --profiles emv-payment --wake-latency 400ms: the wake at 400 ms, the SELECT held with S(WTX) frames, served, and why"
+    )
+    func walkWakeLatency() async throws {
+        let env = ["NFCBENCH_DATA": NFCBench.packageRoot.appendingPathComponent("hardware").path]
+        let r = try await NFCBench.run(
+            ["walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms"],
+            environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("400.000") && $0.contains("nfcEvent") })
+        #expect(lines.contains { $0.contains("heldForApp") && $0.contains("A0 00 00 00 03 10 10") })
+        #expect(lines.filter { $0.contains(" wtx ") && $0.contains("F2 01") }.count == 9)
+        #expect(lines.contains { $0.contains("served: the app answered 2 APDUs") && $0.contains("S(WTX)") })
+        // Locked, the authentication makes the reader give up: useless, and the reason says so.
+        let locked = try await NFCBench.run(
+            [
+                "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
+                "--locked", "--json",
+            ], environment: env)
+        let summary = try JSONValue(parsing: try #require(locked.stdout.split(separator: "\n").last.map(String.init)))
+        guard case .array(let per)? = summary["per_reader"], let first = per.first else {
+            Issue.record("no per-reader summary")
+            return
+        }
+        #expect(first["served"] == .bool(false))
+        #expect(first["reason"]?.stringValue?.contains("gave up") == true)
+        #expect(summary["parameters"]?["wake_latency"]?["source"]?.stringValue == "assumed")
+        #expect(summary["parameters"]?["sends_wtx"]?["source"]?.stringValue == "reported")
+    }
+}

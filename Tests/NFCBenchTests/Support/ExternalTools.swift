@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// Other people's tools the trace tests use as witnesses: tshark reads our pcapng files,
+/// rsvg-convert renders our SVG. Missing under CI=true is a failure, elsewhere a skip.
+enum ExternalTool {
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+    static func path(_ name: String) -> String? {
+        for dir in ["/usr/bin", "/usr/local/bin", "/bin"]
+        where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
+            return "\(dir)/\(name)"
+        }
+        return nil
+    }
+
+    /// The tool's path, or nil after recording an issue (CI) or printing a skip.
+    static func require(_ name: String, package: String) -> String? {
+        if let p = path(name) { return p }
+        if isCI {
+            Issue.record("\(name) is missing (Debian package \(package); scripts/install-deps installs it)")
+        } else {
+            print("skipped: \(name) is missing (Debian package \(package))")
+        }
+        return nil
+    }
+
+    /// Runs `tool args…` to completion off the cooperative pool.
+    static func run(_ tool: String, _ args: [String]) async throws -> NFCBench.Result {
+        try await NFCBench.offPool {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: tool)
+            p.arguments = args
+            let out = Pipe()
+            let err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            let group = DispatchGroup()
+            nonisolated(unsafe) var o = Data()
+            nonisolated(unsafe) var e = Data()
+            group.enter()
+            DispatchQueue.global().async {
+                o = out.fileHandleForReading.readDataToEndOfFile()
+                group.leave()
+            }
+            group.enter()
+            DispatchQueue.global().async {
+                e = err.fileHandleForReading.readDataToEndOfFile()
+                group.leave()
+            }
+            group.wait()
+            p.waitUntilExit()
+            return NFCBench.Result(
+                status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                stderr: String(decoding: e, as: UTF8.self))
+        }
+    }
+}
+
+/// tshark's view of a pcapng file: one row per packet with the fields asked for.
+struct TsharkView {
+    /// The fields every check uses (ISO 14443, ISO 7816 with the "decode as" that hands
+    /// ISO 14443-4 payloads to it, malformed markers, comments).
+    static let fields = [
+        "frame.number", "_ws.col.Info", "iso14443.event", "iso14443.short_frame", "iso14443.sel",
+        "iso14443.uid_cln", "iso14443.bcc", "iso14443.fsdi", "iso14443.tl", "iso14443.pcb",
+        "iso14443.block_type", "iso7816.apdu.ins", "iso7816.apdu.body", "iso7816.apdu.sw1", "_ws.malformed",
+        "frame.comment",
+    ]
+    var rows: [[String: String]]
+    /// `tshark -r FILE -V` (with the decode-as), for "Malformed" and the comments.
+    var verbose: String
+
+    static func read(_ file: String) async throws -> TsharkView? {
+        guard let tshark = ExternalTool.require("tshark", package: "tshark") else { return nil }
+        let decodeAs = ["-d", "iso14443.subdissector,iso7816"]
+        var args = ["-r", file] + decodeAs + ["-T", "fields", "-E", "separator=\t", "-E", "occurrence=a"]
+        for f in fields { args += ["-e", f] }
+        let r = try await ExternalTool.run(tshark, args)
+        #expect(r.status == 0, "tshark: \(r.stderr)")
+        let rows = r.stdout.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+            let values = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            var row: [String: String] = [:]
+            for (i, f) in fields.enumerated() where i < values.count { row[f] = values[i] }
+            return row
+        }
+        let v = try await ExternalTool.run(tshark, ["-r", file] + decodeAs + ["-V"])
+        return TsharkView(rows: rows, verbose: v.stdout)
+    }
+
+    func any(_ field: String, _ match: (String) -> Bool) -> Bool {
+        rows.contains { ($0[field]).map { !$0.isEmpty && match($0) } ?? false }
+    }
+
+    /// No packet is malformed: no `_ws.malformed` field and no "[Malformed Packet" line.
+    var malformedFree: Bool {
+        !any("_ws.malformed") { _ in true } && !verbose.contains("[Malformed Packet")
+    }
+
+    var info: [String] { rows.map { $0["_ws.col.Info"] ?? "" } }
+    var comments: [String] { rows.compactMap { $0["frame.comment"] }.filter { !$0.isEmpty } }
+}

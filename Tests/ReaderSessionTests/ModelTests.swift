@@ -1,0 +1,483 @@
+import Foundation
+import NFCTags
+import ReaderFrontend
+import ReaderSession
+import Synchronization
+import Testing
+
+/// What a delegate saw, in order.
+private final class Seen: NFCNDEFReaderSessionDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
+    let log = Mutex<[String]>([])
+    var all: [String] { log.withLock { $0 } }
+    func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) { log.withLock { $0.append("active") } }
+    func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+        log.withLock { $0.append("end:\((error as? NFCReaderError)?.code.rawValue ?? -1)") }
+    }
+    func tagReaderSessionDidBecomeActive(_ session: NFCTagReaderSession) { log.withLock { $0.append("active") } }
+    func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {
+        log.withLock { $0.append("tags:\(tags.count)") }
+    }
+    func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {
+        log.withLock { $0.append("end:\((error as? NFCReaderError)?.code.rawValue ?? -1)") }
+    }
+}
+
+/// Waits (virtual time stands still) until the system's hand-offs have run.
+private func settle(_ system: NFCReaderSystem) async {
+    for _ in 0..<10_000 where system.pendingWork > 0 { await Task.yield() }
+    for _ in 0..<50 { await Task.yield() }
+}
+
+/// Waits until `condition` holds: polling events reach a session through a task of their
+/// own, so "settled" is not enough for them. Gives up after 5 s of real time.
+private func until(_ condition: () -> Bool) async {
+    let end = ContinuousClock.now + .seconds(5)
+    while !condition() && ContinuousClock.now < end {
+        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+private func ndef(_ bench: Bench, _ d: Seen) -> NFCNDEFReaderSession {
+    NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
+}
+
+private func tagSession(_ bench: Bench, _ d: Seen, _ config: [String] = []) throws -> NFCTagReaderSession {
+    try #require(
+        NFCTagReaderSession(
+            configuration: .init(pollingOption: .iso14443, iso7816SelectIdentifiers: config), delegate: d, queue: nil,
+            system: bench.system))
+}
+
+/// The next tag event of a tag session.
+private func detected(_ it: inout AsyncStream<NFCTagReaderSessionEvent>.Iterator) async -> [NFCTag]? {
+    while let e = await it.next() {
+        switch e {
+        case .didDetect(let tags): return tags
+        case .didBecomeActive: continue
+        case .didInvalidate: return nil
+        }
+    }
+    return nil
+}
+
+private func failure(_ body: () async throws -> Void) async -> NFCReaderError.Code? {
+    do {
+        try await body()
+        return nil
+    } catch {
+        return (error as? NFCReaderError)?.code
+    }
+}
+
+@Suite("Reader-system model: foreground states, busy policy, quick restarts, scripted endings")
+struct SystemModelTests {
+    @Test("begin() in the background does nothing and reports nothing (reported); invalidate() later ends it with 200")
+    func backgroundBegin() async throws {
+        let bench = Bench()
+        let d = Seen()
+        bench.system.appDidEnterBackground()
+        let s = ndef(bench, d)
+        s.begin()
+        await settle(bench.system)
+        #expect(d.all.isEmpty)
+        #expect(!s.isReady)
+        #expect(bench.trace.events().contains { if case .beginIgnored = $0 { true } else { false } })
+        bench.system.appDidBecomeActive()
+        s.invalidate()
+        await settle(bench.system)
+        #expect(d.all == ["end:200"])
+    }
+
+    @Test("Inactive (a banner, Control Center) keeps a session and lets one begin; the background ends it with 202")
+    func inactive() async throws {
+        let bench = Bench()
+        let d = Seen()
+        bench.system.appWillResignActive()
+        #expect(bench.system.appState == .inactive)
+        let s = ndef(bench, d)
+        s.begin()
+        await settle(bench.system)
+        #expect(d.all == ["active"])
+        bench.system.appDidBecomeActive()
+        bench.system.appWillResignActive()
+        await settle(bench.system)
+        #expect(s.isReady)
+        bench.system.appDidEnterBackground()
+        await settle(bench.system)
+        #expect(d.all == ["active", "end:202"])
+    }
+
+    @Test("The system ends sessions with 202 when told, and the next begin() at once")
+    func scriptedEndings() async throws {
+        let bench = Bench()
+        let d = Seen()
+        let s = ndef(bench, d)
+        s.begin()
+        await settle(bench.system)
+        bench.system.terminateSessions()
+        await settle(bench.system)
+        #expect(d.all == ["active", "end:202"])
+        bench.clock.advance(by: .seconds(5))
+        bench.system.terminateNextBegin()
+        let d2 = Seen()
+        ndef(bench, d2).begin()
+        await settle(bench.system)
+        #expect(d2.all == ["end:202"])
+        #expect(
+            bench.trace.events().contains(.systemEnded(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly)))
+        let d3 = Seen()
+        ndef(bench, d3).begin()
+        await settle(bench.system)
+        #expect(d3.all == ["active"])
+    }
+
+    @Test(
+        "Busy policy queue: sessions wait in arrival order and become active as the reader frees; a queued one can be invalidated"
+    )
+    func queue() async throws {
+        let bench = Bench(model: ReaderSystemModel(busyPolicy: .queue))
+        let (a, b, c, x) = (Seen(), Seen(), Seen(), Seen())
+        let first = ndef(bench, a)
+        first.begin()
+        let second = ndef(bench, b)
+        second.begin()
+        let gone = ndef(bench, x)
+        gone.begin()
+        let third = ndef(bench, c)
+        third.begin()
+        await settle(bench.system)
+        #expect(a.all == ["active"])
+        #expect(b.all.isEmpty && c.all.isEmpty)
+        #expect(bench.trace.events().filter { $0 == .queued }.count == 3)
+        gone.invalidate()
+        await settle(bench.system)
+        #expect(x.all == ["end:200"])
+        first.invalidate()
+        await settle(bench.system)
+        #expect(b.all == ["active"])
+        #expect(c.all.isEmpty)
+        second.invalidate()
+        await settle(bench.system)
+        #expect(c.all == ["active"])
+        // The queued session's limit counts from its activation (assumed).
+        #expect(bench.trace.all.contains { $0.session == 4 && $0.event == .didBecomeActive })
+    }
+
+    @Test("Quick restart within 3 s of a sheet's end: 203 by default, never active, or a shorter limit (reported)")
+    func quickRestart() async throws {
+        func run(_ outcome: ReaderSystemModel.QuickRestartOutcome) async -> (Bench, Seen, NFCNDEFReaderSession) {
+            let bench = Bench(thermal: ThermalModel(), model: ReaderSystemModel(quickRestartOutcome: outcome))
+            let s = ndef(bench, Seen())
+            s.begin()
+            await settle(bench.system)
+            s.invalidate()
+            await settle(bench.system)
+            bench.clock.advance(by: .milliseconds(500))
+            let d = Seen()
+            let again = ndef(bench, d)
+            again.begin()
+            await settle(bench.system)
+            return (bench, d, again)
+        }
+        let (busy, dBusy, _) = await run(.systemIsBusy)
+        #expect(dBusy.all == ["end:203"])
+        #expect(
+            busy.trace.events().contains { if case .quickRestart(_, .systemIsBusy) = $0 { true } else { false } })
+
+        let (never, dNever, _) = await run(.neverActive)
+        #expect(dNever.all.isEmpty)
+        let other = Seen()
+        ndef(never, other).begin()  // the never-active session holds the reader
+        await settle(never.system)
+        #expect(other.all == ["end:203"])
+        never.clock.advance(by: .seconds(60))
+        await settle(never.system)
+        #expect(dNever.all == ["end:201"])
+
+        let (shorter, dShorter, s) = await run(.shorterLimit)
+        #expect(dShorter.all == ["active"])
+        let limit = shorter.trace.all.compactMap { r -> Duration? in
+            if case .thermal(_, let l?, _) = r.event, r.session == 2 { l } else { nil }
+        }.first
+        #expect(limit == .seconds(55))  // 60 s − 0.25 × the 20 field-s penalty
+        s.invalidate()
+    }
+
+    @Test("begin() on an ended session delivers its ending again (reported); the model's alternative ignores it")
+    func endingRepeated() async throws {
+        let bench = Bench()
+        let d = Seen()
+        let s = ndef(bench, d)
+        s.begin()
+        await settle(bench.system)
+        s.invalidate()
+        await settle(bench.system)
+        s.begin()
+        await settle(bench.system)
+        #expect(d.all == ["active", "end:200", "end:200"])
+        #expect(bench.trace.events().contains(.endingRepeated(.readerSessionInvalidationErrorUserCanceled)))
+        let quiet = Bench(model: ReaderSystemModel(invalidatedBegin: .ignored))
+        let q = Seen()
+        let t = ndef(quiet, q)
+        t.begin()
+        await settle(quiet.system)
+        t.invalidate()
+        await settle(quiet.system)
+        t.begin()
+        await settle(quiet.system)
+        #expect(q.all == ["active", "end:200"])
+    }
+
+    @Test("Calls made from work the host did not start are marked; a main-queue delegate queue is reported")
+    func hostWork() async throws {
+        let calls = Mutex<[SessionCallRecord]>([])
+        let clock = ManualClock()
+        let system = NFCReaderSystem(
+            backend: FakeBackend(), clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
+            callObserver: { r in calls.withLock { $0.append(r) } })
+        let fromHost = NFCNDEFReaderSession(
+            delegate: Seen(), queue: nil, invalidateAfterFirstRead: false, system: system)
+        HostWork.run { fromHost.begin() }
+        let elsewhere = NFCNDEFReaderSession(
+            delegate: Seen(), queue: .main, invalidateAfterFirstRead: false, system: system)
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                elsewhere.begin()
+                k.resume()
+            }
+        }
+        let begins = calls.withLock { $0 }.filter { $0.call == .begin }
+        #expect(begins.map(\.fromHostWork) == [true, false])
+        #expect(begins.map(\.delegateQueueIsMain) == [false, true])
+        fromHost.invalidate()
+    }
+}
+
+@Suite("Tag objects: one connection at a time, the connection limit, any MIFARE frame, ISO 7816 selection")
+struct TagModelTests {
+    @Test("connectedTag follows connect(to:); connecting to a second tag ends the first's connection (104 on it)")
+    func oneConnection() async throws {
+        let bench = Bench()
+        let d = Seen()
+        let s = try tagSession(bench, d)
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage)), (2, MemoryType2Tag(ndef: uriMessage))])
+        let tags = try #require(await detected(&it))
+        #expect(tags.count == 2)
+        #expect(s.connectedTag == nil)
+        try await s.connect(to: tags[0])
+        #expect(s.connectedTag?.ndefTag === tags[0].ndefTag)
+        #expect(try await tags[0].ndefTag.readNDEF().bytes == uriMessage)
+        try await s.connect(to: tags[1])
+        #expect(s.connectedTag?.ndefTag === tags[1].ndefTag)
+        #expect(await failure { _ = try await tags[0].ndefTag.readNDEF() } == .readerTransceiveErrorTagNotConnected)
+        #expect(try await tags[1].ndefTag.readNDEF().bytes == uriMessage)
+        #expect(
+            bench.trace.events().contains {
+                if case .connectionEnded(_, .anotherTagConnected) = $0 { true } else { false }
+            })
+        s.restartPolling()
+        #expect(s.connectedTag == nil)
+        s.invalidate()
+    }
+
+    @Test("An operation more than 30 s after connect(to:) fails with 100 and ends the connection (reported)")
+    func connectionLimit() async throws {
+        let bench = Bench()
+        let s = try tagSession(bench, Seen())
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage))])
+        let tag = try #require(await detected(&it)?.first)
+        try await s.connect(to: tag)
+        bench.clock.advance(by: .seconds(29))
+        #expect(try await tag.ndefTag.readNDEF().bytes == uriMessage)
+        bench.clock.advance(by: .seconds(2))
+        #expect(await failure { _ = try await tag.ndefTag.readNDEF() } == .readerTransceiveErrorTagConnectionLost)
+        #expect(
+            bench.trace.events().contains { if case .connectionEnded(_, .connectionLimit) = $0 { true } else { false } }
+        )
+        #expect(s.connectedTag == nil)
+        s.invalidate()
+    }
+
+    @Test(
+        "sendMiFareCommand reaches the NTAG core: FAST_READ, READ_SIG, PWD_AUTH answer; 105 before sending a long packet; a NAK is 100"
+    )
+    func miFareFrames() async throws {
+        let clock = ManualClock()
+        let field = EmulatedField(name: "sim:model-test")
+        let frontend = ReaderFrontend(device: field, clock: clock)
+        let trace = TraceLog()
+        let system = NFCReaderSystem(
+            backend: frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
+            observer: { trace.record($0) })
+        let d = Seen()
+        let s = try #require(NFCTagReaderSession(pollingOption: .iso14443, delegate: d, queue: nil, system: system))
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        let file = try TagFile.load(path: hardwareTag("ntag215-uri"))
+        field.present([("A", try EmulatedTag(file: file))])
+        guard let first = await detected(&it)?.first, case .miFare(let tag) = first else {
+            Issue.record("no MIFARE tag")
+            return
+        }
+        try await s.connect(to: first)
+        #expect(try await tag.sendMiFareCommand(commandPacket: Data([0x3A, 0x04, 0x07])).count == 16)
+        #expect(try await tag.sendMiFareCommand(commandPacket: Data([0x3C, 0x00])).count == 32)
+        #expect(try await tag.sendMiFareCommand(commandPacket: Data([0x1B, 0xFF, 0xFF, 0xFF, 0xFF])).count == 2)
+        let framesBefore = trace.events().filter { if case .frame = $0 { true } else { false } }.count
+        #expect(
+            await failure { _ = try await tag.sendMiFareCommand(commandPacket: Data(repeating: 0x30, count: 255)) }
+                == .readerTransceiveErrorPacketTooLong)
+        #expect(trace.events().filter { if case .frame = $0 { true } else { false } }.count == framesBefore)
+        #expect(
+            await failure { _ = try await tag.sendMiFareCommand(commandPacket: Data([0x1B, 1, 2, 3, 4])) }
+                == .readerTransceiveErrorTagConnectionLost)
+        #expect(
+            trace.events().contains {
+                if case .frame(_, command: [0x3C, 0x00], response: .some) = $0 { true } else { false }
+            })
+        s.invalidate()
+    }
+
+    @Test(
+        "ISO 7816: the session SELECTs the declared AIDs in order (narrowed by its configuration); none answering → not delivered; none declared → NFCMiFareTag"
+    )
+    func selection() async throws {
+        // Declared A0000000041010 and the NDEF application; the session narrows to the first.
+        let bench = Bench(model: ReaderSystemModel(iso7816SelectIdentifiers: ["A0000000041010", "D2760000850101"]))
+        let d = Seen()
+        let s = try tagSession(bench, d, ["a0000000041010", "A0000000999999"])
+        s.begin()
+        bench.backend.present([(1, try MemoryType4Tag(ndef: uriMessage))])
+        await until {
+            bench.trace.events().contains { if case .applicationSelection = $0 { true } else { false } }
+        }
+        await settle(bench.system)
+        #expect(d.all == ["active"])  // never delivered
+        #expect(
+            bench.trace.events().contains {
+                if case .applicationSelection(_, ["A0000000041010"], nil) = $0 { true } else { false }
+            })
+        s.invalidate()
+        await settle(bench.system)
+
+        // Every declared AID: the NDEF application answers second.
+        bench.clock.advance(by: .seconds(5))
+        let all = try tagSession(bench, Seen())
+        var it = all.events.makeAsyncIterator()
+        all.begin()
+        bench.backend.remove(1)
+        bench.backend.present([(2, try MemoryType4Tag(ndef: uriMessage))])
+        guard let first = await detected(&it)?.first, case .iso7816(let tag) = first else {
+            Issue.record("not delivered as ISO 7816")
+            return
+        }
+        #expect(tag.initialSelectedAID == "D2760000850101")
+        all.invalidate()
+
+        // Nothing declared: an ISO-DEP tag is an NFCMiFareTag of family DESFire.
+        let plain = Bench(model: ReaderSystemModel())
+        let p = try tagSession(plain, Seen())
+        var pit = p.events.makeAsyncIterator()
+        p.begin()
+        plain.backend.present([(3, try MemoryType4Tag(ndef: uriMessage))])
+        guard let t = await detected(&pit)?.first, case .miFare(let m) = t else {
+            Issue.record("not delivered as MIFARE")
+            return
+        }
+        #expect(m.mifareFamily == .desfire)
+        try await p.connect(to: t)
+        #expect(try await m.readNDEF().bytes == uriMessage)
+        p.invalidate()
+    }
+}
+
+@Suite("Heat kept beside the lock, the cross-process queue's order")
+struct LockFolderTests {
+    static func folder() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-heat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.path
+    }
+
+    /// One 10 s session on a system with a file-lock arbiter in `dir`; the heat at its begin.
+    static func session(_ dir: String) async -> Double? {
+        let clock = ManualClock()
+        let trace = TraceLog()
+        let system = NFCReaderSystem(
+            backend: FakeBackend(identifier: "sim:heat"), clock: clock, arbiter: SessionArbiter(lockDirectory: dir),
+            thermal: ThermalModel(),
+            observer: { trace.record($0) })
+        let s = NFCNDEFReaderSession(delegate: Seen(), queue: nil, invalidateAfterFirstRead: false, system: system)
+        s.begin()
+        await settle(system)
+        clock.advance(by: .seconds(10))
+        s.invalidate()
+        await settle(system)
+        return trace.events().compactMap { if case .thermal(let h, _, _) = $0 { h } else { nil } }.first
+    }
+
+    @Test("Heat follows the lock folder: a second system on the same folder starts warm, one on another folder cold")
+    func heat() async throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(await Self.session(dir) == 0)
+        let warm = try #require(await Self.session(dir))
+        #expect(warm > 9.9 && warm <= 10, "heat at the second begin: \(warm)")
+        let other = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        #expect(await Self.session(other) == 0)
+    }
+
+    @Test("Across arbiters (as across processes), queued waiters get the reader in arrival order, by ticket")
+    func ticketOrder() async throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let holder = SessionArbiter(lockDirectory: dir)
+        guard case .acquired(let lease) = holder.acquire(reader: "sim:queue") else {
+            Issue.record("not acquired")
+            return
+        }
+        let order = Mutex<[String]>([])
+        let leases = Mutex<[String: ReaderLease]>([:])
+        var tickets: [ReaderQueueTicket] = []
+        for name in ["b", "c", "d"] {
+            let arbiter = SessionArbiter(lockDirectory: dir)
+            tickets.append(
+                arbiter.enqueue(reader: "sim:queue", poll: .milliseconds(5)) { l in
+                    order.withLock { $0.append(name) }
+                    leases.withLock { $0[name] = l }
+                })
+            // Each takes its ticket before the next asks.
+            let end = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < end,
+                (try? FileManager.default.contentsOfDirectory(
+                    atPath: dir + "/" + holder.lockName(for: "sim:queue") + ".queue"))?
+                    .filter({ !$0.hasSuffix(".new") && $0 != "next" }).count != tickets.count
+            {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        lease.release()
+        for expected in ["b", "c", "d"] {
+            let end = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < end, leases.withLock({ $0[expected] }) == nil {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            leases.withLock { $0[expected] }?.release()
+        }
+        #expect(order.withLock { $0 } == ["b", "c", "d"])
+        for t in tickets { t.cancel() }
+    }
+}
+
+/// A tag file shipped in `hardware/tags/`.
+func hardwareTag(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("hardware/tags/\(name).json").path
+}
