@@ -19,11 +19,17 @@ enum PrivateBench {
         p.arguments = [script, "bash", "-c", "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + shell]
         var env = ProcessInfo.processInfo.environment
         env["B"] = NFCBench.binary.path
+        // One private folder per run holds everything the script makes: the trace folder
+        // ($NFCBENCH_TRACE_DIR) and the "$NFCBENCH_TRACE_DIR.xxx" files beside it. It is
+        // removed when the run ends, however it ends.
         let own = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)")
-        env["NFCBENCH_TRACE_DIR"] = own.path
+        try FileManager.default.createDirectory(
+            at: own, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: own) }
+        env["NFCBENCH_TRACE_DIR"] = own.appendingPathComponent("traces").path
         // Each private pcscd has its own "Virtual PCD 00 00": its own lock directory too, so
         // benches running side by side (other suites, other checkouts) never share a reader lock.
-        env["NFCBENCH_LOCK_DIR"] = own.path + ".locks"
+        env["NFCBENCH_LOCK_DIR"] = own.appendingPathComponent("locks").path
         p.environment = env
         let out = Pipe()
         let err = Pipe()
