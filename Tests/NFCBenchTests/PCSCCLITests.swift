@@ -8,11 +8,15 @@ enum PrivateBench {
     static let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
 
     /// Exit status 69 from with-pcscd means the bench is missing (no unshare, pcscd or vpcd).
-    static func run(_ shell: String, timeout: Duration = .seconds(60)) async throws -> NFCBench.Result {
-        try await NFCBench.offPool { try runBlocking(shell, timeout: timeout) }
+    /// `folder`: where the run's files go, for a caller that reads them afterwards (and
+    /// removes the folder); nil: a folder of the run's own, removed when it ends.
+    static func run(_ shell: String, in folder: TestFolder? = nil, timeout: Duration = .seconds(60)) async throws
+        -> NFCBench.Result
+    {
+        try await NFCBench.offPool { try runBlocking(shell, in: folder, timeout: timeout) }
     }
 
-    static func runBlocking(_ shell: String, timeout: Duration) throws -> NFCBench.Result {
+    static func runBlocking(_ shell: String, in folder: TestFolder?, timeout: Duration) throws -> NFCBench.Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Background jobs (a virtual card) end with the script, so no pipe stays open.
@@ -22,14 +26,12 @@ enum PrivateBench {
         // One private folder per run holds everything the script makes: the trace folder
         // ($NFCBENCH_TRACE_DIR) and the "$NFCBENCH_TRACE_DIR.xxx" files beside it. It is
         // removed when the run ends, however it ends.
-        let own = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(
-            at: own, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: own) }
-        env["NFCBENCH_TRACE_DIR"] = own.appendingPathComponent("traces").path
+        let own = try folder ?? TestFolder("cli")
+        defer { if folder == nil { own.remove() } }
+        env["NFCBENCH_TRACE_DIR"] = own.file("traces")
         // Each private pcscd has its own "Virtual PCD 00 00": its own lock directory too, so
         // benches running side by side (other suites, other checkouts) never share a reader lock.
-        env["NFCBENCH_LOCK_DIR"] = own.appendingPathComponent("locks").path
+        env["NFCBENCH_LOCK_DIR"] = own.file("locks")
         p.environment = env
         let out = Pipe()
         let err = Pipe()
