@@ -16,7 +16,9 @@ struct NoListenerTests {
     /// Starts pcscd (`conf`: a reader.conf.d folder; nil: pcscd's default, /etc/reader.conf.d,
     /// as the system pcscd reads it), runs `then`, prints `listeners:` and each TCP listener's
     /// local address, stops pcscd. Exit 69 when the namespace or pcscd can't be had.
-    static func run(conf: String?, then: String = "", folder: TestFolder) async throws -> NFCBench.Result {
+    static func run(conf: String?, before: String = "", then: String = "", folder: TestFolder) async throws
+        -> NFCBench.Result
+    {
         let script = """
             set -u
             export PATH="$PATH:/usr/sbin:/sbin"
@@ -24,6 +26,7 @@ struct NoListenerTests {
             if [ -d /run/pcscd ]; then mount -t tmpfs -o mode=0755 tmpfs /run/pcscd || exit 69
             else mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/pcscd || exit 69; fi
             ip link set lo up || exit 69
+            \(before)
             if [ -n "$CONF" ]; then pcscd -f -c "$CONF" >"$F/pcscd.log" 2>&1 &
             else pcscd -f >"$F/pcscd.log" 2>&1 &
             fi
@@ -110,20 +113,38 @@ struct NoListenerTests {
         let folder = try TestFolder("reversed")
         defer { folder.remove() }
         let conf = NFCBench.packageRoot.appendingPathComponent("hardware/pcsc-loopback").path
+        // As 'scripts/install-deps --shared-vpcd' leaves it: the loopback entry is the system's
+        // reader.conf.d (bound over /etc/reader.conf.d in this mount namespace only).
         let r = try await Self.run(
-            conf: conf,
+            conf: nil, before: #"mount --bind "\#(conf)" /etc/reader.conf.d || exit 69"#,
             then: """
                 "$B" virtual card --reversed --tag t4t-uri --quiet >"$F/card.out" 2>&1 &
+                card=$!
                 for _ in $(seq 100); do "$B" devices --json 2>/dev/null | grep -qF '["present"]' && break; sleep 0.1; done
-                "$B" devices --json 2>/dev/null | grep 'Virtual PCD 00 00'
                 "$B" session --device "pcsc:Virtual PCD 00 00" --first-read --timeout 10 >"$F/session.out" 2>&1
                 echo "session exit $?"
+                kill -INT $card; wait $card
+                # The demo on a shared pcscd finds the reversed entry and listens for vpcd itself.
+                env -u NFCBENCH_PCSCD "$B" demo --bench pcscd --timeout 1 >"$F/demo.out" 2>&1 &
+                demo=$!
+                for _ in $(seq 100); do grep -q "session 2" "$F/demo.out" 2>/dev/null && break; sleep 0.1; done
+                echo listeners-during-demo:
+                ss -ltnH | awk '{print $4}'
+                wait $demo
+                echo "demo exit $?"
                 """, folder: folder)
         guard Self.available(r) else { return }
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\(r.stderr)")
         let session = (try? String(contentsOfFile: folder.file("session.out"), encoding: .utf8)) ?? ""
         #expect(session.contains("https://"), "\(session)")
-        let open = Self.listeners(r)
-        #expect(open == ["127.0.0.1:35963"], "only the reversed card listens, on loopback: \(open)")
+        let demo = (try? String(contentsOfFile: folder.file("demo.out"), encoding: .utf8)) ?? ""
+        #expect(r.stdout.contains("demo exit 0"), "\(demo)")
+        #expect(demo.contains("bench: the running pcscd's vpcd reader"), "\(demo)")
+        let during = r.stdoutLines.drop { $0 != "listeners-during-demo:" }.dropFirst().prefix {
+            !$0.hasPrefix("demo exit")
+        }
+        #expect(Array(during) == ["127.0.0.1:35963"], "the demo's card listens on loopback only: \(during)")
+        let open = Self.listeners(r).filter { !Self.isLoopback($0) }
+        #expect(open.isEmpty, "nothing listens beyond loopback after the demo: \(open)")
     }
 }
