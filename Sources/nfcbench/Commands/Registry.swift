@@ -19,6 +19,7 @@ enum Registry {
         DoctorCommand.command,
         BenchCommand.session,
         BenchCommand.ndefFuzz,
+        BenchCommand.fuzz,
         ConformanceCommand.command,
         CheckCommand.equivalence,
         TraceCommand.export,
