@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 
 /// A folder no one but its owner controls: the trace folder, the readers' lock folder and the
