@@ -8,22 +8,30 @@ enum PrivateBench {
     static let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
 
     /// Exit status 69 from with-pcscd means the bench is missing (no unshare, pcscd or vpcd).
-    static func run(_ shell: String, timeout: Duration = .seconds(60)) async throws -> NFCBench.Result {
-        try await NFCBench.offPool { try runBlocking(shell, timeout: timeout) }
+    /// `folder`: where the run's files go, for a caller that reads them afterwards (and
+    /// removes the folder); nil: a folder of the run's own, removed when it ends.
+    static func run(_ shell: String, in folder: TestFolder? = nil, timeout: Duration = .seconds(60)) async throws
+        -> NFCBench.Result
+    {
+        try await NFCBench.offPool { try runBlocking(shell, in: folder, timeout: timeout) }
     }
 
-    static func runBlocking(_ shell: String, timeout: Duration) throws -> NFCBench.Result {
+    static func runBlocking(_ shell: String, in folder: TestFolder?, timeout: Duration) throws -> NFCBench.Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Background jobs (a virtual card) end with the script, so no pipe stays open.
         p.arguments = [script, "bash", "-c", "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + shell]
         var env = ProcessInfo.processInfo.environment
         env["B"] = NFCBench.binary.path
-        let own = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)")
-        env["NFCBENCH_TRACE_DIR"] = own.path
+        // One private folder per run holds everything the script makes: the trace folder
+        // ($NFCBENCH_TRACE_DIR) and the "$NFCBENCH_TRACE_DIR.xxx" files beside it. It is
+        // removed when the run ends, however it ends.
+        let own = try folder ?? TestFolder("cli")
+        defer { if folder == nil { own.remove() } }
+        env["NFCBENCH_TRACE_DIR"] = own.file("traces")
         // Each private pcscd has its own "Virtual PCD 00 00": its own lock directory too, so
         // benches running side by side (other suites, other checkouts) never share a reader lock.
-        env["NFCBENCH_LOCK_DIR"] = own.path + ".locks"
+        env["NFCBENCH_LOCK_DIR"] = own.file("locks")
         p.environment = env
         let out = Pipe()
         let err = Pipe()

@@ -27,13 +27,15 @@ struct PN532VirtualCommandTests {
         "--json prints trace lines for every frame; stdin 'remove'/'present' take the tag away and back; SIGINT removes the link"
     )
     func jsonStdinAndSignal() async throws {
-        let link = "\(NSTemporaryDirectory())nfcbench-vp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = try TestFolder("vp")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let p = Process()
         p.executableURL = NFCBench.binary
         p.arguments = [
             "virtual", "pn532", "--pty", link, "--tag",
             NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag213-text.json").path,
-            "--json", "--trace", link + ".jsonl",
+            "--json", "--trace", folder.file("trace.jsonl"),
         ]
         let input = Pipe()
         let output = Pipe()
@@ -41,6 +43,7 @@ struct PN532VirtualCommandTests {
         p.standardOutput = output
         p.standardError = FileHandle.nullDevice
         try p.run()
+        defer { if p.isRunning { p.terminate() } }  // a failed step leaves no virtual PN532 behind
         for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -69,7 +72,6 @@ struct PN532VirtualCommandTests {
         #expect(objects.first?["schema"] as? String == "nfcbench.trace/1")
         #expect(objects.contains { $0["event"] as? String == "frame" && $0["dir"] as? String == "host_to_chip" })
         #expect(objects.contains { ($0["note"] as? String)?.hasPrefix("remove") == true })
-        try? FileManager.default.removeItem(atPath: link + ".jsonl")
     }
 
     @Test(
@@ -140,11 +142,14 @@ struct PN532VirtualCommandTests {
         "--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
     func readerProfile() async throws {
-        let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = try TestFolder("vr")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let (p, out, _) = try NFCBench.start([
             "virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
-            "--quiet", "--trace", link + ".jsonl",
+            "--quiet", "--trace", folder.file("trace.jsonl"),
         ])
+        defer { if p.isRunning { p.terminate() } }
         for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -167,7 +172,6 @@ struct PN532VirtualCommandTests {
             p.waitUntilExit()
             return text
         }
-        try? FileManager.default.removeItem(atPath: link + ".jsonl")
         let exchanges = text.split(separator: "\n").filter { $0.hasPrefix("reader C-APDU") }
         #expect(exchanges.count == 5, "\(text)")
         #expect(exchanges.first?.hasSuffix("-> 90 00") == true)

@@ -214,6 +214,39 @@ struct Type4TagReaderTests {
             return
         }
     }
+
+    @Test(
+        "A card declaring an ENDEF file of FFFFFFFE bytes and answering every READ: ENLEN over 1 MiB is refused before the message is read"
+    )
+    func hostileENLEN() throws {
+        // CC: mapping 3.0, MLe FFFF, ENDEF TLV for E104 with FFFFFFFE bytes; every READ of the
+        // NDEF file answers 11s, so ENLEN reads 11111111 (286 MB).
+        let cc = h("00 11 30 FF FF 00 FF 06 08 E1 04 FF FF FF FE 00 00")
+        let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: []))
+        nonisolated(unsafe) var file: UInt16 = 0
+        link.override = { c in
+            switch (c[1], c.count > 6 ? Array(c[5...6]) : []) {
+            case (0xA4, [0xE1, 0x03]): file = 0xE103
+            case (0xA4, [0xE1, 0x04]): file = 0xE104
+            case (0xA4, _): break
+            default:
+                let le = c.count == 5 ? Int(c[4]) : 256
+                let offset = min(cc.count, Int(c[2]) << 8 | Int(c[3]))
+                return (file == 0xE103 ? Array(cc[offset...].prefix(le)) : [UInt8](repeating: 0x11, count: le))
+                    + [0x90, 0x00]
+            }
+            return [0x90, 0x00]
+        }
+        let reader = Type4TagReader(transport: link)
+        let e = #expect(throws: Type4TagError.self) { try reader.readNDEF() }
+        #expect(e?.code == .lengthOutOfRange, "\(String(describing: e))")
+        #expect(e?.description.contains("reader's limit of 1048576 bytes") == true, "\(String(describing: e))")
+        #expect(link.log.count < 10, "refused before reading the message: \(link.log.count) exchanges")
+        // A smaller limit of the caller's own applies the same way.
+        var small = Type4TagReader(transport: link)
+        small.maximumMessageBytes = 100
+        #expect(small.maximumMessageBytes == 100)
+    }
 }
 
 /// A loopback that says it carries extended-length APDUs (a PC/SC reader announcing

@@ -52,10 +52,20 @@ public struct Type4TagReader<Transport: APDUTransport> {
     /// (MLe) and the transport (``APDUTransport/maximumResponseLength``, 256 for a short
     /// APDU) allow, and UPDATE BINARY stays within short APDUs (Nc ≤ 255).
     public var allowsExtendedLength: Bool
+    /// The longest NDEF message ``readNDEF()`` reads (default ``NDEFLimits/default``'s 1 MiB,
+    /// what the NDEF parser accepts): an NLEN or ENLEN above it is refused with
+    /// `.lengthOutOfRange` before any of the message is read. A card may declare an ENDEF file
+    /// of FFFFFFFE bytes (T4T 3.0 §4.7) and answer every READ BINARY; without this bound the
+    /// reader would ask for up to 4 GiB (found by `nfcbench bench fuzz --target type4-reader`).
+    public var maximumMessageBytes: Int
 
-    public init(transport: Transport, allowsExtendedLength: Bool = false) {
+    public init(
+        transport: Transport, allowsExtendedLength: Bool = false,
+        maximumMessageBytes: Int = NDEFLimits.default.maxMessageBytes
+    ) {
         self.transport = transport
         self.allowsExtendedLength = allowsExtendedLength
+        self.maximumMessageBytes = maximumMessageBytes
     }
 
     // MARK: Procedures
@@ -115,7 +125,7 @@ public struct Type4TagReader<Transport: APDUTransport> {
     /// NLEN (2 bytes) or ENLEN (4 bytes, ENDEF file), then the message in chunks of at most MLe.
     /// - Returns: the raw NDEF message bytes (empty when NLEN is 0).
     /// - Throws: ``Type4TagError``; `.lengthOutOfRange` when NLEN exceeds max size − 2
-    ///   (− 4 for ENLEN), `.accessDenied` when the CC denies reading.
+    ///   (− 4 for ENLEN) or ``maximumMessageBytes``, `.accessDenied` when the CC denies reading.
     public func readNDEF() throws(Type4TagError) -> [UInt8] {
         try readNDEF(detection: detectApplication())
     }
@@ -138,6 +148,10 @@ public struct Type4TagReader<Transport: APDUTransport> {
         guard n <= cc.maximumNDEFMessageSize else {
             throw Type4TagError(
                 .lengthOutOfRange, "NLEN \(n) exceeds the file's room of \(cc.maximumNDEFMessageSize) bytes")
+        }
+        guard n <= maximumMessageBytes else {
+            throw Type4TagError(
+                .lengthOutOfRange, "NLEN \(n) exceeds the reader's limit of \(maximumMessageBytes) bytes (NDEFLimits)")
         }
         if n == 0 { return [] }
         return try readBinary(

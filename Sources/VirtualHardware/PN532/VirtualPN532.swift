@@ -62,6 +62,8 @@ public final class VirtualPN532: Sendable {
         var log: [PN532FrameLogEntry] = []
         var master: Int32 = -1
         var running = false
+        /// `stop()` has run (once: after `unplug()` too, which leaves the link and the pipe to it).
+        var stopped = false
         var schedule: [(at: ContinuousClock.Instant, action: ScheduledAction)] = []
         /// The link-timing model's clock arithmetic (`timing == .real`).
         var link: PN532LinkSchedule
@@ -236,12 +238,14 @@ public final class VirtualPN532: Sendable {
 
     /// Stops serving, closes the pty and removes the symlink. Idempotent.
     public func stop() {
-        let wasRunning = state.withLock { s in
-            let r = s.running || s.master >= 0
-            s.running = false
-            return r
+        let first = state.withLock { s in
+            defer {
+                s.stopped = true
+                s.running = false
+            }
+            return !s.stopped
         }
-        guard wasRunning else { return }
+        guard first else { return }
         wake()
         waitForThread()
         state.withLock { s in

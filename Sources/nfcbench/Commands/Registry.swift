@@ -20,6 +20,7 @@ enum Registry {
         BenchCommand.session,
         BenchCommand.ndefFuzz,
         BenchAllCommand.command,
+        BenchCommand.fuzz,
         ConformanceCommand.command,
         CheckCommand.equivalence,
         TraceCommand.export,
