@@ -55,7 +55,7 @@ public struct ProxmarkTrace: Sendable, Equatable {
         (carrierPeriods * 100 + 678) / 1356
     }
 
-    /// CRC_A of ISO/IEC 14443-3 (NFCTags' ``iso14443CRCA(_:)``).
+    /// CRC_A of ISO/IEC 14443-3 (NFCTags' ``/NFCTags/iso14443CRCA(_:)``).
     public static func crcA(_ data: some Sequence<UInt8>) -> [UInt8] { iso14443CRCA(data) }
 
     /// `frame` without its CRC when the CRC is valid; nil otherwise.

@@ -94,13 +94,13 @@ extension ReaderProfile {
     public static let formatTag = "nfcbench-reader-profile/1"
 
     /// Parses one profile file (`hardware/readers/FORMAT.md`) by the data files' rule
-    /// (``DataFile``): errors name `file`, the field path (`steps[2].apdu`) or the line and
+    /// (``/NFCTags/DataFile``): errors name `file`, the field path (`steps[2].apdu`) or the line and
     /// column of a syntax error.
     public init(json data: Data, file: String = "profile") throws(DataFileError) {
         self = try DataFile.decode(ProfileFile.self, from: data, file: file).profile
     }
 
-    /// Reads and parses `path` (``DataFileError/Code/notFound`` when it can't be read).
+    /// Reads and parses `path` (``/NFCTags/DataFileError/Code/notFound`` when it can't be read).
     public static func load(path: String) throws(DataFileError) -> ReaderProfile {
         try DataFile.load(ProfileFile.self, path: path).profile
     }

@@ -95,7 +95,7 @@ public enum NDEFWriteReport {
 }
 
 /// A ``Type2TagTransport`` that forwards everything and records every WRITE and its outcome
-/// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:)``.
+/// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:ndefTLVAddress:messageLength:)``.
 public final class Type2WriteRecorder: Type2TagTransport {
     public let base: any Type2TagTransport
     public private(set) var writes: [NDEFWriteReport.PageWrite] = []

@@ -1,7 +1,7 @@
 /// The event-level difference of two traces: their records compared in order, headers
 /// aside, times ignored unless asked (``Options/times``).
 ///
-/// Each record becomes one comparable line (``line(_:)``: its JSON without the time keys);
+/// Each record becomes one comparable line (``line(_:options:)``: its JSON without the time keys);
 /// the two line lists are aligned by their longest common subsequence, so an extra or a
 /// missing event shows as one `+` or `-` line, not as every later line differing.
 public struct TraceDiff: Sendable, Equatable {

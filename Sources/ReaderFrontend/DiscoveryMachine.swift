@@ -6,13 +6,13 @@ public import ReaderSession
 ///
 /// A value type with one method per input and the actions to perform as its answer; it
 /// reads no clock and calls nothing (the house style of a state machine: inputs in, actions
-/// out). ``ReaderFrontend`` interprets it over an ``NFCDevice``.
+/// out). ``ReaderFrontend`` interprets it over an ``/NFCTags/NFCDevice``.
 ///
 /// Rules:
 /// - Ids are unique per presentation and never reused: a card that leaves and comes back is
 ///   a new target. While polling is off the field is forgotten; when polling starts again,
 ///   every target in the field is new (Core NFC: each session discovers its own tags).
-/// - A target is classified once, when it is first sensed (``TargetClassification``).
+/// - A target is classified once, when it is first sensed (``/NFCTags/TargetClassification``).
 /// - A presentation missing from a sensing result has left: `.lost(id)`.
 /// - `restartPolling()` re-activates every target in the field and reports it again under a
 ///   new id; the old ids are stale (``target(_:)`` answers `nil`). A target whose

@@ -49,7 +49,7 @@ public struct ScanRequest: Sendable, Hashable {
 /// The app creates Core NFC-shaped sessions itself with the public initialisers
 /// (`NFCNDEFReaderSession(delegate:queue:invalidateAfterFirstRead:)`,
 /// `NFCTagReaderSession(pollingOption:delegate:queue:)`), against the system the harness
-/// installs (``NFCReaderSystem/current``, or ``ConformanceEnvironment/system``), and waits
+/// installs (``/ReaderSession/NFCReaderSystem/current``, or ``ConformanceEnvironment/system``), and waits
 /// with ``ConformanceEnvironment/asyncAfter(_:on:_:)`` (virtual time) rather than
 /// `DispatchQueue.asyncAfter` (real time, invisible to the harness). Delegate queues are
 /// the app's own serial queues or `nil`, not `DispatchQueue.main` (nothing drains it in a
@@ -76,7 +76,7 @@ extension ConformanceApp {
 /// What the harness gives an app under test: the reader system its sessions run against
 /// and virtual-time helpers. One environment per scenario run.
 public final class ConformanceEnvironment: Sendable {
-    /// The system the scenario runs (also installed as ``NFCReaderSystem/current`` while
+    /// The system the scenario runs (also installed as ``/ReaderSession/NFCReaderSystem/current`` while
     /// the scenario runs).
     public let system: NFCReaderSystem
     let clock: ConformanceClock

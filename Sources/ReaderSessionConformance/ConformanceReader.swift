@@ -2,14 +2,14 @@ public import NFCTags
 public import ReaderFrontend
 public import ReaderSession
 
-/// The harness's reader: an in-memory field (``NFCTags/EmulatedField``) that the harness
+/// The harness's reader: an in-memory field (``/NFCTags/EmulatedField``) that the harness
 /// fills and empties at virtual instants, behind the one reader frontend every device uses,
 /// so sessions run the real discovery and the real NFC Forum reader procedures.
 ///
 /// A conformance scenario's tags are in the field at absolute times across sessions (a tag
 /// left on the reader is still there for the next session), and the harness must know when
 /// a polling event has been taken by the session before it moves time on: the frontend's
-/// streams hand events over one at a time and say when one is still on its way (``isIdle``).
+/// streams hand events over one at a time and say when one is still on its way (``isIdle(ended:)``).
 public final class ConformanceReader: Sendable {
     /// The device.
     public let field: EmulatedField

@@ -159,7 +159,7 @@ public struct ConformanceScenario: Sendable, Equatable {
 }
 
 extension ConformanceScenario {
-    /// Parses a scenario file's JSON by the data files' rule (``DataFile``): errors name
+    /// Parses a scenario file's JSON by the data files' rule (``/NFCTags/DataFile``): errors name
     /// `file` (default: `name`), the field path (`steps[2].at_ms`) or the line and column of
     /// a syntax error. `name` is used when the file has no `name`; `loadTag` turns a tag
     /// reference (a name in `hardware/tags/` or a path) into a tag file. A tag file's own
@@ -191,7 +191,7 @@ extension ConformanceScenario {
     }
 
     /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
-    /// up by `loadTag`. Throws the first malformed file's error; ``DataFileError/Code/notFound``
+    /// up by `loadTag`. Throws the first malformed file's error; ``/NFCTags/DataFileError/Code/notFound``
     /// when the folder can't be listed or holds no scenario.
     public static func loadSuite(
         directory: String, loadTag: (String) throws -> TagFile
@@ -541,7 +541,7 @@ extension ConformanceScenario {
     }
 
     /// A tag file by path, or by name in the first of `directories` that has it; throws
-    /// ``DataFileError/Code/notFound`` (without a file: the reference is the caller's) when
+    /// ``/NFCTags/DataFileError/Code/notFound`` (without a file: the reference is the caller's) when
     /// none has it, and the tag file's own error when it can't be read.
     public static func loadTagFile(_ ref: String, in directories: [String]) throws(DataFileError) -> TagFile {
         let fm = FileManager.default

@@ -3,8 +3,8 @@ import Synchronization
 
 /// A connection to the card in one reader (`SCardConnect` … `SCardDisconnect`).
 ///
-/// Blocking like ``PCSCContext``'s synchronous methods: run it on the context's ``PCSCContext/queue``
-/// (``PCSCContext/perform(_:)``) or your own thread. Dropping the last reference disconnects
+/// Blocking like ``PCSCContext``'s synchronous methods: call it from a thread of its own, never
+/// from Swift's cooperative pool. Dropping the last reference disconnects
 /// with `SCARD_LEAVE_CARD` if ``disconnect(_:)`` was not called.
 public final class PCSCCard: Sendable {
     /// The context this handle belongs to (kept alive as long as the card).
@@ -159,7 +159,7 @@ public final class PCSCCard: Sendable {
     /// The first call detects which one works (a refusal costs one or two APDUs) and
     /// remembers it.
     /// - Returns: the tag's answer; `nil` when the reader has neither channel.
-    /// - Throws: ``TagCommunicationError/noResponse`` when the tag did not answer (e.g. an
+    /// - Throws: ``/NFCTags/TagCommunicationError/noResponse`` when the tag did not answer (e.g. an
     ///   Ultralight without GET_VERSION), `.malformedResponse` for an answer neither form
     ///   explains, and ``PCSCError`` from `SCardTransmit`.
     public func transparentExchange(_ frame: [UInt8]) throws -> [UInt8]? {

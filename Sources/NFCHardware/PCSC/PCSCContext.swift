@@ -74,6 +74,7 @@ public final class PCSCContext: Sendable {
     /// Connects to the card in `reader` (`SCardConnect`).
     ///
     /// - Parameters:
+    ///   - reader: the reader's name as ``readers()`` lists it.
     ///   - shareMode: `.shared` (default) lets other applications in; `.exclusive` keeps
     ///     them out; `.direct` reaches the reader without a card.
     ///   - protocols: acceptable protocols; the card's ATR decides which becomes active.

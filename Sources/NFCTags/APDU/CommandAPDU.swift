@@ -189,6 +189,7 @@ extension CommandAPDU {
     /// T4T 2.0 §5.4.2 "NDEF Tag Application Select" uses `D2 76 00 00 85 01 01`, P2 `00`, Le `00`).
     /// - Parameters:
     ///   - aid: the application identifier, 5–16 bytes (ISO/IEC 7816-5).
+    ///   - occurrence: P2, ``SelectOccurrence/first`` (`00`) by default or ``SelectOccurrence/next`` (`02`).
     ///   - le: Ne; `256` (Le `00`) by default, `nil` for no Le (T4T 1.0 style).
     /// - Throws: ``APDUError/Code/invalidParameter`` for an AID length outside 5–16.
     public static func select(

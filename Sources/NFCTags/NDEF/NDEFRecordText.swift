@@ -33,6 +33,7 @@ extension NDEFRecordDescription {
     /// - Parameters:
     ///   - number: the record's number (`1`, or `1.2` for a Smart Poster's second inner record).
     ///   - indent: spaces before every line.
+    ///   - width: the column text bodies are wrapped at.
     public func textLines(number: String, indent: Int = 2, width: Int = 100) -> [String] {
         let pad = String(repeating: " ", count: indent)
         let inner = pad + "  "

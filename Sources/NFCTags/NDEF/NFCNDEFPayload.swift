@@ -4,7 +4,7 @@ public import FoundationEssentials
 /// NFC's case names (`NFCTypeNameFormat`).
 ///
 /// The reserved value 7 has no case: a parser reads it as ``unknown`` (NDEF 1.0 §3.2.6
-/// says so) and records ``NDEFReadWarning/reservedTypeNameFormat`` on the record.
+/// says so) and records ``NDEFReadWarning/reservedTypeNameFormat(_:)`` on the record.
 public enum NFCTypeNameFormat: UInt8, Sendable, Hashable, CaseIterable {
     /// 0: no type, no ID, no payload.
     case empty = 0

@@ -74,9 +74,12 @@ public struct Type4NDEFApplication: Sendable {
     ///   - mappingVersion: `0x10` (T4T 1.0: the 1.0 application name), `0x20` (T4T 2.0) or
     ///     `0x30` (T4T 3.0: ODO commands, ENDEF when `maximumFileSize` > FFFE or
     ///     `extendedFile` is set).
-    ///   - maximumReadLength: MLe (≥ 15). `maximumWriteLength`: MLc (≥ 1).
+    ///   - maximumReadLength: MLe (≥ 15).
+    ///   - maximumWriteLength: MLc (≥ 1).
     ///   - readOnly: write access `FF` in the CC and `6982` to UPDATE BINARY.
     ///   - fileID: the NDEF file id written into the CC.
+    ///   - extendedFile: mapping 3.0 only: `true` writes the ENDEF TLV into the CC, `false` the
+    ///     NDEF TLV; `nil` (default) picks ENDEF when `maximumFileSize` is over FFFE.
     /// - Throws: ``Type4TagError`` `.ccInvalid`/`.unsupportedVersion` for values the CC can't
     ///   hold, `.messageTooLarge` when the message does not fit.
     public init(

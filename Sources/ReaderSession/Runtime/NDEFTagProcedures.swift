@@ -7,7 +7,7 @@ public enum NFCNDEFStatus: Int, Sendable, Hashable {
     case readOnly = 3
 }
 
-/// The NDEF procedures the runtime runs over a ``TagConnection``: status, read, write.
+/// The NDEF procedures the runtime runs over a ``/NFCTags/TagConnection``: status, read, write.
 /// Errors are ``NFCReaderError`` or `TagCommunicationError` (mapped by the runtime).
 public protocol NDEFTagProcedures: Sendable {
     /// Core NFC `queryNDEFStatus`: the status and the capacity in bytes of the NDEF message.
@@ -18,9 +18,9 @@ public protocol NDEFTagProcedures: Sendable {
     func writeNDEF(_ message: NDEFMessageBytes, _ connection: TagConnection) throws
 }
 
-/// The NFC Forum procedures from NFCTags: ``Type2TagReader`` (T2T 1.0: CC, TLV walk with
+/// The NFC Forum procedures from NFCTags: ``/NFCTags/Type2TagReader`` (T2T 1.0: CC, TLV walk with
 /// Lock/Memory Control areas skipped, safe-order writes, lock bits honoured) and
-/// ``Type4TagReader`` (T4T 2.0/3.0, and 1.0 tags through the 1.0 application name: NDEF
+/// ``/NFCTags/Type4TagReader`` (T4T 2.0/3.0, and 1.0 tags through the 1.0 application name: NDEF
 /// application, CC file, NDEF file id from the CC, MLe/MLc-bounded reads and writes, ODO
 /// past 7FFF).
 ///

@@ -62,7 +62,7 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
     public var ats: [UInt8]?
     /// ATR as a PC/SC reader builds it (PC/SC part 3), if known.
     public var atr: [UInt8]?
-    /// What the frontend classified it as (NFCTags ``TargetClassification``): finer than
+    /// What the frontend classified it as (NFCTags ``/NFCTags/TargetClassification``): finer than
     /// ``kind`` (a MIFARE Classic card is `.other` with family `.mifareClassic`).
     public var family: TargetFamily
 

@@ -16,13 +16,13 @@ import Synchronization
 /// argument, else `$NFCBENCH_LOCK_DIR`, else `$XDG_RUNTIME_DIR/nfcbench`, else
 /// `/tmp/nfcbench-<euid>`. Everything that keeps a file there goes through
 /// ``prepareLockDirectory(_:)`` first: the folder is used only when it is a directory (not a
-/// link) owned by the effective user and writable by no one else (``PrivateFolder``; made
+/// link) owned by the effective user and writable by no one else (``/NFCTrace/PrivateFolder``; made
 /// 0700 when missing), so another local user can't hold every reader's lock or point lock
 /// names elsewhere; lock files are opened with `O_NOFOLLOW`. Locks are per open file
 /// description, so two arbiters in one process exclude each other too.
 ///
 /// Under the busy policy `queue` (``ReaderSystemModel/BusyPolicy``) a refused session waits
-/// with ``enqueue(reader:onGranted:)``: in first-in, first-out order across processes, by
+/// with ``enqueue(reader:poll:onGranted:)``: in first-in, first-out order across processes, by
 /// numbered tickets in `<lock name>.queue/` (each held with `flock` by its waiter, so a
 /// dead waiter's ticket is seen and dropped): `flock` alone does not wake waiters in order.
 /// The thermal model's state lives beside the locks (``heatFilePath(for:)``).
@@ -73,7 +73,7 @@ public final class SessionArbiter: Sendable {
     /// The one check of the lock folder, which every user of it calls before touching a file
     /// there (the arbiter's lock files, anything else kept beside them): `directory`, else
     /// ``defaultLockDirectory()``, made (0700, missing parents too) when missing and checked by the
-    /// ``PrivateFolder`` rule. Returns the folder. Throws ``PrivateFolderError`` naming the
+    /// ``/NFCTrace/PrivateFolder`` rule. Returns the folder. Throws ``/NFCTrace/PrivateFolderError`` naming the
     /// folder and what is wrong (a command exits 69 on it).
     @discardableResult
     public static func prepareLockDirectory(_ directory: String? = nil) throws(PrivateFolderError) -> String {

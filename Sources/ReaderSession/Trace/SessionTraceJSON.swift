@@ -2,7 +2,7 @@ import NFCTags
 public import NFCTrace
 
 extension SessionTraceRecord {
-    /// The record in the one trace schema (``TraceWriter/schema``) that `--json` shares:
+    /// The record in the one trace schema (``/NFCTrace/TraceWriter/schema``) that `--json` shares:
     /// `t_us`, `event`, `session`, then the event's own fields. `event` is the Core NFC
     /// delegate method's short name where there is one (`didBecomeActive`,
     /// `didDetectNDEFs`, `didDetectTags`, `didInvalidateWithError`), otherwise a noun
@@ -14,7 +14,7 @@ extension SessionTraceRecord {
     /// granted, `time_limit_s`) or `end` (the limit a session begun now would get,
     /// `next_time_limit_s`).
     ///
-    /// - Parameter tMicroseconds: the time to write as `t_us` (µs since the trace began);
+    /// - Parameter t: the time to write as `t_us` (µs since the trace began);
     ///   the session-relative time is kept as `session_t_us`.
     public func json(tMicroseconds t: Int64? = nil) -> JSONObject {
         var o: JSONObject = ["t_us": .int(t ?? tMicroseconds), "event": .string(jsonEventName)]
@@ -146,7 +146,7 @@ extension DetectedTarget {
 }
 
 extension NDEFMessageBytes {
-    /// `ndef` (hex) and the decoded `records` (``NDEFRecordDescription/json``), or
+    /// `ndef` (hex) and the decoded `records` (NFCTrace's `NDEFRecordDescription.json`), or
     /// `ndef_error` when the bytes do not parse.
     public var json: JSONObject {
         var o: JSONObject = ["ndef": .string(bytes.hexString())]

@@ -59,7 +59,7 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
 public struct HCELiveEvent: Sendable, Equatable {
     /// Where the event comes from.
     public enum Source: String, Sendable, Equatable {
-        /// The ``ContactlessPhone`` model (wake, CardSession events, routing).
+        /// The ``/HCEEvents/ContactlessPhone`` model (wake, CardSession events, routing).
         case model
         /// The vpcd connection of the virtual phone card.
         case vpcd
@@ -114,11 +114,11 @@ public enum HCELiveAnswer: Sendable, Equatable {
     case notActivated
 }
 
-/// The ``ContactlessPhone`` model on a monotonic clock, for transports that carry a real
+/// The ``/HCEEvents/ContactlessPhone`` model on a monotonic clock, for transports that carry a real
 /// reader's commands (the vpcd virtual card, libnfc target mode). Model time is the
 /// time since this object was made, so model and wire events share one µs timeline.
 ///
-/// It plays the stand-in default app like ``ReaderWalk`` (policy `stay`): on every wake it
+/// It plays the stand-in default app like ``/HCEEvents/ReaderWalk`` (policy `stay`): on every wake it
 /// makes a `CardSession`, starts emulation, answers each `received(_:)` APDU with
 /// `answer(payload)` (default `90 00`), and at field off stops emulation (`success` when it
 /// was reached, else `none`) and invalidates the session.
@@ -150,6 +150,8 @@ public final class HCELivePhone: Sendable {
     ///   - parameters: the model's unpublished numbers. The live phone sends no S(WTX): its
     ///     carrier (vpcd, a PN532 in target mode) chains and extends on its own, so
     ///     `sendsWaitingTimeExtensions` is switched off here.
+    ///   - expressCredentials: Wallet's express-mode credentials, each woken by its terminal's
+    ///     ECP frame (none by default).
     ///   - clock: time since the bench started; default a monotonic clock from now. Tests
     ///     pass a virtual one.
     ///   - answer: what the stand-in app answers to each APDU routed to it.
@@ -247,7 +249,7 @@ public final class HCELivePhone: Sendable {
     }
 
     /// The reader sends `command` now. Blocks until the model (or the app, within the
-    /// frame waiting time ``HCEParameters/frameWaitingTime``) answers.
+    /// frame waiting time ``/HCEEvents/HCEParameters/frameWaitingTime``) answers.
     public func exchange(_ command: [UInt8]) -> HCELiveAnswer {
         while appAnswered.wait(timeout: .now()) == .success {}  // forget stale signals
         var result: HCELiveAnswer

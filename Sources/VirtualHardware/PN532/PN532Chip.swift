@@ -40,7 +40,7 @@ public enum PN532AirEvent: Sendable, Equatable {
 /// ISO-DEP cards: with SetParameters' fAutomaticRATS (bit 4) set the chip sends RATS itself
 /// and runs ISO/IEC 14443-4 for InDataExchange (libnfc); with it clear the card stays at
 /// 14443-3 level and the host runs RATS and the blocks through InCommunicateThru (nfcpy).
-/// Either way the card side is one ``ISODEPCardLink``.
+/// Either way the card side is one ISO-DEP card link (`ISODEPCardLink`, internal).
 ///
 /// The CIU's CRC switches (TxMode/RxMode bit 7, `6302`/`6303`) decide what InCommunicateThru
 /// adds and checks; InListPassiveTarget at 106 kbps type A leaves both on (the firmware sends

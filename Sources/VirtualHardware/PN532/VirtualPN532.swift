@@ -37,7 +37,7 @@ public struct VirtualPN532Error: Error, Sendable, Equatable, CustomStringConvert
 public struct PN532FrameLogEntry: Sendable, Equatable {
     /// Host link (each way), a bench event, or the chip's RF side (``air``).
     public enum Direction: Sendable, Equatable { case hostToChip, chipToHost, event, air }
-    /// Microseconds since ``VirtualPN532/start(ptyPath:)``, monotonic clock.
+    /// Microseconds since ``VirtualPN532/start(ptyPath:chip:timing:)``, monotonic clock.
     public var microseconds: Int64
     public var direction: Direction
     /// The bytes as read or written (for `.event` and `.air`, empty).
@@ -86,7 +86,7 @@ public final class VirtualPN532: Sendable {
     private let epoch = ContinuousClock.now
     /// The pty slave (e.g. `/dev/pts/7`).
     public let slavePath: String
-    /// The symlink created by ``start(ptyPath:)``.
+    /// The symlink created by ``start(ptyPath:chip:timing:)``.
     public let linkPath: String
     private let done = Mutex<Bool>(false)
 

@@ -2,7 +2,7 @@ public import Foundation
 public import NFCTags
 
 /// A simulated-reader scenario: when tags enter and leave the field, and which faults to
-/// inject (the tag files' own ``TagFault`` model: the same three kinds, counted the same
+/// inject (the tag files' own ``/NFCTags/TagFault`` model: the same three kinds, counted the same
 /// way). File format: `hardware/scenarios/FORMAT.md`.
 public struct Scenario: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
@@ -36,7 +36,7 @@ public struct Scenario: Sendable, Equatable {
         self.repeatEvery = repeatEvery
     }
 
-    /// Parses a scenario file's JSON by the data files' rule (``DataFile``): errors name
+    /// Parses a scenario file's JSON by the data files' rule (``/NFCTags/DataFile``): errors name
     /// `file`, the field path (`steps[2].at_ms`) or the line and column of a syntax error.
     /// `defaultReader` names the reader when the file doesn't.
     public init(json: Data, file: String? = nil, defaultReader: String) throws(DataFileError) {

@@ -59,7 +59,9 @@ public struct ISO14443Part4Personality<Core: VirtualAPDUResponder>: VirtualCardP
     public var core: Core
     public let atr: [UInt8]
 
-    /// - Parameter historicalBytes: at most 15 bytes (more are cut to 15).
+    /// - Parameters:
+    ///   - core: the ISO-DEP application every APDU goes to.
+    ///   - historicalBytes: at most 15 bytes (more are cut to 15).
     public init(core: Core, historicalBytes: [UInt8] = []) {
         self.core = core
         // At most 15 bytes after the cut, so the builder cannot fail.
