@@ -178,14 +178,39 @@ public enum TraceFile {
     /// `createParentDirectory` the folder is made first. Throws ``TraceFileError``.
     public static func create(path: String, createParentDirectory: Bool = false) throws(TraceFileError) -> Int32 {
         let dir = (path as NSString).deletingLastPathComponent
-        if !dir.isEmpty && createParentDirectory {
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
-                throw TraceFileError(path: dir, reason: "\(error)")
-            }
-        }
+        if !dir.isEmpty && createParentDirectory { try makeFolder(dir) }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
-        if fd < 0 { throw TraceFileError(path: path, reason: String(cString: strerror(errno))) }
+        if fd < 0 { throw openFailure(path, errno: errno) }
         return fd
+    }
+
+    /// `mkdir -p`: makes `dir` and the folders above it that are missing; the error names the
+    /// first one that can't be made and the system's reason (never a Foundation error dump).
+    public static func makeFolder(_ dir: String) throws(TraceFileError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder) {
+            if isFolder.boolValue { return }
+            throw TraceFileError(path: dir, reason: "is a file, not a folder")
+        }
+        let parent = (dir as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != dir { try makeFolder(parent) }
+        if mkdir(dir, 0o755) != 0 && errno != EEXIST {
+            throw TraceFileError(path: dir, reason: "can't make this folder: " + String(cString: strerror(errno)))
+        }
+    }
+
+    /// Why `open(2)` of `path` for writing failed, in words a person can act on.
+    public static func openFailure(_ path: String, errno code: Int32) -> TraceFileError {
+        let dir = (path as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        switch code {
+        case ENOENT where !dir.isEmpty && !FileManager.default.fileExists(atPath: dir):
+            return TraceFileError(path: path, reason: "the folder \(dir) does not exist")
+        case ENOTDIR where !dir.isEmpty && FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder):
+            return TraceFileError(path: path, reason: "\(dir) is a file, not a folder")
+        case EISDIR: return TraceFileError(path: path, reason: "is a folder; give a file name")
+        default: return TraceFileError(path: path, reason: String(cString: strerror(code)))
+        }
     }
 
     /// Writes `bytes` to a file made by ``create(path:createParentDirectory:)`` and closes it.

@@ -515,10 +515,49 @@ public struct TagFile: Sendable, Hashable {
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
 
-    /// Writes ``jsonText()`` to `path` (atomically). Throws `.io`.
+    /// Writes ``jsonText()`` to `path`, atomically (a file beside it, then `rename(2)`), with
+    /// mode 0600: a tag file holds a tag's data. Throws `.io` naming `path` and the system's
+    /// reason (the folder missing, a folder in the way, no permission).
     public func save(path: String) throws(TagFileError) {
-        do { try Data(jsonText().utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw TagFileError(.io, "cannot write \(path): \(error.localizedDescription)")
+        func failure(_ code: Int32) -> TagFileError {
+            let dir = (path as NSString).deletingLastPathComponent
+            var isFolder: ObjCBool = false
+            let reason: String
+            if code == ENOENT && !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+                reason = "can't write here: the folder \(dir) does not exist"
+            } else if code == ENOTDIR
+                || (!dir.isEmpty && FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder)
+                    && !isFolder.boolValue)
+            {
+                reason = "can't write here: \(dir) is not a folder"
+            } else if code == EISDIR {
+                reason = "can't write here: it is a folder; give a file name"
+            } else {
+                reason = "can't write here: " + String(cString: strerror(code))
+            }
+            return TagFileError(.io, file: path, reason)
+        }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw failure(EISDIR)
+        }
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure(errno) }
+        let bytes = Array(jsonText().utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            written += n
+        }
+        let code = errno
+        let closed = close(fd) == 0
+        guard written == bytes.count, closed, rename(temporary, path) == 0 else {
+            let why = written == bytes.count && closed ? errno : code
+            unlink(temporary)
+            throw failure(why)
         }
     }
 }

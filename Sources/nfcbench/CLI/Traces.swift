@@ -35,6 +35,18 @@ enum Traces {
         }
     }
 
+    /// Which setting chose the trace's folder, for a trace that can't be written.
+    static func whereFrom(
+        _ options: Options, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        if options.path != nil { return " (--trace)" }
+        if let d = environment["NFCBENCH_TRACE_DIR"], !d.isEmpty {
+            return
+                " (the folder is $NFCBENCH_TRACE_DIR, '\(d)': set it to a folder you can write, or give --trace PATH)"
+        }
+        return " (the default trace folder, README \"Traces\": set NFCBENCH_TRACE_DIR, or give --trace PATH)"
+    }
+
     /// The header every trace of this build starts with.
     static func header(command: String, device: String?, model: JSONObject = [:], setup: JSONObject = [:])
         -> TraceHeader
@@ -56,7 +68,7 @@ enum Traces {
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
             do { sinks.append(try PcapngExport(path: out, redact: options.redact)) } catch {
-                throw .failure("can't write the pcapng file: \(error)")
+                throw .cantCreate("can't write the pcapng file (--pcapng): \(error)")
             }
         }
         var printer = echo
@@ -67,7 +79,7 @@ enum Traces {
                 path: file, header: header(command: command, device: device, model: model, setup: setup),
                 redact: options.redact, createParentDirectory: options.path == nil, echo: printer, sinks: sinks)
         } catch {
-            throw .failure("can't write the trace: \(error)")
+            throw .cantCreate("can't write the trace: \(error)" + whereFrom(options))
         }
         // With --json, stdout is the trace's records; where the file is goes to stderr.
         if options.json { Output.err("trace: \(file)") }
