@@ -85,14 +85,14 @@ struct ErrorMessagesCLITests {
         let r = try await f.run(
             ["session", "--device", "sim:tap-uri", "--first-read"], environment: ["NFCBENCH_TRACE_DIR": file])
         #expect(r.status == 73)
-        #expect(r.stderr.contains("can't write the trace: \(file): is a file, not a folder"), "\(r.stderr)")
+        #expect(r.stderr.contains("can't write the trace: trace folder \(file) is a file, not a folder"), "\(r.stderr)")
         #expect(r.stderr.contains("$NFCBENCH_TRACE_DIR"))
         Self.noDump(r)
         let inside = try await f.run(
             ["session", "--device", "sim:tap-uri", "--first-read"],
             environment: ["NFCBENCH_TRACE_DIR": file + "/traces"])
         #expect(inside.status == 73)
-        #expect(inside.stderr.contains("\(file): is a file, not a folder"), "\(inside.stderr)")
+        #expect(inside.stderr.contains("trace folder \(file) is a file, not a folder"), "\(inside.stderr)")
         Self.noDump(inside)
     }
 

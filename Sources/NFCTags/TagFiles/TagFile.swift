@@ -1,6 +1,7 @@
 // Tag files: our JSON format (hardware/tags/FORMAT.md), Flipper Zero `.nfc` (version 2,
 // NTAG/Ultralight) and Proxmark3 JSON dumps (`"FileType": "mfu"`).
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A tag as a file describes it: identification, and either a Type 2 memory image or a
 /// Type 4 NDEF file, plus an optional fault schedule.
@@ -515,21 +516,27 @@ public struct TagFile: Sendable, Hashable {
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
 
-    /// Writes ``jsonText()`` to `path`, atomically (a file beside it, then `rename(2)`), with
-    /// mode 0600: a tag file holds a tag's data. Throws `.io` naming `path` and the system's
-    /// reason (the folder missing, a folder in the way, no permission).
+    /// Writes ``jsonText()`` to `path` atomically, mode 0600 whatever the umask (a tag file
+    /// holds the tag's UID and content): a fresh file beside `path` from `mkstemp(3)`
+    /// (created 0600), written, `fsync`ed, then `rename(2)`d over `path` (a link there is
+    /// replaced, not followed). Throws `.io` naming `path` and the system's reason in words a
+    /// person can act on (the folder missing, a file in the way, a folder given); nothing is
+    /// left behind on failure.
     public func save(path: String) throws(TagFileError) {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? ""
+        /// -1 missing, 0 something else, 1 a folder (`stat(2)`, links followed).
+        func kind(_ p: String) -> Int {
+            var st = stat()
+            guard stat(p, &st) == 0 else { return -1 }
+            return st.st_mode & S_IFMT == S_IFDIR ? 1 : 0
+        }
         func failure(_ code: Int32) -> TagFileError {
-            let dir = (path as NSString).deletingLastPathComponent
-            var isFolder: ObjCBool = false
             let reason: String
-            if code == ENOENT && !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
-                reason = "can't write here: the folder \(dir) does not exist"
-            } else if code == ENOTDIR
-                || (!dir.isEmpty && FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder)
-                    && !isFolder.boolValue)
-            {
-                reason = "can't write here: \(dir) is not a folder"
+            if code == ENOENT && !folder.isEmpty && kind(folder) == -1 {
+                reason = "can't write here: the folder \(folder) does not exist"
+            } else if code == ENOTDIR || (!folder.isEmpty && kind(folder) == 0) {
+                reason = "can't write here: \(folder) is not a folder"
             } else if code == EISDIR {
                 reason = "can't write here: it is a folder; give a file name"
             } else {
@@ -537,27 +544,26 @@ public struct TagFile: Sendable, Hashable {
             }
             return TagFileError(.io, file: path, reason)
         }
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw failure(EISDIR)
-        }
-        let temporary = path + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if kind(path) == 1 { throw failure(EISDIR) }
+        let dir = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var template = Array((dir + "." + name + ".XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
         guard fd >= 0 else { throw failure(errno) }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var code: Int32 = 0
         let bytes = Array(jsonText().utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            written += n
+        var off = 0
+        while off < bytes.count && code == 0 {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno != EINTR { code = errno } else if n > 0 { off += n }
         }
-        let code = errno
-        let closed = close(fd) == 0
-        guard written == bytes.count, closed, rename(temporary, path) == 0 else {
-            let why = written == bytes.count && closed ? errno : code
+        if code == 0 && (fchmod(fd, 0o600) != 0 || fsync(fd) != 0) { code = errno }
+        if close(fd) != 0 && code == 0 { code = errno }
+        if code == 0 && rename(temporary, path) != 0 { code = errno }
+        if code != 0 {
             unlink(temporary)
-            throw failure(why)
+            throw failure(code)
         }
     }
 }

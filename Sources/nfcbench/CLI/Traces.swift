@@ -63,8 +63,17 @@ enum Traces {
         command: String, device: String?, model: JSONObject = [:], setup: JSONObject = [:],
         options: Options, echo: (@Sendable (String) -> Void)? = nil
     ) throws(CLIError) -> TraceWriter {
-        let file =
-            options.path ?? TraceLocation().newTracePath(command: command.replacingOccurrences(of: " ", with: "-"))
+        let file: String
+        if let path = options.path {
+            file = path
+        } else {
+            let location = TraceLocation()
+            // The folder is checked before rotation deletes anything in it (README "Traces").
+            // A folder that can't be made (a file in the way) is 73; one that exists but is
+            // refused (not ours, a link, writable by others: ``PrivateFolder``) is 69.
+            do { try location.prepare() } catch { throw folderFailure(error, options) }
+            file = location.newTracePath(command: command.replacingOccurrences(of: " ", with: "-"))
+        }
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
             do { sinks.append(try PcapngExport(path: out, redact: options.redact)) } catch {
@@ -79,10 +88,20 @@ enum Traces {
                 path: file, header: header(command: command, device: device, model: model, setup: setup),
                 redact: options.redact, createParentDirectory: options.path == nil, echo: printer, sinks: sinks)
         } catch {
+            if let folder = error.folder { throw folderFailure(folder, options) }
             throw .cantCreate("can't write the trace: \(error)" + whereFrom(options))
         }
         // With --json, stdout is the trace's records; where the file is goes to stderr.
         if options.json { Output.err("trace: \(file)") }
         return writer
+    }
+
+    /// The trace folder refused or not made, as the exit status says (see ``open``).
+    static func folderFailure(_ error: PrivateFolderError, _ options: Options) -> CLIError {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: error.path, isDirectory: &isFolder), isFolder.boolValue {
+            return .unavailable("trace folder \(error)" + whereFrom(options))
+        }
+        return .cantCreate("can't write the trace: trace folder \(error)" + whereFrom(options))
     }
 }

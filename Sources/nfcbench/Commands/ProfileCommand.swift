@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HCEEvents
 import NFCTags
 import NFCTrace
