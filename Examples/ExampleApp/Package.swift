@@ -6,7 +6,8 @@ import PackageDescription
 
 // nfcbench, by path: $NFCBENCH_PATH when set (a copy of this package anywhere), else two
 // folders up (this package where it ships, Examples/ExampleApp in the clone).
-// `nfcbench new-app DIR` writes a copy whose manifest names the clone itself.
+// `nfcbench new-app DIR` writes a copy whose manifest names the clone itself, made from
+// Package.swift.new-app beside this file: keep the targets of the two the same.
 let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let benchFolder =
     ProcessInfo.processInfo.environment["NFCBENCH_PATH"].map { URL(fileURLWithPath: $0, relativeTo: here) }

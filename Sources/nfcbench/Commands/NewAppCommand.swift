@@ -85,7 +85,7 @@ enum NewAppCommand {
             }
             written.append(part)
         }
-        try put(Array(manifest(name: name, clone: clone).utf8), at: "\(target)/Package.swift")
+        try put(Array(try manifest(name: name, clone: clone).utf8), at: "\(target)/Package.swift")
         try put(Array(".build/\n.swiftpm/\n".utf8), at: "\(target)/.gitignore")
         return ["Package.swift"] + written + [".gitignore"]
     }
@@ -116,49 +116,18 @@ enum NewAppCommand {
         }
     }
 
-    /// The new package's manifest: the example's targets, nfcbench by the clone's absolute
-    /// path (SwiftPM names a path dependency after its folder).
-    static func manifest(name: String, clone: String) -> String {
+    /// The new package's manifest: `Examples/ExampleApp/Package.swift.new-app` (the example's
+    /// targets) with the package's name and nfcbench by the clone's absolute path (SwiftPM
+    /// names a path dependency after its folder, so the identity is that folder's name).
+    static func manifest(name: String, clone: String) throws(CLIError) -> String {
+        let template = "\(clone)/\(example)/Package.swift.new-app"
+        guard let data = FileManager.default.contents(atPath: template), let text = String(data: data, encoding: .utf8)
+        else { throw .noInput("\(template): cannot be read") }
         let identity = URL(fileURLWithPath: clone).lastPathComponent.lowercased()
-        return """
-            // swift-tools-version:6.0
-            // \(name): an app's NFC logic (ScanFeature) tested with nfcbench's conformance harness,
-            // on Linux, in virtual time. Made by 'nfcbench new-app' from nfcbench's \(example).
-            import PackageDescription
-
-            let strict: [SwiftSetting] = [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-            ]
-
-            // The nfcbench clone this package was made from; SwiftPM names it after its folder.
-            let nfcbench = \(literal(identity))
-
-            let package = Package(
-                name: \(literal(name)),
-                platforms: [.macOS(.v15)],
-                products: [.library(name: "ScanFeature", targets: ["ScanFeature"])],
-                dependencies: [.package(path: \(literal(clone)))],
-                targets: [
-                    .target(
-                        name: "ScanFeature",
-                        dependencies: [
-                            .product(name: "ReaderSession", package: nfcbench), .product(name: "NFCTags", package: nfcbench),
-                        ],
-                        swiftSettings: strict),
-                    .testTarget(
-                        name: "ScanFeatureTests",
-                        dependencies: [
-                            "ScanFeature",
-                            .product(name: "ReaderSession", package: nfcbench),
-                            .product(name: "ReaderSessionConformance", package: nfcbench),
-                        ],
-                        swiftSettings: strict),
-                ],
-                swiftLanguageModes: [.v6]
-            )
-
-            """
+        return text.replacingOccurrences(of: "{{NAME_LITERAL}}", with: literal(name))
+            .replacingOccurrences(of: "{{NAME}}", with: name.replacingOccurrences(of: "\n", with: " "))
+            .replacingOccurrences(of: "{{IDENTITY}}", with: literal(identity))
+            .replacingOccurrences(of: "{{CLONE}}", with: literal(clone))
     }
 
     /// `s` as a Swift string literal.
