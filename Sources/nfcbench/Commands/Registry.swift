@@ -22,6 +22,7 @@ enum Registry {
         BenchAllCommand.command,
         BenchCommand.fuzz,
         ConformanceCommand.command,
+        NewAppCommand.command,
         CheckCommand.equivalence,
         TraceCommand.export,
         TraceCommand.show,
