@@ -10,7 +10,7 @@ public import NFCTags
 /// machine that builds the tests (a path dependency on a clone, or SwiftPM's checkout).
 public enum ConformanceBenchData {
     /// The `hardware/` folder (see the type's note). Not checked for existence here; the
-    /// loaders below throw ``DataFileError/Code/notFound`` naming it when it is missing.
+    /// loaders below throw ``/NFCTags/DataFileError/Code/notFound`` naming it when it is missing.
     public static var hardwareDirectory: String {
         if let d = ProcessInfo.processInfo.environment["NFCBENCH_DATA"], !d.isEmpty { return d }
         // This file is Sources/ReaderSessionConformance/ConformanceBenchData.swift in the package.
@@ -27,7 +27,7 @@ public enum ConformanceBenchData {
     }
 
     /// A shipped tag file by name (`ntag215-uri`, with or without `.json`) or a path.
-    /// Throws ``DataFileError`` (`.notFound` naming the folders looked in, or the file's own
+    /// Throws ``/NFCTags/DataFileError`` (`.notFound` naming the folders looked in, or the file's own
     /// error).
     public static func tagFile(_ reference: String) throws(DataFileError) -> TagFile {
         try ConformanceScenario.loadTagFile(reference, in: tagDirectories)
