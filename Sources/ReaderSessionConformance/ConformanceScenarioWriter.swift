@@ -119,7 +119,7 @@ extension ConformanceScenario {
     }
 
     /// Milliseconds as the format writes them: a whole number, or decimals down to 1 µs.
-    static func milliseconds(_ d: Duration) -> String {
+    public static func milliseconds(_ d: Duration) -> String {
         let c = d.components
         let us = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
         let whole = us / 1000

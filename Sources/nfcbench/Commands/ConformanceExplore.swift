@@ -78,7 +78,8 @@ enum ConformanceExplore {
             s += "  found at \(c.phase.rawValue) run \(c.foundAtRun) after \(seconds(c.foundAfter)) s"
             s += " (\(c.original.count) steps); shrunk to \(c.moves.count) in \(c.shrinkRuns) runs,"
             s += " \(seconds(c.shrinkTime)) s\n"
-            s += "  scenario \(c.scenario.name), duration \(ms(c.scenario.duration)) ms:\n"
+            s +=
+                "  scenario \(c.scenario.name), duration \(ConformanceScenario.milliseconds(c.scenario.duration)) ms:\n"
             for i in c.scenario.steps.indices { s += "    \(c.scenario.stepJSON(i))\n" }
             if let path = saved[c.rule] {
                 s += "  saved: \(path) (replay: nfcbench conformance --suite \(dirname(path)) --app \(app))\n"
@@ -144,7 +145,7 @@ enum ConformanceExplore {
                         c.scenario.steps.indices.map { i in
                             (try? JSONValue(parsing: c.scenario.stepJSON(i))) ?? .string(c.scenario.stepJSON(i))
                         }),
-                    "duration_ms": .int(ms(c.scenario.duration)), "phase": .string(c.phase.rawValue),
+                    "duration_ms": .double(milli(c.scenario.duration)), "phase": .string(c.phase.rawValue),
                     "found_at_run": .int(Int64(c.foundAtRun)), "found_after_ms": .double(milli(c.foundAfter)),
                     "original_steps": .int(Int64(c.original.count)), "shrink_runs": .int(Int64(c.shrinkRuns)),
                     "shrink_ms": .double(milli(c.shrinkTime)), "replay_verdict": .string(c.result.verdict.rawValue),
