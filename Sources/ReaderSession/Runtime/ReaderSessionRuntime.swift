@@ -406,15 +406,22 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                     self.system.work.async(on: self.queue) { self.backendEvent(event) }
                 }
                 if Task.isCancelled { return }
-                self?.failFromBackend()
+                self?.failFromBackend("the reader's event stream ended")
             } catch {
                 if Task.isCancelled { return }
-                self?.failFromBackend()
+                self?.failFromBackend("\(error)")
             }
         }
     }
 
-    private func failFromBackend() { system.work.async(on: queue) { self.apply(self.machine.readerFailed()) } }
+    /// The reader is gone: its error goes to the trace (what a person must fix), then the
+    /// machine ends the session.
+    private func failFromBackend(_ why: String) {
+        system.work.async(on: queue) {
+            if self.machine.isReady { self.trace(.readerFailed(why)) }
+            self.apply(self.machine.readerFailed())
+        }
+    }
 
     private func backendEvent(_ event: ReaderBackendEvent) {
         guard machine.isReady else { return }

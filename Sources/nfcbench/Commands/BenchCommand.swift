@@ -46,15 +46,15 @@ enum BenchCommand {
                     ]).serialized)
             } else {
                 Output.out(
-                    "machine inputs: \(rate.inputs) in \(String(format: "%.3f", seconds(rate.elapsed))) s = \(Int(rate.perSecond)) inputs/s"
-                )
+                    "machine inputs: \(Figures.grouped(rate.inputs)) in \(Figures.duration(rate.elapsed)): "
+                        + "\(Figures.rounded(rate.perSecond)) inputs/s")
                 Output.out(
-                    "random walk:    \(walk.sessions) sessions, \(walk.inputs) inputs, seed \(seed), \(String(format: "%.3f", seconds(walk.wallTime))) s"
-                )
+                    "random walk:    \(Figures.count(walk.sessions, "session")), \(Figures.count(walk.inputs, "input")), "
+                        + "seed \(seed), \(Figures.duration(walk.wallTime))")
                 Output.out(
                     "endings:        "
                         + walk.endings.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                            "\($0.key.rawValue)×\($0.value)"
+                            "\($0.key.rawValue)×\(Figures.grouped($0.value))"
                         }.joined(separator: " "))
             }
             return 0

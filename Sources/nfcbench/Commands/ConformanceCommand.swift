@@ -119,22 +119,45 @@ enum ConformanceCommand {
 
     // MARK: Output
 
+    /// The endings in order, a run of one code written once with its count
+    /// (`201×6, 203×12, 204`), so a retry loop reads as one entry, not a cut-off list.
     static func endings(_ r: ConformanceResult) -> String {
         let e = r.sessions.map { s in s.ending.map { String($0.rawValue) } ?? "active" }
-        return e.isEmpty ? "-" : e.joined(separator: ",")
+        return e.isEmpty ? "-" : runs(e)
+    }
+
+    /// `["a", "a", "b"]` → `a×2, b`.
+    static func runs(_ items: [String]) -> String {
+        var out: [(String, Int)] = []
+        for i in items {
+            if let last = out.last, last.0 == i { out[out.count - 1].1 += 1 } else { out.append((i, 1)) }
+        }
+        return out.map { $0.1 == 1 ? $0.0 : "\($0.0)×\($0.1)" }.joined(separator: ", ")
+    }
+
+    /// `text` cut at the last ", " that leaves it at most `width` characters, with "…" to
+    /// say there is more (the JSON output has every ending).
+    static func fitted(_ text: String, width: Int) -> String {
+        guard text.count > width else { return text }
+        var cut = String(text.prefix(width - 1))
+        if let comma = cut.range(of: ", ", options: .backwards) { cut = String(cut[..<comma.lowerBound]) + ", " }
+        return cut + "…"
     }
 
     static func table(_ results: [ConformanceResult], app: String, suite: String, wall: Duration) -> String {
         let width = max(30, (results.map(\.scenario.count).max() ?? 0) + 2)
+        let endingsWidth = min(36, max(8, results.map { endings($0).count }.max() ?? 0)) + 2
         var s = "nfcbench conformance: app '\(app)', \(results.count) scenarios (suite \(suite))\n\n"
         s +=
             "SCENARIO".padding(toLength: width, withPad: " ", startingAt: 0)
-            + "VERDICT       ENDINGS            SHEETS  /MIN  RULE\n"
+            + "VERDICT       " + "ENDINGS".padding(toLength: endingsWidth, withPad: " ", startingAt: 0)
+            + "SHEETS  /MIN  RULE\n"
         for r in results {
             let rules = r.rulesBreached.map(\.rawValue).joined(separator: ", ")
             s += r.scenario.padding(toLength: width, withPad: " ", startingAt: 0)
             s += r.verdict.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
-            s += String(endings(r).prefix(18)).padding(toLength: 19, withPad: " ", startingAt: 0)
+            s += fitted(endings(r), width: endingsWidth - 2).padding(
+                toLength: endingsWidth, withPad: " ", startingAt: 0)
             s += String(r.sheets).leftPad(6) + String(format: "%6.1f", r.sheetsPerMinute) + "  "
             s += rules.isEmpty ? "-" : rules
             s += "\n"
@@ -159,9 +182,9 @@ enum ConformanceCommand {
                 "\nTHERMAL MODEL (time limit granted to each session; refused = 203 from the model, busy = 203 from another session)\n"
             for r in limits {
                 let l = r.sessions.map { x in
-                    x.timeLimit.map { seconds($0) + " s" } ?? (x.refusedByThermalModel ? "refused" : "busy")
+                    x.timeLimit.map { limit($0) } ?? (x.refusedByThermalModel ? "refused" : "busy")
                 }
-                s += "  \(r.scenario): \(l.joined(separator: ", "))\n"
+                s += "  \(r.scenario): \(runs(l))\n"
             }
         }
         let pass = results.filter { $0.verdict == .pass }.count
@@ -170,7 +193,7 @@ enum ConformanceCommand {
         let rules = Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted()
         s += "\n\(results.count) scenarios: \(pass) pass, \(breach) breach, \(inconclusive) inconclusive"
         if !rules.isEmpty { s += "; rules breached: \(rules.joined(separator: ", "))" }
-        s += "; wall time \(String(format: "%.3f", wallSeconds(wall))) s"
+        s += "; wall time \(Figures.duration(wall))"
         return s
     }
 
@@ -245,8 +268,8 @@ enum ConformanceCommand {
         s += ReaderSystemModel.default.facts(thermal: p).table()
         s += "\nAfter one full \(seconds(p.baseLimit)) s session, the next session's limit (heat only):\n"
         for g in gaps {
-            let l = model.limit(after: g).map { seconds($0) + " s" } ?? "refused (203)"
-            s += "  gap \(seconds(g).leftPad(7)) s  →  \(l)\n"
+            let l = model.limit(after: g).map { limit($0) } ?? "refused (203)"
+            s += "  gap \(seconds(g).leftPad(4)) s  →  \(l)\n"
         }
         let q = ReaderSystemModel.default
         s +=
@@ -259,7 +282,17 @@ enum ConformanceCommand {
         return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
     }
 
-    static func seconds(_ d: Duration) -> String { String(format: "%.3f", Double(ms(d)) / 1000) }
+    /// Seconds to the millisecond, without trailing zeros: `2.25`, `60`, `0.5`.
+    static func seconds(_ d: Duration) -> String {
+        var text = String(format: "%.3f", Double(ms(d)) / 1000)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    /// A session's time limit as the sheet would count it: three significant digits
+    /// (`45.6 s`, `60 s`).
+    static func limit(_ d: Duration) -> String { Figures.rounded(Double(ms(d)) / 1000) + " s" }
     static func wallSeconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }

@@ -23,6 +23,7 @@ enum Registry {
         BenchCommand.fuzz,
         BenchCommand.explore,
         ConformanceCommand.command,
+        NewAppCommand.command,
         CheckCommand.equivalence,
         TraceCommand.export,
         TraceCommand.show,

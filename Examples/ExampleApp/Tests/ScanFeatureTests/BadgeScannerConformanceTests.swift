@@ -13,18 +13,10 @@ private final class BadgeScreen: ConformanceApp {
     func willEnterForeground() {}
 }
 
-/// nfcbench's folders, found from this file (Examples/ExampleApp/Tests/ScanFeatureTests/…).
-private let benchRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-private let tagFolders = ["hardware/conformance/tags", "hardware/tags"].map {
-    benchRoot.appendingPathComponent($0).path
-}
-
+/// A scenario of the app's own; its tags are nfcbench's shipped tag files, found by the
+/// library wherever this package is (`ConformanceBenchData`).
 private func scenario(_ json: String) throws -> ConformanceScenario {
-    try ConformanceScenario(json: Data(json.utf8), name: "badge") {
-        try ConformanceScenario.loadTagFile($0, in: tagFolders)
-    }
+    try ConformanceScenario(json: Data(json.utf8), name: "badge") { try ConformanceBenchData.tagFile($0) }
 }
 
 /// Runs a scenario and hands back the verdict and the screen's final state.
@@ -96,8 +88,7 @@ struct BadgeScannerConformanceTests {
 
     @Test("The shipped single-tag scenarios (200–204, restarts, returns, busy) all pass")
     func shippedSingleTagScenarios() async throws {
-        let suite = try ConformanceScenario.loadSuite(
-            directory: benchRoot.appendingPathComponent("hardware/conformance").path, tagDirectories: tagFolders)
+        let suite = try ConformanceBenchData.builtinSuite()
         let single = suite.filter { s in
             s.name.hasPrefix("20")
                 && s.steps.allSatisfy { step in
