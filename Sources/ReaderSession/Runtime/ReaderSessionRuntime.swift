@@ -391,7 +391,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 guard let self else { return }
                 switch result {
                 case .success(let event?): self.system.work.async(on: self.queue) { self.backendEvent(event) }
-                case .success(nil), .failure: self.failFromBackend()
+                case .success(nil): self.failFromBackend("the reader's event stream ended")
+                case .failure(let error): self.failFromBackend("\(error)")
                 }
             } : nil
         if let pushed {
