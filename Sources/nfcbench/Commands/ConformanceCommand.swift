@@ -12,7 +12,10 @@ enum ConformanceCommand {
     static let command = Command(
         path: ["conformance"],
         abstract: "Judge an app's handling of every way a reader session ends (virtual time)",
-        usage: "conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal",
+        usage: """
+            conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal
+                   nfcbench conformance --explore [--app NAME] [--seed S] [--runs N] [--depth K] [--budget DURATION] [--save DIR] [--json]
+            """,
         help: """
             OPTIONS:
               --suite builtin|DIR   the scenarios: the shipped suite (hardware/conformance/,
@@ -27,14 +30,41 @@ enum ConformanceCommand {
                                     the session limits after 0 s, 3 s and 30 s gaps (after one
                                     full session), and exit
 
-            Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
-            scenario, 65 for a malformed scenario or tag file, 66 for a missing one.
+            EXPLORING (--explore): instead of the suite, generate scenarios and search for a
+            breach of any rule, then shrink each rule's first breach to a scenario no step
+            can be removed from (ReaderSessionConformance's ConformanceExplorer):
+              --seed S              the random phase's seed (default 1): same seed, same runs
+              --runs N              random runs after the exhaustive phase (default 10000)
+              --depth K             every sequence of up to K moves first, equivalent states
+                                    merged (default 2; 0 skips it)
+              --budget DURATION     real time for both phases, e.g. 10s (default: none;
+                                    shrinking is not counted)
+              --save DIR            write each counterexample as a scenario file
+                                    (DIR/explored-APP-RULE.json); replay it with
+                                    conformance --suite DIR --app APP
+              --json                JSON Lines: one object per rule, the replays' lines, a summary
+            It prints a table (rule, runs, breaches, steps of the smallest counterexample),
+            each counterexample's steps and the trace of its replay. Inconclusive runs (the
+            app used real time or DispatchQueue.main) count as neither breach nor pass.
+
+            Exit status: 0 when every scenario (every generated run) passes, 1 on any breach
+            or inconclusive scenario (run), 65 for a malformed scenario or tag file, 66 for a
+            missing one.
             """,
         run: { args in
-            let suiteArg = try args.option("suite") ?? "builtin"
+            let suiteGiven = try args.option("suite")
+            let suiteArg = suiteGiven ?? "builtin"
             let appName = try args.option("app") ?? "reference"
             let json = args.flag("json")
             let thermal = args.flag("thermal")
+            if args.flag("explore") {
+                guard !thermal else { throw CLIError.usage("--thermal and --explore do not go together") }
+                guard suiteGiven == nil else { throw CLIError.usage("--suite and --explore do not go together") }
+                return try await ConformanceExplore.run(&args, app: appName, json: json)
+            }
+            for option in ["seed", "runs", "depth", "budget", "save"] where try args.option(option) != nil {
+                throw CLIError.usage("--\(option) goes with --explore")
+            }
             try args.finish()
             if thermal {
                 Output.out(thermalTable(json: json))
@@ -45,14 +75,8 @@ enum ConformanceCommand {
                     "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
             }
             let scenarios = try loadSuite(suiteArg)
-            let habits = entry.habits
             let start = ContinuousClock.now
-            let results = await ConformanceHarness().run(scenarios) { env in
-                ReferenceAppUnderTest(
-                    TagScanController(
-                        system: env.system, habits: habits,
-                        after: { delay, queue, work in env.asyncAfter(delay, on: queue, work) }))
-            }
+            let results = await ConformanceHarness().run(scenarios, app: ReferenceAppFactory.make(entry.habits))
             let wall = ContinuousClock.now - start
             if json {
                 for r in results { Output.out(jsonLine(r).serialized) }
@@ -276,19 +300,4 @@ enum ConformanceCommand {
 
 extension String {
     fileprivate func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
-}
-
-/// Adapts a reference app's controller to the harness's protocol (the user's three actions).
-private final class ReferenceAppUnderTest: ConformanceApp {
-    let controller: TagScanController
-    init(_ controller: TagScanController) { self.controller = controller }
-    func scanTapped(_ request: ScanRequest) {
-        controller.scanTapped(
-            TagScanController.ScanPlan(
-                tagCount: request.tagCount, tagObjects: request.readWrite, tagSession: request.session == .tag,
-                commands: request.commands, selectIdentifiers: request.selectIdentifiers, readAll: request.readAll,
-                commandInterval: request.commandInterval))
-    }
-    func didEnterBackground() { controller.didEnterBackground() }
-    func willEnterForeground() { controller.willEnterForeground() }
 }

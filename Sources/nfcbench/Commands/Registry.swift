@@ -21,6 +21,7 @@ enum Registry {
         BenchCommand.ndefFuzz,
         BenchAllCommand.command,
         BenchCommand.fuzz,
+        BenchCommand.explore,
         ConformanceCommand.command,
         NewAppCommand.command,
         CheckCommand.equivalence,

@@ -78,6 +78,15 @@ struct BadgeScannerConformanceTests {
         #expect(state == .busy)
     }
 
+    @Test("The conformance explorer finds no breach in the badge screen: seed 1, 500 generated runs, 60 s at most")
+    func explored() async throws {
+        let explorer = try ConformanceExplorer(
+            tagDirectories: ConformanceBenchData.tagDirectories, seed: 1, runs: 500, budget: .seconds(60))
+        let report = await explorer.explore { env in BadgeScreen(env) }
+        #expect(report.passed, "\(report.counterexamples.map(\.scenario.fileText)) \(report.inconclusive?.notes ?? [])")
+        #expect(report.runs >= 500)
+    }
+
     @Test("The shipped single-tag scenarios (200–204, restarts, returns, busy) all pass")
     func shippedSingleTagScenarios() async throws {
         let suite = try ConformanceBenchData.builtinSuite()
