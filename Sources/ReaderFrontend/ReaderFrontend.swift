@@ -136,7 +136,7 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         return AsyncThrowingStream(unfolding: { [weak self] in try await self?.next(id) })
     }
 
-    /// In-memory devices push their events (``ReaderBackend/subscribe(_:_:)``): each one
+    /// In-memory devices push their events (``/ReaderSession/ReaderBackend/subscribe(_:_:)``): each one
     /// reaches `handler` on the thread that changed the field, so a session needs no task.
     /// Hardware devices offer the stream only (nil).
     public func subscribe(

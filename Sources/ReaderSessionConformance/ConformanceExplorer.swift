@@ -70,7 +70,13 @@ public struct ConformanceExplorer: Sendable {
     ///   - runs: random runs (default 10,000).
     ///   - depth: exhaustive depth (default 2).
     ///   - budget: real time for both phases (default none).
-    /// - Throws: ``DataFileError`` (`notFound`) naming the first missing reference.
+    ///   - maximumSteps: the longest random sequence, in moves (default 8).
+    ///   - tail: virtual time each scenario runs on after its last move (default 65 s).
+    ///   - shrinkLimit: the most runs one shrink may take (default 3,000).
+    ///   - harness: the harness that runs and judges each scenario.
+    ///   - alphabet: the moves (default ``Alphabet/standard``).
+    ///   - namePrefix: name prefix of the saved counterexamples (default `explored-`).
+    /// - Throws: ``/NFCTags/DataFileError`` (`notFound`) naming the first missing reference.
     public init(
         tags: [String: TagFile], seed: UInt64 = 1, runs: Int = 10_000, depth: Int = 2, budget: Duration? = nil,
         maximumSteps: Int = 8, tail: Duration = .seconds(65), shrinkLimit: Int = 3000,
@@ -97,7 +103,7 @@ public struct ConformanceExplorer: Sendable {
 
     /// An explorer whose tag files are looked up in `tagDirectories` (in order; names with
     /// or without `.json`), e.g. nfcbench's `hardware/conformance/tags` and `hardware/tags`.
-    /// - Throws: ``DataFileError``: `notFound` for a tag no folder holds, or the tag file's own error.
+    /// - Throws: ``/NFCTags/DataFileError``: `notFound` for a tag no folder holds, or the tag file's own error.
     public init(
         tagDirectories: [String], seed: UInt64 = 1, runs: Int = 10_000, depth: Int = 2, budget: Duration? = nil
     ) throws(DataFileError) {

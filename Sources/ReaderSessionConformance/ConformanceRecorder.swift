@@ -2,7 +2,7 @@ import NFCTrace
 import ReaderSession
 import Synchronization
 
-/// Watches one scenario run: the app's calls (``SessionCallRecord``), the sessions' trace
+/// Watches one scenario run: the app's calls (``/ReaderSession/SessionCallRecord``), the sessions' trace
 /// and the user actions the harness injected, and judges each call as it arrives.
 /// Thread-safe: the observers are called on the sessions' queues.
 final class ConformanceRecorder: Sendable {

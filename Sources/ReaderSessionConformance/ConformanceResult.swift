@@ -117,7 +117,7 @@ public struct ConformanceResult: Sendable, Hashable {
 
 /// One line of a scenario's replay, in virtual time: a step the harness played, a trace
 /// record of one of the app's sessions, or a breach as it was judged. The explorer shows a
-/// counterexample's replay with these (``ConformanceExplorer/Counterexample/replay``).
+/// counterexample's replay with these (``ConformanceExploration/Counterexample/replay``).
 public struct ConformanceReplayLine: Sendable, Hashable {
     public enum Entry: Sendable, Hashable {
         /// Step `index` (0-based) of the scenario, as its file writes it
