@@ -79,7 +79,8 @@ enum EmulateCommand {
                 )
             }
             let interrupted = SignalFlag()
-            let watcher = SignalWatcher([SIGINT, SIGTERM]) { _ in
+            let watcher = Signals.handle { sig in
+                guard Signals.stops(sig) else { return Signals.runDefault(sig) }
                 interrupted.set()
                 nfc.abort()
             }
