@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "VirtualHardware"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],

@@ -103,6 +103,10 @@ public final class Type2WriteRecorder: Type2TagTransport {
     public func read(page: UInt8) throws -> [UInt8] { try base.read(page: page) }
     public func getVersion() throws -> [UInt8]? { try base.getVersion() }
     public func reactivate() throws { try base.reactivate() }
+    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        try base.fastRead(from: first, to: last)
+    }
+    public var fastReadPageLimit: Int { base.fastReadPageLimit }
     public func write(page: UInt8, data: [UInt8]) throws {
         do {
             try base.write(page: page, data: data)
@@ -121,6 +125,7 @@ public final class APDURecorder: APDUTransport {
     public let base: any APDUTransport
     public private(set) var exchanges: [NDEFWriteReport.APDUExchange] = []
     public init(base: any APDUTransport) { self.base = base }
+    public var maximumResponseLength: Int { base.maximumResponseLength }
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
         do {
             let response = try base.transmit(command)

@@ -34,6 +34,10 @@ private struct WatchedType2Transport: Type2TagTransport {
     func write(page: UInt8, data: [UInt8]) throws { try watch.run { try base.write(page: page, data: data) } }
     func getVersion() throws -> [UInt8]? { try watch.run { try base.getVersion() } }
     func reactivate() throws { try watch.run { try base.reactivate() } }
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        try watch.run { try base.fastRead(from: first, to: last) }
+    }
+    var fastReadPageLimit: Int { base.fastReadPageLimit }
     func transceive(_ frame: [UInt8]) throws -> Type2Answer { try watch.run { try base.transceive(frame) } }
 }
 
@@ -41,4 +45,5 @@ private struct WatchedAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let watch: TagLossWatch
     func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
+    var maximumResponseLength: Int { base.maximumResponseLength }
 }

@@ -59,6 +59,15 @@ public protocol Type2TagTransport {
     /// Re-activates the tag after a failed probe left it idle (WUPA + anticollision + select),
     /// as a reader must after a NAKed GET_VERSION. A no-op where the reader does it itself.
     func reactivate() throws
+    /// FAST_READ (`3Ah`, NTAG213/215/216 data sheet §10.3; MF0ULX1 §9.4): pages `first`
+    /// through `last` in one answer of 4 × (last − first + 1) bytes. Only for a tag whose
+    /// GET_VERSION names a product that has it, in ranges of at most ``fastReadPageLimit``
+    /// pages. A NAK throws `TagCommunicationError.nak` (the tag is then IDLE: ``reactivate()``).
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8]
+    /// The most pages one FAST_READ may ask for through this reader: its largest answer in
+    /// tag bytes (CRC_A excluded) divided by 4. 0 when the reader cannot send FAST_READ (a
+    /// PC/SC reader without a transparent exchange): the procedures then READ.
+    var fastReadPageLimit: Int { get }
     /// Any command frame (CRC_A excluded) and the tag's answer, as Core NFC's
     /// `sendMiFareCommand(commandPacket:)` carries it: FAST_READ `3A`, READ_SIG `3C`,
     /// PWD_AUTH `1B`, READ_CNT `39`, vendor commands. Throws ``TagCommunicationError``:
@@ -71,6 +80,12 @@ public protocol Type2TagTransport {
 }
 
 extension Type2TagTransport {
+    /// A carrier that cannot send FAST_READ (the default): READ only.
+    public var fastReadPageLimit: Int { 0 }
+    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        throw TagCommunicationError.unsupportedCommand([0x3A, first, last])
+    }
+
     public func transceive(_ frame: [UInt8]) throws -> Type2Answer {
         try transceiveThroughCommands(frame)
     }
@@ -105,6 +120,15 @@ extension Type2TagTransport {
 public protocol APDUTransport {
     /// Sends a command APDU's bytes and returns the response APDU's bytes (data + SW1 SW2).
     func transmit(_ command: [UInt8]) throws -> [UInt8]
+    /// The most response data bytes (SW1 SW2 excluded) one exchange carries through this
+    /// reader: 256 (a short Le, what every ISO-DEP reader carries) unless the reader says it
+    /// takes extended-length APDUs (up to 65 536). READ BINARY asks for no more.
+    var maximumResponseLength: Int { get }
+}
+
+extension APDUTransport {
+    /// Short APDUs only (the default): 256.
+    public var maximumResponseLength: Int { 256 }
 }
 
 /// What a Type 2 tag emulation core answers to one command frame (CRC excluded).

@@ -172,19 +172,34 @@ public protocol TraceSink: Sendable {
 }
 
 /// The one place trace files and the files made from them (pcapng, SVG) are created, so
-/// their folder and file modes are decided once.
+/// their folder and file modes are decided once: files `0600` (owner only: traces hold tag
+/// UIDs and NDEF payloads) whatever the umask, the trace folder `0700` (``PrivateFolder``).
 public enum TraceFile {
-    /// Creates (truncating) `path` for writing and returns its descriptor; with
-    /// `createParentDirectory` the folder is made first. Throws ``TraceFileError``.
+    /// Creates (truncating) `path` for writing and returns its descriptor. A regular file gets
+    /// mode 0600 (`fchmod(2)` after `open(2)`, so neither the umask nor an older file's mode
+    /// matters); a device the user named (`/dev/stdout`) is left as it is. With
+    /// `createParentDirectory` (the trace folder, not a path the user named) the folder must
+    /// pass ``PrivateFolder/prepare(_:createParents:)`` (it is made 0700 when missing) and
+    /// the file is opened with `O_NOFOLLOW`. Throws ``TraceFileError``.
     public static func create(path: String, createParentDirectory: Bool = false) throws(TraceFileError) -> Int32 {
         let dir = (path as NSString).deletingLastPathComponent
-        if !dir.isEmpty && createParentDirectory {
-            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
-                throw TraceFileError(path: dir, reason: "\(error)")
+        var flags = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC
+        if createParentDirectory {
+            if !dir.isEmpty {
+                do { try PrivateFolder.prepare(dir, createParents: true) } catch {
+                    throw TraceFileError(path: dir, reason: error.problem, folder: error)
+                }
             }
+            flags |= O_NOFOLLOW
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = open(path, flags, 0o600)
         if fd < 0 { throw TraceFileError(path: path, reason: String(cString: strerror(errno))) }
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o7777 != 0o600, fchmod(fd, 0o600) != 0 {
+            let e = errno
+            close(fd)
+            throw TraceFileError(path: path, reason: "cannot make it 0600: \(String(cString: strerror(e)))")
+        }
         return fd
     }
 
@@ -214,13 +229,17 @@ public enum TraceFile {
 
 /// The trace file could not be opened: its path and the system's reason.
 public struct TraceFileError: Error, Sendable, CustomStringConvertible {
-    public init(path: String, reason: String) {
+    public init(path: String, reason: String, folder: PrivateFolderError? = nil) {
         self.path = path
         self.reason = reason
+        self.folder = folder
     }
     public let path: String
     public let reason: String
-    public var description: String { "\(path): \(reason)" }
+    /// Set when the trace folder itself was refused (``PrivateFolder``): not ours, a link, or
+    /// writable by others.
+    public let folder: PrivateFolderError?
+    public var description: String { folder.map { "trace folder \($0)" } ?? "\(path): \(reason)" }
 }
 
 extension JSONObject {
@@ -251,15 +270,28 @@ public struct TraceLocation: Sendable {
         self.keep = keep
     }
 
+    /// Makes the folder (0700) when missing and checks it (``PrivateFolder``) before
+    /// anything is written or rotated there. Throws ``PrivateFolderError``.
+    public func prepare() throws(PrivateFolderError) {
+        try PrivateFolder.prepare(directory, createParents: true)
+    }
+
     /// A fresh path for `command`, after deleting the oldest traces beyond `keep - 1`.
+    /// Call ``prepare()`` first: rotation deletes files in the folder.
     public func newTracePath(command: String, now: Date = Date(), pid: Int32 = getpid()) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyyMMdd-HHmmss"
         let safe = command.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" }
         rotate()
-        return directory + "/" + f.string(from: now) + "-" + String(safe) + "-" + String(pid) + ".jsonl"
+        return directory + "/" + Self.utcStamp(now) + "-" + String(safe) + "-" + String(pid) + ".jsonl"
+    }
+
+    /// `yyyyMMdd-HHmmss` in UTC (`gmtime_r`: no locale or calendar data loaded).
+    static func utcStamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var t = tm()
+        gmtime_r(&seconds, &t)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(t.tm_year + 1900)" + two(t.tm_mon + 1) + two(t.tm_mday) + "-" + two(t.tm_hour) + two(t.tm_min)
+            + two(t.tm_sec)
     }
 
     func rotate() {

@@ -1,12 +1,14 @@
-import Foundation
+import Dispatch
+import Glibc
 
 // The one signal policy (README "Signals"): the signals are blocked before any other thread
-// exists, the command runs in a task, and this (the main) thread takes the signals for good.
-// Not an async main: its main thread would wait in libdispatch's sigsuspend with every signal
-// unblocked, and a signal meant for the policy would kill the process there instead.
+// exists; a command that never waits (version, help, a usage error) runs here, before Swift's
+// concurrency runtime starts its threads; every other one runs in a task, and this (the main)
+// thread takes the signals for good. Not dispatchMain() or an async main: the main thread would
+// wait in libdispatch's sigsuspend with every signal unblocked, and a signal meant for the
+// policy would kill the process there instead.
 Signals.install()
-Task.detached {
-    let status = await CLI.main(Array(CommandLine.arguments.dropFirst()))
-    exit(status)
-}
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let status = CLI.mainNow(arguments) { exit(status) }
+Task.detached { exit(await CLI.main(arguments)) }
 Signals.takeSignals()

@@ -68,7 +68,8 @@ struct ConformanceCLITests {
 
     @Test("--suite DIR runs another folder; tags are found in DIR/tags, then the shipped ones")
     func otherSuite() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-suite-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nfcbench-conf-suite-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         try #"""
@@ -85,7 +86,8 @@ struct ConformanceCLITests {
 
     @Test("A malformed scenario exits 65 naming file and field; an unknown app exits 64")
     func errors() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-bad-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nfcbench-conf-bad-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         try

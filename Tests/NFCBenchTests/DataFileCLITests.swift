@@ -12,7 +12,8 @@ struct DataFileCLITests {
         var hardware: String { NFCBench.packageRoot.appendingPathComponent("hardware").path }
 
         init() throws {
-            dir = FileManager.default.temporaryDirectory.appendingPathComponent("datafile-cli-\(UUID().uuidString)")
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "nfcbench-datafile-cli-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             // A tag file cut short on line 3, after `"ntag2`.
             try write("cut.json", "{\"format\": \"nfcbench-tag\",\n \"version\": 1,\n \"type\": \"ntag2")

@@ -165,4 +165,95 @@ struct DoctorTests {
             r.stdout.contains("pcscd answers (SCardEstablishContext) with 2 reader(s): Virtual PCD 00 00"),
             "\(r.stdout)")
     }
+
+    static let tcpHeader =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    static func tcpLine(_ local: String, state: String = "0A", inode: Int) -> String {
+        "   0: \(local) 00000000:0000 \(state) 00000000:00000000 00:00000000 00000000     0        0 \(inode) 1 0 100 0 0 10 0\n"
+    }
+    static let netDev = """
+        Inter-|   Receive
+         face |bytes    packets
+            lo:  1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0
+          eth0:  1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0
+
+        """
+
+    @Test(
+        "vpcd reachable from the network: Debian's listen-mode entry and pcscd on 0.0.0.0:35963 and [::]:35964 are each a FIX naming the process"
+    )
+    func vpcdBeyondLoopback() async throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.file("/proc/modules", "")
+        try root.dpkg(FakeBenchRoot.allPackages)
+        try root.dir("/dev")
+        try root.file(
+            "/etc/reader.conf.d/vpcd",
+            "FRIENDLYNAME \"Virtual PCD\"\nDEVICENAME   /dev/null:0x8C7B\nLIBPATH      /usr/lib/pcsc/drivers/serial/libifdvpcd.so\nCHANNELID    0x8C7B\n"
+        )
+        try root.file(
+            "/etc/reader.conf.d/libccidtwin",
+            "#DEVICENAME /dev/ttyS0\n#LIBPATH /usr/lib/pcsc/drivers/serial/libccidtwin.so\n")
+        try root.file(
+            "/proc/net/tcp",
+            Self.tcpHeader + Self.tcpLine("00000000:8C7B", inode: 4711) + Self.tcpLine("0100007F:0016", inode: 1)
+                + Self.tcpLine("0100007F:8C7C", state: "01", inode: 2))
+        try root.file(
+            "/proc/net/tcp6", Self.tcpHeader + Self.tcpLine("00000000000000000000000000000000:8C7C", inode: 4712))
+        try root.file("/proc/net/dev", Self.netDev)
+        try root.file("/proc/311/comm", "pcscd\n")
+        try root.link("/proc/311/fd/7", to: "socket:[4711]")
+        let r = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        #expect(r.status == 1)
+        let out = r.stdout
+        #expect(
+            out.contains(
+                "FIX   vpcd port 35963 listens on 0.0.0.0 by pcscd (pid 311): any host that reaches this one can insert a card"
+            ), "\(out)")
+        #expect(out.contains("FIX   vpcd port 35964 listens on [0:0:0:0:0:0:0:0]"), "\(out)")
+        #expect(
+            out.contains(
+                "FIX   /etc/reader.conf.d/vpcd puts vpcd in listen mode (DEVICENAME /dev/null:0x8C7B): pcscd listens on 0.0.0.0:35963-35964 whenever it starts"
+            ), "\(out)")
+        #expect(!out.contains(":22"), "other listeners are not vpcd's")
+        let problems = out.split(separator: "\n").filter { $0.hasPrefix("FIX") }
+        #expect(problems.count == 3, "\(out)")
+        #expect(out.split(separator: "\n").filter { $0.contains("fix: ") }.count == 3)
+    }
+
+    @Test("vpcd's reversed mode on loopback, or a namespace with only lo (scripts/with-pcscd), is fine")
+    func vpcdLoopback() async throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.file("/proc/modules", "")
+        try root.dpkg(FakeBenchRoot.allPackages)
+        try root.dir("/dev")
+        try root.file(
+            "/etc/reader.conf.d/nfcbench-vpcd-loopback",
+            try String(
+                contentsOf: NFCBench.packageRoot.appendingPathComponent("hardware/pcsc-loopback/vpcd"), encoding: .utf8)
+        )
+        try root.file("/proc/net/tcp", Self.tcpHeader + Self.tcpLine("0100007F:8C7B", inode: 9))
+        try root.file("/proc/net/dev", Self.netDev)
+        let r = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        #expect(r.status == 0, "\(r.stdout)")
+        #expect(
+            r.stdout.contains("ok    no vpcd port listens beyond loopback; vpcd reversed mode to 127.0.0.1:35963"),
+            "\(r.stdout)")
+
+        let ns = FakeBenchRoot()
+        defer { ns.remove() }
+        try ns.file("/proc/modules", "")
+        try ns.dpkg(FakeBenchRoot.allPackages)
+        try ns.dir("/dev")
+        try ns.file("/proc/net/tcp", Self.tcpHeader + Self.tcpLine("00000000:8C7B", inode: 9))
+        try ns.file("/proc/net/dev", "Inter-|\n face |\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n")
+        let inside = try await NFCBench.run(
+            ["doctor", "--root", ns.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        #expect(inside.status == 0, "\(inside.stdout)")
+        #expect(inside.stdout.contains("in a network namespace with only lo"), "\(inside.stdout)")
+    }
 }

@@ -51,10 +51,10 @@ struct MeasureStatisticsTests {
             try DeviceFactory.resolve("pn532_uart:\(missing)")
         }
         // Two names for one serial device are one reader (one lock).
-        let link = NSTemporaryDirectory() + "nfcbench-link-\(getpid())"
-        try? FileManager.default.removeItem(atPath: link)
+        let folder = try TestFolder("link")
+        defer { folder.remove() }
+        let link = folder.file("tty")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/null")
-        defer { try? FileManager.default.removeItem(atPath: link) }
         #expect(try DeviceFactory.resolve("pn532_uart:\(link)").identifier == "pn532_uart:/dev/null")
     }
 }

@@ -8,22 +8,30 @@ enum PrivateBench {
     static let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
 
     /// Exit status 69 from with-pcscd means the bench is missing (no unshare, pcscd or vpcd).
-    static func run(_ shell: String, timeout: Duration = .seconds(60)) async throws -> NFCBench.Result {
-        try await NFCBench.offPool { try runBlocking(shell, timeout: timeout) }
+    /// `folder`: where the run's files go, for a caller that reads them afterwards (and
+    /// removes the folder); nil: a folder of the run's own, removed when it ends.
+    static func run(_ shell: String, in folder: TestFolder? = nil, timeout: Duration = .seconds(60)) async throws
+        -> NFCBench.Result
+    {
+        try await NFCBench.offPool { try runBlocking(shell, in: folder, timeout: timeout) }
     }
 
-    static func runBlocking(_ shell: String, timeout: Duration) throws -> NFCBench.Result {
+    static func runBlocking(_ shell: String, in folder: TestFolder?, timeout: Duration) throws -> NFCBench.Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Background jobs (a virtual card) end with the script, so no pipe stays open.
         p.arguments = [script, "bash", "-c", "trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + shell]
         var env = ProcessInfo.processInfo.environment
         env["B"] = NFCBench.binary.path
-        let own = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-cli-\(UUID().uuidString)")
-        env["NFCBENCH_TRACE_DIR"] = own.path
+        // One private folder per run holds everything the script makes: the trace folder
+        // ($NFCBENCH_TRACE_DIR) and the "$NFCBENCH_TRACE_DIR.xxx" files beside it. It is
+        // removed when the run ends, however it ends.
+        let own = try folder ?? TestFolder("cli")
+        defer { if folder == nil { own.remove() } }
+        env["NFCBENCH_TRACE_DIR"] = own.file("traces")
         // Each private pcscd has its own "Virtual PCD 00 00": its own lock directory too, so
         // benches running side by side (other suites, other checkouts) never share a reader lock.
-        env["NFCBENCH_LOCK_DIR"] = own.path + ".locks"
+        env["NFCBENCH_LOCK_DIR"] = own.file("locks")
         p.environment = env
         let out = Pipe()
         let err = Pipe()
@@ -103,6 +111,54 @@ struct PCSCCLITests {
         #expect(parts[3].contains("card exit 0"), "SIGINT stops the card cleanly")
         let apdus = Int(parts[3].split(separator: "\n").last ?? "") ?? 0
         #expect(apdus > 300, "the card's --json lines (its trace) show every APDU")
+    }
+
+    @Test(
+        "dump of an NTAG215 behind the vpcd reader: GET_VERSION and FAST_READ through PC/SC part 3's Transparent Exchange"
+    )
+    func dumpWithFastRead() async throws {
+        let r = try await PrivateBench.run(
+            """
+            "$B" virtual card --tag ntag215-uri --json > "$NFCBENCH_TRACE_DIR.card" 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" dump --device "pcsc:Virtual PCD 00 00"
+            echo ---
+            kill -INT $card; wait $card
+            grep -c 'FFC200010595033A' "$NFCBENCH_TRACE_DIR.card"
+            grep -c '"FFB000' "$NFCBENCH_TRACE_DIR.card" || true
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
+        var expected = VirtualPN532Process.pages(
+            try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
+        expected[133] = "00000000"
+        #expect(VirtualPN532Process.pages(parts[0]) == expected)
+        let counts = parts[1].split(separator: "\n").map { Int($0) ?? -1 }
+        // 135 pages in ranges of at most 62 (a short response APDU): 3 FAST_READs, no READ BINARY.
+        #expect(counts == [3, 0], "\(parts[1])")
+    }
+
+    @Test("bench all runs every comparison and prints every figure (a smoke run of one round, debug build)")
+    func benchAll() async throws {
+        let r = try await PrivateBench.run(
+            #""$B" bench all --allow-debug --rounds 1 --idle-seconds 1 --count 50 --json"#, timeout: .seconds(180))
+        guard PrivateBench.available(r) else { return }
+        // 1 when a goal is missed, which a debug build may well do.
+        #expect(r.status == 0 || r.status == 1, "\(r.stderr)")
+        let rows = r.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let names = rows.compactMap { $0["figure"] as? String }
+        #expect(names.contains("start-up: nfcbench version (whole process)"), "\(r.stdout)\n\(r.stderr)")
+        #expect(names.contains("start-up: spawn → nfc_open (dump pn532_uart)"))
+        #expect(names.filter { $0.hasPrefix("dump ") }.count == 6)
+        #expect(names.contains { $0.hasPrefix("measure apdu") })
+        #expect(names.filter { $0.hasPrefix("idle session CPU") }.count == 2)
+        #expect(rows.allSatisfy { (($0["ours"] as? Double) ?? -1) >= 0 })
+        #expect(rows.filter { $0["theirs"] != nil }.allSatisfy { ($0["ratio"] as? Double) != nil })
     }
 
     @Test(

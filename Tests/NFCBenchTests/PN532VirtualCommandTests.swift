@@ -27,13 +27,15 @@ struct PN532VirtualCommandTests {
         "--json prints trace lines for every frame; stdin 'remove'/'present' take the tag away and back; SIGINT removes the link"
     )
     func jsonStdinAndSignal() async throws {
-        let link = "\(NSTemporaryDirectory())nfcbench-vp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = try TestFolder("vp")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let p = Process()
         p.executableURL = NFCBench.binary
         p.arguments = [
             "virtual", "pn532", "--pty", link, "--tag",
             NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag213-text.json").path,
-            "--json", "--trace", link + ".jsonl",
+            "--json", "--trace", folder.file("trace.jsonl"),
         ]
         let input = Pipe()
         let output = Pipe()
@@ -41,6 +43,7 @@ struct PN532VirtualCommandTests {
         p.standardOutput = output
         p.standardError = FileHandle.nullDevice
         try p.run()
+        defer { if p.isRunning { p.terminate() } }  // a failed step leaves no virtual PN532 behind
         for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -69,14 +72,18 @@ struct PN532VirtualCommandTests {
         #expect(objects.first?["schema"] as? String == "nfcbench.trace/1")
         #expect(objects.contains { $0["event"] as? String == "frame" && $0["dir"] as? String == "host_to_chip" })
         #expect(objects.contains { ($0["note"] as? String)?.hasPrefix("remove") == true })
-        try? FileManager.default.removeItem(atPath: link + ".jsonl")
     }
 
-    @Test("dump --device pn532_uart: reads the whole NTAG215 into our JSON, equal to the file it serves (PWD aside)")
-    func dumpThroughLibNFC() async throws {
-        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
+    @Test(
+        "dump --device pn532_uart: reads the whole NTAG215 into our JSON, equal to the file it serves (PWD aside), in FAST_READs",
+        arguments: ["none", "real"])
+    func dumpThroughLibNFC(timing: String) async throws {
+        let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json", timing: timing)
         let r = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))
-        _ = try await fake.stop()
+        let (_, wire) = try await fake.stopWithWire()
+        // GET_VERSION named an NTAG215: InCommunicateThru FAST_READ (D4 42 3A …), no READ (D4 42 30 …).
+        #expect(wire.contains("D4423A0040"), "FAST_READ 00-40 (65 pages, the PN532's frame limit)")
+        #expect(!wire.contains("D44230"))
         #expect(r.status == 0, "\(r.stderr)")
         var expected = VirtualPN532Process.pages(
             try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8))
@@ -135,11 +142,14 @@ struct PN532VirtualCommandTests {
         "--reader plays a reader profile against a card emulator: nfc-emulate-forum-tag4 answers every C-APDU of nfc-forum-t4t",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nfc-emulate-forum-tag4")))
     func readerProfile() async throws {
-        let link = "\(NSTemporaryDirectory())nfcbench-vr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = try TestFolder("vr")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let (p, out, _) = try NFCBench.start([
             "virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
-            "--quiet", "--trace", link + ".jsonl",
+            "--quiet", "--trace", folder.file("trace.jsonl"),
         ])
+        defer { if p.isRunning { p.terminate() } }
         for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -162,7 +172,6 @@ struct PN532VirtualCommandTests {
             p.waitUntilExit()
             return text
         }
-        try? FileManager.default.removeItem(atPath: link + ".jsonl")
         let exchanges = text.split(separator: "\n").filter { $0.hasPrefix("reader C-APDU") }
         #expect(exchanges.count == 5, "\(text)")
         #expect(exchanges.first?.hasSuffix("-> 90 00") == true)

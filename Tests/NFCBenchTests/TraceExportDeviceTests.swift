@@ -66,6 +66,8 @@ struct TraceExportDeviceTests {
 
     @Test("PC/SC session on the vpcd card, Type 4: I-blocks and the NDEF SELECT (synthesized, and said so)")
     func pcscType4() async throws {
+        let folder = try TestFolder("export")
+        defer { folder.remove() }
         let r = try await PrivateBench.run(
             """
             "$B" virtual card --port 35963 --tag hardware/tags/t4t-uri.json --quiet --pcapng "$NFCBENCH_TRACE_DIR.card.pcapng" >/dev/null 2>&1 &
@@ -78,16 +80,11 @@ struct TraceExportDeviceTests {
             "$B" trace export "$NFCBENCH_TRACE_DIR.jsonl" --pcapng "$NFCBENCH_TRACE_DIR.pcapng"
             echo "export exit $?"
             echo "files $NFCBENCH_TRACE_DIR"
-            """)
+            """, in: folder)
         guard PrivateBench.available(r) else { return }
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("export exit 0"))
         let base = String(try #require(r.stdoutLines.first { $0.hasPrefix("files ") }).dropFirst(6))
-        defer {
-            for s in [".jsonl", ".pcapng", ".live.pcapng", ".card.pcapng"] {
-                try? FileManager.default.removeItem(atPath: base + s)
-            }
-        }
         guard let v = try await TsharkView.read(base + ".pcapng") else { return }
         TraceCLITests.expectISODEPSession(v, anticollisionSelect: false)
         #expect(v.comments.contains { $0.contains("PC/SC hides the block framing") })
@@ -148,6 +145,8 @@ struct TraceExportDeviceTests {
 
     @Test("The vpcd storage card's pcapng while scriptor uses it: FF CA, FF B0, FF D6 as the reader's frames")
     func virtualCardWithScriptor() async throws {
+        let folder = try TestFolder("export")
+        defer { folder.remove() }
         let r = try await PrivateBench.run(
             """
             "$B" virtual card --port 35963 --tag hardware/tags/ntag215-uri.json --quiet --pcapng "$NFCBENCH_TRACE_DIR.pcapng" >/dev/null 2>&1 &
@@ -157,11 +156,10 @@ struct TraceExportDeviceTests {
             echo "scriptor exit $?"
             kill -INT $card; wait $card
             echo "files $NFCBENCH_TRACE_DIR"
-            """)
+            """, in: folder)
         guard PrivateBench.available(r) else { return }
         #expect(r.stdout.contains("scriptor exit 0"), "\(r.stdout)\n\(r.stderr)")
         let base = String(try #require(r.stdoutLines.first { $0.hasPrefix("files ") }).dropFirst(6))
-        defer { try? FileManager.default.removeItem(atPath: base + ".pcapng") }
         guard let v = try await TsharkView.read(base + ".pcapng") else { return }
         #expect(
             v.comments.contains {

@@ -37,12 +37,12 @@ enum Witness {
     static func serving<T: Sendable>(
         _ file: String, at link: String, _ body: @Sendable () async throws -> T
     ) async throws -> T {
-        let trace = "\(NSTemporaryDirectory())nfcbench-witness-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl"
+        let folder = try TestFolder("witness")
+        defer { folder.remove() }
         let (p, _, _) = try NFCBench.start([
             "virtual", "pn532", "--pty", link, "--tag", tags.appendingPathComponent(file).path, "--quiet",
-            "--trace", trace,
+            "--trace", folder.file("trace.jsonl"),
         ])
-        defer { try? FileManager.default.removeItem(atPath: trace) }
         for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -107,13 +107,11 @@ struct MfultralightWitnessTests {
             : VirtualPN532Process.pages(
                 try String(contentsOf: Witness.tags.appendingPathComponent(file), encoding: .utf8)
             ).count
-        let link = "\(NSTemporaryDirectory())nfcbench-mfu-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let dump = link + ".mfd"
-        let ours = link + "-dump.json"
-        defer {
-            try? FileManager.default.removeItem(atPath: dump)
-            try? FileManager.default.removeItem(atPath: ours)
-        }
+        let folder = try TestFolder("mfu")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
+        let dump = folder.file("dump.mfd")
+        let ours = folder.file("dump.json")
         let (tool, mine) = try await Witness.serving(file, at: link) {
             let tool = try await Witness.run(
                 "/usr/bin/nfc-mfultralight", ["r", dump],

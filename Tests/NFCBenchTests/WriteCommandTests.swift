@@ -2,23 +2,33 @@ import Foundation
 import Testing
 
 /// A `nfcbench virtual pn532` process serving a tag file, stopped with SIGINT; its `--save`
-/// file shows what the tag holds afterwards.
-struct VirtualPN532Process {
+/// file shows what the tag holds afterwards. Its link, trace and saved tag live in a private
+/// ``TestFolder``; when the last reference goes (a test that threw before ``stop()`` too) the
+/// process is stopped and the folder removed.
+final class VirtualPN532Process: Sendable {
     let process: Process
     let link: String
     let saved: String
     let output: Pipe
+    let folder: TestFolder
 
     static let tags = NFCBench.packageRoot.appendingPathComponent("hardware/tags").path
 
-    init(tag: String) throws {
-        let base = "\(NSTemporaryDirectory())nfcbench-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        link = base + ".pty"
-        saved = base + "-saved.json"
-        let (p, out, _) = try NFCBench.start([
-            "virtual", "pn532", "--pty", link, "--tag", tag, "--quiet",
-            "--save", saved, "--trace", base + ".jsonl",
-        ])
+    init(tag: String, timing: String = "none") throws {
+        folder = try TestFolder("vpp")
+        link = folder.file("pn532")
+        saved = folder.file("saved.json")
+        let p: Process
+        let out: Pipe
+        do {
+            (p, out, _) = try NFCBench.start([
+                "virtual", "pn532", "--pty", link, "--tag", tag, "--quiet",
+                "--save", saved, "--trace", folder.file("trace.jsonl"), "--timing", timing,
+            ])
+        } catch {
+            folder.remove()
+            throw error
+        }
         process = p
         output = out
         // Wait for the link.
@@ -29,19 +39,26 @@ struct VirtualPN532Process {
 
     var device: String { "pn532_uart:\(link)" }
 
-    /// The virtual PN532's own trace (every frame on its wire), until ``stop()``.
-    var trace: String { String(saved.dropLast("-saved.json".count)) + ".jsonl" }
+    deinit {
+        if process.isRunning { process.terminate() }
+        folder.remove()
+    }
+
+    /// The virtual PN532's own trace (every frame on its wire).
+    var trace: String { folder.file("trace.jsonl") }
 
     /// SIGINT, wait, and the tag as saved.
     func stop() async throws -> String {
+        try await stopWithWire().saved
+    }
+
+    /// SIGINT, wait; the tag as saved and the fake's wire trace (written as it stops).
+    func stopWithWire() async throws -> (saved: String, wire: String) {
         process.interrupt()
         let process = self.process
         _ = try await NFCBench.offPool { process.waitUntilExit() }
-        defer {
-            try? FileManager.default.removeItem(atPath: saved)
-            try? FileManager.default.removeItem(atPath: String(saved.dropLast("-saved.json".count)) + ".jsonl")
-        }
-        return try String(contentsOfFile: saved, encoding: .utf8)
+        let wire = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+        return (try String(contentsOfFile: saved, encoding: .utf8), wire)
     }
 
     static func pages(_ json: String) -> [String] {
@@ -77,8 +94,9 @@ struct WriteCommandTests {
     @Test("write saves a backup of the old content first, then the tag holds the new message")
     func writeWithBackup() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
-        let backup = "\(NSTemporaryDirectory())nfcbench-backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
-        defer { try? FileManager.default.removeItem(atPath: backup) }
+        let folder = try TestFolder("backup")
+        defer { folder.remove() }
+        let backup = folder.file("backup.json")
         let r = try await NFCBench.run(
             ["write", "--device", fake.device, "--ndef", "uri:https://nfcbench.dev/x", "--backup", backup],
             timeout: .seconds(30))

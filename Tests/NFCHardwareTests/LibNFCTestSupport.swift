@@ -38,12 +38,39 @@ enum LibNFCTestBench {
             uid: [0x08, 0x11, 0x22, 0x33], atqa: [0x04, 0x00], sak: 0x20,
             ats: [0x06, 0x75, 0x77, 0x80, 0x02, 0x7A], function: .isoDEP(LibNFCTestSelectApp()))
     }
+    /// A fresh pty link path in ``linkFolder``.
     static func linkPath(_ tag: String) -> String {
-        "\(NSTemporaryDirectory())nfcbench-libnfc-\(tag)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        linkFolder.file("\(tag)-\(UInt32.random(in: 0...UInt32.max))")
     }
+    /// This test process's folder of pty links: private (``TestFolder``), removed with what is
+    /// left in it when the process exits (each virtual PN532's `stop()` removes its own link).
+    static let linkFolder: TestFolder = {
+        let folder = try! TestFolder("libnfc-links")
+        atexit { LibNFCTestBench.linkFolder.remove() }
+        return folder
+    }()
     /// libnfc is installed (its tools come with the same Debian source); always required under CI.
     static var enabled: Bool {
         ProcessInfo.processInfo.environment["CI"] == "true"
             || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")
     }
+}
+
+/// A private folder for one test's temporary files and pty links: made 0700 by `mkdtemp(3)`
+/// in the temporary directory as `nfcbench-<tag>-XXXXXX`, so no one else can put a link or a
+/// pty of theirs there; ``remove()`` (in a `defer`: every exit path) takes it away with all
+/// it holds. `./bench test` fails when a `nfcbench-*` entry is left in /tmp.
+struct TestFolder: Sendable {
+    let path: String
+
+    init(_ tag: String) throws {
+        var template = Array("\(NSTemporaryDirectory())nfcbench-\(tag)-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw CocoaError(.fileWriteUnknown) }
+        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    /// `name` inside the folder.
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -44,7 +44,7 @@ extension LibNFCInProcessTests {
                 #expect(Array(image.prefix(reference.count)) == reference)
             }
             var tool: [Duration] = []
-            let dump = "\(NSTemporaryDirectory())nfcbench-timing-\(getpid()).mfd"
+            let dump = LibNFCTestBench.linkFolder.file("timing-\(UInt32.random(in: 0...UInt32.max)).mfd")
             defer { try? FileManager.default.removeItem(atPath: dump) }
             for _ in 0..<Self.runs {
                 let process = Process()

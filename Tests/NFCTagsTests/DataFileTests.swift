@@ -10,7 +10,8 @@ struct DataFileTests {
     /// Writes `text` to a fresh `t.json` (or `name`), loads it as a tag file and returns the
     /// error's description with the folder cut off.
     func tagMessage(_ text: String, name: String = "t.json") throws -> String? {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("datafile-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nfcbench-datafile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent(name).path

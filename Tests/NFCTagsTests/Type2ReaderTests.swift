@@ -21,7 +21,7 @@ struct Type2ReaderTests {
     func threeByteLength() throws {
         let msg = (0..<300).map { UInt8(truncatingIfNeeded: $0) }
         let core = try Type2Fixture.core(data: [0x03, 0xFF, 0x01, 0x2C] + msg + [0xFE])
-        let transport = Type2Fixture.transport(core)
+        let transport = EmulatedType2Transport(core: core, fastReadPageLimit: 0)  // a reader with READ only
         #expect(try Type2TagReader(transport: transport).readNDEF() == msg)
         // Only READ frames, each starting inside the data area (pages 4 ..< 4 + 496/4).
         let reads = transport.frames.filter { $0.first == 0x30 }.map { Int($0[1]) }

@@ -214,4 +214,75 @@ struct Type4TagReaderTests {
             return
         }
     }
+
+    @Test(
+        "A card declaring an ENDEF file of FFFFFFFE bytes and answering every READ: ENLEN over 1 MiB is refused before the message is read"
+    )
+    func hostileENLEN() throws {
+        // CC: mapping 3.0, MLe FFFF, ENDEF TLV for E104 with FFFFFFFE bytes; every READ of the
+        // NDEF file answers 11s, so ENLEN reads 11111111 (286 MB).
+        let cc = h("00 11 30 FF FF 00 FF 06 08 E1 04 FF FF FF FE 00 00")
+        let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: []))
+        nonisolated(unsafe) var file: UInt16 = 0
+        link.override = { c in
+            switch (c[1], c.count > 6 ? Array(c[5...6]) : []) {
+            case (0xA4, [0xE1, 0x03]): file = 0xE103
+            case (0xA4, [0xE1, 0x04]): file = 0xE104
+            case (0xA4, _): break
+            default:
+                let le = c.count == 5 ? Int(c[4]) : 256
+                let offset = min(cc.count, Int(c[2]) << 8 | Int(c[3]))
+                return (file == 0xE103 ? Array(cc[offset...].prefix(le)) : [UInt8](repeating: 0x11, count: le))
+                    + [0x90, 0x00]
+            }
+            return [0x90, 0x00]
+        }
+        let reader = Type4TagReader(transport: link)
+        let e = #expect(throws: Type4TagError.self) { try reader.readNDEF() }
+        #expect(e?.code == .lengthOutOfRange, "\(String(describing: e))")
+        #expect(e?.description.contains("reader's limit of 1048576 bytes") == true, "\(String(describing: e))")
+        #expect(link.log.count < 10, "refused before reading the message: \(link.log.count) exchanges")
+        // A smaller limit of the caller's own applies the same way.
+        var small = Type4TagReader(transport: link)
+        small.maximumMessageBytes = 100
+        #expect(small.maximumMessageBytes == 100)
+    }
+}
+
+/// A loopback that says it carries extended-length APDUs (a PC/SC reader announcing
+/// `dwMaxAPDUDataSize`).
+final class ExtendedLoopback: APDUTransport {
+    let inner: LoopbackTransport
+    let maximumResponseLength: Int
+    init(_ tag: Type4NDEFApplication, maximumResponseLength: Int) {
+        inner = LoopbackTransport(tag)
+        self.maximumResponseLength = maximumResponseLength
+    }
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try inner.transmit(command) }
+}
+
+@Suite("Type 4 reads with the largest Le the CC and the reader allow")
+struct Type4LargestLeTests {
+    @Test(
+        "MLe 1000h: a short-APDU reader reads 256 bytes at a time, an extended-length one all 3000 in one READ BINARY")
+    func largestLe() throws {
+        let msg = message(3000)
+        let tag = { try Type4NDEFApplication(ndefMessage: msg, maximumFileSize: 0x1000, maximumReadLength: 0x1000) }
+        let short = LoopbackTransport(try tag())
+        #expect(try Type4TagReader(transport: short).readNDEF() == msg)
+        #expect(short.log.filter { $0[1] == 0xB0 }.count == 2 + 12)  // CC, NLEN, then ⌈3000 / 256⌉
+        let long = ExtendedLoopback(try tag(), maximumResponseLength: 65536)
+        #expect(try Type4TagReader(transport: long).readNDEF() == msg)
+        let reads = long.inner.log.filter { $0[1] == 0xB0 }
+        #expect(reads.count == 3)
+        #expect(reads.last == h("00 B0 00 02 00 0B B8"))  // extended Le 0BB8 = 3000
+    }
+
+    @Test("MLe FFh keeps every reader at 255 bytes a READ BINARY")
+    func mleBounds() throws {
+        let msg = message(600)
+        let long = ExtendedLoopback(try Type4NDEFApplication(ndefMessage: msg), maximumResponseLength: 65536)
+        #expect(try Type4TagReader(transport: long).readNDEF() == msg)
+        #expect(long.inner.log.filter { $0[1] == 0xB0 }.dropFirst(2).map { $0.last } == [0xFF, 0xFF, 0x5A])
+    }
 }

@@ -237,7 +237,8 @@ struct ConformanceScenarioErrorTests {
 
     @Test("A tag file's own error names the tag file, not the scenario")
     func tagFileError() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conf-tag-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nfcbench-conf-tag-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let tag = dir.appendingPathComponent("t.json").path

@@ -1,5 +1,6 @@
 import Foundation
 import NFCTags
+import NFCTrace
 import ReaderSession
 import Testing
 
@@ -32,6 +33,42 @@ struct ArbiterTests {
             let again = try #require(lease(b.acquire(reader: "sim:desk")))
             #expect(isBusy(a.acquire(reader: "sim:desk")))
             again.release()
+        }
+    }
+
+    @Test("A lock file planted as a link is not followed (O_NOFOLLOW): the acquisition fails, its target is never made")
+    func plantedLink() throws {
+        try withLockDirectory { dir in
+            try SessionArbiter.prepareLockDirectory(dir)
+            let target = dir + "/elsewhere"
+            try FileManager.default.createSymbolicLink(atPath: dir + "/host.lock", withDestinationPath: target)
+            let a = SessionArbiter(lockDirectory: dir)
+            guard case .failed(let why) = a.acquire(reader: "sim:desk") else {
+                Issue.record("a link as the host lock must not be followed")
+                return
+            }
+            #expect(why.contains("host.lock"), "\(why)")
+            #expect(!FileManager.default.fileExists(atPath: target))
+        }
+    }
+
+    @Test("The lock folder is made 0700 and checked before any lock file: a link or a world-writable folder is refused")
+    func lockFolderRule() throws {
+        try withLockDirectory { dir in
+            let made = try SessionArbiter.prepareLockDirectory(dir + "/nested/locks")
+            var st = stat()
+            #expect(lstat(made, &st) == 0 && st.st_mode & 0o7777 == 0o700)
+            let link = dir + "/link"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: made)
+            #expect(throws: PrivateFolderError.self) { try SessionArbiter.prepareLockDirectory(link) }
+            guard case .failed(let why) = SessionArbiter(lockDirectory: link).acquire(reader: "sim:desk") else {
+                Issue.record("a linked lock folder must be refused")
+                return
+            }
+            #expect(why == "lock folder \(link) is a symbolic link, not a folder")
+            #expect(chmod(made, 0o777) == 0)
+            #expect(throws: PrivateFolderError.self) { try SessionArbiter.prepareLockDirectory(made) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: made).isEmpty)
         }
     }
 

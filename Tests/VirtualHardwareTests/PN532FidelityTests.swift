@@ -8,7 +8,9 @@ import VirtualHardware
 struct PN532FidelityTests {
     @Test("nfc-list prints the UID, ATQA and SAK of the presented NTAG", .enabled(if: LibNFCTool.shouldRun("nfc-list")))
     func nfcListShowsTheTag() async throws {
-        let link = pn532TestLinkPath("list")
+        let folder = try TestFolder("pn532-list")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         fake.present(try PN532TestCards.ntag215())
@@ -24,7 +26,9 @@ struct PN532FidelityTests {
 extension PN532FidelityTests {
     @Test("nfc-poll detects the presented NTAG and sees it leave", .enabled(if: LibNFCTool.shouldRun("nfc-poll")))
     func nfcPollDetectsTheTag() async throws {
-        let link = pn532TestLinkPath("poll")
+        let folder = try TestFolder("pn532-poll")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         fake.present(try PN532TestCards.ntag215())
@@ -42,13 +46,14 @@ extension PN532FidelityTests {
         "nfc-mfultralight r dumps the NTAG215 image, PWD/PACK pages aside",
         .enabled(if: LibNFCTool.shouldRun("nfc-mfultralight")))
     func nfcMfultralightDumpsTheImage() async throws {
-        let link = pn532TestLinkPath("mfu")
+        let folder = try TestFolder("pn532-mfu")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         let pages = PN532TestNTAG215.image()
         fake.present(try PN532TestCards.ntag215(PN532TestNTAG215.core(pages: pages)))
-        let dump = "\(NSTemporaryDirectory())nfcbench-mfu-\(getpid()).mfd"
-        defer { try? FileManager.default.removeItem(atPath: dump) }
+        let dump = folder.file("dump.mfd")
         let result = try await LibNFCTool.run("nfc-mfultralight", ["r", dump], device: link)
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("NTAG215"), "\(result.output)")
@@ -63,7 +68,9 @@ extension PN532FidelityTests {
         "nfc-emulate-forum-tag4 answers the simulated reader's SELECTs and READ BINARY, then sees it leave",
         .enabled(if: LibNFCTool.shouldRun("nfc-emulate-forum-tag4")))
     func forumTag4AnswersTheReader() async throws {
-        let link = pn532TestLinkPath("tag4")
+        let folder = try TestFolder("pn532-tag4")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
         let fake = try VirtualPN532.start(ptyPath: link)
         defer { fake.stop() }
         let ok: [UInt8] = [0x90, 0x00]

@@ -87,6 +87,24 @@ public final class LibNFCType2Transport: Type2TagTransport {
         }
     }
 
+    /// 65 pages: a PN53x answer carries at most 264 bytes after its TFI (UM0701-02 §6.2.1.3,
+    /// extended information frame; libnfc 1.8.0 `PN53x_EXTENDED_FRAME__DATA_MAX_LEN`), of which
+    /// the command code, the status byte and the tag's CRC_A (raw exchange) leave 260.
+    public var fastReadPageLimit: Int { 65 }
+
+    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        let count = 4 * (Int(last) - Int(first) + 1)
+        guard count > 0, count / 4 <= fastReadPageLimit else { throw TagCommunicationError.packetTooLong(count) }
+        switch try exchange([0x3A, first, last]) {
+        case .data(let d) where d.count == count: return d
+        case .data(let d):
+            throw TagCommunicationError.malformedResponse("FAST_READ returned \(d.count) bytes, not \(count)")
+        case .nak(let v): throw TagCommunicationError.nak(v)
+        case .ack: throw TagCommunicationError.malformedResponse("FAST_READ answered ACK")
+        case .silent: throw TagCommunicationError.noResponse
+        }
+    }
+
     public func getVersion() throws -> [UInt8]? {
         switch try exchange([0x60]) {
         case .data(let d) where d.count == 8: return d
@@ -131,6 +149,11 @@ public final class LibNFCAPDUTransport: APDUTransport {
         self.timeout = timeout
         do { try device.setProperty(.easyFraming, true) } catch let e as LibNFCError { throw e.tagCommunicationError }
     }
+
+    /// 256: a short Le. A PN53x answer carries 262 R-APDU bytes at most (264 after the TFI
+    /// less the command code and status, UM0701-02 §6.2.1.3), so an extended Le would gain 4
+    /// bytes and ask the card for extended-length support: short APDUs it is.
+    public var maximumResponseLength: Int { 256 }
 
     /// At most 262 command bytes (PN53x InDataExchange); longer → `.packetTooLong`.
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {

@@ -14,6 +14,11 @@ public final class PCSCCard: Sendable {
     let handle: PCSCCardHandle
     private let shareMode: PCSCShareMode
     private let state: Mutex<State>
+    /// One receive buffer for every `SCardTransmit` on this card (an extended R-APDU's size):
+    /// an APDU round trip allocates only its answer.
+    private let receiveBuffer = Mutex([UInt8](repeating: 0, count: pcscReceiveCapacity))
+    /// The reader's largest APDU data size (``maximumAPDUDataSize``), asked once.
+    private let maxDataSize = Mutex<Int??>(nil)
 
     private struct State {
         var activeProtocol: PCSCProtocols
@@ -48,7 +53,23 @@ public final class PCSCCard: Sendable {
     /// - Throws: `SCARD_W_REMOVED_CARD` (the card left earlier), `SCARD_W_RESET_CARD`,
     ///   `SCARD_E_NOT_TRANSACTED`, `SCARD_E_INSUFFICIENT_BUFFER`, `SCARD_E_NO_SERVICE`, ….
     public func transmit(_ apdu: [UInt8]) throws(PCSCError) -> [UInt8] {
-        try pcscTransmit(handle, activeProtocol: activeProtocol.rawValue, apdu)
+        let proto = activeProtocol.rawValue
+        return try receiveBuffer.withLock { (buffer: inout [UInt8]) throws(PCSCError) -> [UInt8] in
+            try buffer.withUnsafeMutableBufferPointer {
+                (b: inout UnsafeMutableBufferPointer<UInt8>) throws(PCSCError) -> [UInt8] in
+                let n = try pcscTransmit(handle, activeProtocol: proto, apdu, into: b)
+                return Array(b[0..<n])
+            }
+        }
+    }
+
+    /// The largest APDU data size the reader says it carries (PC/SC part 10
+    /// FEATURE_GET_TLV_PROPERTIES `dwMaxAPDUDataSize`), asked once; `nil` when it does not say.
+    public var maximumAPDUDataSize: Int? {
+        if let known = maxDataSize.withLock({ $0 }) { return known }
+        let asked = pcscMaxAPDUDataSize(handle)
+        maxDataSize.withLock { $0 = .some(asked) }
+        return asked
     }
 
     /// The card's state as the reader sees it now (`SCardStatus`).

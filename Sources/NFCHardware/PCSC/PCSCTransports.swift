@@ -11,6 +11,10 @@ public struct PCSCAPDUTransport: APDUTransport, Sendable {
     public let card: PCSCCard
     public init(card: PCSCCard) { self.card = card }
 
+    /// 256 (a short Le) unless the reader announces a larger `dwMaxAPDUDataSize` (PC/SC part 10
+    /// FEATURE_GET_TLV_PROPERTIES, ``PCSCCard/maximumAPDUDataSize``): then extended Le up to it.
+    public var maximumResponseLength: Int { max(256, min(65536, card.maximumAPDUDataSize ?? 256)) }
+
     /// `SCardTransmit` of `command`; the response APDU with its status word.
     /// - Throws: ``TagCommunicationError``: `.tagLost` for an empty answer or a removed card,
     ///   `.packetTooLong` for a command over 65544 bytes (the PC/SC client's limit).
@@ -80,6 +84,45 @@ public struct PCSCType2TagTransport: Type2TagTransport, Sendable {
         guard data.count == 4 else { throw TagCommunicationError.packetTooLong(data.count) }
         let (_, sw) = try exchange([0xFF, 0xD6, 0x00, page, 0x04] + data)
         guard sw == 0x9000 else { throw failure("UPDATE BINARY", sw) }
+    }
+
+    /// FAST_READ needs the reader's transparent exchange, known once GET_VERSION went
+    /// through it (``PCSCCard/transparentExchangeKind``); its answer rides in one short
+    /// response APDU (256 bytes): less the Generic Error Status `C0 03 …` and the ICC response
+    /// header `97 81 L`, 248 tag bytes (62 pages) for PC/SC part 3's Transparent Exchange
+    /// (§3.2.4.1); less `D5 43 <status>`, 253 (63 pages) for the ACR122U's InCommunicateThru.
+    /// 0 before GET_VERSION and for a reader with neither: READ BINARY then.
+    public var fastReadPageLimit: Int {
+        switch card.transparentExchangeKind {
+        case .pcscPart3?: 62
+        case .acr122uPseudoAPDU?: 63
+        case .unsupported?, nil: 0
+        }
+    }
+
+    /// FAST_READ `3A <first> <last>` through the transparent exchange. A tag that NAKs it (a
+    /// 4-bit answer) is IDLE afterwards; behind part 3 a NAK reads as no answer.
+    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        let count = 4 * (Int(last) - Int(first) + 1)
+        guard count > 0, count / 4 <= fastReadPageLimit else { throw TagCommunicationError.packetTooLong(count) }
+        let answer: [UInt8]?
+        do {
+            answer = try card.transparentExchange([0x3A, first, last])
+        } catch let e as PCSCError {
+            throw PCSCAPDUTransport.checked(e, card)
+        } catch let e as TagCommunicationError {
+            if case .noResponse = e { card.noteTagLeftIdle() }
+            throw e
+        }
+        guard let answer else { throw TagCommunicationError.readerFailure("the reader has no transparent exchange") }
+        if answer.count == 1, answer[0] & 0x0F != 0x0A {
+            card.noteTagLeftIdle()
+            throw TagCommunicationError.nak(answer[0] & 0x0F)
+        }
+        guard answer.count == count else {
+            throw TagCommunicationError.malformedResponse("FAST_READ returned \(answer.count) bytes, not \(count)")
+        }
+        return answer
     }
 
     /// GET_VERSION through the transparent exchange; `nil` when the reader has none. A tag

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The strict wire parser behind ``NFCNDEFMessage/init(bytes:limits:)`` (NFC Forum NDEF 1.0
 /// §3), after swift-asn1: it consumes an `ArraySlice` and checks every length before use.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What a record means, decoded from its TNF, TYPE and PAYLOAD by the NFC Forum RTDs.
 /// A bad body is `.invalid(error)` on that record alone; the message stays readable.

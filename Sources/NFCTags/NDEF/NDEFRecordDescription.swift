@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A flat, printable summary of one record with its body decoded, for `tag show` and JSON.
 /// Optional fields are `nil` where the record's type has no such thing.

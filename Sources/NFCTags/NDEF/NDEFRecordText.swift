@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension NDEFRecordDescription {
     /// A description from its parts (the fields the JSON form carries), for text output of

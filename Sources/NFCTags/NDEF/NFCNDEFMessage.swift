@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// An NDEF message: one or more records (NFC Forum NDEF 1.0 §2.3), as Core NFC's
 /// `NFCNDEFMessage`.

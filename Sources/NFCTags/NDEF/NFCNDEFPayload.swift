@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The 3-bit TNF field of an NDEF record header (NFC Forum NDEF 1.0 §3.2.6), with Core
 /// NFC's case names (`NFCTypeNameFormat`).

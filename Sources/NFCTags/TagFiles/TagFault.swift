@@ -34,7 +34,9 @@ public struct TagFault: Sendable, Hashable {
         /// pages include page 3 (Type 2), a READ BINARY of the CC file `E103` (Type 4)
         /// (`"when": "after_cc_read"`). A PC/SC reader's UID request (`FF CA`, a READ 0 on the
         /// tag) counts, so behind PC/SC the fault hits the read procedure's first command
-        /// rather than its second: the session sees the same failed read.
+        /// rather than its second: the session sees the same failed read. GET_VERSION does not
+        /// count (the read procedure may send one after the CC to decide on FAST_READ): the
+        /// fault waits for the next command that reads or writes.
         case afterCCRead
         /// On the first write: WRITE / COMPATIBILITY_WRITE (Type 2) or UPDATE BINARY (Type 4)
         /// (`"when": "first_write"`).
@@ -172,6 +174,8 @@ public struct FaultPlan: Sendable, Hashable {
         case readCC
         case readNDEF(ClosedRange<Int>)
         case write
+        /// GET_VERSION: identification, not part of a read (``TagFault/Trigger/afterCCRead``).
+        case identify
         case other
     }
 
@@ -186,6 +190,8 @@ public struct FaultPlan: Sendable, Hashable {
             return check(.read(pages: Int(frame[1])...Int(frame[2])))
         case 0xA2, 0xA0:
             return check(.write)
+        case 0x60:
+            return check(.identify)
         default:
             return check(.other)
         }
@@ -230,7 +236,8 @@ public struct FaultPlan: Sendable, Hashable {
             let hit: Bool
             switch fault.trigger {
             case .afterCommands(let n): hit = n == commands
-            case .afterCCRead: hit = afterCC
+            case .afterCCRead:
+                if case .identify = command { hit = false } else { hit = afterCC }
             case .firstWrite:
                 if case .write = command { hit = true } else { hit = false }
             case .pageRead(let p):

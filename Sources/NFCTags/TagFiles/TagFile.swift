@@ -1,6 +1,7 @@
 // Tag files: our JSON format (hardware/tags/FORMAT.md), Flipper Zero `.nfc` (version 2,
 // NTAG/Ultralight) and Proxmark3 JSON dumps (`"FileType": "mfu"`).
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A tag as a file describes it: identification, and either a Type 2 memory image or a
 /// Type 4 NDEF file, plus an optional fault schedule.
@@ -515,10 +516,31 @@ public struct TagFile: Sendable, Hashable {
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
 
-    /// Writes ``jsonText()`` to `path` (atomically). Throws `.io`.
+    /// Writes ``jsonText()`` to `path` atomically, mode 0600 whatever the umask (a tag file
+    /// holds the tag's UID and content): a fresh file beside `path` from `mkstemp(3)`
+    /// (created 0600), written, `fsync`ed, then `rename(2)`d over `path` (a link there is
+    /// replaced, not followed). Throws `.io`; nothing is left behind on failure.
     public func save(path: String) throws(TagFileError) {
-        do { try Data(jsonText().utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw TagFileError(.io, "cannot write \(path): \(error.localizedDescription)")
+        let slash = path.lastIndex(of: "/")
+        let dir = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var template = Array((dir + "." + name + ".XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { throw TagFileError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var failure: String?
+        let bytes = Array(jsonText().utf8)
+        var off = 0
+        while off < bytes.count && failure == nil {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno != EINTR { failure = String(cString: strerror(errno)) } else if n > 0 { off += n }
+        }
+        if failure == nil && (fchmod(fd, 0o600) != 0 || fsync(fd) != 0) { failure = String(cString: strerror(errno)) }
+        if close(fd) != 0 && failure == nil { failure = String(cString: strerror(errno)) }
+        if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        if let failure {
+            unlink(temporary)
+            throw TagFileError(.io, "cannot write \(path): \(failure)")
         }
     }
 }

@@ -15,8 +15,15 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
 
     private let state: Mutex<State>
 
-    public init(core: NTAG21xCore, faults: [TagFault] = []) {
+    /// The most pages one FAST_READ may ask for: the simulated reader's frame limit.
+    public let fastReadPageLimit: Int
+
+    /// `fastReadPageLimit` defaults to 63 pages: the 252 tag bytes a 256-byte frame (FSD 256,
+    /// the largest of ISO/IEC 14443-4 before its 2016 extension) carries besides CRC_A and a
+    /// header byte. Assumed, as a plausible reader: the simulator has no frame of its own.
+    public init(core: NTAG21xCore, faults: [TagFault] = [], fastReadPageLimit: Int = 63) {
         state = Mutex(State(card: FaultyType2Core(core: core, faults: faults)))
+        self.fastReadPageLimit = fastReadPageLimit
     }
 
     /// The core as it is now (its ``NTAG21xCore/pages`` show what writes did).
@@ -60,6 +67,11 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
         case .silent: throw TagCommunicationError.noResponse
         case .data: throw TagCommunicationError.malformedResponse("WRITE answered data")
         }
+    }
+
+    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        guard last >= first else { throw TagCommunicationError.malformedResponse("FAST_READ \(first)…\(last)") }
+        return try expectData(exchange([0x3A, first, last]), count: 4 * (Int(last) - Int(first) + 1), "FAST_READ")
     }
 
     public func getVersion() throws -> [UInt8]? {

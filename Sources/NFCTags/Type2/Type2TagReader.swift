@@ -7,12 +7,24 @@
 /// 16-byte READs (`30h`) that start inside the data area the CC declares; bytes past it
 /// are never interpreted as NDEF. Writes use WRITE (`A2h`), never touch the CC or lock
 /// bytes, and only ``setReadOnly(lockBits:)`` changes those.
+///
+/// FAST_READ: when a procedure knows it will need more than three READs in a row (an NDEF
+/// message's value, the data area, a dump), and the tag's GET_VERSION names a product with
+/// FAST_READ (``version``, or one GET_VERSION sent then), it reads the same pages with
+/// FAST_READ (`3Ah`) in ranges of at most the reader's ``Type2TagTransport/fastReadPageLimit``
+/// pages: each range covers exactly the 4-page windows the READs would have covered, so the
+/// tag sees the same pages read (a scheduled fault hits the same read). The CC is read with
+/// READ 0 first, before any GET_VERSION. A NAK to FAST_READ re-activates the tag and the
+/// procedure goes on with READ.
 public struct Type2TagReader {
     /// The carrier of the commands.
     public let transport: any Type2TagTransport
     /// The product, when known (``identify()``); it supplies the datasheet dynamic-lock
     /// location when the tag has no Lock Control TLV.
     public var version: TagVersion?
+    /// ``identify()`` ran: the procedures never send GET_VERSION again (``version`` `nil`
+    /// then means the tag has none).
+    public private(set) var identified = false
 
     public init(transport: any Type2TagTransport, version: TagVersion? = nil) {
         self.transport = transport
@@ -23,6 +35,7 @@ public struct Type2TagReader {
     /// Ultralight) is re-activated (``Type2TagTransport/reactivate()``) and `nil` returned;
     /// so is a reader that cannot send it. Other transport failures throw `.communication`.
     public mutating func identify() throws(Type2TagError) -> TagVersion? {
+        identified = true
         do {
             guard let answer = try transport.getVersion() else { return nil }
             let v = try? TagVersion(bytes: answer)
@@ -64,7 +77,8 @@ public struct Type2TagReader {
     /// The NDEF message bytes of the first NDEF TLV (empty for `03 00`), reserved areas
     /// skipped. Throws what ``readLayout()`` throws, and `.noNDEF`.
     public func readNDEF() throws(Type2TagError) -> [UInt8] {
-        let (layout, memory) = try walk(PageReader(transport: transport, limit: 4))
+        let (layout, memory) = try walk(
+            PageReader(transport: transport, limit: 4, version: version, identified: identified))
         guard let ndef = layout.ndef, let start = ndef.valueAddress else {
             if layout.ndef != nil { return [] }
             throw Type2TagError(.noNDEF)
@@ -72,6 +86,7 @@ public struct Type2TagReader {
         let addresses = Self.addresses(
             from: start, count: ndef.length, areas: layout.reservedAreas,
             end: layout.dataArea.upperBound)
+        try memory.prefetch(addresses)
         var out: [UInt8] = []
         out.reserveCapacity(addresses.count)
         for a in addresses { out.append(try memory.byte(a)) }
@@ -80,10 +95,22 @@ public struct Type2TagReader {
 
     /// The raw data area (bytes 16 ..< 16 + 8 × MLEN) as the tag holds it, reserved bytes included.
     public func readDataArea() throws(Type2TagError) -> [UInt8] {
-        let memory = PageReader(transport: transport, limit: 4)
+        let memory = PageReader(transport: transport, limit: 4, version: version, identified: identified)
         let cc = try Type2CapabilityContainer(bytes: memory.bytes(12..<16))
         memory.limit = (16 + cc.dataAreaSize + 3) / 4
+        try memory.prefetch(Array(16..<(16 + cc.dataAreaSize)))
         return try memory.bytes(16..<(16 + cc.dataAreaSize))
+    }
+
+    /// Pages `pages` as the tag answers them (a dump): READs of 4 pages, or FAST_READ ranges
+    /// when ``version`` names a product with FAST_READ. Throws `.communication`.
+    public func readPages(_ pages: Range<Int>) throws(Type2TagError) -> [[UInt8]] {
+        let memory = PageReader(transport: transport, limit: pages.upperBound, version: version, identified: identified)
+        try memory.prefetch(Array((pages.lowerBound * 4)..<(pages.upperBound * 4)))
+        var out: [[UInt8]] = []
+        out.reserveCapacity(pages.count)
+        for p in pages { out.append(try memory.bytes((p * 4)..<(p * 4 + 4))) }
+        return out
     }
 
     /// Pages (≥ 3) that static or dynamic lock bits lock, from the lock bytes as read now.
@@ -350,15 +377,111 @@ public struct Type2TagReader {
     }
 }
 
-/// Page reads for one procedure: 16-byte READs, each starting below `limit` (a page count).
+/// Page reads for one procedure: 16-byte READs, each starting below `limit` (a page count),
+/// or FAST_READ ranges covering the same windows (``prefetch(_:)``).
 final class PageReader {
     let transport: any Type2TagTransport
     var limit: Int
     private var pages: [Int: [UInt8]] = [:]
+    /// The tag's GET_VERSION, when known: FAST_READ needs a product that has it.
+    private var version: TagVersion?
+    /// GET_VERSION was sent (or the version was given): never ask twice.
+    private var identified: Bool
+    /// The tag NAKed a FAST_READ: READ from then on.
+    private var fastReadRefused = false
 
-    init(transport: any Type2TagTransport, limit: Int) {
+    /// READs needed in a row before FAST_READ (and a GET_VERSION to allow it) pays: with three
+    /// or fewer, the GET_VERSION would cost about what it saves. A plain Ultralight's whole
+    /// data area is three READs, so it never gets a GET_VERSION it would not answer.
+    static let fastReadThreshold = 4
+
+    init(transport: any Type2TagTransport, limit: Int, version: TagVersion? = nil, identified: Bool = false) {
         self.transport = transport
         self.limit = limit
+        self.version = version
+        self.identified = identified || version != nil
+    }
+
+    /// Reads ahead what the procedure is about to read byte by byte (`addresses`, in its
+    /// order): the 4-page READ windows those reads would start (same rule as ``byte(_:)``), as
+    /// FAST_READ ranges when the tag and the reader allow it. Nothing when they do not, or
+    /// when the windows are too few to gain: ``byte(_:)`` then READs as always.
+    func prefetch(_ addresses: [Int]) throws(Type2TagError) {
+        var seen = Set(pages.keys)
+        var windows: [Int] = []
+        for a in addresses {
+            let page = a / 4
+            if seen.contains(page) { continue }
+            guard page < limit, page <= 0xFF else { break }
+            windows.append(page)
+            for i in 0..<4 where page + i < limit || i == 0 { seen.insert(page + i) }
+        }
+        guard windows.count >= Self.fastReadThreshold, !fastReadRefused, transport.fastReadPageLimit >= 4 else {
+            return
+        }
+        if !identified {
+            identified = true
+            version = try probeVersion()
+        }
+        guard let total = version?.product?.layout?.totalPages, transport.fastReadPageLimit >= 4 else { return }
+        // Contiguous windows form one range; a range is cut into FAST_READs of at most the
+        // reader's limit. A window past the tag's last page (a READ there rolls over) ends at it.
+        var ranges: [ClosedRange<Int>] = []
+        for w in windows {
+            let last = min(w + 3, total - 1)
+            guard w <= last else { break }
+            if let r = ranges.last, r.upperBound + 1 == w {
+                ranges[ranges.count - 1] = r.lowerBound...last
+            } else {
+                ranges.append(w...last)
+            }
+        }
+        let most = transport.fastReadPageLimit
+        for r in ranges {
+            var first = r.lowerBound
+            while first <= r.upperBound {
+                let last = min(first + most - 1, r.upperBound)
+                let data: [UInt8]
+                do {
+                    data = try transport.fastRead(from: UInt8(first), to: UInt8(last))
+                } catch TagCommunicationError.nak(_) {
+                    // A tag that refuses FAST_READ (a protected range) is IDLE: wake it, READ on.
+                    fastReadRefused = true
+                    do { try transport.reactivate() } catch { throw Type2TagReader.map(error) }
+                    return
+                } catch {
+                    throw Type2TagReader.map(error)
+                }
+                guard data.count == 4 * (last - first + 1) else {
+                    throw Type2TagError(
+                        .communication(
+                            .malformedResponse(
+                                "FAST_READ answered \(data.count) bytes, expected \(4 * (last - first + 1))")))
+                }
+                for p in first...last where p < limit || windows.contains(p) {
+                    pages[p] = Array(data[((p - first) * 4)..<((p - first) * 4 + 4)])
+                }
+                first = last + 1
+            }
+        }
+    }
+
+    /// GET_VERSION once, as ``Type2TagReader/identify()`` does it: a tag that NAKs it or stays
+    /// silent (a plain Ultralight, an Ultralight C) is re-activated and `nil` returned.
+    private func probeVersion() throws(Type2TagError) -> TagVersion? {
+        do {
+            guard let answer = try transport.getVersion() else { return nil }
+            return try? TagVersion(bytes: answer)
+        } catch let e as TagCommunicationError {
+            switch e {
+            case .nak, .noResponse:
+                do { try transport.reactivate() } catch { throw Type2TagReader.map(error) }
+                return nil
+            default: throw Type2TagError(.communication(e))
+            }
+        } catch {
+            throw Type2TagReader.map(error)
+        }
     }
 
     func byte(_ address: Int) throws(Type2TagError) -> UInt8 {

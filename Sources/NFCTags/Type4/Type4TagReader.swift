@@ -47,14 +47,25 @@ public struct Type4TagReader<Transport: APDUTransport> {
     public static var capabilityContainerFileID: UInt16 { 0xE103 }
 
     public let transport: Transport
-    /// When `true`, READ/UPDATE BINARY may use extended lengths (Ne up to MLe, Nc up to MLc);
-    /// otherwise each exchange stays within short APDUs (Ne ≤ 256, Nc ≤ 255), which every
-    /// ISO-DEP reader carries.
+    /// When `true`, READ/UPDATE BINARY may use extended lengths (Ne up to MLe, Nc up to MLc)
+    /// whatever the transport says; otherwise a READ BINARY asks for the largest Le the CC
+    /// (MLe) and the transport (``APDUTransport/maximumResponseLength``, 256 for a short
+    /// APDU) allow, and UPDATE BINARY stays within short APDUs (Nc ≤ 255).
     public var allowsExtendedLength: Bool
+    /// The longest NDEF message ``readNDEF()`` reads (default ``NDEFLimits/default``'s 1 MiB,
+    /// what the NDEF parser accepts): an NLEN or ENLEN above it is refused with
+    /// `.lengthOutOfRange` before any of the message is read. A card may declare an ENDEF file
+    /// of FFFFFFFE bytes (T4T 3.0 §4.7) and answer every READ BINARY; without this bound the
+    /// reader would ask for up to 4 GiB (found by `nfcbench bench fuzz --target type4-reader`).
+    public var maximumMessageBytes: Int
 
-    public init(transport: Transport, allowsExtendedLength: Bool = false) {
+    public init(
+        transport: Transport, allowsExtendedLength: Bool = false,
+        maximumMessageBytes: Int = NDEFLimits.default.maxMessageBytes
+    ) {
         self.transport = transport
         self.allowsExtendedLength = allowsExtendedLength
+        self.maximumMessageBytes = maximumMessageBytes
     }
 
     // MARK: Procedures
@@ -114,7 +125,7 @@ public struct Type4TagReader<Transport: APDUTransport> {
     /// NLEN (2 bytes) or ENLEN (4 bytes, ENDEF file), then the message in chunks of at most MLe.
     /// - Returns: the raw NDEF message bytes (empty when NLEN is 0).
     /// - Throws: ``Type4TagError``; `.lengthOutOfRange` when NLEN exceeds max size − 2
-    ///   (− 4 for ENLEN), `.accessDenied` when the CC denies reading.
+    ///   (− 4 for ENLEN) or ``maximumMessageBytes``, `.accessDenied` when the CC denies reading.
     public func readNDEF() throws(Type4TagError) -> [UInt8] {
         try readNDEF(detection: detectApplication())
     }
@@ -137,6 +148,10 @@ public struct Type4TagReader<Transport: APDUTransport> {
         guard n <= cc.maximumNDEFMessageSize else {
             throw Type4TagError(
                 .lengthOutOfRange, "NLEN \(n) exceeds the file's room of \(cc.maximumNDEFMessageSize) bytes")
+        }
+        guard n <= maximumMessageBytes else {
+            throw Type4TagError(
+                .lengthOutOfRange, "NLEN \(n) exceeds the reader's limit of \(maximumMessageBytes) bytes (NDEFLimits)")
         }
         if n == 0 { return [] }
         return try readBinary(
@@ -184,7 +199,7 @@ public struct Type4TagReader<Transport: APDUTransport> {
     // MARK: Steps
 
     private func readLimit(_ cc: Type4CapabilityContainer) -> Int {
-        min(cc.maximumReadLength, allowsExtendedLength ? 65536 : 256)
+        min(cc.maximumReadLength, allowsExtendedLength ? 65536 : min(65536, transport.maximumResponseLength))
     }
 
     private func writeLimit(_ cc: Type4CapabilityContainer) -> Int {

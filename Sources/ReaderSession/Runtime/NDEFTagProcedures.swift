@@ -120,4 +120,5 @@ struct AnyAPDUTransport: APDUTransport {
     let base: any APDUTransport
     init(_ base: any APDUTransport) { self.base = base }
     func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+    var maximumResponseLength: Int { base.maximumResponseLength }
 }

@@ -574,6 +574,10 @@ struct TracingType2Transport: Type2TagTransport {
     }
     func getVersion() throws -> [UInt8]? { try exchange([0x60], { $0 }) { try base.getVersion() } }
     func reactivate() throws { try base.reactivate() }
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
+        try exchange([0x3A, first, last], { $0 }) { try base.fastRead(from: first, to: last) }
+    }
+    var fastReadPageLimit: Int { base.fastReadPageLimit }
     func transceive(_ frame: [UInt8]) throws -> Type2Answer {
         try exchange(
             frame,
@@ -593,6 +597,7 @@ struct TracingType2Transport: Type2TagTransport {
 struct TracingAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let record: @Sendable ([UInt8], [UInt8]?) -> Void
+    var maximumResponseLength: Int { base.maximumResponseLength }
     func transmit(_ command: [UInt8]) throws -> [UInt8] {
         do {
             let r = try base.transmit(command)

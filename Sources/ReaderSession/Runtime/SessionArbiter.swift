@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+public import NFCTrace
 import Synchronization
 
 /// Decides whether a session may take a reader: a process-wide table plus an advisory
@@ -13,7 +14,11 @@ import Synchronization
 /// excludes every other session on the host, and per-reader sessions exclude each other
 /// only on the same reader. The directory is the `lockDirectory`
 /// argument, else `$NFCBENCH_LOCK_DIR`, else `$XDG_RUNTIME_DIR/nfcbench`, else
-/// `/tmp/nfcbench-<uid>`; it is created with mode 0700. Locks are per open file
+/// `/tmp/nfcbench-<euid>`. Everything that keeps a file there goes through
+/// ``prepareLockDirectory(_:)`` first: the folder is used only when it is a directory (not a
+/// link) owned by the effective user and writable by no one else (``PrivateFolder``; made
+/// 0700 when missing), so another local user can't hold every reader's lock or point lock
+/// names elsewhere; lock files are opened with `O_NOFOLLOW`. Locks are per open file
 /// description, so two arbiters in one process exclude each other too.
 ///
 /// Under the busy policy `queue` (``ReaderSystemModel/BusyPolicy``) a refused session waits
@@ -62,7 +67,17 @@ public final class SessionArbiter: Sendable {
     public static func defaultLockDirectory() -> String {
         if let d = getenv("NFCBENCH_LOCK_DIR").map({ String(cString: $0) }), !d.isEmpty { return d }
         if let x = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !x.isEmpty { return x + "/nfcbench" }
-        return "/tmp/nfcbench-\(getuid())"
+        return "/tmp/nfcbench-\(geteuid())"
+    }
+
+    /// The one check of the lock folder, which every user of it calls before touching a file
+    /// there (the arbiter's lock files, anything else kept beside them): `directory`, else
+    /// ``defaultLockDirectory()``, made (0700, missing parents too) when missing and checked by the
+    /// ``PrivateFolder`` rule. Returns the folder. Throws ``PrivateFolderError`` naming the
+    /// folder and what is wrong (a command exits 69 on it).
+    @discardableResult
+    public static func prepareLockDirectory(_ directory: String? = nil) throws(PrivateFolderError) -> String {
+        try PrivateFolder.prepare(directory ?? defaultLockDirectory(), createParents: true)
     }
 
     /// The lock key (file stem) for a reader identifier under this arbiter's scope.
@@ -89,22 +104,22 @@ public final class SessionArbiter: Sendable {
     /// in-process arbiter (heat then stays in its ``NFCReaderSystem``).
     public func heatFilePath(for reader: String) -> String? {
         guard let dir = lockDirectory else { return nil }
-        if mkdir(dir, 0o700) != 0 && errno != EEXIST { return nil }
+        guard (try? Self.prepareLockDirectory(dir)) != nil else { return nil }
         return dir + "/" + lockName(for: reader) + ".heat"
     }
 
-    /// Tries to take `reader` without waiting. Wraps `open(2)` + `flock(LOCK_NB)` on the
-    /// host lock (shared or exclusive by scope), then on the reader's lock (exclusive).
+    /// Tries to take `reader` without waiting. Checks the lock folder
+    /// (``prepareLockDirectory(_:)``), then wraps `open(2)` (`O_NOFOLLOW`) + `flock(LOCK_NB)`
+    /// on the host lock (shared or exclusive by scope), then on the reader's lock (exclusive).
     public func acquire(reader: String) -> Acquisition {
         let key = lockName(for: reader)
         let inserted = held.withLock { $0.insert(key).inserted }
         guard inserted else { return .busy }
         let free: @Sendable () -> Void = { [self] in released(key) }
         guard let dir = lockDirectory else { return .acquired(ReaderLease(fds: [], onRelease: free)) }
-        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            let e = errno
+        do { try Self.prepareLockDirectory(dir) } catch {
             free()
-            return .failed("mkdir \(dir): \(String(cString: strerror(e)))")
+            return .failed("lock folder \(error)")
         }
         var fds: [Int32] = []
         let readerLock = dir + "/" + SessionArbiter(scope: .perReader, fileLocks: false).lockName(for: reader) + ".lock"
@@ -212,7 +227,7 @@ public final class SessionArbiter: Sendable {
 
     /// A locked file descriptor, or why not (`.busy` or `.failed`).
     private static func lock(_ path: String, exclusive: Bool) -> (Int32?, Acquisition?) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return (nil, .failed("open \(path): \(String(cString: strerror(errno)))")) }
         var rc: Int32
         repeat { rc = flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) } while rc != 0 && errno == EINTR

@@ -74,6 +74,12 @@ public struct PN532Chip: Sendable {
     /// `true` once the scripted reader sent its last command and left (status `29` given).
     public private(set) var readerFinished = false
 
+    /// What the command being handled did on the air (``lastCommandAir``).
+    public private(set) var lastCommandAir = PN532CommandAirTime()
+    /// RFConfiguration item 2's fRetryTimeout: how long the chip waits for a tag that stays
+    /// silent (``PN532LinkConstants/retryTimeout(code:)``). Power-on value `0A` (51.2 ms).
+    public private(set) var retryTimeoutCode: UInt8 = 0x0A
+
     private var parser = PN532FrameParser()
     private var pending: Pending?
     private var lastResponse: [UInt8] = []
@@ -129,12 +135,36 @@ public struct PN532Chip: Sendable {
 
     /// Feeds bytes the host wrote; returns the bytes the chip writes back (ACKs, responses).
     public mutating func receive(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        receiveTimed(bytes).flatMap(\.bytes)
+    }
+
+    /// ``receive(_:)``, each thing the chip writes back apart with what its command did on the
+    /// air: an ACK (sent as soon as the frame is checked), then the response (sent when the
+    /// RF exchange is over). For the link-timing model (``PN532LinkTiming``).
+    public mutating func receiveTimed(_ bytes: some Sequence<UInt8>) -> [PN532ChipOutput] {
         parser.append(bytes)
-        var out: [UInt8] = []
+        var out: [PN532ChipOutput] = []
         while let frame = parser.next() {
-            out += handle(frame)
+            lastCommandAir = PN532CommandAirTime()
+            let answer = handle(frame)
+            let ack = PN532FrameEncoder.ack
+            if answer.count > ack.count, Array(answer.prefix(ack.count)) == ack {
+                out.append(PN532ChipOutput(bytes: ack, isAcknowledgement: true, air: PN532CommandAirTime()))
+                out.append(
+                    PN532ChipOutput(
+                        bytes: Array(answer.dropFirst(ack.count)), isAcknowledgement: false, air: lastCommandAir))
+            } else if !answer.isEmpty {
+                out.append(PN532ChipOutput(bytes: answer, isAcknowledgement: answer == ack, air: lastCommandAir))
+            }
         }
         return out
+    }
+
+    /// ``present(_:)`` with what it did on the air (the activation answering an InAutoPoll).
+    public mutating func presentTimed(_ card: PN532Card) -> PN532ChipOutput? {
+        lastCommandAir = PN532CommandAirTime()
+        let out = present(card)
+        return out.isEmpty ? nil : PN532ChipOutput(bytes: out, isAcknowledgement: false, air: lastCommandAir)
     }
 
     /// Puts a card in the field, replacing any other; answers an outstanding endless InAutoPoll.
@@ -341,7 +371,12 @@ public struct PN532Chip: Sendable {
             guard params.count == 2 else { return .error }
             let on = params[1] & 0x01 != 0
             if rfFieldOn && !on { fieldReset() }
+            if !rfFieldOn && on { lastCommandAir.fieldSwitchedOn = true }
+            if rfFieldOn && !on { lastCommandAir.fieldSwitchedOff = true }
             setField(on, "RFConfiguration: RF field \(on ? "on" : "off")")
+        case 0x02:  // Various timings: RFU, fATR_RES_Timeout, fRetryTimeout
+            guard params.count == 4 else { return .error }
+            retryTimeoutCode = params[3]
         case 0x05:
             guard params.count == 4 else { return .error }
             retries = Array(params.dropFirst())
@@ -358,6 +393,7 @@ public struct PN532Chip: Sendable {
     }
 
     private mutating func haltCard() {
+        airFrame(card?.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00], crc: true)
         cardHalted = true
         switch card?.function {
         case .type2(var core)?:
@@ -378,11 +414,18 @@ public struct PN532Chip: Sendable {
     private mutating func activate(uidFilter: [UInt8]?, rats: Bool) -> [UInt8]? {
         registers[0x6302 - 0x6301] = (registers[0x6302 - 0x6301] & 0x0C) | 0x80
         registers[0x6303 - 0x6301] = (registers[0x6303 - 0x6301] & 0x0C) | 0x80
+        if !rfFieldOn { lastCommandAir.fieldSwitchedOn = true }
+        lastCommandAir.activates = true
         guard var present = card, !cardHalted, !present.isGone else {
             registers[0x6339 - 0x6301] = 0x26  // REQA still in the FIFO: nobody answered
+            airSilence()
             return nil
         }
-        if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid { return nil }
+        if let uidFilter, !uidFilter.isEmpty, Self.plainUID(uidFilter) != present.uid {
+            airSilence()
+            return nil
+        }
+        airActivation(uidLength: present.uid.count)
         setField(true, "the chip switches the RF field on to poll")
         targetSelected = true
         var ats: [UInt8] = []
@@ -394,6 +437,7 @@ public struct PN532Chip: Sendable {
             present.isoDEPLink.selected(ats: present.ats)
             if rats && present.isISODEP {
                 ats = present.isoDEPLink.respond(to: [0xE0, 0x80], application: &app) ?? []
+                airExchange([0xE0, 0x80], crc: true, answer: ats)
                 pcdBlockNumber = 0
             }
             present.function = .isoDEP(app)
@@ -514,6 +558,7 @@ public struct PN532Chip: Sendable {
         case .type2(var core):
             defer { present.function = .type2(core) }
             let answer = core.respond(to: frame)
+            airType2(frame, answer)
             switch answer {
             case .data(let d): air.append(.exchange(kind: "type2", command: frame, answer: d, note: nil))
             case .ack: air.append(.exchange(kind: "type2", command: frame, answer: [0x0A], note: nil))
@@ -544,6 +589,7 @@ public struct PN532Chip: Sendable {
                 let reply = present.isoDEPLink.respond(to: frame, application: &app)
                 air.append(
                     .exchange(kind: frame.first == 0xE0 ? "rats" : "block", command: frame, answer: reply, note: nil))
+                airExchange(frame, crc: true, answer: reply)
                 guard let d = reply else { return .reply([0x01]) }
                 if registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + d + iso14443CRCA(d)) }
                 return .reply([0x00] + d)
@@ -570,6 +616,7 @@ public struct PN532Chip: Sendable {
             let more = offset < apdu.count
             let block = [0x02 | (more ? 0x10 : 0x00) | pcdBlockNumber] + part
             let reply = link.respond(to: block, application: &application)
+            airExchange(block, crc: true, answer: reply)
             air.append(.exchange(kind: "block", command: block, answer: reply, note: nil))
             guard let a = reply else { return nil }
             if more {
@@ -587,6 +634,7 @@ public struct PN532Chip: Sendable {
             let ack: [UInt8] = [0xA2 | pcdBlockNumber]
             let next = link.respond(to: ack, application: &application)
             air.append(.exchange(kind: "block", command: ack, answer: next, note: nil))
+            airExchange(ack, crc: true, answer: next)
             guard let next else { return nil }
             answer = next
         }
@@ -627,6 +675,77 @@ public struct PN532Chip: Sendable {
             PN532ReaderExchange(command: step.command, response: nil, expectedResponse: step.expectedResponse))
         readerAwaitingResponse = true
         return .reply([0x00] + step.command)
+    }
+
+    // MARK: air time (the link-timing model)
+
+    /// A reader frame on the air; after an earlier frame of this command, the PICC-to-PCD
+    /// frame delay first.
+    private mutating func airFrame(_ frame: [UInt8], crc: Bool) {
+        let onAir = crc ? frame + iso14443CRCA(frame) : frame
+        if lastCommandAir.frames > 0 { lastCommandAir.rf += PN532LinkTime.cycles(PN532LinkConstants.piccToPCDCycles) }
+        lastCommandAir.frames += 1
+        lastCommandAir.rf += PN532LinkTime.pcdFrame(bytes: onAir.count)
+        lastCommandAir.rf += PN532LinkTime.frameDelay(afterLastByte: onAir.last ?? 0)
+    }
+
+    /// A reader frame and the tag's answer (CRC_A on both), or the chip's wait for a silent tag.
+    private mutating func airExchange(_ frame: [UInt8], crc: Bool, answer: [UInt8]?) {
+        airFrame(frame, crc: crc)
+        guard let answer, !answer.isEmpty else {
+            lastCommandAir.rf += PN532LinkConstants.retryTimeout(code: retryTimeoutCode)
+            return
+        }
+        lastCommandAir.rf += PN532LinkTime.piccFrame(bytes: answer.count + 2)
+    }
+
+    /// A Type 2 command (the host's frame, CRC_A added on the air) and its answer: data, a
+    /// 4-bit ACK/NAK (after the EEPROM write for WRITE and COMPATIBILITY_WRITE's data), or
+    /// silence.
+    private mutating func airType2(_ frame: [UInt8], _ answer: Type2Answer) {
+        switch answer {
+        case .data(let d): airExchange(frame, crc: true, answer: d)
+        case .silent: airExchange(frame, crc: true, answer: nil)
+        case .ack, .nak:
+            airFrame(frame, crc: true)
+            let writes = frame.first == 0xA2 || frame.count == 16
+            if writes, case .ack = answer {
+                // The ACK comes when the page is programmed, not at the least frame delay.
+                lastCommandAir.rf -= PN532LinkTime.frameDelay(afterLastByte: (frame + iso14443CRCA(frame)).last ?? 0)
+                lastCommandAir.rf += PN532LinkConstants.tagWriteTime
+            }
+            lastCommandAir.rf += PN532LinkTime.rfBits(PN532LinkConstants.fourBitAnswerBits)
+        }
+    }
+
+    /// REQA, then per cascade level ANTICOLLISION (`93`/`95`/`97 20`, 5 bytes back) and
+    /// SELECT (7 bytes + CRC_A, SAK + CRC_A back) (ISO/IEC 14443-3 §6).
+    private mutating func airActivation(uidLength: Int) {
+        lastCommandAir.rf += PN532LinkTime.rfBits(PN532LinkConstants.shortFrameBits)
+        // REQA `26` sent LSB first ends with a 0 bit.
+        lastCommandAir.rf += PN532LinkTime.cycles(
+            PN532LinkConstants.frameDelayN * PN532LinkConstants.cyclesPerBit
+                + PN532LinkConstants.frameDelayLastBitZeroCycles)
+        lastCommandAir.rf += PN532LinkTime.piccFrame(bytes: 2)
+        lastCommandAir.frames += 1
+        let levels = uidLength <= 4 ? 1 : uidLength <= 7 ? 2 : 3
+        for level in 0..<levels {
+            let sel = UInt8(0x93 + 2 * level)
+            airFrame([sel, 0x20], crc: false)
+            lastCommandAir.rf += PN532LinkTime.piccFrame(bytes: 5)
+            airFrame([sel, 0x70, 0, 0, 0, 0, 0], crc: true)
+            lastCommandAir.rf += PN532LinkTime.piccFrame(bytes: 3)
+        }
+    }
+
+    /// REQA that nobody answers, once per passive activation attempt (RFConfiguration item 5's
+    /// MxRtyPassiveActivation + 1; `FF`, endless on a real chip, counts once here): each
+    /// attempt lasts until an ATQA could have ended.
+    private mutating func airSilence() {
+        let attempts = retries[2] == 0xFF ? 1 : Int(retries[2]) + 1
+        for _ in 0..<attempts {
+            lastCommandAir.rf += PN532LinkConstants.unansweredRequest
+        }
     }
 
     private mutating func tgSetData(_ params: [UInt8]) -> Answer {

@@ -16,6 +16,12 @@ private enum PTYCalls {
     static let grantPT = symbol("grantpt", as: FDCall.self)
     static let unlockPT = symbol("unlockpt", as: FDCall.self)
     static let ptsNameR = symbol("ptsname_r", as: PTSNameR.self)
+    /// `ppoll`, for waits finer than `poll`'s milliseconds (the link-timing model's bytes).
+    typealias PPoll =
+        @convention(c) (
+            UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?
+        ) -> Int32
+    static let ppoll = symbol("ppoll", as: PPoll.self)
 }
 
 /// A failure of the virtual PN532's pseudo-terminal plumbing: which call failed and `errno`.
@@ -56,16 +62,24 @@ public final class VirtualPN532: Sendable {
         var log: [PN532FrameLogEntry] = []
         var master: Int32 = -1
         var running = false
+        /// `stop()` has run (once: after `unplug()` too, which leaves the link and the pipe to it).
+        var stopped = false
         var schedule: [(at: ContinuousClock.Instant, action: ScheduledAction)] = []
+        /// The link-timing model's clock arithmetic (`timing == .real`).
+        var link: PN532LinkSchedule
     }
     private enum ScheduledAction: Sendable {
         case present(PN532Card)
         case remove
         /// A finite InAutoPoll's time is up (``PN532Chip/finitePoll``).
         case endPoll(serial: Int)
+        /// Bytes the chip writes, held back until a real link would have carried them.
+        case send([UInt8])
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    /// `real`: every byte and answer takes as long as on a real PN532 (``PN532LinkTiming``).
+    public let timing: PN532LinkTiming
     private let wakePipe: (read: Int32, write: Int32)
     private let slave: Int32
     private let master: Int32
@@ -76,7 +90,12 @@ public final class VirtualPN532: Sendable {
     public let linkPath: String
     private let done = Mutex<Bool>(false)
 
-    private init(master: Int32, slave: Int32, slavePath: String, linkPath: String, pipe: (Int32, Int32)) {
+    private init(
+        master: Int32, slave: Int32, slavePath: String, linkPath: String, pipe: (Int32, Int32),
+        timing: PN532LinkTiming
+    ) {
+        self.state = Mutex(State(link: PN532LinkSchedule(now: .now)))
+        self.timing = timing
         self.master = master
         self.slave = slave
         self.slavePath = slavePath
@@ -85,8 +104,12 @@ public final class VirtualPN532: Sendable {
     }
 
     /// Creates the pty, the symlink at `ptyPath` (replacing an old symlink; a regular file
-    /// there is an error) and starts serving. Throws ``VirtualPN532Error``.
-    public static func start(ptyPath: String, chip: PN532Chip = PN532Chip()) throws -> VirtualPN532 {
+    /// there is an error) and starts serving. With `timing` `.real` each answer comes when a
+    /// real PN532 on a UART would give it (``PN532LinkTiming``); `.none` answers at once.
+    /// Throws ``VirtualPN532Error``.
+    public static func start(
+        ptyPath: String, chip: PN532Chip = PN532Chip(), timing: PN532LinkTiming = .none
+    ) throws -> VirtualPN532 {
         guard let posixOpenPT = PTYCalls.posixOpenPT, let grantpt = PTYCalls.grantPT,
             let unlockpt = PTYCalls.unlockPT, let ptsname_r = PTYCalls.ptsNameR
         else { throw VirtualPN532Error(operation: "dlsym", errno: ENOSYS) }
@@ -129,7 +152,8 @@ public final class VirtualPN532: Sendable {
         }
         ok = true
         let device = VirtualPN532(
-            master: master, slave: slave, slavePath: slavePath, linkPath: ptyPath, pipe: (fds[0], fds[1]))
+            master: master, slave: slave, slavePath: slavePath, linkPath: ptyPath, pipe: (fds[0], fds[1]),
+            timing: timing)
         device.state.withLock {
             $0.chip = chip
             $0.master = master
@@ -144,11 +168,12 @@ public final class VirtualPN532: Sendable {
     /// Puts `card` in the field now.
     public func present(_ card: PN532Card) {
         state.withLock { s in
-            let out = s.chip.present(card)
+            let out = s.chip.presentTimed(card)
             record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined())")
             recordAir(&s)
-            send(&s, out)
+            emit(&s, out.map { [$0] } ?? [], commandAt: .now)
         }
+        wake()
     }
 
     /// Takes the card out of the field now.
@@ -213,12 +238,14 @@ public final class VirtualPN532: Sendable {
 
     /// Stops serving, closes the pty and removes the symlink. Idempotent.
     public func stop() {
-        let wasRunning = state.withLock { s in
-            let r = s.running || s.master >= 0
-            s.running = false
-            return r
+        let first = state.withLock { s in
+            defer {
+                s.stopped = true
+                s.running = false
+            }
+            return !s.stopped
         }
-        guard wasRunning else { return }
+        guard first else { return }
         wake()
         waitForThread()
         state.withLock { s in
@@ -282,22 +309,49 @@ public final class VirtualPN532: Sendable {
         }
     }
 
+    /// Writes what the chip answered: at once without timing, else each part when a real
+    /// link would have delivered its last byte (``PN532LinkSchedule``).
+    private func emit(
+        _ s: inout State, _ outputs: [PN532ChipOutput], commandAt: ContinuousClock.Instant, baud: Int? = nil
+    ) {
+        guard timing == .real else {
+            send(&s, outputs.flatMap(\.bytes))
+            return
+        }
+        let rate = baud ?? s.chip.serialBaudRate
+        for output in outputs {
+            let due = s.link.due(output, commandAt: commandAt, baud: rate)
+            s.schedule.append((due, .send(output.bytes)))
+        }
+    }
+
+    /// Waits for the pty or the wake pipe until `deadline` (`nil`: no limit), to the
+    /// microsecond where `ppoll` is there.
+    private func wait(_ fds: inout [pollfd], until deadline: ContinuousClock.Instant?) -> Int32 {
+        guard let deadline else { return poll(&fds, nfds_t(fds.count), -1) }
+        let left = max(.zero, deadline - ContinuousClock.now)
+        let c = left.components
+        if let ppoll = PTYCalls.ppoll {
+            var ts = timespec(tv_sec: Int(c.seconds), tv_nsec: Int(c.attoseconds / 1_000_000_000))
+            return ppoll(&fds, nfds_t(fds.count), &ts, nil)
+        }
+        let ms =
+            c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
+            + (c.attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)
+        return poll(&fds, nfds_t(fds.count), Int32(clamping: ms))
+    }
+
     private func serve() {
         defer { done.withLock { $0 = true } }
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {
-            let timeoutMs: Int32 = state.withLock { s in
-                guard let next = s.schedule.map(\.at).min() else { return -1 }
-                let left = next - ContinuousClock.now
-                return max(
-                    0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
-            }
+            let deadline = state.withLock { s in s.schedule.map(\.at).min() }
             guard state.withLock({ $0.running }) else { return }
             var fds = [
                 pollfd(fd: master, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
             ]
-            let r = poll(&fds, 2, timeoutMs)
+            let r = wait(&fds, until: deadline)
             guard state.withLock({ $0.running }) else { return }
             if r < 0 && errno != EINTR { return }
             if fds[1].revents & Int16(POLLIN) != 0 { _ = read(wakePipe.read, &buffer, buffer.count) }
@@ -308,9 +362,11 @@ public final class VirtualPN532: Sendable {
                     let chunk = Array(buffer[0..<n])
                     state.withLock { s in
                         record(&s, .hostToChip, chunk)
-                        let out = s.chip.receive(chunk)
+                        let baud = s.chip.serialBaudRate
+                        let complete = s.link.received(chunk.count, at: .now, baud: baud)
+                        let out = s.chip.receiveTimed(chunk)
                         recordAir(&s)
-                        send(&s, out)
+                        emit(&s, out, commandAt: complete, baud: baud)
                         // A finite poll started: the chip answers "no target" when its time is up.
                         if let poll = s.chip.finitePoll,
                             !s.schedule.contains(where: {
@@ -336,16 +392,20 @@ public final class VirtualPN532: Sendable {
             for item in due {
                 switch item.action {
                 case .present(let card):
-                    let out = s.chip.present(card)
+                    let out = s.chip.presentTimed(card)
                     record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined()) (scheduled)")
                     recordAir(&s)
-                    send(&s, out)
+                    emit(&s, out.map { [$0] } ?? [], commandAt: now)
                 case .remove:
                     s.chip.remove()
                     record(&s, .event, [], "remove (scheduled)")
                 case .endPoll(let serial):
                     let out = s.chip.pollTimeElapsed(serial: serial)
-                    send(&s, out)
+                    emit(
+                        &s, out.isEmpty ? [] : [PN532ChipOutput(bytes: out, isAcknowledgement: false, air: .init())],
+                        commandAt: now)
+                case .send(let bytes):
+                    send(&s, bytes)
                 }
             }
         }

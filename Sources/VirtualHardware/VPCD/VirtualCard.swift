@@ -25,14 +25,25 @@ import Synchronization
 /// retries every ``Configuration/retryInterval``; EOF from vpcd means pcscd went away, and the
 /// card reconnects the same way.
 ///
+/// In vpcd's reversed mode (``Configuration/reversed``; reader.conf `DEVICENAME
+/// 127.0.0.1:0x8C7B`, as `hardware/pcsc-loopback/vpcd` has it) the roles swap: the card
+/// listens on `127.0.0.1:<port>` and vpcd connects to it at its next presence poll, so a
+/// shared pcscd gets a vpcd reader without a port open beyond loopback (vpcd's own listen
+/// mode binds `INADDR_ANY`: vsmartcard `vpcd.c`, `opensock`). Out of the field the card
+/// closes its listening socket too, so vpcd's connect is refused (card absent).
+///
 /// All blocking I/O runs on one dedicated thread per card; every method here returns at once.
 public final class VirtualCard: Sendable {
     /// Where and how the card connects.
     public struct Configuration: Sendable {
-        /// vpcd's host; `127.0.0.1` by default.
+        /// vpcd's host (reversed mode: the address the card listens on, which must be a
+        /// loopback address); `127.0.0.1` by default.
         public var host: String = "127.0.0.1"
         /// vpcd's TCP port for the slot: 35963 is "Virtual PCD 00 00".
         public var port: UInt16 = 35963
+        /// vpcd's reversed mode: the card listens on `host:port` (loopback only) and vpcd
+        /// connects to it. Default false: vpcd listens and the card connects.
+        public var reversed: Bool = false
         /// Re-arm `TCP_QUICKACK` before each read (default true; false only to measure the cost).
         public var quickAck: Bool = true
         /// Pause between connection attempts while vpcd refuses.
@@ -45,6 +56,8 @@ public final class VirtualCard: Sendable {
         var running = false
         var wantPresent = true
         var fd: Int32 = -1
+        /// Reversed mode: the listening socket while the card is in the field.
+        var listener: Int32 = -1
         var faults: [VirtualCardFault] = []
         var events: [VirtualCardEvent] = []
         var thread: Thread? = nil
@@ -61,7 +74,11 @@ public final class VirtualCard: Sendable {
         case removed
         /// vpcd's port does not take the connection; the latest attempt's `errno`
         /// (`ECONNREFUSED`: nothing listens there, no pcscd with vpcd's reader for that port).
+        /// In reversed mode: the card can't listen on its port (`EADDRINUSE`: another card has it).
         case refused(errno: Int32)
+        /// Reversed mode: the card listens on its port and vpcd has not connected (no pcscd
+        /// with a reversed-mode vpcd reader for that port, or it has not polled yet).
+        case listening
         /// Connected over TCP from `localPort`, but vpcd has not spoken on the connection: pcscd
         /// has not polled the card yet, and never will while another card holds the port.
         case unanswered(localPort: UInt16)
@@ -72,7 +89,7 @@ public final class VirtualCard: Sendable {
         var phase: Int {
             switch self {
             case .stopped, .removed: 0
-            case .refused, .unanswered: 1
+            case .refused, .listening, .unanswered: 1
             case .inField: 2
             }
         }
@@ -112,6 +129,7 @@ public final class VirtualCard: Sendable {
             s.running = false
             s.link = .stopped
             if s.fd >= 0 { shutdown(s.fd, Int32(SHUT_RDWR)) }
+            if s.listener >= 0 { shutdown(s.listener, Int32(SHUT_RDWR)) }
         }
         wake.broadcast()
     }
@@ -206,19 +224,26 @@ public final class VirtualCard: Sendable {
     }
 
     private func run(generation: Int) {
+        defer { closeListener() }
         while true {
             let (running, wanted) = state.withLock { ($0.running && $0.generation == generation, $0.wantPresent) }
             guard running else { return }
             guard wanted else {
                 setLink(.removed)
+                closeListener()  // reversed mode: vpcd's connect is refused, the card is absent
                 wake.lock()
                 _ = wake.wait(until: Date().addingTimeInterval(0.05))
                 wake.unlock()
                 continue
             }
-            guard let fd = VPCDSocket.connect(host: configuration.host, port: configuration.port) else {
-                setLink(.refused(errno: errno))
-                _ = sleep(configuration.retryInterval, generation: generation)
+            let connection =
+                configuration.reversed
+                ? acceptFromVPCD() : VPCDSocket.connect(host: configuration.host, port: configuration.port)
+            guard let fd = connection else {
+                if !configuration.reversed {
+                    setLink(.refused(errno: errno))
+                    _ = sleep(configuration.retryInterval, generation: generation)
+                }
                 continue
             }
             // Publish the descriptor, unless remove()/stop() came while connecting.
@@ -241,6 +266,66 @@ public final class VirtualCard: Sendable {
         }
     }
 
+    /// Reversed mode: listens on `host:port` (loopback only) while in the field and takes
+    /// vpcd's next connection; nil after ≈ 50 ms without one, or when the socket can't be had
+    /// (then it waits ``Configuration/retryInterval``).
+    private func acceptFromVPCD() -> Int32? {
+        var listener = state.withLock { $0.listener }
+        if listener < 0 {
+            guard let fd = VPCDSocket.listen(host: configuration.host, port: configuration.port) else {
+                setLink(.refused(errno: errno))
+                _ = sleep(configuration.retryInterval, generation: state.withLock { $0.generation })
+                return nil
+            }
+            let kept = state.withLock { s in
+                guard s.running, s.wantPresent else { return false }
+                s.listener = fd
+                return true
+            }
+            guard kept else {
+                close(fd)
+                return nil
+            }
+            listener = fd
+        }
+        if link.state != .listening { setLink(.listening) }  // between connections: out of the field
+        return VPCDSocket.accept(listener, timeoutMilliseconds: 50)
+    }
+
+    private func closeListener() {
+        let fd = state.withLock { s in
+            defer { s.listener = -1 }
+            return s.listener
+        }
+        if fd >= 0 { close(fd) }
+    }
+
+    /// What the card does with one vpcd message, the body after its 2-byte length (vsmartcard
+    /// `doc/api.txt`), without I/O: one byte is a control code (`00` power off, `01` power
+    /// on and `02` reset: no answer, `01`/`02` reset the personality; `04`: the ATR, at most
+    /// 33 bytes, `3B 00` when the personality has none; any other code: no answer); anything
+    /// else, the empty message included, is a command APDU answered by the personality, an
+    /// empty or over-long (> FFFF) answer replaced by `6F 00`. ``VPCDReply/leftField`` when
+    /// the personality left the field on it (a `tag_lost` fault).
+    public static func reply(to body: [UInt8], personality: inout any VirtualCardPersonality) -> VPCDReply {
+        if body.count == 1 {
+            switch body[0] {
+            case 0x01, 0x02:
+                personality.reset()
+                return .none
+            case 0x04:
+                let atr = personality.atr
+                return .atr(atr.isEmpty ? [0x3B, 0x00] : Array(atr.prefix(33)))
+            default:
+                return .none  // 00 power off, and codes this card does not know
+            }
+        }
+        var answer = personality.respond(to: body)
+        if personality.hasLeftField { return .leftField }
+        if answer.isEmpty || answer.count > 0xFFFF { answer = [0x6F, 0x00] }  // a zero-length answer hangs vpcd
+        return .response(answer)
+    }
+
     /// Serves vpcd until the connection ends; returns why it ended. `inField` turns true (and
     /// the card logs that it is connected) when vpcd first speaks.
     private func serve(_ fd: Int32, inField: inout Bool) -> VirtualCardEvent.DisconnectReason {
@@ -256,18 +341,11 @@ public final class VirtualCard: Sendable {
             if configuration.quickAck { VPCDSocket.armQuickAck(fd) }
             guard let body = length == 0 ? [] : VPCDSocket.read(fd, count: length) else { return endReason() }
             if body.count == 1 {
-                let code = body[0]
-                log(.control(code))
-                switch code {
-                case 0x01, 0x02:
-                    state.withLock { $0.personality.reset() }
-                case 0x04:
-                    let atr = state.withLock { $0.personality.atr }
-                    let answer = atr.isEmpty ? [0x3B, 0x00] : Array(atr.prefix(33))
+                log(.control(body[0]))
+                let reply = state.withLock { Self.reply(to: body, personality: &$0.personality) }
+                if case .atr(let answer) = reply {
                     guard VPCDSocket.write(fd, message: answer) else { return endReason() }
                     log(.atr(answer))
-                default:
-                    break  // 00 power off, and codes this card does not know: no answer
                 }
                 continue
             }
@@ -285,24 +363,22 @@ public final class VirtualCard: Sendable {
                 return endReason()
             case .replace(let bytes)?:
                 log(.fault(.replace(bytes)))
-                answer = bytes
+                answer = bytes.isEmpty || bytes.count > 0xFFFF ? [0x6F, 0x00] : bytes
             case nil:
-                let (response, left) = state.withLock { s in
-                    let r = s.personality.respond(to: body)
-                    guard s.personality.hasLeftField else { return (r, false) }
-                    s.wantPresent = false  // out of the field until present()
-                    return (r, true)
+                let reply: VPCDReply = state.withLock { s in
+                    let r = Self.reply(to: body, personality: &s.personality)
+                    if case .leftField = r { s.wantPresent = false }  // out of the field until present()
+                    return r
                 }
-                if left {
+                switch reply {
+                case .response(let r): answer = r
+                case .leftField, .none, .atr:
                     // A tag_lost fault: no answer, the connection closes (vpcd: 0 bytes back,
                     // pcscd: card removed).
                     log(.fault(.closeMidAPDU))
                     return .fault
                 }
-                answer = response
             }
-            if answer.isEmpty { answer = [0x6F, 0x00] }  // a zero-length answer hangs vpcd
-            if answer.count > 0xFFFF { answer = [0x6F, 0x00] }
             guard VPCDSocket.write(fd, message: answer) else { return endReason() }
             log(.response(answer))
         }
@@ -315,6 +391,18 @@ public final class VirtualCard: Sendable {
             return .readerClosed
         }
     }
+}
+
+/// What a vpcd card sends back for one message (``VirtualCard/reply(to:personality:)``).
+public enum VPCDReply: Sendable, Equatable {
+    /// Nothing (power off, power on, reset, an unknown control code).
+    case none
+    /// The ATR, for control code `04`.
+    case atr([UInt8])
+    /// The response APDU (1 … FFFF bytes).
+    case response([UInt8])
+    /// The card left the field instead of answering: the connection closes.
+    case leftField
 }
 
 /// A misbehaviour for the next command APDU (``VirtualCard/inject(_:)``).

@@ -175,6 +175,12 @@ func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asyn
     }
 }
 
+/// Checks the readers' lock folder (``SessionArbiter/prepareLockDirectory(_:)``): a folder
+/// that is a link, someone else's or writable by others is refused with exit 69, naming it.
+func requireLockFolder() throws(CLIError) {
+    do { try SessionArbiter.prepareLockDirectory() } catch { throw .unavailable("lock folder \(error)") }
+}
+
 /// Takes the reader's session lock for a one-shot command (dump, write, format, lock), so it
 /// never talks to a tag while a session holds the reader (in this process or another).
 func takeReader(_ identifier: String) throws(CLIError) -> ReaderLease {

@@ -27,6 +27,13 @@ enum CardLink {
         switch card.link.state {
         case .inField, .removed, .stopped:
             return nil
+        case .refused(let e) where card.configuration.reversed:
+            return
+                "the virtual card could not listen on \(host):\(port) for vpcd's reversed mode\(waited): \(String(cString: strerror(e)))"
+                + (e == EADDRINUSE ? " (another card, or another program, listens there)" : "")
+        case .listening:
+            return
+                "the virtual card listens on \(host):\(port) but vpcd did not connect\(waited): no pcscd with a reversed-mode vpcd reader for that port (hardware/pcsc-loopback/vpcd) runs here"
         case .refused(let e) where e == ECONNREFUSED:
             return
                 "the virtual card could not connect to vpcd on \(host):\(port)\(waited): nothing listens there, so no pcscd with vpcd's reader for that port runs here (install pcscd and vsmartcard-vpcd, or run under scripts/with-pcscd; a socket-activated pcscd starts only when a client connects: run 'nfcbench devices' first)"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NFCHardware
 import NFCTags
 import ReaderFrontend
@@ -38,8 +38,10 @@ enum DeviceFactory {
         var presenceInterval: Duration? = nil
     }
 
-    /// Resolves `device` (see the table above). Throws usage (64), data (65) or unavailable (69).
+    /// Resolves `device` (see the table above). Throws usage (64), data (65) or unavailable (69,
+    /// also when the readers' lock folder is refused: every device is locked before use).
     static func resolve(_ device: String) throws(CLIError) -> Spec {
+        try requireLockFolder()
         let (scheme, rest) = split(device)
         switch scheme {
         case "sim":

@@ -1,6 +1,7 @@
 import Foundation
 import NFCHardware
 import NFCTags
+import ReaderSession
 import VirtualHardware
 
 /// libnfc device strings: which drivers exist (from the installed libnfc), what a
@@ -52,10 +53,16 @@ enum LibNFCDevices {
 
     /// A virtual PN532 on a fresh pty serving `tag` (a tag file path or a name in
     /// `hardware/tags/`), for the demo when no pcscd can be had. Returns the device string
-    /// (`pn532_uart:PATH`) and a function that stops it and removes the link.
+    /// (`pn532_uart:PATH`) and a function that stops it and removes the link. The link lives
+    /// in the readers' lock folder, which only this user controls (``requireLockFolder()``):
+    /// no one else can put a pty of theirs in its place.
     static func startVirtualBench(tag: String) throws -> (device: String, stop: @Sendable () -> Void) {
         let (_, card) = try loadPN532Card(tag)
-        let link = NSTemporaryDirectory() + "nfcbench-pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder: String
+        do { folder = try SessionArbiter.prepareLockDirectory() } catch {
+            throw CLIError.unavailable("lock folder \(error)")
+        }
+        let link = folder + "/pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fake = try VirtualPN532.start(ptyPath: link)
         let cleanup = Signals.removeAtDeath(link: link, to: fake.slavePath)
         fake.present(card)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NFCTags
 import ReaderSession
 
@@ -39,7 +39,7 @@ struct NDEFFuzzReport: Sendable, CustomStringConvertible {
 }
 
 /// Valid seed messages covering every TNF, SR and long lengths, IDs, chunks and RTDs.
-private let ndefFuzzSeeds: [[UInt8]] = {
+let ndefFuzzSeeds: [[UInt8]] = {
     let hex = [
         "D1 01 15 55 00 68 74 74 70 73 3A 2F 2F 67 6F 6F 67 6C 65 2E 63 6F 6D 2F 3F",
         "D0 00 00",
@@ -76,7 +76,7 @@ func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzRep
     for i in 0..<max(0, count) {
         var b = ndefFuzzSeeds[Int.random(in: 0..<ndefFuzzSeeds.count, using: &rng)]
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
-            mutate(&b, using: &rng)
+            ByteMutator.mutate(&b, using: &rng, splice: ndefFuzzSeeds)
         }
         report.messages += 1
         do {
@@ -100,27 +100,4 @@ func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzRep
     }
     report.elapsed = clock.now - start
     return report
-}
-
-private func mutate(_ b: inout [UInt8], using rng: inout SplitMix64) {
-    switch Int.random(in: 0..<6, using: &rng) {
-    case 0 where !b.isEmpty:  // bit flip
-        let i = Int.random(in: 0..<b.count, using: &rng)
-        b[i] ^= 1 << UInt8.random(in: 0..<8, using: &rng)
-    case 1:  // byte insert
-        b.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...b.count, using: &rng))
-    case 2 where !b.isEmpty:  // byte delete
-        b.remove(at: Int.random(in: 0..<b.count, using: &rng))
-    case 3 where b.count > 3:  // length-field edit: TYPE_LENGTH / PAYLOAD_LENGTH / ID_LENGTH slots
-        let i = Int.random(in: 1..<min(b.count, 8), using: &rng)
-        let edits: [UInt8] = [0, 1, 0xFF, b[i] &+ 1, b[i] &- 1]
-        b[i] = edits[Int.random(in: 0..<edits.count, using: &rng)]
-    case 4 where !b.isEmpty:  // truncation
-        b.removeLast(Int.random(in: 1...b.count, using: &rng))
-    default:  // splice: a prefix of this message and a suffix of another seed
-        let other = ndefFuzzSeeds[Int.random(in: 0..<ndefFuzzSeeds.count, using: &rng)]
-        let cut = Int.random(in: 0...b.count, using: &rng)
-        let from = Int.random(in: 0...other.count, using: &rng)
-        b = Array(b[..<cut]) + other[from...]
-    }
 }

@@ -8,7 +8,8 @@ import ReaderSession
 /// - Type 2: GET_VERSION (``Type2TagReader/identify()``; a plain Ultralight NAKs and is
 ///   re-activated) names the product and its page count; without it the CC's data area
 ///   decides (pages 0–3 and 2 × MLEN data pages: the lock and configuration pages after the
-///   data area are then not read, and a note says so). Every page read with 16-byte READs.
+///   data area are then not read, and a note says so). Pages come in 16-byte READs, or in
+///   FAST_READ ranges as large as the reader carries when GET_VERSION names a product with it.
 /// - Type 4: the CC file and the NDEF file up to NLEN/ENLEN (the rest of the file is not read).
 /// - A device that does not show ATQA and SAK (PC/SC shows an ATR) gets the family's values
 ///   (`44 00`/`00` for Type 2, `44 03`/`20` for Type 4) and the ATS rebuilt from the ATR's
@@ -36,15 +37,11 @@ enum TagSnapshot {
                 "no GET_VERSION answer (a plain Ultralight, or a reader without a transparent exchange): \(total) pages from the CC; pages after the data area (lock, configuration) not read"
             )
         }
-        var pages: [[UInt8]] = []
-        var page = 0
-        while page < total {
-            let data = try t.read(page: UInt8(truncatingIfNeeded: page))
-            guard data.count == 16 else {
-                throw TagCommunicationError.malformedResponse("READ \(page) answered \(data.count) bytes")
-            }
-            for i in 0..<4 where page + i < total { pages.append(Array(data[(i * 4)..<(i * 4 + 4)])) }
-            page += 4
+        // READs of 4 pages, or FAST_READ ranges when GET_VERSION named a product with it.
+        let pages: [[UInt8]]
+        do { pages = try probe.readPages(0..<min(total, 0x100)) } catch {
+            if case .communication(let e) = error.code { throw e }
+            throw error
         }
         let activation = try activation(target, type4: false, notes: &notes)
         var file = TagFile(
@@ -125,4 +122,5 @@ struct AnyAPDUTransport: APDUTransport {
     let base: any APDUTransport
     init(_ base: any APDUTransport) { self.base = base }
     func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+    var maximumResponseLength: Int { base.maximumResponseLength }
 }

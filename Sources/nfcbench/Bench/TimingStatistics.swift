@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// min / median / p99 / max of a set of durations: pure, for `nfcbench measure`.
 ///

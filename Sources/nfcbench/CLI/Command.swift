@@ -6,10 +6,28 @@ struct Command: Sendable {
     var abstract: String
     /// The usage line(s) after `nfcbench `, e.g. `tag show FILE [--json]`.
     var usage: String
-    /// Options and details, printed by `--help`.
-    var help: String
+    /// Options and details, printed by `--help`: built when printed, so that listing the
+    /// commands at start costs nothing.
+    var help: String { helpBody() }
+    private var helpBody: @Sendable () -> String
     /// Runs with the words after `path`; returns the exit status.
     var run: @Sendable (inout Arguments) async throws -> Int32
+    /// The same without `await`, for a command that never waits: it then runs before Swift's
+    /// concurrency runtime has started a thread, so the process starts and exits sooner.
+    var runNow: (@Sendable (inout Arguments) throws -> Int32)?
+
+    init(
+        path: [String], abstract: String, usage: String, help: @autoclosure @escaping @Sendable () -> String,
+        run: @escaping @Sendable (inout Arguments) async throws -> Int32,
+        runNow: (@Sendable (inout Arguments) throws -> Int32)? = nil
+    ) {
+        self.path = path
+        self.abstract = abstract
+        self.usage = usage
+        self.helpBody = help
+        self.run = run
+        self.runNow = runNow
+    }
 
     var name: String { path.joined(separator: " ") }
 
@@ -31,19 +49,44 @@ extension String {
 enum CLI {
     static let version = "0.1.0"
 
+    /// What `argv` asks for: an exit status already (help, version, a usage error), or a
+    /// command to run with its arguments.
+    enum Resolution {
+        case done(Int32)
+        case run(Command, Arguments)
+    }
+
     /// Runs `argv` (without the program name) and returns the exit status.
     static func main(_ argv: [String]) async -> Int32 {
+        switch resolve(argv) {
+        case .done(let status): return status
+        case .run(let command, var args): return await run(command, &args)
+        }
+    }
+
+    /// Runs `argv` at once when nothing in it awaits (help, version, usage errors and the
+    /// commands with ``Command/runNow``); `nil` when it needs ``main(_:)``.
+    static func mainNow(_ argv: [String]) -> Int32? {
+        switch resolve(argv) {
+        case .done(let status): return status
+        case .run(let command, var args):
+            guard let now = command.runNow else { return nil }
+            return outcome(command) { () throws -> Int32 in try now(&args) }
+        }
+    }
+
+    static func resolve(_ argv: [String]) -> Resolution {
         let commands = Registry.commands
         if argv.isEmpty {
-            return usageError("missing command", help: overview(commands))
+            return .done(usageError("missing command", help: overview(commands)))
         }
         if argv == ["--help"] || argv == ["-h"] || argv == ["help"] {
             Output.out(overview(commands))
-            return 0
+            return .done(0)
         }
         if argv == ["--version"] {
             Output.out(VersionText.text())
-            return 0
+            return .done(0)
         }
         var words = argv
         if words.first == "help" {
@@ -61,23 +104,38 @@ enum CLI {
                 let rest = words.dropFirst()
                 if rest.first == "--help" || rest.first == "-h" {
                     Output.out(groupOverview(words[0], group))
-                    return 0
+                    return .done(0)
                 }
                 if rest.isEmpty {
-                    return usageError("'nfcbench \(words[0])' needs a command", help: groupOverview(words[0], group))
+                    return .done(
+                        usageError("'nfcbench \(words[0])' needs a command", help: groupOverview(words[0], group)))
                 }
-                return usageError(
-                    "unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group))
+                return .done(
+                    usageError(
+                        "unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group)))
             }
-            return usageError("unknown command '\(words[0])'", help: overview(commands))
+            return .done(usageError("unknown command '\(words[0])'", help: overview(commands)))
         }
         var args = Arguments(words.dropFirst(command.path.count))
         if args.flag("help", short: "h") {
             Output.out(command.helpText())
-            return 0
+            return .done(0)
         }
+        return .run(command, args)
+    }
+
+    static func run(_ command: Command, _ args: inout Arguments) async -> Int32 {
         do {
             return try await command.run(&args)
+        } catch {
+            return outcome(command) { () throws -> Int32 in throw error }
+        }
+    }
+
+    /// `body`'s exit status, or its error reported the way every command reports one.
+    static func outcome(_ command: Command, _ body: () throws -> Int32) -> Int32 {
+        do {
+            return try body()
         } catch let error as CLIError {
             if case .usage = error {
                 return usageError(

@@ -51,8 +51,15 @@ enum Traces {
         command: String, device: String?, model: JSONObject = [:], setup: JSONObject = [:],
         options: Options, echo: (@Sendable (String) -> Void)? = nil
     ) throws(CLIError) -> TraceWriter {
-        let file =
-            options.path ?? TraceLocation().newTracePath(command: command.replacingOccurrences(of: " ", with: "-"))
+        let file: String
+        if let path = options.path {
+            file = path
+        } else {
+            let location = TraceLocation()
+            // The folder is checked before rotation deletes anything in it (README "Traces").
+            do { try location.prepare() } catch { throw .unavailable("trace folder \(error)") }
+            file = location.newTracePath(command: command.replacingOccurrences(of: " ", with: "-"))
+        }
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
             do { sinks.append(try PcapngExport(path: out, redact: options.redact)) } catch {
@@ -67,6 +74,7 @@ enum Traces {
                 path: file, header: header(command: command, device: device, model: model, setup: setup),
                 redact: options.redact, createParentDirectory: options.path == nil, echo: printer, sinks: sinks)
         } catch {
+            if error.folder != nil { throw .unavailable("\(error)") }
             throw .failure("can't write the trace: \(error)")
         }
         // With --json, stdout is the trace's records; where the file is goes to stderr.

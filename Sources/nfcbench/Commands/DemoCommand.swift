@@ -221,7 +221,14 @@ enum DemoCommand {
             } catch {
                 throw .data("\(path): \(error)")
             }
-            let card = VirtualCard(personality: personality, configuration: .init(port: 35963))
+            // A shared pcscd's vpcd reader may be in reversed mode (hardware/pcsc-loopback):
+            // then vpcd connects to the card, which listens on 127.0.0.1.
+            var configuration = VirtualCard.Configuration(port: 35963)
+            configuration.reversed =
+                shared
+                && BenchDoctor(root: "/", uid: getuid(), groups: [], environment: [:]).vpcdEntries()
+                    .contains { $0.host?.hasPrefix("127.") == true }
+            let card = VirtualCard(personality: personality, configuration: configuration)
             card.start()
             do { try await CardLink.awaitInField(card) } catch {
                 card.stop()

@@ -24,6 +24,9 @@ enum DoctorCommand {
               - a tty held by two processes (libnfc takes no lock), or the --device port already in use
               - missing Debian packages (libnfc6, libnfc-bin, pcscd, libpcsclite1, pcsc-tools, vsmartcard-vpcd)
               - LIBNFC_* environment variables, and a LIBNFC_DEVICE that points nowhere
+              - vpcd reachable from the network: a port of a vpcd reader (35963, 35964 and those
+                /etc/reader.conf.d names) listening beyond loopback, and reader.conf.d entries in
+                vpcd's listen mode, which binds 0.0.0.0 whenever pcscd starts
             Exit 0 when all is well, 1 when something needs fixing.
             """,
         run: { args in
@@ -86,7 +89,7 @@ struct BenchDoctor {
     var groups: Set<UInt32>
     var environment: [String: String]
     /// What connecting to pcscd gave: its readers, or why it did not answer.
-    var pcscdAnswer: Result<[String], PCSCDAnswer>
+    var pcscdAnswer: Result<[String], PCSCDAnswer> = .failure(PCSCDAnswer(reason: "not asked"))
 
     /// Why pcscd did not answer (the PC/SC error's text).
     struct PCSCDAnswer: Error, Sendable { var reason: String }
@@ -114,6 +117,7 @@ struct BenchDoctor {
 
     func run(device: String?) -> [DoctorFinding] {
         modules() + pcscd() + permissions() + busyPorts(device: device) + packages() + libnfcEnvironment()
+            + vpcdNetwork()
     }
 
     func modules() -> [DoctorFinding] {
@@ -388,6 +392,175 @@ struct BenchDoctor {
                     message: vars.isEmpty
                         ? "no LIBNFC_* variables set"
                         : "LIBNFC_* set: " + vars.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
+        }
+        return out
+    }
+
+    // MARK: vpcd and the network
+
+    /// A vpcd reader entry of a reader.conf.d file: its `DEVICENAME` and first slot's port.
+    struct VPCDEntry: Equatable {
+        var file: String
+        var deviceName: String
+        /// Slot 0's TCP port (slot 1 is the next one: Debian's driver has 2 slots).
+        var port: UInt16
+        /// `nil` in listen mode (`/dev/null:PORT`, or no port: vpcd binds INADDR_ANY);
+        /// the host vpcd connects to in reversed mode.
+        var host: String?
+    }
+
+    /// vpcd entries in `/etc/reader.conf.d` (vsmartcard ifd-vpcd.c `IFDHCreateChannelByName`:
+    /// `/dev/null:PORT` or no colon is listen mode, `HOST:PORT` reversed mode; the port is
+    /// read as `strtoul(…, 0)` does: `0x` hex, a leading `0` octal).
+    func vpcdEntries() -> [VPCDEntry] {
+        let dir = path("/etc/reader.conf.d")
+        var out: [VPCDEntry] = []
+        for name in ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
+            guard let text = try? String(contentsOfFile: dir + "/" + name, encoding: .utf8) else { continue }
+            var device: String?
+            var library: String?
+            for raw in text.split(whereSeparator: \.isNewline) {
+                let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                let words = line.split(whereSeparator: \.isWhitespace)
+                guard words.count >= 2 else { continue }
+                let value = words[1...].joined(separator: " ")
+                if words[0] == "DEVICENAME" { device = value }
+                if words[0] == "LIBPATH" { library = value }
+                guard let d = device, let l = library else { continue }
+                if l.contains("vpcd") {
+                    let parts = d.split(separator: ":", maxSplits: 1).map(String.init)
+                    let port = parts.count == 2 ? Self.strtoul(parts[1]) : 35963
+                    let host = parts.count == 2 && parts[0] != "/dev/null" ? parts[0] : nil
+                    out.append(
+                        VPCDEntry(file: "/etc/reader.conf.d/\(name)", deviceName: d, port: port ?? 35963, host: host))
+                }
+                device = nil
+                library = nil
+            }
+        }
+        return out
+    }
+
+    static func strtoul(_ s: String) -> UInt16? {
+        let t = s.trimmingCharacters(in: .whitespaces).lowercased()
+        if t.hasPrefix("0x") { return UInt16(t.dropFirst(2), radix: 16) }
+        if t.count > 1 && t.hasPrefix("0") { return UInt16(t.dropFirst(), radix: 8) }
+        return UInt16(t)
+    }
+
+    /// TCP listeners of `/proc/net/tcp` and `tcp6`: local address (as text), port, socket inode.
+    func tcpListeners() -> [(address: String, loopback: Bool, port: UInt16, inode: String)] {
+        var out: [(String, Bool, UInt16, String)] = []
+        for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: path(file), encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let f = line.split(whereSeparator: \.isWhitespace)
+                guard f.count > 9, f[3] == "0A" else { continue }  // 0A: TCP_LISTEN
+                let local = f[1].split(separator: ":")
+                guard local.count == 2, let port = UInt16(local[1], radix: 16) else { continue }
+                // The kernel prints each 32-bit word of the address as a native integer: its
+                // bytes in memory are the address in network order.
+                var bytes: [UInt8] = []
+                var hex = Substring(local[0])
+                while hex.count >= 8, let word = UInt32(hex.prefix(8), radix: 16) {
+                    bytes += withUnsafeBytes(of: word) { Array($0) }
+                    hex = hex.dropFirst(8)
+                }
+                let text: String
+                let loopback: Bool
+                if bytes.count == 4 {
+                    text = bytes.map(String.init).joined(separator: ".")
+                    loopback = bytes[0] == 127
+                } else if bytes.count == 16 {
+                    let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                    loopback = bytes == [UInt8](repeating: 0, count: 15) + [1] || (mapped && bytes[12] == 127)
+                    text =
+                        "["
+                        + stride(from: 0, to: 16, by: 2).map {
+                            String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+                        }
+                        .joined(separator: ":") + "]"
+                } else {
+                    continue
+                }
+                out.append((text, loopback, port, String(f[9])))
+            }
+        }
+        return out
+    }
+
+    /// Which process holds socket `inode` (from `/proc/*/fd` links), as "comm (pid N)".
+    private func socketOwner(_ inode: String) -> String? {
+        for pid in ((try? fm.contentsOfDirectory(atPath: path("/proc"))) ?? []).sorted()
+        where pid.allSatisfy(\.isNumber) {
+            let fdDir = path("/proc/\(pid)/fd")
+            for fd in (try? fm.contentsOfDirectory(atPath: fdDir)) ?? []
+            where (try? fm.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)")) == "socket:[\(inode)]" {
+                let comm = (try? String(contentsOfFile: path("/proc/\(pid)/comm"), encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                return "\(comm ?? "process") (pid \(pid))"
+            }
+        }
+        return nil
+    }
+
+    /// Interfaces of this network namespace other than `lo` (`/proc/net/dev`); nil when unreadable.
+    private func nonLoopbackInterfaces() -> [String]? {
+        guard let text = try? String(contentsOfFile: path("/proc/net/dev"), encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").dropFirst(2).compactMap { line in
+            line.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        }.filter { $0 != "lo" }
+    }
+
+    /// vpcd reachable from the network: a vpcd port listening beyond loopback (any host that
+    /// reaches this one could insert a card into pcscd's readers), or a listen-mode entry that
+    /// will open one when pcscd starts.
+    func vpcdNetwork() -> [DoctorFinding] {
+        let entries = vpcdEntries()
+        var ports: Set<UInt16> = [35963, 35964]
+        for e in entries where e.host == nil { ports.formUnion([e.port, e.port &+ 1]) }
+        var out: [DoctorFinding] = []
+        let onlyLoopbackHere = nonLoopbackInterfaces()?.isEmpty == true
+        for l in tcpListeners() where ports.contains(l.port) && !l.loopback {
+            let who = socketOwner(l.inode).map { " by \($0)" } ?? ""
+            if onlyLoopbackHere {
+                out.append(
+                    DoctorFinding(
+                        check: "vpcd-network", ok: true,
+                        message:
+                            "vpcd port \(l.port) listens on \(l.address)\(who), in a network namespace with only lo (scripts/with-pcscd's): not reachable from the network"
+                    ))
+                continue
+            }
+            out.append(
+                DoctorFinding(
+                    check: "vpcd-network", ok: false,
+                    message:
+                        "vpcd port \(l.port) listens on \(l.address)\(who): any host that reaches this one can insert a card into pcscd's readers",
+                    fix:
+                        "keep vpcd out of the shared pcscd (scripts/install-deps diverts Debian's /etc/reader.conf.d/vpcd; then sudo systemctl restart pcscd), or use its reversed mode: scripts/install-deps --shared-vpcd"
+                ))
+        }
+        for e in entries where e.host == nil {
+            out.append(
+                DoctorFinding(
+                    check: "vpcd-network", ok: false,
+                    message:
+                        "\(e.file) puts vpcd in listen mode (DEVICENAME \(e.deviceName)): pcscd listens on 0.0.0.0:\(e.port)-\(e.port &+ 1) whenever it starts",
+                    fix:
+                        "scripts/install-deps (diverts Debian's entry: sudo dpkg-divert --local --rename --divert /etc/reader.conf.vpcd.disabled-by-nfcbench --add \(e.file)), or reversed mode bound to loopback: hardware/pcsc-loopback/vpcd"
+                ))
+        }
+        if out.isEmpty {
+            let loopbackEntries = entries.filter { $0.host != nil }
+            out.append(
+                DoctorFinding(
+                    check: "vpcd-network", ok: true,
+                    message: "no vpcd port listens beyond loopback"
+                        + (loopbackEntries.isEmpty
+                            ? ""
+                            : "; vpcd reversed mode to \(loopbackEntries.map { "\($0.host ?? ""):\($0.port)" }.joined(separator: ", "))")
+                ))
         }
         return out
     }

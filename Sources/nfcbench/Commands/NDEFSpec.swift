@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NFCTags
 
 /// The `--ndef SPEC` syntax: one record, or a file of NDEF message bytes.

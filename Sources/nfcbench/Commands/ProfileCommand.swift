@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HCEEvents
 
 /// `nfcbench profile import`: a Proxmark3 trace → a reader profile (JSON).

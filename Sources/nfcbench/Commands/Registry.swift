@@ -19,6 +19,8 @@ enum Registry {
         DoctorCommand.command,
         BenchCommand.session,
         BenchCommand.ndefFuzz,
+        BenchAllCommand.command,
+        BenchCommand.fuzz,
         ConformanceCommand.command,
         CheckCommand.equivalence,
         TraceCommand.export,

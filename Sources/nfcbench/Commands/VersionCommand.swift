@@ -10,9 +10,12 @@ enum VersionText {
         abstract: "Print the versions of nfcbench, libnfc and pcsc-lite",
         usage: "version",
         help: "Same as 'nfcbench --version'.",
-        run: { args in
-            try args.finish()
-            Output.out(text())
-            return 0
-        })
+        run: { args in try now(&args) },
+        runNow: { args in try now(&args) })
+
+    static func now(_ args: inout Arguments) throws -> Int32 {
+        try args.finish()
+        Output.out(text())
+        return 0
+    }
 }

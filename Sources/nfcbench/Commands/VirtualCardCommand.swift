@@ -13,12 +13,15 @@ enum VirtualCardCommand {
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
         usage:
-            "virtual card --tag FILE [--port N | --slot 0|1] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE] [--pcapng OUT] [--redact]",
+            "virtual card --tag FILE [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
               --port N          vpcd's TCP port (default 35963 = "Virtual PCD 00 00")
               --slot 0|1        the Debian vpcd slot: 0 = port 35963, 1 = port 35964
+              --reversed        vpcd's reversed mode, for a shared pcscd: the card listens on
+                                127.0.0.1:PORT and vpcd connects to it (reader.conf entry
+                                hardware/pcsc-loopback/vpcd); nothing listens beyond loopback
               --wait            when vpcd does not take the card (no pcscd, or the port held by
                                 another card), keep trying, saying why, instead of exiting 69
               --present-for S --absent-for S
@@ -55,6 +58,7 @@ enum VirtualCardCommand {
         let json = args.flag("json")
         let quiet = args.flag("quiet")
         let wait = args.flag("wait")
+        let reversed = args.flag("reversed")
         var traceOptions = try Traces.Options.parse(&args)
         traceOptions.json = json
         try args.finish()
@@ -77,19 +81,21 @@ enum VirtualCardCommand {
             throw CLIError.data("\(path): \(error)")
         }
 
-        let card = VirtualCard(personality: personality, configuration: .init(port: port))
+        var configuration = VirtualCard.Configuration(port: port)
+        configuration.reversed = reversed
+        let card = VirtualCard(personality: personality, configuration: configuration)
         let trace = try Traces.open(
             command: "virtual card", device: "vpcd:\(port)",
             setup: [
                 "tag_file": .string(path), "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
-                "atr": .string(personality.atr.hexString()),
+                "atr": .string(personality.atr.hexString()), "reversed": .bool(reversed),
             ],
             options: traceOptions)
         defer { trace.close() }
         let start = BenchTrace.monotonicMicros()
         if !json {
             Output.out(
-                "virtual card: \(file.type.rawValue) from \(path) on vpcd port \(port), ATR \(personality.atr.hexString(separator: " "))"
+                "virtual card: \(file.type.rawValue) from \(path) on vpcd port \(port)\(reversed ? " (reversed: listening on 127.0.0.1)" : ""), ATR \(personality.atr.hexString(separator: " "))"
             )
             Output.out("trace: \(trace.path ?? "(none)")")
         }

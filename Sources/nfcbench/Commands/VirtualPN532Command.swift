@@ -13,7 +13,7 @@ enum VirtualPN532Command {
         path: ["virtual", "pn532"],
         abstract: "Run a virtual PN532 on a pseudo-terminal serving a tag file (libnfc pn532_uart)",
         usage:
-            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--pcapng OUT] [--redact] [--save FILE] [--quiet]",
+            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--timing real|none] [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--pcapng OUT] [--redact] [--save FILE] [--quiet]",
         help: """
             Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
             pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
@@ -27,6 +27,10 @@ enum VirtualPN532Command {
             exchange is printed at the end. Only profiles that reach ISO-DEP can be played this way.
 
             OPTIONS:
+              --timing real|none  real: each byte and answer takes as long as on a real PN532 at its
+                                  UART speed (8N1, 115 200 baud until SetSerialBaudRate) with the tag
+                                  106 kbit/s away (ISO/IEC 14443 frame and delay times, the tag's
+                                  write time); none (default): as fast as the pty carries bytes
               --present-after S   put the tag in the field (or bring the reader) S seconds after start (default 0)
               --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
               --json              one JSON line per frame and event (the trace schema) instead of text
@@ -44,6 +48,10 @@ enum VirtualPN532Command {
             guard let pty = try args.option("pty") else { throw CLIError.usage("--pty PATH is required") }
             let tagName = try args.option("tag")
             let readerName = try args.option("reader")
+            let timingWord = try args.option("timing") ?? "none"
+            guard let timing = PN532LinkTiming(rawValue: timingWord) else {
+                throw CLIError.usage("--timing is real or none, not '\(timingWord)'")
+            }
             let after = try args.seconds("present-after") ?? .zero
             let presentFor = try args.seconds("present-for")
             let absentFor = try args.seconds("absent-for")
@@ -63,13 +71,13 @@ enum VirtualPN532Command {
                 }
                 let script = try readerScript(readerName)
                 return try await run(
-                    pty: pty, file: nil, card: nil, reader: script, after: after, cycle: cycle,
+                    pty: pty, file: nil, card: nil, reader: script, timing: timing, after: after, cycle: cycle,
                     json: json, quiet: quiet, traceOptions: traceOptions, savePath: nil)
             }
             guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
             let (file, card) = try loadPN532Card(tagName)
             return try await run(
-                pty: pty, file: file, card: card, reader: nil, after: after, cycle: cycle,
+                pty: pty, file: file, card: card, reader: nil, timing: timing, after: after, cycle: cycle,
                 json: json, quiet: quiet, traceOptions: traceOptions, savePath: savePath)
         })
 
@@ -131,12 +139,13 @@ enum VirtualPN532Command {
     }
 
     static func run(
-        pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, after: Duration,
+        pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, timing: PN532LinkTiming,
+        after: Duration,
         cycle: (Duration, Duration)?,
         json: Bool, quiet: Bool, traceOptions: Traces.Options, savePath: String?
     ) async throws -> Int32 {
         let fake: VirtualPN532
-        do { fake = try VirtualPN532.start(ptyPath: pty) } catch {
+        do { fake = try VirtualPN532.start(ptyPath: pty, timing: timing) } catch {
             throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
         }
         let linkCleanup = Signals.removeAtDeath(link: pty, to: fake.slavePath)
@@ -152,7 +161,8 @@ enum VirtualPN532Command {
         do {
             trace = try Traces.open(
                 command: "virtual pn532", device: "pn532_uart:\(pty)",
-                model: ["rats": .string(PN532Chip.rats.hexString())], setup: setup, options: traceOptions)
+                model: ["rats": .string(PN532Chip.rats.hexString()), "timing": .string(timing.rawValue)], setup: setup,
+                options: traceOptions)
         } catch {
             fake.stop()
             throw error

@@ -263,6 +263,8 @@ final class DryRunType2Transport: Type2TagTransport {
     func write(page: UInt8, data: [UInt8]) throws { writes.append((page, data)) }
     func getVersion() throws -> [UInt8]? { try base.getVersion() }
     func reactivate() throws { try base.reactivate() }
+    func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] { try base.fastRead(from: first, to: last) }
+    var fastReadPageLimit: Int { base.fastReadPageLimit }
     /// A dry run sends no raw frame: only READ and GET_VERSION reach the tag.
     func transceive(_ frame: [UInt8]) throws -> Type2Answer {
         guard frame.first == 0x30 || frame.first == 0x60 else { throw TagCommunicationError.unsupportedCommand(frame) }
@@ -275,6 +277,7 @@ final class DryRunAPDUTransport: APDUTransport {
     let base: any APDUTransport
     private(set) var updates: [[UInt8]] = []
     init(base: any APDUTransport) { self.base = base }
+    var maximumResponseLength: Int { base.maximumResponseLength }
     func transmit(_ command: [UInt8]) throws -> [UInt8] {
         if command.count >= 2, command[1] == 0xD6 {
             updates.append(command)

@@ -114,27 +114,67 @@ func pcscDisconnect(_ card: PCSCCardHandle, disposition: UInt32) throws(PCSCErro
     try check(SCardDisconnect(card, DWORD(disposition)), "SCardDisconnect")
 }
 
+/// The receive buffer ``pcscTransmit(_:activeProtocol:_:into:)`` needs: an extended R-APDU
+/// (65536 + 2 bytes), the most PC/SC can carry.
+let pcscReceiveCapacity = 65536 + 2
+
 /// `SCardTransmit(card, pci, apdu, n, NULL, buf, &len)` with `SCARD_PCI_T0`/`T1`/`RAW`
-/// (through the CPCSC shims) chosen by the active protocol. The receive buffer holds an
-/// extended R-APDU (65536 + 2 bytes), the most PC/SC can carry.
-func pcscTransmit(_ card: PCSCCardHandle, activeProtocol: UInt32, _ apdu: [UInt8]) throws(PCSCError) -> [UInt8] {
+/// (through the CPCSC shims) chosen by the active protocol, into `buffer` (at least
+/// ``pcscReceiveCapacity`` bytes, reused by the caller: no allocation per APDU). Returns the
+/// answer's length.
+func pcscTransmit(
+    _ card: PCSCCardHandle, activeProtocol: UInt32, _ apdu: [UInt8], into buffer: UnsafeMutableBufferPointer<UInt8>
+) throws(PCSCError) -> Int {
     let pci: UnsafePointer<SCARD_IO_REQUEST>
     switch activeProtocol {
     case UInt32(SCARD_PROTOCOL_T0): pci = CPCSC_pciT0()
     case UInt32(SCARD_PROTOCOL_T1): pci = CPCSC_pciT1()
     default: pci = CPCSC_pciRaw()
     }
-    let capacity = 65536 + 2
-    var rv = 0
-    let answer = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-        var length = DWORD(capacity)
-        rv = apdu.withUnsafeBufferPointer { send in
-            SCardTransmit(card, pci, send.baseAddress, DWORD(send.count), nil, buffer.baseAddress, &length)
-        }
-        count = rv == 0 ? min(Int(length), capacity) : 0
+    var length = DWORD(buffer.count)
+    let rv = apdu.withUnsafeBufferPointer { send in
+        SCardTransmit(card, pci, send.baseAddress, DWORD(send.count), nil, buffer.baseAddress, &length)
     }
     try check(rv, "SCardTransmit")
-    return answer
+    return min(Int(length), buffer.count)
+}
+
+/// The reader's largest APDU data size, from PC/SC part 10's FEATURE_GET_TLV_PROPERTIES
+/// (`SCardControl` with `CM_IOCTL_GET_FEATURE_REQUEST`, then the feature's control code;
+/// property `dwMaxAPDUDataSize`, PC/SC 2.02.09 part 10 §2.6.14). `nil` when the reader does
+/// not offer the feature (vpcd 3.3, many readers): only short APDUs are known to pass.
+func pcscMaxAPDUDataSize(_ card: PCSCCardHandle) -> Int? {
+    var buffer = [UInt8](repeating: 0, count: 256)
+    func control(_ code: UInt32) -> [UInt8]? {
+        var returned: DWORD = 0
+        let rv = buffer.withUnsafeMutableBytes { out in
+            SCardControl(card, DWORD(code), nil, 0, out.baseAddress, DWORD(out.count), &returned)
+        }
+        return rv == 0 ? Array(buffer.prefix(Int(returned))) : nil
+    }
+    // CM_IOCTL_GET_FEATURE_REQUEST = SCARD_CTL_CODE(3400) (reader.h): tag, length 4, code (big-endian).
+    guard let features = control(0x4200_0000 + 3400) else { return nil }
+    var i = 0
+    var tlvCode: UInt32? = nil
+    while i + 6 <= features.count {
+        if features[i] == UInt8(FEATURE_GET_TLV_PROPERTIES), features[i + 1] == 4 {
+            tlvCode = features[(i + 2)..<(i + 6)].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        i += 2 + Int(features[i + 1])
+    }
+    guard let tlvCode, let properties = control(tlvCode) else { return nil }
+    // Properties: tag, length, value little-endian.
+    i = 0
+    while i + 2 <= properties.count {
+        let tag = properties[i]
+        let length = Int(properties[i + 1])
+        guard i + 2 + length <= properties.count else { return nil }
+        if tag == UInt8(PCSCv2_PART10_PROPERTY_dwMaxAPDUDataSize), length == 4 {
+            return properties[(i + 2)..<(i + 6)].reversed().reduce(0) { $0 << 8 | Int($1) }
+        }
+        i += 2 + length
+    }
+    return nil
 }
 
 /// What `SCardStatus` reports.

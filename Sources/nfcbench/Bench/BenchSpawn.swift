@@ -1,0 +1,86 @@
+import Foundation
+
+/// One child process for `nfcbench bench all`, started with `posix_spawn` and reaped with
+/// `wait4`: the wall time from just before the spawn to the reaping, and the CPU time the
+/// kernel accounted to it. Blocking: call it from a bench thread, never Swift's pool.
+struct BenchSpawn {
+    struct Outcome {
+        var status: Int32
+        var wall: Duration
+        /// User + system time of the process (its rusage).
+        var cpu: Duration
+        /// What it wrote to stdout, when asked for.
+        var output: String
+    }
+
+    /// A started child, for those that run beside the bench (virtual devices, idle sessions).
+    struct Running {
+        let pid: pid_t
+        let started: ContinuousClock.Instant
+        let outputPath: String?
+
+        /// SIGINT (or `signal`), then the outcome.
+        func stop(_ signal: Int32 = SIGINT) -> Outcome {
+            kill(pid, signal)
+            return BenchSpawn.reap(self)
+        }
+    }
+
+    /// Runs `argv` (a path or a name on `PATH`) to its end.
+    static func run(
+        _ argv: [String], environment: [String: String] = [:], captureOutput: Bool = false, in directory: String
+    ) throws(CLIError) -> Outcome {
+        reap(try start(argv, environment: environment, captureOutput: captureOutput, in: directory))
+    }
+
+    /// Starts `argv` with the bench's environment plus `environment`; stdin and stderr go
+    /// to /dev/null, stdout too unless `captureOutput` (a file in `directory`).
+    static func start(
+        _ argv: [String], environment: [String: String] = [:], captureOutput: Bool = false, in directory: String
+    ) throws(CLIError) -> Running {
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        let outputPath = captureOutput ? "\(directory)/out-\(UInt64.random(in: 0...UInt64.max)).txt" : nil
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let cArgs = argv.map { strdup($0) } + [nil]
+        let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in cArgs { free(p) }
+            for p in cEnv { free(p) }
+        }
+        var pid: pid_t = 0
+        let started = ContinuousClock.now
+        let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
+        guard rc == 0 else { throw .unavailable("cannot start \(argv[0]): \(String(cString: strerror(rc)))") }
+        return Running(pid: pid, started: started, outputPath: outputPath)
+    }
+
+    static func reap(_ r: Running) -> Outcome {
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(r.pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let wall = ContinuousClock.now - r.started
+        func d(_ t: timeval) -> Duration { .seconds(t.tv_sec) + .microseconds(t.tv_usec) }
+        let exited = status & 0x7F == 0
+        var output = ""
+        if let path = r.outputPath {
+            output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            unlink(path)
+        }
+        return Outcome(
+            status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), wall: wall,
+            cpu: d(usage.ru_utime) + d(usage.ru_stime), output: output)
+    }
+
+    /// CLOCK_MONOTONIC now, in nanoseconds (what the exec probe compares with).
+    static func monotonicNanoseconds() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+    }
+}

@@ -1,0 +1,459 @@
+import Foundation
+import NFCTrace
+
+/// `nfcbench bench all`: every comparison of issue 15 in one go, interleaved round by round,
+/// with medians and ratios. Figures come from whole processes (spawned and reaped here) and
+/// from the commands' own JSON; nothing is timed inside a test.
+enum BenchAllCommand {
+    static let command = Command(
+        path: ["bench", "all"],
+        abstract: "Run every benchmark comparison interleaved (release build): medians and ratios",
+        usage: "bench all [--rounds N] [--idle-seconds S] [--count N] [--json] [--allow-debug]",
+        help: """
+            Runs, in one go and round by round so that a drifting machine hits every figure alike:
+              start-up      nfcbench version vs a C program printing the same versions
+                            (scripts/version-c.c), 3 pairs a round; and from spawn to nfc_open /
+                            SCardEstablishContext of dump, for us and for nfc-mfultralight, timed
+                            by an LD_PRELOAD probe (scripts/exec-probe.c)
+              dump          whole-process NTAG213/215/216 dump through libnfc's pn532_uart vs
+                            nfc-mfultralight r, on virtual PN532s with --timing none and real
+              measure apdu  APDUs/s of measure apdu vs a C SCardTransmit loop
+                            (scripts/measure-vs-c-transmit.c) on the same vpcd card
+              session       machine inputs/s and the 10,000-session random walk (bench session)
+              conformance   the built-in suite, whole process
+            then the CPU an idle session spends (sim:no-tag and an empty PC/SC reader) over
+            --idle-seconds. Prints each figure's median, the other side's, their ratio and the goal.
+
+            Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight) and pcscd with
+            vsmartcard-vpcd; without a pcscd offering the vpcd reader it runs itself inside
+            scripts/with-pcscd. Build it first: ./bench install (static release).
+
+            OPTIONS:
+              --rounds N         rounds (default 7)
+              --idle-seconds S   how long each idle session runs (default 10)
+              --count N          APDUs per measure apdu run (default 3000)
+              --json             one JSON object per figure
+              --allow-debug      run from a debug build (figures then say nothing of the release)
+            """,
+        run: { args in
+            let rounds = try args.int("rounds", in: 1...1000) ?? 7
+            let idle = try args.seconds("idle-seconds") ?? .seconds(10)
+            let count = try args.int("count", in: 1...10_000_000) ?? 3000
+            let json = args.flag("json")
+            let allowDebug = args.flag("allow-debug")
+            try args.finish()
+            #if DEBUG
+                guard allowDebug else {
+                    throw CLIError.usage(
+                        "bench all measures the release build: ./bench install, then nfcbench bench all (or --allow-debug)"
+                    )
+                }
+            #endif
+            if ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private", !DemoCommand.vpcdReaderAvailable() {
+                switch try await DemoCommand.runUnderPrivatePCSCD() {
+                case .ran(let status): return status
+                case .unavailable(let why):
+                    throw CLIError.unavailable("no pcscd with the vpcd reader, and no private one: \(why)")
+                }
+            }
+            let bench = try BenchAll(rounds: rounds, idle: idle, count: count)
+            let rows = try await onBenchThread { () throws -> [BenchAll.Row] in
+                defer { bench.stop() }
+                return try bench.run()
+            }
+            if json {
+                for r in rows { Output.out(JSONValue.object(r.json).serialized) }
+            } else {
+                Output.out(bench.header)
+                Output.out(BenchAll.table(rows))
+            }
+            return rows.contains { $0.met == false } ? 1 : 0
+        })
+}
+
+/// The bench's helpers, devices and figures.
+final class BenchAll: @unchecked Sendable {
+    /// One printed figure: ours, theirs (or a goal), their ratio.
+    struct Row {
+        var name: String
+        var unit: String
+        var ours: Double
+        var theirs: Double?
+        var theirsName: String?
+        /// ours / theirs, or the median of per-round ratios where that is the rule.
+        var ratio: Double?
+        var runs: Int
+        var goal: String
+        var met: Bool?
+
+        var json: JSONObject {
+            var o = JSONObject()
+            o["figure"] = .string(name)
+            o["unit"] = .string(unit)
+            o["ours"] = .double(ours)
+            if let theirs { o["theirs"] = .double(theirs) }
+            if let theirsName { o["theirs_name"] = .string(theirsName) }
+            if let ratio { o["ratio"] = .double(ratio) }
+            o["runs"] = .int(Int64(runs))
+            o["goal"] = .string(goal)
+            if let met { o["met"] = .bool(met) }
+            return o
+        }
+    }
+
+    let rounds: Int
+    let idle: Duration
+    let count: Int
+    let work: String
+    let nfcbench = DataLocation.executablePath()
+    let scripts: String
+    private var started: [BenchSpawn.Running] = []
+    private let loadBefore: String
+    private let date = Date()
+
+    static let tags = ["ntag213-text", "ntag215-uri", "ntag216-empty"]
+    static let timings = ["none", "real"]
+
+    init(rounds: Int, idle: Duration, count: Int) throws(CLIError) {
+        self.rounds = rounds
+        self.idle = idle
+        self.count = count
+        guard let hw = DataLocation.hardwareDirectory() else {
+            throw .unavailable("no hardware/ folder beside the binary: bench all runs from a clone")
+        }
+        scripts = URL(fileURLWithPath: hw).deletingLastPathComponent().appendingPathComponent("scripts").path
+        work = NSTemporaryDirectory() + "nfcbench-bench-all-\(getpid())"
+        loadBefore = Self.loadAverage()
+        do { try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true) } catch {
+            throw .failure("cannot make \(work): \(error)")
+        }
+    }
+
+    func stop() {
+        for r in started { _ = r.stop() }
+        started = []
+        try? FileManager.default.removeItem(atPath: work)
+    }
+
+    var header: String {
+        let build: String
+        #if DEBUG
+            build = "DEBUG build (not the release's figures)"
+        #else
+            build = "release build"
+        #endif
+        return """
+            nfcbench bench all: \(rounds) rounds, interleaved; \(build) \(nfcbench)
+            \(Self.iso8601(date)); \(Self.machine()); load average before \(loadBefore), after \(Self.loadAverage())
+            """
+    }
+
+    // MARK: running
+
+    func run() throws -> [Row] {
+        let tools = try prepare()
+        var startupOurs: [Duration] = []
+        var startupC: [Duration] = []
+        var openOurs: [Double] = []
+        var openTheirs: [Double] = []
+        var contextOurs: [Double] = []
+        var dumps: [String: (ours: [Duration], theirs: [Duration])] = [:]
+        var apduOurs: [Double] = []
+        var apduC: [Double] = []
+        var apduRatios: [Double] = []
+        var inputs: [Double] = []
+        var walk: [Double] = []
+        var conformance: [Duration] = []
+
+        for round in 1...rounds {
+            Output.err("bench all: round \(round) of \(rounds)")
+            for _ in 0..<3 {
+                startupOurs.append(
+                    try checked(BenchSpawn.run([nfcbench, "version"], in: work), "nfcbench version").wall)
+                startupC.append(try checked(BenchSpawn.run([tools.versionC], in: work), "version-c").wall)
+            }
+            // Spawn → nfc_open / SCardEstablishContext, through the probe.
+            let device = "pn532_uart:\(pty("ntag215-uri", "none"))"
+            openOurs.append(
+                try probed(
+                    [nfcbench, "dump", "--device", device, "--out", "\(work)/probe.json"], "nfc_open", tools.probe))
+            openTheirs.append(
+                try probed(["nfc-mfultralight", "r", "\(work)/probe.mfd"], "nfc_open", tools.probe, device: device))
+            contextOurs.append(
+                try probed(
+                    [nfcbench, "dump", "--device", "pcsc:Virtual PCD 00 00", "--out", "\(work)/probe4.json"],
+                    "SCardEstablishContext", tools.probe))
+            for tag in Self.tags {
+                for timing in Self.timings {
+                    let device = "pn532_uart:\(pty(tag, timing))"
+                    let ours = try checked(
+                        BenchSpawn.run([nfcbench, "dump", "--device", device, "--out", "\(work)/d.json"], in: work),
+                        "dump \(tag)")
+                    let theirs = try checked(
+                        BenchSpawn.run(
+                            ["nfc-mfultralight", "r", "\(work)/d.mfd"],
+                            environment: ["LIBNFC_DEVICE": device, "LIBNFC_AUTO_SCAN": "false"], in: work),
+                        "nfc-mfultralight r \(tag)")
+                    dumps["\(tag) \(timing)", default: ([], [])].ours.append(ours.wall)
+                    dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
+                }
+            }
+            let ours = try checked(
+                BenchSpawn.run(
+                    [
+                        nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count", "\(count)",
+                        "--json",
+                    ],
+                    captureOutput: true, in: work), "measure apdu")
+            let c = try checked(
+                BenchSpawn.run([tools.transmit, "Virtual PCD 00 00", "\(count)"], captureOutput: true, in: work),
+                "measure-vs-c-transmit")
+            let s = Self.number(ours.output, key: "per_second")
+            let cRate = c.output.split(separator: " ").dropFirst(2).first.flatMap {
+                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            guard let s, let cRate else { throw CLIError.failure("measure apdu or the C loop printed no rate") }
+            apduOurs.append(s)
+            apduC.append(cRate)
+            apduRatios.append(s / cRate)
+            let session = try checked(
+                BenchSpawn.run(
+                    [nfcbench, "bench", "session", "--inputs", "1000000", "--json"], captureOutput: true, in: work),
+                "bench session")
+            if let r = Self.number(session.output, key: "inputs_per_second") { inputs.append(r) }
+            if let w = Self.number(session.output, key: "walk_seconds") { walk.append(w) }
+            conformance.append(
+                try checked(BenchSpawn.run([nfcbench, "conformance"], in: work), "conformance").wall)
+        }
+
+        Output.err("bench all: idle sessions, \(idle.seconds) s")
+        let sim = try BenchSpawn.start(
+            [nfcbench, "session", "--device", "sim:no-tag", "--time-limit", "\(Int(BenchCommand.seconds(idle)) + 30)"],
+            in: work)
+        let pcsc = try BenchSpawn.start(
+            [
+                nfcbench, "session", "--device", "pcsc:Virtual PCD 00 01", "--time-limit",
+                "\(Int(BenchCommand.seconds(idle)) + 30)",
+            ],
+            in: work)
+        Thread.sleep(forTimeInterval: BenchCommand.seconds(idle))
+        let simIdle = sim.stop()
+        let pcscIdle = pcsc.stop()
+
+        var rows: [Row] = []
+        let ms = { (d: Duration) in TimingStatistics.microseconds(d) / 1000 }
+        let su = Self.median(startupOurs.map(ms))
+        let sc = Self.median(startupC.map(ms))
+        rows.append(
+            Row(
+                name: "start-up: nfcbench version (whole process)", unit: "ms", ours: su, theirs: sc,
+                theirsName: "C printing the same", ratio: su / sc, runs: startupOurs.count, goal: "ours ≤ 3 ms",
+                met: su <= 3))
+        let oo = Self.median(openOurs) / 1000
+        let ot = Self.median(openTheirs) / 1000
+        rows.append(
+            Row(
+                name: "start-up: spawn → nfc_open (dump pn532_uart)", unit: "ms", ours: oo, theirs: ot,
+                theirsName: "nfc-mfultralight r", ratio: oo / ot, runs: openOurs.count, goal: "ours ≤ 5 ms",
+                met: oo <= 5))
+        let co = Self.median(contextOurs) / 1000
+        rows.append(
+            Row(
+                name: "start-up: spawn → SCardEstablishContext (dump pcsc)", unit: "ms", ours: co, theirs: nil,
+                theirsName: nil, ratio: nil, runs: contextOurs.count, goal: "ours ≤ 5 ms", met: co <= 5))
+        for timing in Self.timings {
+            for tag in Self.tags {
+                guard let d = dumps["\(tag) \(timing)"] else { continue }
+                let o = Self.median(d.ours.map(ms))
+                let t = Self.median(d.theirs.map(ms))
+                let goal: String
+                let met: Bool?
+                switch (tag, timing) {
+                case ("ntag215-uri", "none"): (goal, met) = ("≤ 1.10", o / t <= 1.10)
+                case ("ntag215-uri", "real"): (goal, met) = ("≤ 0.80", o / t <= 0.80)
+                default: (goal, met) = ("", nil)
+                }
+                rows.append(
+                    Row(
+                        name: "dump \(tag) --timing \(timing) (whole process)", unit: "ms", ours: o, theirs: t,
+                        theirsName: "nfc-mfultralight r", ratio: o / t, runs: d.ours.count, goal: goal, met: met))
+            }
+        }
+        let ar = Self.median(apduRatios)
+        rows.append(
+            Row(
+                name: "measure apdu (APDU/s, median of per-round ratios)", unit: "APDU/s", ours: Self.median(apduOurs),
+                theirs: Self.median(apduC), theirsName: "C SCardTransmit loop", ratio: ar, runs: apduRatios.count,
+                goal: "≥ 0.98", met: ar >= 0.98))
+        let ips = Self.median(inputs)
+        rows.append(
+            Row(
+                name: "session machine inputs/s", unit: "inputs/s", ours: ips, theirs: 1_000_000,
+                theirsName: "target", ratio: ips / 1_000_000, runs: inputs.count, goal: "≥ 1,000,000",
+                met: ips >= 1_000_000))
+        let w = Self.median(walk) * 1000
+        rows.append(
+            Row(
+                name: "random walk, 10,000 sessions", unit: "ms", ours: w, theirs: 1000, theirsName: "target",
+                ratio: w / 1000, runs: walk.count, goal: "< 1 s", met: w < 1000))
+        rows.append(
+            Row(
+                name: "conformance suite (whole process)", unit: "ms", ours: Self.median(conformance.map(ms)),
+                theirs: nil, theirsName: nil, ratio: nil, runs: conformance.count, goal: "", met: nil))
+        for (name, outcome) in [("sim:no-tag", simIdle), ("pcsc: empty reader", pcscIdle)] {
+            let percent = TimingStatistics.microseconds(outcome.cpu) / TimingStatistics.microseconds(outcome.wall) * 100
+            rows.append(
+                Row(
+                    name: "idle session CPU, \(name), \(Int(BenchCommand.seconds(idle))) s", unit: "%", ours: percent,
+                    theirs: nil,
+                    theirsName: nil, ratio: nil, runs: 1, goal: "< 1 %", met: percent < 1))
+        }
+        return rows
+    }
+
+    // MARK: setup
+
+    struct Tools {
+        var transmit: String
+        var versionC: String
+        var probe: String
+    }
+
+    private func prepare() throws -> Tools {
+        for tool in ["cc", "nfc-mfultralight"] where !Self.onPath(tool) {
+            throw CLIError.unavailable("\(tool) is missing (apt-get install build-essential libnfc-bin)")
+        }
+        let tools = Tools(transmit: "\(work)/transmit", versionC: "\(work)/version-c", probe: "\(work)/exec-probe.so")
+        let builds: [[String]] = [
+            [
+                "cc", "-O2", "-I/usr/include/PCSC", "-o", tools.transmit, "\(scripts)/measure-vs-c-transmit.c",
+                "-lpcsclite",
+            ],
+            [
+                "cc", "-O2", "-I/usr/include/PCSC", "-o", tools.versionC, "\(scripts)/version-c.c", "-lnfc",
+                "-Wl,--no-as-needed", "-lpcsclite",
+            ],
+            [
+                "cc", "-O2", "-shared", "-fPIC", "-I/usr/include/PCSC", "-o", tools.probe, "\(scripts)/exec-probe.c",
+                "-ldl",
+            ],
+        ]
+        for b in builds {
+            let r = try BenchSpawn.run(b, in: work)
+            guard r.status == 0 else { throw CLIError.unavailable("cannot build \(b[b.count - 2]) with cc") }
+        }
+        // The devices: one virtual card for measure apdu and the pcsc dump, a virtual PN532 per tag and timing.
+        started.append(try BenchSpawn.start([nfcbench, "virtual", "card", "--tag", "t4t-uri", "--quiet"], in: work))
+        for tag in Self.tags {
+            for timing in Self.timings {
+                started.append(
+                    try BenchSpawn.start(
+                        [
+                            nfcbench, "virtual", "pn532", "--pty", pty(tag, timing), "--tag", tag, "--timing", timing,
+                            "--quiet", "--trace", "/dev/null",
+                        ], in: work))
+            }
+        }
+        for tag in Self.tags {
+            for timing in Self.timings {
+                var waited = 0
+                while (try? FileManager.default.destinationOfSymbolicLink(atPath: pty(tag, timing))) == nil {
+                    guard waited < 500 else { throw CLIError.failure("the virtual PN532 for \(tag) did not start") }
+                    usleep(10_000)
+                    waited += 1
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1.5)  // pcscd sees the virtual card (it polls vpcd)
+        return tools
+    }
+
+    private func pty(_ tag: String, _ timing: String) -> String { "\(work)/\(tag)-\(timing).pty" }
+
+    private func checked(_ o: BenchSpawn.Outcome, _ what: String) throws -> BenchSpawn.Outcome {
+        guard o.status == 0 else { throw CLIError.failure("\(what) exited \(o.status)") }
+        return o
+    }
+
+    /// µs from spawn to `function`, through the LD_PRELOAD probe.
+    private func probed(_ argv: [String], _ function: String, _ probe: String, device: String? = nil) throws -> Double {
+        let out = "\(work)/probe-\(UInt32.random(in: 0...UInt32.max)).txt"
+        defer { unlink(out) }
+        var env = ["LD_PRELOAD": probe, "NFCBENCH_PROBE_OUT": out]
+        if let device {
+            env["LIBNFC_DEVICE"] = device
+            env["LIBNFC_AUTO_SCAN"] = "false"
+        }
+        env["NFCBENCH_SPAWN_NS"] = String(BenchSpawn.monotonicNanoseconds())
+        _ = try checked(BenchSpawn.run(argv, environment: env, in: work), argv.prefix(2).joined(separator: " "))
+        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(function + " ") }),
+            let us = Double(line.split(separator: " ")[1])
+        else { throw CLIError.failure("the exec probe saw no \(function) in \(argv[0])") }
+        return us
+    }
+
+    // MARK: figures
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let s = values.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    static func number(_ json: String, key: String) -> Double? {
+        guard let r = json.range(of: "\"\(key)\":") else { return nil }
+        let rest = json[r.upperBound...].prefix { "0123456789.eE+-".contains($0) }
+        return Double(rest)
+    }
+
+    static func table(_ rows: [Row]) -> String {
+        func f(_ v: Double?, _ unit: String) -> String {
+            guard let v else { return "" }
+            if unit == "APDU/s" || unit == "inputs/s" { return String(format: "%.0f", v) }
+            if unit == "%" { return String(format: "%.2f %%", v) }
+            return String(format: "%.2f %@", v, unit)
+        }
+        var lines = [
+            "figure".padded(52) + "ours".padded(14) + "theirs".padded(14) + "ratio".padded(8) + "runs".padded(6)
+                + "goal"
+        ]
+        for r in rows {
+            let mark = r.met.map { $0 ? " ✓" : " ✗" } ?? ""
+            lines.append(
+                r.name.padded(52) + f(r.ours, r.unit).padded(14) + f(r.theirs, r.unit).padded(14)
+                    + (r.ratio.map { String(format: "%.2f", $0) } ?? "").padded(8) + "\(r.runs)".padded(6) + r.goal
+                    + mark + (r.theirsName.map { "  (theirs: \($0))" } ?? ""))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func onPath(_ tool: String) -> Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+        }
+    }
+
+    static func loadAverage() -> String {
+        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3)
+            .joined(separator: " ")
+    }
+
+    static func machine() -> String {
+        let cpu =
+            ((try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "").split(separator: "\n")
+            .first { $0.hasPrefix("model name") }.map {
+                String($0.split(separator: ":").last ?? "").trimmingCharacters(in: .whitespaces)
+            }
+            ?? "unknown CPU"
+        return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu)"
+    }
+
+    static func iso8601(_ d: Date) -> String { d.formatted(.iso8601) }
+}
+
+extension String {
+    fileprivate func padded(_ n: Int) -> String {
+        count >= n ? self + " " : self + String(repeating: " ", count: n - count)
+    }
+}
