@@ -38,6 +38,9 @@ enum CardLink {
             return
                 "the virtual card could not connect to vpcd on \(host):\(port)\(waited): nothing listens there, so no pcscd with vpcd's reader for that port runs here (install pcscd and vsmartcard-vpcd, or run under scripts/with-pcscd; a socket-activated pcscd starts only when a client connects: run 'nfcbench devices' first)"
         case .refused(let e):
+            // ETIMEDOUT: vpcd's listen queue is full of other cards' connections.
+            let others = VPCDPortClients.clients(ofPort: port)
+            if !others.isEmpty { return taken(port, by: others, waited: waited) }
             return
                 "the virtual card could not connect to vpcd on \(host):\(port)\(waited): \(String(cString: strerror(e)))"
         case .unanswered(let local):
@@ -46,11 +49,16 @@ enum CardLink {
                 return
                     "vpcd's port \(port) took the virtual card's connection but pcscd never polled the card\(waited): what listens on \(port) is not a vpcd reader pcscd polls"
             }
-            let who = others.map { c in
-                c.pid.map { "pid \($0)" + (c.command.map { " '\($0)'" } ?? "") } ?? "from local port \(c.localPort)"
-            }.joined(separator: ", ")
-            return
-                "vpcd's port \(port) is taken: another card is connected to it (\(who)); vpcd serves one card per port, so pcscd never polled this one\(waited). Stop that card, or use the other vpcd slot (--slot 1, port 35964)"
+            return taken(port, by: others, waited: waited)
         }
+    }
+
+    /// The port is held by the cards connected to it (named by process where it can be seen).
+    private static func taken(_ port: UInt16, by others: [VPCDPortClients.Client], waited: String) -> String {
+        let who = others.map { c in
+            c.pid.map { "pid \($0)" + (c.command.map { " '\($0)'" } ?? "") } ?? "from local port \(c.localPort)"
+        }.joined(separator: ", ")
+        return
+            "vpcd's port \(port) is taken: another card is connected to it (\(who)); vpcd serves one card per port, so pcscd never polled this one\(waited). Stop that card, or use the other vpcd slot (--slot 1, port 35964)"
     }
 }
