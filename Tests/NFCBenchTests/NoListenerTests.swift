@@ -118,7 +118,9 @@ struct NoListenerTests {
         let r = try await Self.run(
             conf: nil, before: #"mount --bind "\#(conf)" /etc/reader.conf.d || exit 69"#,
             then: """
-                "$B" virtual card --reversed --tag t4t-uri --quiet >"$F/card.out" 2>&1 &
+                # --wait: the card stays until the shared pcscd's vpcd connects, however loaded the
+                # machine (a card that leaves makes this vpcd's pcscd abort: nothing to connect to).
+                "$B" virtual card --reversed --wait --tag t4t-uri --quiet >"$F/card.out" 2>&1 &
                 card=$!
                 for _ in $(seq 100); do "$B" devices --json 2>/dev/null | grep -qF '["present"]' && break; sleep 0.1; done
                 "$B" session --device "pcsc:Virtual PCD 00 00" --first-read --timeout 10 >"$F/session.out" 2>&1
