@@ -116,12 +116,17 @@ struct NoListenerTests {
         // As 'scripts/install-deps --shared-vpcd' leaves it: the loopback entry is the system's
         // reader.conf.d (bound over /etc/reader.conf.d in this mount namespace only).
         let r = try await Self.run(
-            conf: nil, before: #"mount --bind "\#(conf)" /etc/reader.conf.d || exit 69"#,
-            then: """
-                # --wait: the card stays until the shared pcscd's vpcd connects, however loaded the
-                # machine (a card that leaves makes this vpcd's pcscd abort: nothing to connect to).
+            conf: nil,
+            // The card listens before pcscd starts: this vpcd connects once, at pcscd's start, and
+            // aborts pcscd (FD_SET on a failed socket) when nothing listens then. --wait: it stays
+            // until vpcd connects, however loaded the machine.
+            before: """
+                mount --bind "\(conf)" /etc/reader.conf.d || exit 69
                 "$B" virtual card --reversed --wait --tag t4t-uri --quiet >"$F/card.out" 2>&1 &
                 card=$!
+                for _ in $(seq 100); do ss -ltnH | grep -qF 127.0.0.1:35963 && break; sleep 0.05; done
+                """,
+            then: """
                 for _ in $(seq 100); do "$B" devices --json 2>/dev/null | grep -qF '["present"]' && break; sleep 0.1; done
                 "$B" session --device "pcsc:Virtual PCD 00 00" --first-read --timeout 10 >"$F/session.out" 2>&1
                 echo "session exit $?"

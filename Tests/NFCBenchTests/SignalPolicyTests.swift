@@ -166,11 +166,12 @@ struct SignalPolicyTests {
         let bench = try Bench()
         defer { bench.cleanup() }
         let link = bench.dir.appendingPathComponent("pn").path
-        let (p, _, _) = try NFCBench.start(
+        let (p, out, _) = try NFCBench.start(
             ["virtual", "pn532", "--pty", link, "--tag", "ntag215-uri", "--quiet"], environment: bench.env)
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Its start line comes once it handles signals; before that a SIGHUP kills it (the
+        // default), link removed too, but with the signal's status.
+        #expect(await Lines(out).wait { $0.contains { $0.contains("virtual PN532 on") } })
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != nil)
         kill(p.processIdentifier, SIGHUP)
         #expect(await SessionCLITests.exit(of: p) == 0)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil)
