@@ -86,7 +86,11 @@ let package = Package(
             dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
-        .testTarget(name: "NFCBenchTests", dependencies: ["nfcbench", "NFCTrace"], swiftSettings: strict),
+        // (and drive the bench app in virtual time through its module: the simulated reader).
+        .testTarget(
+            name: "NFCBenchTests",
+            dependencies: ["nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

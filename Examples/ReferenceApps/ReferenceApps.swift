@@ -1,6 +1,8 @@
-/// The reference apps by name: the correct one and four faulty ones, each the reference
+/// The reference apps by name: the correct one and five faulty ones, each the reference
 /// app plus one habit (``ScanHabits``). `nfcbench conformance --app NAME` maps these names
-/// to factories; the conformance harness itself never sees them.
+/// to factories; the conformance harness itself never sees them. The fifth
+/// (`resumeinterrupted`) breaks a rule only in an interleaving no shipped scenario plays: the
+/// conformance explorer (`nfcbench conformance --explore`) finds it.
 public enum ReferenceApps {
     public struct Entry: Sendable {
         public var name: String
@@ -25,6 +27,9 @@ public enum ReferenceApps {
         Entry(
             name: "restartonreturn", habits: .restartsOnReturn,
             summary: "begins again on return to the foreground after 202, unasked"),
+        Entry(
+            name: "resumeinterrupted", habits: .resumesInterruptedRead,
+            summary: "begins a new session when its session ends while a tag is still being read"),
     ]
 
     /// The entry named `name`, if any.

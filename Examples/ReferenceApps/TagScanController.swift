@@ -19,6 +19,10 @@ public struct ScanHabits: OptionSet, Sendable, Hashable {
     public static let reusesTagsAfterRestartPolling = ScanHabits(rawValue: 1 << 2)
     /// Back in the foreground after 202 it begins again without the user asking.
     public static let restartsOnReturn = ScanHabits(rawValue: 1 << 3)
+    /// When its session ends while it is still reading a tag (a read or its commands in
+    /// flight), it begins a new session "to finish the read", without the user. No shipped
+    /// scenario ends a session mid-exchange; the conformance explorer finds it.
+    public static let resumesInterruptedRead = ScanHabits(rawValue: 1 << 4)
 }
 
 /// A "scan a tag" screen's logic, written as an iOS app would write it against Core NFC:
@@ -59,8 +63,12 @@ public final class TagScanController: @unchecked Sendable {
     private var request = ScanPlan(tagCount: 1, tagObjects: false)
     private var _commandResults: [(command: [UInt8], answer: Data?, error: NFCReaderError.Code?)] = []
     private var readIdentifiers: Set<Data> = []
+    /// Tags this session could not connect to: not tried again while they stay in the field.
+    private var failedIdentifiers: Set<Data> = []
     private var lastTag: (any NFCNDEFTag)?
     private var lastEnding: NFCReaderError.Code?
+    /// A tag is being read (connected, its NDEF or commands not finished).
+    private var reading = false
     private var _status = "Tap Scan to read a tag."
     private var _messages: [NFCNDEFMessage] = []
     private var readOnly: ReadOnlyDelegate?
@@ -158,6 +166,7 @@ public final class TagScanController: @unchecked Sendable {
 
     private func startSession() {
         readIdentifiers = []
+        failedIdentifiers = []
         lastTag = nil
         if request.tagSession { return startTagSession() }
         let s: NFCNDEFReaderSession
@@ -206,12 +215,14 @@ public final class TagScanController: @unchecked Sendable {
     }
 
     fileprivate func didDetect(_ tags: [any NFCNDEFTag], in s: NFCNDEFReaderSession) {
-        guard s === session, s.isReady else { return }
+        // One tag at a time: tags detected while one is read wait for the next polling.
+        guard s === session, s.isReady, !reading else { return }
         if tags.count > 1 {
             s.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
             let previous = tags[0]
             after(.milliseconds(500), queue) { [weak self] in
-                guard let self, s === self.session, s.isReady else { return }
+                // Not while a tag is being read: restartPolling() would make its tag object stale.
+                guard let self, s === self.session, s.isReady, !self.reading else { return }
                 s.restartPolling()
                 if self.habits.contains(.reusesTagsAfterRestartPolling) { previous.readNDEF { _, _ in } }
             }
@@ -220,13 +231,17 @@ public final class TagScanController: @unchecked Sendable {
         guard let tag = tags.first else { return }
         let id = Self.identifier(tag)
         if let id, readIdentifiers.contains(id) { return }  // the previous tag, still in the field
+        reading = true
         // Completion handlers run on the session's queue, which is `queue`.
         s.connect(to: tag) { [weak self] error in self?.connected(tag, id, error, s) }
     }
 
     private func connected(_ tag: any NFCNDEFTag, _ id: Data?, _ error: (any Error)?, _ s: NFCNDEFReaderSession) {
         guard s === session, s.isReady else { return }
-        if let error { return tagFailed(error, s) }
+        if let error {
+            reading = false
+            return tagFailed(error, s)
+        }
         tag.readNDEF { [weak self] message, error in self?.read(tag, id, message, error, s) }
     }
 
@@ -234,6 +249,7 @@ public final class TagScanController: @unchecked Sendable {
         _ tag: any NFCNDEFTag, _ id: Data?, _ message: NFCNDEFMessage?, _ error: (any Error)?, _ s: NFCNDEFReaderSession
     ) {
         guard s === session, s.isReady else { return }
+        reading = false
         if let error { return tagFailed(error, s) }
         guard let message else { return }
         didRead(message)
@@ -272,6 +288,12 @@ public final class TagScanController: @unchecked Sendable {
     private func endingReceived(_ error: any Error) {
         let code = (error as? NFCReaderError)?.code
         lastEnding = code
+        let interrupted = reading
+        reading = false
+        if habits.contains(.resumesInterruptedRead), interrupted {
+            _status = "The read was interrupted. Finishing it…"
+            return startSession()
+        }
         switch code {
         case .readerSessionInvalidationErrorFirstNDEFTagRead?, .readerSessionInvalidationErrorUserCanceled?:
             if _status == "Scanning…" { _status = "Tap Scan to read a tag." }
@@ -311,16 +333,21 @@ public final class TagScanController: @unchecked Sendable {
     }
 
     fileprivate func tagSessionDetected(_ tags: [NFCTag], in s: NFCTagReaderSession) {
-        guard s === tagSession, s.isReady else { return }
+        // One tag at a time: connecting to another would drop the one being read, and its
+        // pending commands would then go to a tag object the next restartPolling() made stale.
+        guard s === tagSession, s.isReady, !reading else { return }
         if tags.count > 1 && !request.readAll {
             s.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
             after(.milliseconds(500), queue) { [weak self] in
-                guard let self, s === self.tagSession, s.isReady else { return }
+                // Not while a tag is being read: restartPolling() would make its tag object stale.
+                guard let self, s === self.tagSession, s.isReady, !self.reading else { return }
                 s.restartPolling()
             }
             return
         }
-        let fresh = tags.filter { t in Self.identifier(t.ndefTag).map { !readIdentifiers.contains($0) } ?? true }
+        let fresh = tags.filter { t in
+            Self.identifier(t.ndefTag).map { !readIdentifiers.contains($0) && !failedIdentifiers.contains($0) } ?? true
+        }
         guard !fresh.isEmpty else { return }
         handleTags(fresh, in: s)
     }
@@ -328,12 +355,19 @@ public final class TagScanController: @unchecked Sendable {
     /// Connects to the first tag, reads it, sends the commands, then goes on with the rest.
     private func handleTags(_ tags: [NFCTag], in s: NFCTagReaderSession) {
         guard s === tagSession, s.isReady else { return }
-        guard let tag = tags.first else { return tagsHandled(in: s) }
+        guard let tag = tags.first else {
+            reading = false
+            return tagsHandled(in: s)
+        }
+        reading = true
         let rest = Array(tags.dropFirst())
         s.connect(to: tag) { [weak self] error in
             guard let self, s === self.tagSession, s.isReady else { return }
             if let error {
                 self.noteTagError(error, s)
+                // A tag it cannot connect to is not tried again in this session
+                // (restartPolling() would find it again at once, in a loop).
+                if let id = Self.identifier(tag.ndefTag) { self.failedIdentifiers.insert(id) }
                 return self.handleTags(rest, in: s)
             }
             tag.ndefTag.readNDEF { [weak self] message, _ in
@@ -360,6 +394,8 @@ public final class TagScanController: @unchecked Sendable {
                 self.sendCommands(rest, to: tag, in: s, then: done)
             } else {
                 self.after(self.request.commandInterval, self.queue) {
+                    // The session may have ended while the app waited: an ended session takes no call.
+                    guard s === self.tagSession, s.isReady else { return }
                     self.sendCommands(rest, to: tag, in: s, then: done)
                 }
             }

@@ -20,16 +20,21 @@ public enum PrivateFolder {
         if createParents {
             let parent = (path as NSString).deletingLastPathComponent
             if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
-                do {
-                    try FileManager.default.createDirectory(
-                        atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                } catch {
-                    throw PrivateFolderError(path: parent, problem: "cannot be created (\(error.localizedDescription))")
+                do { try TraceFile.makeFolder(parent, mode: 0o700) } catch {
+                    throw PrivateFolderError(path: error.path, problem: error.reason)
                 }
             }
         }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw PrivateFolderError(path: path, problem: "cannot be created (\(String(cString: strerror(errno))))")
+            let code = errno
+            let parent = (path as NSString).deletingLastPathComponent
+            var isFolder: ObjCBool = false
+            if code == ENOTDIR, FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder),
+                !isFolder.boolValue
+            {
+                throw PrivateFolderError(path: parent, problem: "is a file, not a folder")
+            }
+            throw PrivateFolderError(path: path, problem: "cannot be created (\(String(cString: strerror(code))))")
         }
         var st = stat()
         guard lstat(path, &st) == 0 else {
@@ -38,7 +43,9 @@ public enum PrivateFolder {
         if st.st_mode & S_IFMT == S_IFLNK {
             throw PrivateFolderError(path: path, problem: "is a symbolic link, not a folder")
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw PrivateFolderError(path: path, problem: "is not a folder") }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw PrivateFolderError(path: path, problem: "is a file, not a folder")
+        }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             throw PrivateFolderError(path: path, problem: "cannot be opened (\(String(cString: strerror(errno))))")

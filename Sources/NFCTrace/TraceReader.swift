@@ -1,4 +1,5 @@
 import Foundation
+import NFCTags
 
 /// A trace read back from its file (or any JSON Lines text of trace records, such as
 /// `walk --json` output): the header, if line 1 is one, and the other records in order.
@@ -37,7 +38,7 @@ public struct TraceContents: Sendable, Equatable {
                     skipped += 1
                     continue
                 }
-                throw TraceReadError(name: name, line: i + 1, reason: "not a JSON object")
+                throw Self.lineError(line, number: i + 1, name: name)
             }
             if i == 0 && o["event"]?.stringValue == "header" {
                 header = o
@@ -46,29 +47,53 @@ public struct TraceContents: Sendable, Equatable {
             }
         }
         guard header != nil || !records.isEmpty else {
-            throw TraceReadError(name: name, line: 0, reason: "no trace records")
+            throw TraceReadError(
+                name: name, line: 0,
+                reason: skipped > 0 ? "no trace records: its only line is cut short" : "no trace records (empty file)")
         }
         self.init(header: header, records: records, skippedLines: skipped)
     }
 
-    /// Reads the trace at `path`. Throws ``TraceReadError``.
+    /// Reads the trace at `path`. Throws ``TraceReadError`` (``TraceReadError/missing``
+    /// when the file does not exist or can't be read).
     public init(path: String) throws(TraceReadError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TraceReadError(name: path, line: 0, reason: "cannot read the file")
+        let data: Data
+        do { data = try DataFile.read(path) } catch {
+            throw TraceReadError(name: path, line: 0, reason: error.reason, missing: true)
         }
         try self.init(text: String(decoding: data, as: UTF8.self), name: path)
     }
+
+    /// Why line `number` is not a record: the JSON syntax error at its column, or "not a
+    /// JSON object" for JSON of another kind.
+    static func lineError(_ line: Substring, number: Int, name: String) -> TraceReadError {
+        do {
+            _ = try DataFile.parse(Data(line.utf8), file: nil)
+        } catch {
+            return TraceReadError(name: name, line: number, column: error.column, reason: error.reason)
+        }
+        return TraceReadError(name: name, line: number, reason: "not a JSON object (a trace line is one {...} record)")
+    }
 }
 
-/// A trace file that could not be read: which file, which line (1-based; 0 = the file).
+/// A trace file that could not be read: which file, which line (1-based; 0 = the file)
+/// and column (1-based, in characters, for a JSON syntax error).
 public struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertible {
     public var name: String
     public var line: Int
+    public var column: Int?
     public var reason: String
-    public init(name: String, line: Int, reason: String) {
+    /// The file does not exist or can't be read (no input), rather than holding bad data.
+    public var missing: Bool
+    public init(name: String, line: Int, column: Int? = nil, reason: String, missing: Bool = false) {
         self.name = name
         self.line = line
+        self.column = column
         self.reason = reason
+        self.missing = missing
     }
-    public var description: String { line > 0 ? "\(name):\(line): \(reason)" : "\(name): \(reason)" }
+    public var description: String {
+        guard line > 0 else { return "\(name): \(reason)" }
+        return "\(name):\(line)" + (column.map { ":\($0)" } ?? "") + ": \(reason)"
+    }
 }

@@ -193,7 +193,7 @@ public enum TraceFile {
             flags |= O_NOFOLLOW
         }
         let fd = open(path, flags, 0o600)
-        if fd < 0 { throw TraceFileError(path: path, reason: String(cString: strerror(errno))) }
+        if fd < 0 { throw openFailure(path, errno: errno) }
         var st = stat()
         if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o7777 != 0o600, fchmod(fd, 0o600) != 0 {
             let e = errno
@@ -201,6 +201,36 @@ public enum TraceFile {
             throw TraceFileError(path: path, reason: "cannot make it 0600: \(String(cString: strerror(e)))")
         }
         return fd
+    }
+
+    /// `mkdir -p`: makes `dir` and the folders above it that are missing (with `mode`, before
+    /// the umask); the error names the first one that can't be made and the system's reason
+    /// (never a Foundation error dump).
+    public static func makeFolder(_ dir: String, mode: mode_t = 0o755) throws(TraceFileError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder) {
+            if isFolder.boolValue { return }
+            throw TraceFileError(path: dir, reason: "is a file, not a folder")
+        }
+        let parent = (dir as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != dir { try makeFolder(parent, mode: mode) }
+        if mkdir(dir, mode) != 0 && errno != EEXIST {
+            throw TraceFileError(path: dir, reason: "can't make this folder: " + String(cString: strerror(errno)))
+        }
+    }
+
+    /// Why `open(2)` of `path` for writing failed, in words a person can act on.
+    public static func openFailure(_ path: String, errno code: Int32) -> TraceFileError {
+        let dir = (path as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        switch code {
+        case ENOENT where !dir.isEmpty && !FileManager.default.fileExists(atPath: dir):
+            return TraceFileError(path: path, reason: "the folder \(dir) does not exist")
+        case ENOTDIR where !dir.isEmpty && FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder):
+            return TraceFileError(path: path, reason: "\(dir) is a file, not a folder")
+        case EISDIR: return TraceFileError(path: path, reason: "is a folder; give a file name")
+        default: return TraceFileError(path: path, reason: String(cString: strerror(code)))
+        }
     }
 
     /// Writes `bytes` to a file made by ``create(path:createParentDirectory:)`` and closes it.

@@ -49,6 +49,8 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     private struct Stream {
         var buffer: [ReaderBackendEvent] = []
         var waiter: CheckedContinuation<ReaderBackendEvent?, any Error>?
+        /// A pushed stream's handler (``subscribe(_:_:)``): events go to it, never to the buffer.
+        var push: (@Sendable (Result<ReaderBackendEvent?, any Error>) -> Void)?
         /// An event was handed to the consumer, which has not asked for the next one yet.
         var handed = false
         var owner: UInt64?
@@ -129,23 +131,53 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     // MARK: ReaderBackend
 
     public func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
+        let id = openStream(options, push: nil)
+        return AsyncThrowingStream(unfolding: { [weak self] in try await self?.next(id) })
+    }
+
+    /// In-memory devices push their events (``ReaderBackend/subscribe(_:_:)``): each one
+    /// reaches `handler` on the thread that changed the field, so a session needs no task.
+    /// Hardware devices offer the stream only (nil).
+    public func subscribe(
+        _ options: NFCPollingOption, _ handler: @escaping @Sendable (Result<ReaderBackendEvent?, any Error>) -> Void
+    ) -> (any ReaderBackendSubscription)? {
+        guard let device = state.withLock({ $0.device }), device.traits.reportsFieldChanges else { return nil }
+        let id = openStream(options, push: handler)
+        return PushedStream { [weak self] in self?.closeStream(id) }
+    }
+
+    /// Opens a polling stream (the first starts discovery); a later one starts with the
+    /// targets in the field now. A pushed stream gets them at once.
+    private func openStream(
+        _ options: NFCPollingOption, push: (@Sendable (Result<ReaderBackendEvent?, any Error>) -> Void)?
+    ) -> UInt64 {
         let owner = streamOwner()
         let wanted = Self.technologies(options)
-        let (id, first, failure, device) = state.withLock { s in
+        let (id, first, failure, device, initial) = state.withLock { s in
             let id = s.nextStream
             s.nextStream += 1
             var stream = Stream(owner: owner)
+            stream.push = push
             stream.failure = s.failure
             let first = s.streams.isEmpty
+            var initial: [ReaderBackendEvent] = []
             if first {
                 s.technologies = wanted
                 s.machine.pollingStarted()
             } else {
                 let present = s.machine.targets.map(\.detectedTarget)
-                if !present.isEmpty { stream.buffer.append(.detected(present)) }
+                if !present.isEmpty { initial.append(.detected(present)) }
+            }
+            if push == nil {
+                stream.buffer = initial
+                initial = []
             }
             s.streams[id] = stream
-            return (id, first, s.failure, s.device)
+            return (id, first, s.failure, s.device, initial)
+        }
+        if let push {
+            if let failure { push(.failure(FrontendError.device(failure))) }
+            for e in initial { push(.success(e)) }
         }
         if first && failure == nil {
             if let device, device.traits.reportsFieldChanges {
@@ -155,7 +187,7 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
                 startThread()?.wake()
             }
         }
-        return AsyncThrowingStream(unfolding: { [weak self] in try await self?.next(id) })
+        return id
     }
 
     public func restartPolling() {
@@ -190,16 +222,17 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     /// Stops polling and closes the device (on its own thread for hardware) before returning.
     /// Idempotent; later streams end at once.
     public func close() {
-        let (streams, device) = state.withLock {
-            s -> ([CheckedContinuation<ReaderBackendEvent?, any Error>], (any NFCDevice)?) in
+        let (streams, device) = state.withLock { s -> ([Receiver], (any NFCDevice)?) in
             guard !s.closed else { return ([], nil) }
             s.closed = true
             s.machine.pollingStopped()
-            let waiters = s.streams.values.compactMap(\.waiter)
+            let receivers = s.streams.values.compactMap { st in
+                st.push.map(Receiver.push) ?? st.waiter.map(Receiver.waiter)
+            }
             s.streams = [:]
-            return (waiters, s.device)
+            return (receivers, s.device)
         }
-        for w in streams { w.resume(returning: nil) }
+        deliver(streams.map { ($0, .success(nil)) })
         if let thread = worker.withLock({ w in
             defer { w = nil }
             return w
@@ -298,9 +331,13 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         }
     }
 
-    private typealias Delivery = (
-        CheckedContinuation<ReaderBackendEvent?, any Error>, Result<ReaderBackendEvent?, any Error>
-    )
+    /// Who gets an event: a waiting stream's continuation or a pushed stream's handler.
+    private enum Receiver {
+        case waiter(CheckedContinuation<ReaderBackendEvent?, any Error>)
+        case push(@Sendable (Result<ReaderBackendEvent?, any Error>) -> Void)
+    }
+
+    private typealias Delivery = (Receiver, Result<ReaderBackendEvent?, any Error>)
 
     /// Buffers the reports of `actions` in every stream; returns the waiters to resume.
     private func publish(_ actions: [DiscoveryMachine.Action], in s: inout State) -> [Delivery] {
@@ -308,10 +345,12 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         for case .report(let event) in actions {
             s.published += 1
             for id in s.streams.keys {
-                if let w = s.streams[id]?.waiter {
+                if let p = s.streams[id]?.push {
+                    out.append((.push(p), .success(event)))
+                } else if let w = s.streams[id]?.waiter {
                     s.streams[id]?.waiter = nil
                     s.streams[id]?.handed = true
-                    out.append((w, .success(event)))
+                    out.append((.waiter(w), .success(event)))
                 } else {
                     s.streams[id]?.buffer.append(event)
                 }
@@ -326,16 +365,25 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         var out: [Delivery] = []
         for id in s.streams.keys {
             s.streams[id]?.failure = error
-            if let w = s.streams[id]?.waiter {
+            if let p = s.streams[id]?.push {
+                // Nothing after the error: the stream's later events stay in its buffer, unread.
+                s.streams[id]?.push = nil
+                out.append((.push(p), .failure(FrontendError.device(error))))
+            } else if let w = s.streams[id]?.waiter {
                 s.streams[id]?.waiter = nil
-                out.append((w, .failure(FrontendError.device(error))))
+                out.append((.waiter(w), .failure(FrontendError.device(error))))
             }
         }
         return out
     }
 
     private func deliver(_ deliveries: [Delivery]) {
-        for (w, r) in deliveries { w.resume(with: r) }
+        for (receiver, r) in deliveries {
+            switch receiver {
+            case .waiter(let w): w.resume(with: r)
+            case .push(let p): p(r)
+            }
+        }
     }
 
     private func next(_ id: UInt64) async throws -> ReaderBackendEvent? {
@@ -532,5 +580,18 @@ final class ExchangeJob<R>: @unchecked Sendable {
             result = Result { try body() }
         }
         body = nil
+    }
+}
+
+/// A pushed stream's end (``ReaderFrontend/subscribe(_:_:)``).
+private final class PushedStream: ReaderBackendSubscription {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
+    func cancel() {
+        let c = onCancel.withLock { c in
+            defer { c = nil }
+            return c
+        }
+        c?()
     }
 }

@@ -1,5 +1,6 @@
 public import Dispatch
 public import ReaderSession
+import Synchronization
 
 /// What the user asks for when tapping Scan.
 public struct ScanRequest: Sendable, Hashable {
@@ -108,11 +109,14 @@ public final class ConformanceEnvironment: Sendable {
 }
 
 /// Hand-offs the harness itself started (app timers, the other app's delegate); their work
-/// is marked as the host's (``ReaderSession/HostWork``).
+/// is marked as the host's (``ReaderSession/HostWork``) and runs through the run's
+/// ``HandOffs``.
 final class PendingHops: Sendable {
     private let counter = AtomicCounter()
     private let total = AtomicCounter()
     private let onMain = AtomicCounter()
+    private let executor: HandOffs
+    init(executor: HandOffs) { self.executor = executor }
     /// Hand-offs in flight.
     var count: Int { counter.value }
     /// Hand-offs ever started.
@@ -123,9 +127,36 @@ final class PendingHops: Sendable {
         total.add(1)
         counter.add(1)
         if queue.label == DispatchQueue.main.label { onMain.add(1) }
-        queue.async {
+        executor.async(on: queue) {
             HostWork.run { work() }
             self.counter.add(-1)
         }
+    }
+}
+
+/// A run's asynchronous hand-offs (the session runtime's, through
+/// ``ReaderSession/ReaderSessionExecutor``, and the harness's own), kept in one first-in,
+/// first-out list that the harness runs on its own thread with `queue.sync`: each runs on
+/// its queue, serially with whatever else runs there, in the order handed over, with no
+/// thread hop. `DispatchQueue.main` is left to the main thread (`async`), as before.
+final class HandOffs: ReaderSessionExecutor {
+    private let list = Mutex<[(queue: DispatchQueue, work: @Sendable () -> Void)]>([])
+
+    func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        if queue.label == DispatchQueue.main.label { return queue.async(execute: work) }
+        list.withLock { $0.append((queue, work)) }
+    }
+
+    var isEmpty: Bool { list.withLock { $0.isEmpty } }
+
+    /// Runs the hand-offs waiting now, in order (those they hand over wait for the next
+    /// call); returns how many ran. Call it from one thread only.
+    func drain() -> Int {
+        let batch = list.withLock { l in
+            defer { l = [] }
+            return l
+        }
+        for item in batch { item.queue.sync(execute: item.work) }
+        return batch.count
     }
 }

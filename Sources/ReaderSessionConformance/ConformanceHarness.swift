@@ -34,11 +34,16 @@ public struct ConformanceHarness: Sendable {
     public var busyRetryLimit: Int
     /// See ``busyRetryLimit``: 10 s.
     public var busyRetryWindow: Duration
+    /// The run stops (noted) when more than this many hand-offs (delegate calls, completions,
+    /// the app's timers' work) run at one virtual instant: a loop that takes no virtual time,
+    /// such as `restartPolling()` after every failed read of a tag that stays in the field.
+    public var maximumHandOffsPerInstant: Int
 
     public init(
         userActionWindow: Duration = .seconds(2), maximumBegins: Int = 500, settleTimeout: Duration = .seconds(5),
-        busyRetryLimit: Int = 3, busyRetryWindow: Duration = .seconds(10)
+        busyRetryLimit: Int = 3, busyRetryWindow: Duration = .seconds(10), maximumHandOffsPerInstant: Int = 20_000
     ) {
+        self.maximumHandOffsPerInstant = maximumHandOffsPerInstant
         self.userActionWindow = userActionWindow
         self.maximumBegins = maximumBegins
         self.settleTimeout = settleTimeout
@@ -58,17 +63,26 @@ public struct ConformanceHarness: Sendable {
 
     /// Runs one scenario with a fresh app.
     public func run(_ scenario: ConformanceScenario, app makeApp: AppFactory) async -> ConformanceResult {
+        await run(scenario, app: makeApp, options: RunOptions()).result
+    }
+
+    /// Runs one scenario with a fresh app, with what the explorer needs beside the result.
+    func run(_ scenario: ConformanceScenario, app makeApp: AppFactory, options: RunOptions) async -> RunOutput {
         await InstallGate.shared.withExclusive {
-            await runInstalled(scenario, makeApp)
+            await runInstalled(scenario, makeApp, options)
         }
     }
 
-    private func runInstalled(_ scenario: ConformanceScenario, _ makeApp: AppFactory) async -> ConformanceResult {
+    private func runInstalled(_ scenario: ConformanceScenario, _ makeApp: AppFactory, _ options: RunOptions) async
+        -> RunOutput
+    {
         let clock = ConformanceClock()
-        let hops = PendingHops()
+        let handOffs = HandOffs()
+        let hops = PendingHops(executor: handOffs)
         let recorder = ConformanceRecorder(
             scenario: scenario.name, clock: clock, userActionWindow: userActionWindow,
-            busyRetryLimit: busyRetryLimit, busyRetryWindow: busyRetryWindow)
+            busyRetryLimit: busyRetryLimit, busyRetryWindow: busyRetryWindow,
+            keepRecords: !scenario.expectEvents.isEmpty, timeline: options.timeline)
         let reader = ConformanceReader(clock: clock, pollingOwner: { recorder.lastBegun })
         var model = ReaderSystemModel()
         model.busyPolicy = scenario.busyPolicy
@@ -76,7 +90,7 @@ public struct ConformanceHarness: Sendable {
         let system = NFCReaderSystem(
             backend: reader.frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false),
             thermal: scenario.thermal ? ThermalModel() : .disabled, model: model,
-            observer: { recorder.trace($0) }, callObserver: { recorder.call($0) })
+            observer: { recorder.trace($0) }, callObserver: { recorder.call($0) }, executor: handOffs)
         NFCReaderSystem.install(system)
         defer { NFCReaderSystem.install(nil) }
         let env = ConformanceEnvironment(system: system, clock: clock, hops: hops)
@@ -84,19 +98,35 @@ public struct ConformanceHarness: Sendable {
         let other = OtherApp(system: system)
         var appState = NFCReaderSystem.AppState.foreground
 
-        func settle() async {
+        // Runs what one event set off until nothing is left: the hand-offs on this thread,
+        // and the sessions' polling tasks (the only work on other threads) by yielding.
+        // False when the app ran away at one instant (a loop in no virtual time).
+        func settle() async -> Bool {
             let start = ContinuousClock.now
             var spins = 0
+            var ran = 0
             while true {
-                let e1 = reader.eventCount
-                let h1 = hops.started
+                let n = handOffs.drain()
+                ran += n
+                if ran > maximumHandOffsPerInstant {
+                    recorder.note(
+                        "stopped at t=\(format(clock.now)): runaway (more than \(maximumHandOffsPerInstant) delegate calls, completions and timers' work at one instant)"
+                    )
+                    return false
+                }
+                if n > 0 {
+                    spins = 0
+                    continue
+                }
+                // The polling task hands an event over before it asks for the next: idle
+                // readers first, then the work they may have handed over.
                 let idle = reader.isIdle(ended: recorder.endedSessions) && hops.count == 0 && system.pendingWork == 0
-                if idle && hops.started == h1 && reader.eventCount == e1 { return }
+                if idle && handOffs.isEmpty { return true }
                 spins += 1
                 if spins < 64 { await Task.yield() } else { try? await Task.sleep(for: .microseconds(100)) }
                 if ContinuousClock.now - start > settleTimeout {
                     recorder.note("did not settle within \(settleTimeout) of real time at t=\(format(clock.now))")
-                    return
+                    return true
                 }
             }
         }
@@ -104,8 +134,9 @@ public struct ConformanceHarness: Sendable {
         var index = 0
         var previousStep = Duration.zero
         var iterations = 0
-        await settle()
-        while true {
+        var situation: RunSituation? = nil
+        var alive = await settle()
+        while alive {
             iterations += 1
             if recorder.appBegins > maximumBegins || iterations > 200_000 {
                 recorder.note("stopped at t=\(format(clock.now)): runaway (\(recorder.appBegins) begins)")
@@ -116,6 +147,7 @@ public struct ConformanceHarness: Sendable {
             if index < scenario.steps.count {
                 switch scenario.steps[index].when {
                 case .at(let t): stepTime = max(t, previousStep)
+                case .afterPrevious(let d): stepTime = previousStep + d
                 case .afterSessionEnd(let d):
                     if !recorder.appSessionActive { stepTime = max(previousStep, (recorder.lastAppEnd ?? .zero) + d) }
                 }
@@ -124,7 +156,7 @@ public struct ConformanceHarness: Sendable {
             if let next = clock.nextDeadline, next <= horizon {
                 // Timers due at a step's instant fire before the step.
                 HostWork.run { _ = clock.fireNext(upTo: horizon) }
-                await settle()
+                alive = await settle()
                 continue
             }
             guard let due = stepTime, due <= scenario.duration else {
@@ -133,6 +165,7 @@ public struct ConformanceHarness: Sendable {
             }
             HostWork.run { _ = clock.fireNext(upTo: due) }
             let step = scenario.steps[index]
+            if options.timeline { recorder.step(index, scenario.stepJSON(index)) }
             index += 1
             previousStep = due
             switch step.action {
@@ -167,6 +200,7 @@ public struct ConformanceHarness: Sendable {
                 case .terminate: system.terminateSessions()
                 case .terminateNextBegin: system.terminateNextBegin()
                 case .busyPolicy(let p): system.setBusyPolicy(p)
+                case .heat(let h): system.addHeat(h)
                 }
             case .otherAppSession(let length):
                 recorder.expectForeignBegin()
@@ -184,7 +218,14 @@ public struct ConformanceHarness: Sendable {
             case .remove(let name):
                 reader.remove(name)
             }
-            await settle()
+            alive = await settle()
+            if alive, index - 1 == options.situationAfterStep {
+                situation = RunSituation(
+                    recorder: recorder.situation(now: clock.now, quickRestartWindow: system.model.quickRestartWindow),
+                    timers: clock.armedDeadlines.map { $0 - clock.now }, appState: system.appState,
+                    field: reader.tagsInField, busyPolicy: system.busyPolicy,
+                    nextLimit: Self.limitBucket(system.thermalModel.decision(at: clock.now)))
+            }
         }
         if hops.mainQueueHops > 0 {
             recorder.note(
@@ -192,8 +233,43 @@ public struct ConformanceHarness: Sendable {
             )
         }
         recorder.freeze()
-        return recorder.result(description: scenario.description, duration: scenario.duration, scenario: scenario)
+        let result = recorder.result(description: scenario.description, duration: scenario.duration, scenario: scenario)
+        return RunOutput(result: result, situation: situation, timeline: recorder.timeline)
     }
+
+    /// The limit a `begin()` would get now, to the whole second (nil: refused).
+    private static func limitBucket(_ d: ThermalModel.Decision) -> Int64? {
+        if case .granted(let l) = d { return l.components.seconds }
+        return nil
+    }
+}
+
+/// What a run gives beyond its result (``ConformanceExplorer``'s needs).
+struct RunOptions: Sendable {
+    /// Capture the run's situation right after this step (0-based) settled.
+    var situationAfterStep: Int? = nil
+    /// Keep the replay's lines (steps, the app's trace records, breaches).
+    var timeline = false
+}
+
+struct RunOutput: Sendable {
+    var result: ConformanceResult
+    /// Nil unless asked for and the step was reached.
+    var situation: RunSituation?
+    var timeline: [ConformanceReplayLine]
+}
+
+/// Everything a run shows that could change what comes next, without absolute time or
+/// history: the judging's state, timers due (relative to now), the app's foreground state,
+/// the tags in the field, the busy policy and the thermal model's next limit. Two runs in
+/// the same situation are taken to be in the same state (``ConformanceExplorer``).
+struct RunSituation: Hashable {
+    var recorder: RecorderSituation
+    var timers: [Duration]
+    var appState: NFCReaderSystem.AppState
+    var field: [String]
+    var busyPolicy: ReaderSystemModel.BusyPolicy
+    var nextLimit: Int64?
 }
 
 func format(_ d: Duration) -> String {

@@ -9,6 +9,8 @@ final class ConformanceRecorder: Sendable {
     private struct Session {
         var summary: ConformanceSessionSummary
         var generation: UInt32 = 0
+        /// `didDetect…` deliveries so far.
+        var deliveries = 0
     }
 
     private struct Credit {
@@ -43,8 +45,15 @@ final class ConformanceRecorder: Sendable {
         var pendingScan: (at: Duration, sessionOpen: Bool)?
         /// Notes already given, so each kind is said once.
         var said: Set<String> = []
-        /// The app's sessions' trace records, for the expected events.
+        /// The app's sessions' trace records, for the expected events (kept only when the
+        /// scenario expects events).
         var appRecords: [JSONObject] = []
+        /// A `terminate-next-begin` that no `begin()` has met yet.
+        var terminatePending = false
+        /// When the last session (any app's) that had a sheet ended.
+        var lastSheetEnd: Duration?
+        /// The replay's lines, when asked for.
+        var timeline: [ConformanceReplayLine]?
     }
 
     private let scenario: String
@@ -52,14 +61,19 @@ final class ConformanceRecorder: Sendable {
     private let window: Duration
     private let busyRetryLimit: Int
     private let busyRetryWindow: Duration
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    private let keepRecords: Bool
     /// Breaches kept per scenario (a retry loop makes hundreds; the count is kept).
     static let maximumBreachesKept = 50
 
     init(
         scenario: String, clock: ConformanceClock, userActionWindow: Duration, busyRetryLimit: Int = 3,
-        busyRetryWindow: Duration = .seconds(10)
+        busyRetryWindow: Duration = .seconds(10), keepRecords: Bool = true, timeline: Bool = false
     ) {
+        var initial = State()
+        if timeline { initial.timeline = [] }
+        self.state = Mutex(initial)
+        self.keepRecords = keepRecords
         self.scenario = scenario
         self.clock = clock
         self.window = userActionWindow
@@ -99,6 +113,7 @@ final class ConformanceRecorder: Sendable {
         let now = clock.now
         state.withLock { s in
             if case .terminate = a { s.credit = nil }
+            if case .terminateNextBegin = a { s.terminatePending = true }
             s.lastUserAction = s.lastUserAction ?? ("nothing", now)
         }
     }
@@ -212,16 +227,25 @@ final class ConformanceRecorder: Sendable {
         let now = clock.now
         state.withLock { s in
             switch r.event {
-            case .sessionBegan: s.lastBegun = r.session
+            case .sessionBegan:
+                s.lastBegun = r.session
+                s.terminatePending = false
             case .didInvalidateWithError:
                 s.ended.insert(r.session)
-                s.foreignActive.remove(r.session)
+                if s.foreignActive.remove(r.session) != nil || s.sessions[r.session]?.summary.becameActive == true {
+                    s.lastSheetEnd = now
+                }
             case .didBecomeActive where s.foreign.contains(r.session):
                 s.foreignActive.insert(r.session)
             default: break
             }
             guard !s.frozen, !s.foreign.contains(r.session), s.sessions[r.session] != nil else { return }
-            s.appRecords.append(r.json())
+            if keepRecords { s.appRecords.append(r.json()) }
+            s.timeline?.append(ConformanceReplayLine(time: now, entry: .record(r)))
+            if let ended = s.sessions[r.session]?.summary.endedAt {
+                checkAfterEnd(&s, r, ended: ended, now: now)
+                return
+            }
             switch r.event {
             case .thermal(_, let limit, _):
                 if s.sessions[r.session]?.summary.becameActive == false, s.sessions[r.session]?.summary.endedAt == nil {
@@ -241,6 +265,8 @@ final class ConformanceRecorder: Sendable {
                 if code == .readerSessionInvalidationErrorSystemIsBusy { s.busyRetryArmed = true }
             case .restartPolling(let g):
                 s.sessions[r.session]?.generation = g
+            case .didDetectNDEFs, .didDetectTags:
+                s.sessions[r.session]?.deliveries += 1
             default:
                 break
             }
@@ -344,8 +370,59 @@ final class ConformanceRecorder: Sendable {
 
     private func breach(_ s: inout State, _ rule: ConformanceRule, _ t: Duration, _ session: UInt64, _ what: String) {
         s.breachCount += 1
-        if s.breaches.count < Self.maximumBreachesKept {
-            s.breaches.append(ConformanceBreach(rule: rule, scenario: scenario, time: t, session: session, what: what))
+        let b = ConformanceBreach(rule: rule, scenario: scenario, time: t, session: session, what: what)
+        if s.breaches.count < Self.maximumBreachesKept { s.breaches.append(b) }
+        s.timeline?.append(ConformanceReplayLine(time: t, entry: .breach(b)))
+    }
+
+    /// Core NFC's promise (``ConformanceRule/oneDidInvalidateWithErrorLast``): after a
+    /// session's `didInvalidateWithError`, no second one and no other delegate callback.
+    private func checkAfterEnd(_ s: inout State, _ r: SessionTraceRecord, ended: Duration, now: Duration) {
+        let what: String
+        switch r.event {
+        case .didInvalidateWithError(let code, _): what = "a second didInvalidateWithError (\(Self.name(code)))"
+        case .didBecomeActive: what = "readerSessionDidBecomeActive"
+        case .didDetectNDEFs: what = "didDetectNDEFs"
+        case .didDetectTags: what = "didDetect (tags)"
+        default: return
+        }
+        breach(
+            &s, .oneDidInvalidateWithErrorLast, now, r.session,
+            "\(what) delivered \(format(now - ended)) after the session's didInvalidateWithError")
+    }
+
+    /// A step the harness played, for the replay's lines.
+    func step(_ index: Int, _ text: String) {
+        let now = clock.now
+        state.withLock { $0.timeline?.append(ConformanceReplayLine(time: now, entry: .step(index: index, text: text))) }
+    }
+
+    /// The replay's lines so far (empty unless asked for).
+    var timeline: [ConformanceReplayLine] { state.withLock { $0.timeline ?? [] } }
+
+    /// What the judging knows now that could change what comes next, for
+    /// ``ConformanceExplorer``'s merging of equivalent states: no absolute time, no history
+    /// beyond what the rules still look at.
+    func situation(now: Duration, quickRestartWindow: Duration) -> RecorderSituation {
+        state.withLock { s in
+            let open = s.sessions.values.filter { $0.summary.endedAt == nil }.sorted {
+                $0.summary.number < $1.summary.number
+            }
+            return RecorderSituation(
+                openSessions: open.map {
+                    RecorderSituation.OpenSession(
+                        active: $0.summary.becameActive, generation: $0.generation, deliveries: min($0.deliveries, 3),
+                        asked: $0.summary.userAction != nil)
+                },
+                lastEnding: s.lastEnding?.code.rawValue,
+                creditAge: s.credit.map { now - $0.at }.flatMap { $0 <= window ? $0 : nil },
+                busyRetryArmed: s.busyRetryArmed,
+                unaskedAfterBusy: s.unaskedAfterBusy.map { now - $0 }.filter { $0 < busyRetryWindow },
+                foreignActive: s.foreignActive.count,
+                pendingScan: s.pendingScan.map { !$0.sessionOpen } ?? false,
+                terminatePending: s.terminatePending,
+                sinceSheetEnd: s.lastSheetEnd.map { now - $0 }.flatMap { $0 < quickRestartWindow ? $0 : nil },
+                breached: s.breachCount > 0)
         }
     }
 
@@ -380,4 +457,24 @@ extension NFCReaderError.Code {
         }
         return full
     }
+}
+
+/// The recorder's part of a run's situation (``ConformanceRecorder/situation(now:quickRestartWindow:)``).
+struct RecorderSituation: Hashable {
+    struct OpenSession: Hashable {
+        var active: Bool
+        var generation: UInt32
+        var deliveries: Int
+        var asked: Bool
+    }
+    var openSessions: [OpenSession]
+    var lastEnding: Int?
+    var creditAge: Duration?
+    var busyRetryArmed: Bool
+    var unaskedAfterBusy: [Duration]
+    var foreignActive: Int
+    var pendingScan: Bool
+    var terminatePending: Bool
+    var sinceSheetEnd: Duration?
+    var breached: Bool
 }

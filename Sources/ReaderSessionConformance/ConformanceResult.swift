@@ -18,6 +18,12 @@ public enum ConformanceRule: String, Sendable, Hashable, CaseIterable, Codable {
     /// An invalidated session cannot be reused: no `begin()`, `restartPolling()`,
     /// `alertMessage` or tag operation on it (a repeated `invalidate()` is harmless and allowed).
     case noCallsAfterInvalidation = "no-calls-after-invalidation"
+    /// Core NFC's promise to the app, checked on the system's side: a begun session's
+    /// `didInvalidateWithError` comes exactly once and last; no `didBecomeActive` or
+    /// `didDetect…` after it (the old ending repeated on a `begin()` of an ended session,
+    /// reported, is the app's own breach of ``noCallsAfterInvalidation`` and not counted).
+    /// A breach is a fault of the session model under the app, not of the app.
+    case oneDidInvalidateWithErrorLast = "one-didInvalidateWithError-last"
 
     /// One line: what the rule asks.
     public var summary: String {
@@ -29,6 +35,8 @@ public enum ConformanceRule: String, Sendable, Hashable, CaseIterable, Codable {
         case .noStaleTagAfterRestartPolling: "after restartPolling() drop every earlier tag object"
         case .noCallsAfterInvalidation:
             "an invalidated session is over: no begin, restartPolling, alertMessage or tag call"
+        case .oneDidInvalidateWithErrorLast:
+            "(the system's promise) didInvalidateWithError once per session, last: no callback after it"
         }
     }
 }
@@ -104,5 +112,29 @@ public struct ConformanceResult: Sendable, Hashable {
         var seen: [ConformanceRule] = []
         for b in breaches where !seen.contains(b.rule) { seen.append(b.rule) }
         return seen
+    }
+}
+
+/// One line of a scenario's replay, in virtual time: a step the harness played, a trace
+/// record of one of the app's sessions, or a breach as it was judged. The explorer shows a
+/// counterexample's replay with these (``ConformanceExplorer/Counterexample/replay``).
+public struct ConformanceReplayLine: Sendable, Hashable {
+    public enum Entry: Sendable, Hashable {
+        /// Step `index` (0-based) of the scenario, as its file writes it
+        /// (``ConformanceScenario/stepJSON(_:)``).
+        case step(index: Int, text: String)
+        /// A trace record of one of the app's sessions (other apps' are left out).
+        case record(SessionTraceRecord)
+        /// A rule breached at this instant.
+        case breach(ConformanceBreach)
+    }
+
+    /// Virtual time since the scenario's start.
+    public var time: Duration
+    public var entry: Entry
+
+    public init(time: Duration, entry: Entry) {
+        self.time = time
+        self.entry = entry
     }
 }

@@ -32,6 +32,10 @@ public struct ConformanceScenario: Sendable, Equatable {
         /// From now on a `begin()` while another session is active gets this policy
         /// (`"system": "busy-policy", "policy": "refuse"|"queue"`).
         case busyPolicy(ReaderSystemModel.BusyPolicy)
+        /// This many field-seconds of heat reach the thermal model now, as if other work had
+        /// kept the field on that long (`"system": "heat", "field_seconds": N`); enough of it
+        /// makes the next `begin()` meet the model's refusal (203).
+        case heat(fieldSeconds: Double)
 
         /// The action's name in the file format.
         public var name: String {
@@ -39,6 +43,7 @@ public struct ConformanceScenario: Sendable, Equatable {
             case .terminate: "terminate"
             case .terminateNextBegin: "terminate-next-begin"
             case .busyPolicy: "busy-policy"
+            case .heat: "heat"
             }
         }
     }
@@ -104,6 +109,9 @@ public struct ConformanceScenario: Sendable, Equatable {
         /// This long after the app's latest session ended (waits for the end first; a
         /// session refused at `begin()` ends at once).
         case afterSessionEnd(Duration)
+        /// This long after the previous step happened (`"after_ms"`; the first step: after
+        /// the scenario's start).
+        case afterPrevious(Duration)
     }
 
     public struct Step: Sendable, Equatable {
@@ -347,6 +355,8 @@ private struct ConformanceStep: Decodable {
         case user, present, remove, tags, faults, system, policy, session, commands
         case atMs = "at_ms"
         case afterEndMs = "after_end_ms"
+        case afterMs = "after_ms"
+        case fieldSeconds = "field_seconds"
         case otherAppSessionMs = "other_app_session_ms"
         case readWrite = "read_write"
         case as_ = "as"
@@ -363,6 +373,7 @@ private struct ConformanceStep: Decodable {
         case terminate
         case terminateNextBegin = "terminate-next-begin"
         case busyPolicy = "busy-policy"
+        case heat
     }
 
     init(from decoder: any Decoder) throws {
@@ -377,8 +388,9 @@ private struct ConformanceStep: Decodable {
             return given[0]
         }
         let when: ConformanceScenario.When =
-            switch try exactlyOne([.atMs, .afterEndMs]) {
+            switch try exactlyOne([.atMs, .afterEndMs, .afterMs]) {
             case .atMs: .at(try c.decodeMilliseconds(.atMs, in: 0...1e9))
+            case .afterMs: .afterPrevious(try c.decodeMilliseconds(.afterMs, in: 0...1e9))
             default: .afterSessionEnd(try c.decodeMilliseconds(.afterEndMs, in: 0...1e9))
             }
         let actionKey = try exactlyOne([.user, .otherAppSessionMs, .present, .remove, .system])
@@ -393,6 +405,7 @@ private struct ConformanceStep: Decodable {
                 ], "\"user\": \"scan\"")
         }
         if actionKey != .system { try onlyWith([.policy], "\"system\": \"busy-policy\"") }
+        if actionKey != .system { try onlyWith([.fieldSeconds], "\"system\": \"heat\"") }
         let action: ConformanceScenario.Action
         switch actionKey {
         case .user:
@@ -409,11 +422,18 @@ private struct ConformanceStep: Decodable {
             case .inactive: action = .user(.inactive)
             }
         case .system:
-            switch try c.decodeChoice(System.self, forKey: .system) {
-            case .terminate: action = .system(.terminate)
-            case .terminateNextBegin: action = .system(.terminateNextBegin)
+            let system = try c.decodeChoice(System.self, forKey: .system)
+            switch system {
+            case .terminate, .terminateNextBegin:
+                try onlyWith([.policy], "\"system\": \"busy-policy\"")
+                try onlyWith([.fieldSeconds], "\"system\": \"heat\"")
+                action = .system(system == .terminate ? .terminate : .terminateNextBegin)
             case .busyPolicy:
+                try onlyWith([.fieldSeconds], "\"system\": \"heat\"")
                 action = .system(.busyPolicy(try c.decodeChoice(ReaderSystemModel.BusyPolicy.self, forKey: .policy)))
+            case .heat:
+                try onlyWith([.policy], "\"system\": \"busy-policy\"")
+                action = .system(.heat(fieldSeconds: try c.decodeNumber(.fieldSeconds, in: 0.001...1e6)))
             }
         case .otherAppSessionMs:
             action = .otherAppSession(try c.decodeMilliseconds(.otherAppSessionMs, in: 0.001...1e9))

@@ -158,7 +158,7 @@ struct HCEEmulateLibNFCTests {
         let sent = lines.filter { $0["event"]?.stringValue == "targetSend" }.map { $0["response"]?.stringValue }
         #expect(sent == expected.map { $0?.hexString() }, "PPSE and Visa SELECT answers match the model's")
         #expect(events.contains("released"))
-        #expect(lines.last?["outcome"]?.stringValue == "reader released the card after 3 APDU(s)")
+        #expect(lines.last?["outcome"]?.stringValue == "reader released the card after 3 APDUs")
 
         let exchanges = fake.chip.readerExchanges
         #expect(exchanges.count == 3)

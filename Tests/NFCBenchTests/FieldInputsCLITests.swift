@@ -203,7 +203,7 @@ extension FieldInputsCLITests {
         let unread = warnings.first { $0["kind"]?.stringValue == "unreadPages" }
         #expect(unread?["message"]?.stringValue?.contains("133-134; PWD (page 133), PACK (page 134)") == true)
         let text = try await NFCBench.run(["tag", "show", path])
-        #expect(text.stdout.contains("warning: 2 page(s) not read when the file was made (133-134;"), "\(text.stdout)")
+        #expect(text.stdout.contains("warning: 2 pages not read when the file was made (133-134;"), "\(text.stdout)")
         // What a reader gets on the virtual PN532: pages 132-134 as READ answers them.
         let fake = try VirtualPN532Process(tag: path)
         let dump = try await NFCBench.run(["dump", "--device", fake.device], timeout: .seconds(30))

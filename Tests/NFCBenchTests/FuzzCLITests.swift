@@ -46,6 +46,6 @@ struct FuzzCLITests {
         #expect(bad.stderr.contains("tag-json, tag-flipper"), "\(bad.stderr)")
         let ndef = try await NFCBench.run(["bench", "ndef-fuzz", "--count", "2000", "--seed", "1"])
         #expect(ndef.status == 0)
-        #expect(ndef.stdout.hasPrefix("ndef-fuzz seed 1: 2000 messages"), "\(ndef.stdout)")
+        #expect(ndef.stdout.hasPrefix("ndef-fuzz seed 1: 2,000 messages"), "\(ndef.stdout)")
     }
 }

@@ -30,10 +30,10 @@ struct MeasureStatisticsTests {
         #expect(t.p99 == .seconds(2))
     }
 
-    @Test("The text line shows µs below 10 ms and ms above")
+    @Test("The text line shows three significant digits, in µs below 1 ms and ms above")
     func text() throws {
         let s = try #require(TimingStatistics([.microseconds(150), .milliseconds(12)]))
-        #expect(s.text == "min 150.0 µs  median 150.0 µs  p99 12.0 ms  max 12.0 ms  (n=2)")
+        #expect(s.text == "min 150 µs  median 150 µs  p99 12 ms  max 12 ms  (n=2)")
     }
 
     @Test("Device strings: pcsc:, sim: and libnfc connstrings resolve to one identity; junk is a usage error")

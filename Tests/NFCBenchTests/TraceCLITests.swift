@@ -147,7 +147,7 @@ struct TraceCLITests {
         #expect(other.status == 1)
         #expect(other.stdout.contains(#"+ "#) && other.stdout.contains(#""code":201"#))
         let bad = try await NFCBench.run(["trace", "diff", path("a.jsonl"), path("missing.jsonl")], environment: env)
-        #expect(bad.status == 65)
+        #expect(bad.status == 66, "a missing file is no input (EX_NOINPUT)")
     }
 
     @Test("trace plot of a walk: one lane per reader with its labels; rsvg-convert renders every picture")

@@ -165,7 +165,7 @@ struct TagFileTests {
         let warning = try #require(report.warnings.first { $0.kind == .unreadPages })
         #expect(
             warning.message
-                == "2 page(s) not read when the file was made (133-134; PWD (page 133), PACK (page 134), which no reader "
+                == "2 pages not read when the file was made (133-134; PWD (page 133), PACK (page 134), which no reader "
                 + "can read): their bytes are unknown; emulation answers 00 00 00 00 for them, and a restore never writes them"
         )
         #expect(report.readError == nil && report.ndefMessageBytes == [])

@@ -180,7 +180,7 @@ struct ConformanceScenarioErrorTests {
             ),
             (
                 #"[{"user": "done"}]}"#,
-                #"c.json: field steps[0]: needs exactly one of "at_ms", "after_end_ms""#
+                #"c.json: field steps[0]: needs exactly one of "at_ms", "after_end_ms", "after_ms""#
             ),
             (
                 #"[{"at_ms": 0, "present": [{"as": "A"}]}]}"#,

@@ -60,7 +60,9 @@ public final class LibNFCReaderDevice: NFCDevice {
             let ctx = try context ?? LibNFCContext()
             device = try ctx.open(connstring)
         } catch {
-            throw NFCDeviceError(.failed, "cannot open \(connstring): \(error)")
+            // nfc_open's own error already names the connstring; say it once.
+            let named = (error as? LibNFCError).map { $0.operation == "nfc_open" } ?? false
+            throw NFCDeviceError(.failed, named ? "\(error)" : "cannot open \(connstring): \(error)")
         }
         do {
             try device.initiatorInit()

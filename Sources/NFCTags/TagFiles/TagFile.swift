@@ -519,28 +519,51 @@ public struct TagFile: Sendable, Hashable {
     /// Writes ``jsonText()`` to `path` atomically, mode 0600 whatever the umask (a tag file
     /// holds the tag's UID and content): a fresh file beside `path` from `mkstemp(3)`
     /// (created 0600), written, `fsync`ed, then `rename(2)`d over `path` (a link there is
-    /// replaced, not followed). Throws `.io`; nothing is left behind on failure.
+    /// replaced, not followed). Throws `.io` naming `path` and the system's reason in words a
+    /// person can act on (the folder missing, a file in the way, a folder given); nothing is
+    /// left behind on failure.
     public func save(path: String) throws(TagFileError) {
         let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? ""
+        /// -1 missing, 0 something else, 1 a folder (`stat(2)`, links followed).
+        func kind(_ p: String) -> Int {
+            var st = stat()
+            guard stat(p, &st) == 0 else { return -1 }
+            return st.st_mode & S_IFMT == S_IFDIR ? 1 : 0
+        }
+        func failure(_ code: Int32) -> TagFileError {
+            let reason: String
+            if code == ENOENT && !folder.isEmpty && kind(folder) == -1 {
+                reason = "can't write here: the folder \(folder) does not exist"
+            } else if code == ENOTDIR || (!folder.isEmpty && kind(folder) == 0) {
+                reason = "can't write here: \(folder) is not a folder"
+            } else if code == EISDIR {
+                reason = "can't write here: it is a folder; give a file name"
+            } else {
+                reason = "can't write here: " + String(cString: strerror(code))
+            }
+            return TagFileError(.io, file: path, reason)
+        }
+        if kind(path) == 1 { throw failure(EISDIR) }
         let dir = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         var template = Array((dir + "." + name + ".XXXXXX").utf8CString)
         let fd = mkstemp(&template)
-        guard fd >= 0 else { throw TagFileError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw failure(errno) }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        var failure: String?
+        var code: Int32 = 0
         let bytes = Array(jsonText().utf8)
         var off = 0
-        while off < bytes.count && failure == nil {
+        while off < bytes.count && code == 0 {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 && errno != EINTR { failure = String(cString: strerror(errno)) } else if n > 0 { off += n }
+            if n < 0 && errno != EINTR { code = errno } else if n > 0 { off += n }
         }
-        if failure == nil && (fchmod(fd, 0o600) != 0 || fsync(fd) != 0) { failure = String(cString: strerror(errno)) }
-        if close(fd) != 0 && failure == nil { failure = String(cString: strerror(errno)) }
-        if failure == nil && rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
-        if let failure {
+        if code == 0 && (fchmod(fd, 0o600) != 0 || fsync(fd) != 0) { code = errno }
+        if close(fd) != 0 && code == 0 { code = errno }
+        if code == 0 && rename(temporary, path) != 0 { code = errno }
+        if code != 0 {
             unlink(temporary)
-            throw TagFileError(.io, "cannot write \(path): \(failure)")
+            throw failure(code)
         }
     }
 }

@@ -100,7 +100,7 @@ public struct TagReport: Sendable {
         if !file.faults.isEmpty {
             warn(
                 .faultsScheduled,
-                "\(file.faults.count) scheduled fault(s): "
+                "\(file.faults.count) scheduled fault\(file.faults.count == 1 ? "" : "s"): "
                     + file.faults.map(\.summary).joined(
                         separator: ", "))
         }
@@ -214,7 +214,7 @@ public struct TagReport: Sendable {
                 if let first = stale.first {
                     warn(
                         .staleBytesAfterTerminator,
-                        "\(stale.count) non-zero byte(s) after the Terminator, first at page "
+                        "\(stale.count) non-zero byte\(stale.count == 1 ? "" : "s") after the Terminator, first at page "
                             + "\(first / 4) byte \(first % 4); a reader that ignores the Terminator would see them")
                 }
             }
@@ -231,7 +231,7 @@ public struct TagReport: Sendable {
                 let prot = core.pages[access][0] & 0x80 != 0
                 warn(
                     .auth0ProtectsNDEF,
-                    "AUTH0 = \([UInt8(auth0)].hexString()): data-area pages \(max(auth0, 4))...\(dataEnd - 1) are "
+                    "AUTH0 = \([UInt8(auth0)].hexString()): data-area pages \(max(auth0, 4))-\(dataEnd - 1) are "
                         + (prot ? "read and write protected" : "write protected") + " until PWD_AUTH")
             }
         }
@@ -257,7 +257,8 @@ public struct TagReport: Sendable {
             if let p = layout.passwordPage, pages.contains(p) { roles.append("PWD (page \(p))") }
             if let p = layout.packPage, pages.contains(p) { roles.append("PACK (page \(p))") }
         }
-        return "\(pages.count) page(s) not read when the file was made (\(runs.joined(separator: ", "))"
+        return
+            "\(pages.count) page\(pages.count == 1 ? "" : "s") not read when the file was made (\(runs.joined(separator: ", "))"
             + (roles.isEmpty ? "" : "; \(roles.joined(separator: ", ")), which no reader can read")
             + "): their bytes are unknown; emulation answers 00 00 00 00 for them, and a restore never writes them"
     }

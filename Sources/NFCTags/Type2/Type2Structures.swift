@@ -132,7 +132,13 @@ public struct Type2TLV: Sendable, Hashable, CustomStringConvertible {
         case .null, .terminator: break
         default: s += ", length \(length)"
         }
-        if let area { s += ", area bytes \(area.address)..<\(area.address + area.size)" }
+        if let area {
+            // Inclusive, as people write ranges (bytes 160-161), never Swift's half-open `..<`.
+            let last = area.address + area.size - 1
+            s +=
+                area.size <= 1
+                ? ", area byte \(area.address)" : ", area bytes \(area.address)-\(last)"
+        }
         return s
     }
 }

@@ -171,6 +171,18 @@ public struct ThermalModel: Sendable, Hashable {
         field = fieldOn ? .on(since: since, heat: heat) : .off(since: since, heat: heat)
     }
 
+    /// `fieldSeconds` of heat arrive at `now` from work the model did not see (a harness's
+    /// scripted "the NFC subsystem has been busy"), then cool or grow as usual. Nothing
+    /// when the model is switched off or the amount is not a finite positive number.
+    public mutating func addHeat(_ fieldSeconds: Double, at now: Duration) {
+        guard parameters.enabled, fieldSeconds.isFinite, fieldSeconds > 0 else { return }
+        let h = heat(at: now) + fieldSeconds
+        switch field {
+        case .on: field = .on(since: now, heat: h)
+        case .off, .neverOn: field = .off(since: now, heat: h)
+        }
+    }
+
     /// The field went on at `now` (a session became active).
     public mutating func fieldOn(at now: Duration) {
         guard parameters.enabled else { return }

@@ -33,7 +33,7 @@ public final class NFCReaderSystem: Sendable {
     public let model: ReaderSystemModel
     let observer: @Sendable (SessionTraceRecord) -> Void
     let callObserver: @Sendable (SessionCallRecord) -> Void
-    let work = PendingWork()
+    let work: PendingWork
     private let thermal: Mutex<ThermalModel>
     private let heatFile: HeatFile?
     private let active = Mutex<[UInt64: ReaderSessionRuntime]>([:])
@@ -59,6 +59,9 @@ public final class NFCReaderSystem: Sendable {
     ///     including the ones Core NFC ignores (`begin()` on a used session,
     ///     `restartPolling()` after the end), before the call takes effect; same rules as
     ///     `observer`. For conformance harnesses.
+    ///   - executor: runs the asynchronous hand-offs (delegate calls, backend events, tag
+    ///     I/O); `nil`: `queue.async` on each one's queue. A virtual-time host takes them
+    ///     over to run them itself, in order, without a thread hop (``ReaderSessionExecutor``).
     public init(
         backend: any ReaderBackend,
         clock: any ReaderSessionClock = ContinuousReaderClock(),
@@ -67,8 +70,10 @@ public final class NFCReaderSystem: Sendable {
         model: ReaderSystemModel = .default,
         procedures: any NDEFTagProcedures = NFCForumNDEFProcedures(),
         observer: @escaping @Sendable (SessionTraceRecord) -> Void = { _ in },
-        callObserver: @escaping @Sendable (SessionCallRecord) -> Void = { _ in }
+        callObserver: @escaping @Sendable (SessionCallRecord) -> Void = { _ in },
+        executor: (any ReaderSessionExecutor)? = nil
     ) {
+        self.work = PendingWork(executor: executor)
         self.backend = backend
         self.clock = clock
         self.arbiter = arbiter
@@ -165,6 +170,14 @@ public final class NFCReaderSystem: Sendable {
         refuseNextBegin.withLock { $0 = .readerSessionInvalidationErrorSessionTerminatedUnexpectedly }
     }
 
+    /// `fieldSeconds` of heat reach the thermal model now, as if the field had been on that
+    /// long for work this system did not run (a harness's scripted `"system": "heat"`); the
+    /// heat then cools as ``ThermalModel`` says. Nothing when the model is switched off.
+    public func addHeat(_ fieldSeconds: Double) {
+        let now = clock.now
+        withThermal(at: now) { $0.addHeat(fieldSeconds, at: now) }
+    }
+
     // MARK: Internal
 
     func nextSessionNumber() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
@@ -238,15 +251,22 @@ public final class NFCReaderSystem: Sendable {
 /// Counts asynchronous hand-offs (see ``NFCReaderSystem/pendingWork``).
 final class PendingWork: Sendable {
     private let counter = Atomic<Int>(0)
+    private let executor: (any ReaderSessionExecutor)?
     var count: Int { counter.load(ordering: .acquiring) }
 
-    /// Runs `work` on `queue` asynchronously, counted from now until it has returned, and
-    /// marked as the host's work (``HostWork``).
+    init(executor: (any ReaderSessionExecutor)? = nil) { self.executor = executor }
+
+    /// True when a host's executor runs the hand-offs (a virtual-time host, one thread).
+    var hasExecutor: Bool { executor != nil }
+
+    /// Runs `work` on `queue` asynchronously (through the executor), counted from now until
+    /// it has returned, and marked as the host's work (``HostWork``).
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         counter.add(1, ordering: .acquiringAndReleasing)
-        queue.async {
+        let job: @Sendable () -> Void = {
             HostWork.run { work() }
             self.counter.subtract(1, ordering: .acquiringAndReleasing)
         }
+        if let executor { executor.async(on: queue, job) } else { queue.async(execute: job) }
     }
 }

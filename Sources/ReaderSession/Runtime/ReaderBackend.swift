@@ -24,6 +24,31 @@ public protocol ReaderBackend: AnyObject, Sendable {
     /// `TagCommunicationError.tagLost` when the target is gone, and whatever `body` throws.
     /// Blocking.
     func withTag<R>(_ id: DetectedTargetID, _ body: (TagConnection) throws -> R) throws -> R
+
+    /// Polling as ``events(_:)`` has it, pushed: `handler` gets each event on the thread that
+    /// produced it (for an in-memory device, the thread that changed the field), `nil` when
+    /// polling ends, an error when the reader failed; nothing after either. Lets a
+    /// virtual-time host run a session with no task and no thread hop: the runtime
+    /// subscribes only when such a host's ``ReaderSessionExecutor`` runs its hand-offs on one
+    /// thread (events from two threads at once could reach `handler` out of order). Returns
+    /// nil when the backend offers only the stream (the default); the runtime then reads
+    /// the stream.
+    func subscribe(
+        _ options: NFCPollingOption, _ handler: @escaping @Sendable (Result<ReaderBackendEvent?, any Error>) -> Void
+    ) -> (any ReaderBackendSubscription)?
+}
+
+extension ReaderBackend {
+    public func subscribe(
+        _ options: NFCPollingOption, _ handler: @escaping @Sendable (Result<ReaderBackendEvent?, any Error>) -> Void
+    ) -> (any ReaderBackendSubscription)? { nil }
+}
+
+/// A pushed polling subscription (``ReaderBackend/subscribe(_:_:)``).
+public protocol ReaderBackendSubscription: Sendable {
+    /// Ends it, as cancelling the stream's task does (the last one to end turns the field
+    /// off). An event already on its way on another thread may still arrive. Idempotent.
+    func cancel()
 }
 
 /// What polling reports.

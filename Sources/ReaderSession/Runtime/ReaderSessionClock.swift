@@ -98,6 +98,12 @@ public final class ManualClock: ReaderSessionClock {
         state.withLock { s in s.entries.values.map(\.deadline).min().map { max($0, s.now) } }
     }
 
+    /// Every armed deadline, earliest first (never earlier than `now`): what is due to
+    /// happen, for a driver that compares situations ("the same timers, as far ahead").
+    public var armedDeadlines: [Duration] {
+        state.withLock { s in s.entries.values.map { max($0.deadline, s.now) }.sorted() }
+    }
+
     /// Fires the earliest timer due at or before `limit` (time moves to its deadline) and
     /// returns true; otherwise moves time to `limit` and returns false.
     @discardableResult

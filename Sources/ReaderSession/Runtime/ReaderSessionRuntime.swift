@@ -43,6 +43,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     private var lease: ReaderLease?
     private var timer: ReaderSessionTimer?
     private var pollTask: Task<Void, Never>?
+    private var subscription: (any ReaderBackendSubscription)?
     private var targets: [DetectedTargetID: DetectedTarget] = [:]
     private var pending: [TagOperationID: PendingOperation] = [:]
     private var origin: Duration = .zero
@@ -307,6 +308,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             case .stopPolling:
                 pollTask?.cancel()
                 pollTask = nil
+                subscription?.cancel()
+                subscription = nil
             case .restartPolling: system.backend.restartPolling()
             case .armTimeLimit(let deadline):
                 timer = system.clock.schedule(at: deadline) { [weak self] in
@@ -378,6 +381,24 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             case .tag(let o): o
             case .ndef, .ndefReadWrite: [.iso14443, .iso15693, .iso18092]
             }
+        // Under a virtual-time host's executor, a backend that pushes its events (an
+        // in-memory device) needs no task: the host runs every hand-off on one thread, in
+        // order. Elsewhere (hardware, the simulator in real time) events come through the
+        // stream, whose buffer keeps their order whatever thread changed the field.
+        let pushed =
+            system.work.hasExecutor
+            ? system.backend.subscribe(options) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success(let event?): self.system.work.async(on: self.queue) { self.backendEvent(event) }
+                case .success(nil): self.failFromBackend("the reader's event stream ended")
+                case .failure(let error): self.failFromBackend("\(error)")
+                }
+            } : nil
+        if let pushed {
+            subscription = pushed
+            return
+        }
         let stream = system.backend.events(options)
         pollTask = Task { [weak self] in
             do {
@@ -386,15 +407,22 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                     self.system.work.async(on: self.queue) { self.backendEvent(event) }
                 }
                 if Task.isCancelled { return }
-                self?.failFromBackend()
+                self?.failFromBackend("the reader's event stream ended")
             } catch {
                 if Task.isCancelled { return }
-                self?.failFromBackend()
+                self?.failFromBackend("\(error)")
             }
         }
     }
 
-    private func failFromBackend() { system.work.async(on: queue) { self.apply(self.machine.readerFailed()) } }
+    /// The reader is gone: its error goes to the trace (what a person must fix), then the
+    /// machine ends the session.
+    private func failFromBackend(_ why: String) {
+        system.work.async(on: queue) {
+            if self.machine.isReady { self.trace(.readerFailed(why)) }
+            self.apply(self.machine.readerFailed())
+        }
+    }
 
     private func backendEvent(_ event: ReaderBackendEvent) {
         guard machine.isReady else { return }

@@ -5,6 +5,9 @@ public enum SessionTraceEvent: Sendable, Hashable {
     case sessionBegan(kind: ReaderSessionKind, reader: String)
     /// The reader's lock file could not be used (errno text); the begin was refused with 1.
     case readerLockFailed(String)
+    /// The reader failed while the session polled (could not be opened, was unplugged): its
+    /// error, as the backend's event stream ended with it. The session then ends (202).
+    case readerFailed(String)
     /// The thermal model at begin: heat in field-seconds and the time limit granted to this
     /// session (`nil` when refused). `enabled` false: the model is switched off and the limit
     /// is the fixed base limit.
@@ -60,6 +63,7 @@ public enum SessionTraceEvent: Sendable, Hashable {
         switch self {
         case .sessionBegan: "begin"
         case .readerLockFailed: "readerLockFailed"
+        case .readerFailed: "readerFailed"
         case .thermal: "thermal"
         case .thermalAfter: "thermal"
         case .queued: "queued"

@@ -30,7 +30,7 @@ extension SessionTraceRecord {
             case .tag: o["mode"] = "tag"
             }
             o["reader"] = .string(reader)
-        case .readerLockFailed(let why):
+        case .readerLockFailed(let why), .readerFailed(let why):
             o["error"] = .string(why)
         case .thermal(let heat, let limit, let enabled):
             o["phase"] = "begin"

@@ -26,12 +26,16 @@ struct NDEFFuzzReport: Sendable, CustomStringConvertible {
 
     var description: String {
         var lines = [
-            "ndef-fuzz seed \(seed): \(messages) messages in \(elapsed), \(Int(messagesPerSecond)) messages/s",
-            "parsed \(parsed), rejected \(messages - parsed), round-trip failures \(roundTripFailures)",
+            "ndef-fuzz seed \(seed): \(Figures.count(messages, "message")) in \(Figures.duration(elapsed)), "
+                + "\(Figures.rounded(messagesPerSecond)) messages/s",
+            "parsed \(Figures.grouped(parsed)), rejected \(Figures.grouped(messages - parsed)), "
+                + "round-trip failures \(Figures.grouped(roundTripFailures))",
         ]
-        for (code, n) in rejected.sorted(by: { $0.value > $1.value }) { lines.append("  rejected \(code): \(n)") }
-        for (code, n) in invalidBodies.sorted(by: { $0.value > $1.value }) {
-            lines.append("  invalid body \(code): \(n)")
+        for (code, n) in rejected.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
+            lines.append("  rejected \(code): \(Figures.grouped(n))")
+        }
+        for (code, n) in invalidBodies.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
+            lines.append("  invalid body \(code): \(Figures.grouped(n))")
         }
         for hex in roundTripExamples { lines.append("  round-trip failure: \(hex)") }
         return lines.joined(separator: "\n")

@@ -32,12 +32,10 @@ struct TimingStatistics: Sendable, Equatable {
         Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12
     }
 
-    /// `min 120.0 µs  median 150.3 µs  p99 410.2 µs  max 600.0 µs  (n=100)`
+    /// `min 120 µs  median 150 µs  p99 410 µs  max 1.2 ms  (n=100)`: three significant digits
+    /// (``Figures/duration(_:)``).
     var text: String {
-        func f(_ d: Duration) -> String {
-            let us = Self.microseconds(d)
-            return us >= 10_000 ? String(format: "%.1f ms", us / 1000) : String(format: "%.1f µs", us)
-        }
-        return "min \(f(min))  median \(f(median))  p99 \(f(p99))  max \(f(max))  (n=\(count))"
+        let f = Figures.duration
+        return "min \(f(min))  median \(f(median))  p99 \(f(p99))  max \(f(max))  (n=\(Figures.grouped(count)))"
     }
 }

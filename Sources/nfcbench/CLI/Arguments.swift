@@ -61,20 +61,37 @@ struct Arguments {
         try options(long).last
     }
 
-    /// `--long` as an integer within `range`.
+    /// `--long` as an integer within `range`, written in decimal digits (`16`, not `0x10`).
     mutating func int(_ long: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(CLIError) -> Int? {
         guard let s = try option(long) else { return nil }
-        guard let v = Int(s), range.contains(v) else {
-            throw .usage("--\(long) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(s)'")
+        let digits = s.hasPrefix("-") ? s.dropFirst() : s[...]
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let v = Int(s), range.contains(v)
+        else {
+            throw .usage(
+                "--\(long) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(s)'"
+            )
         }
         return v
     }
 
-    /// `--long` as seconds (a decimal number ≥ 0, e.g. `1.5`), returned as a `Duration`.
-    mutating func seconds(_ long: String) throws(CLIError) -> Duration? {
+    /// A plain decimal number as people write one (`2`, `0.5`, `.5`, `2.`): digits and at
+    /// most one point; no sign, hex (`0x10`), exponent, `inf` or `nan`.
+    static func decimal(_ s: some StringProtocol) -> Double? {
+        guard s.contains(where: \.isNumber), s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            s.filter({ $0 == "." }).count <= 1
+        else { return nil }
+        return Double(String(s))
+    }
+
+    /// `--long` as seconds (a decimal number, e.g. `1.5`), returned as a `Duration` (µs
+    /// resolution). `moreThanZero`: 0 (or less than 1 µs) is refused too.
+    mutating func seconds(_ long: String, moreThanZero: Bool = false) throws(CLIError) -> Duration? {
         guard let s = try option(long) else { return nil }
-        guard let v = Double(s), v >= 0, v <= 1_000_000_000 else {
-            throw .usage("--\(long) takes a number of seconds from 0 to 1000000000, not '\(s)'")
+        let limit = 1_000_000_000.0
+        guard let v = Self.decimal(s), v <= limit, !moreThanZero || (v * 1_000_000).rounded() >= 1 else {
+            throw .usage(
+                "--\(long) takes a number of seconds "
+                    + (moreThanZero ? "more than 0" : "from 0") + " up to 1000000000 (e.g. 2 or 0.5), not '\(s)'")
         }
         return .microseconds(Int64((v * 1_000_000).rounded()))
     }
@@ -89,7 +106,7 @@ struct Arguments {
             scale = f
             break
         }
-        guard let n = Double(v), n >= 0, n * scale <= 1e15 else {
+        guard let n = Self.decimal(v), n * scale <= 1e15 else {
             throw .usage("--\(long) takes a duration such as 400ms, 1.5s or 250us, not '\(s)'")
         }
         return .microseconds(Int64((n * scale).rounded()))
@@ -111,6 +128,9 @@ struct Arguments {
         return v
     }
 
+    /// The words not consumed yet (after a command gave up, for a better message).
+    var unconsumed: [String] { tokens.indices.filter { !used[$0] && isOptionZone($0) }.map { tokens[$0] } }
+
     /// Throws a usage error for anything not consumed.
     func finish() throws(CLIError) {
         let left = tokens.indices.filter { !used[$0] }.map { tokens[$0] }
@@ -130,6 +150,11 @@ enum CLIError: Error, Equatable {
     case noInput(String)
     /// A needed service or device is missing (no pcscd, no reader): exit 69 (EX_UNAVAILABLE).
     case unavailable(String)
+    /// An output file or folder that can't be created (`--out` in a missing folder, a trace
+    /// folder that is a file): exit 73 (EX_CANTCREAT).
+    case cantCreate(String)
+    /// Reading or writing failed part way (a full disk, a device error): exit 74 (EX_IOERR).
+    case ioError(String)
     /// Anything else: exit 1.
     case failure(String)
 
@@ -139,19 +164,28 @@ enum CLIError: Error, Equatable {
         case .data: 65
         case .noInput: 66
         case .unavailable: 69
+        case .cantCreate: 73
+        case .ioError: 74
         case .failure: 1
         }
     }
 
     var message: String {
         switch self {
-        case .usage(let m), .data(let m), .noInput(let m), .unavailable(let m), .failure(let m): m
+        case .usage(let m), .data(let m), .noInput(let m), .unavailable(let m), .cantCreate(let m), .ioError(let m),
+            .failure(let m):
+            m
         }
     }
 
     /// A data file's error, printed as the file rule says (`FILE:LINE:COLUMN: reason`,
-    /// `FILE: field PATH: reason`): 66 when the file is missing or unreadable, else 65.
+    /// `FILE: field PATH: reason`): 66 when the file is missing or unreadable, 73 when it
+    /// can't be written, else 65.
     init(_ error: DataFileError) {
-        self = error.code == .notFound ? .noInput(error.description) : .data(error.description)
+        switch error.code {
+        case .notFound: self = .noInput(error.description)
+        case .io: self = .cantCreate(error.description)
+        default: self = .data(error.description)
+        }
     }
 }

@@ -31,6 +31,28 @@ struct Command: Sendable {
 
     var name: String { path.joined(separator: " ") }
 
+    /// Every `--option` its usage line and help name.
+    var documentedOptions: Set<String> {
+        var names: Set<String> = []
+        let text = usage + "\n" + help
+        var rest = text[...]
+        while let r = rest.range(of: "--") {
+            let name = rest[r.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+            if let first = name.first, first.isLetter { names.insert("--" + name) }
+            rest = rest[r.upperBound...]
+        }
+        return names
+    }
+
+    /// A usage message for `word`, a `--option` this command does not take, with the
+    /// documented option it most likely meant.
+    func unknownOption(_ word: String) -> String {
+        let name = String(word.prefix { $0 != "=" })
+        let near = documentedOptions.map { ($0, editDistance($0, name)) }.filter { $0.1 <= 2 }
+            .min { ($0.1, $0.0) < ($1.1, $1.0) }
+        return "unknown option '\(name)'" + (near.map { " (did you mean \($0.0)?)" } ?? "")
+    }
+
     func helpText() -> String {
         var s = "OVERVIEW: \(abstract)\n\nUSAGE: nfcbench \(usage)\n"
         if !help.isEmpty { s += "\n" + help.trimmingTrailingNewlines() + "\n" }
@@ -71,7 +93,7 @@ enum CLI {
         case .done(let status): return status
         case .run(let command, var args):
             guard let now = command.runNow else { return nil }
-            return outcome(command) { () throws -> Int32 in try now(&args) }
+            return outcome(command, { args.unconsumed }) { () throws -> Int32 in try now(&args) }
         }
     }
 
@@ -128,18 +150,32 @@ enum CLI {
         do {
             return try await command.run(&args)
         } catch {
-            return outcome(command) { () throws -> Int32 in throw error }
+            return outcome(command, { args.unconsumed }) { () throws -> Int32 in throw error }
         }
     }
 
-    /// `body`'s exit status, or its error reported the way every command reports one.
-    static func outcome(_ command: Command, _ body: () throws -> Int32) -> Int32 {
+    /// `body`'s exit status, or its error reported the way every command reports one;
+    /// `unconsumed` gives what the command left of its arguments, asked after `body` ran (an
+    /// unknown option is named first).
+    static func outcome(_ command: Command, _ unconsumed: () -> [String], _ body: () throws -> Int32) -> Int32 {
         do {
             return try body()
         } catch let error as CLIError {
-            if case .usage = error {
+            if case .usage(var message) = error {
+                // An option the command does not know is the first thing to say, before what
+                // the command missed because of it (`session --bogus`: not "--device is required").
+                let documented = command.documentedOptions
+                if let word = unconsumed().first(where: {
+                    $0.hasPrefix("--") && $0 != "--" && !documented.contains(String($0.prefix { $0 != "=" }))
+                }) {
+                    message = command.unknownOption(word)
+                } else if message.hasPrefix("unknown option '"),
+                    let word = message.split(separator: "'").dropFirst().first
+                {
+                    message = command.unknownOption(String(word))
+                }
                 return usageError(
-                    error.message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
+                    message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
             }
             Output.err("error: \(error.message)")
             return error.exitCode
@@ -178,4 +214,21 @@ enum CLI {
         s += "\nSee 'nfcbench \(group) <command> --help'.\n"
         return s
     }
+}
+
+/// Levenshtein distance between two short words (option names), for "did you mean".
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    guard !a.isEmpty else { return b.count }
+    guard !b.isEmpty else { return a.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+        var current = [i] + Array(repeating: 0, count: b.count)
+        for j in 1...b.count {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return previous[b.count]
 }

@@ -35,6 +35,18 @@ enum Traces {
         }
     }
 
+    /// Which setting chose the trace's folder, for a trace that can't be written.
+    static func whereFrom(
+        _ options: Options, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        if options.path != nil { return " (--trace)" }
+        if let d = environment["NFCBENCH_TRACE_DIR"], !d.isEmpty {
+            return
+                " (the folder is $NFCBENCH_TRACE_DIR, '\(d)': set it to a folder you can write, or give --trace PATH)"
+        }
+        return " (the default trace folder, README \"Traces\": set NFCBENCH_TRACE_DIR, or give --trace PATH)"
+    }
+
     /// The header every trace of this build starts with.
     static func header(command: String, device: String?, model: JSONObject = [:], setup: JSONObject = [:])
         -> TraceHeader
@@ -57,13 +69,15 @@ enum Traces {
         } else {
             let location = TraceLocation()
             // The folder is checked before rotation deletes anything in it (README "Traces").
-            do { try location.prepare() } catch { throw .unavailable("trace folder \(error)") }
+            // A folder that can't be made (a file in the way) is 73; one that exists but is
+            // refused (not ours, a link, writable by others: ``PrivateFolder``) is 69.
+            do { try location.prepare() } catch { throw folderFailure(error, options) }
             file = location.newTracePath(command: command.replacingOccurrences(of: " ", with: "-"))
         }
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
             do { sinks.append(try PcapngExport(path: out, redact: options.redact)) } catch {
-                throw .failure("can't write the pcapng file: \(error)")
+                throw .cantCreate("can't write the pcapng file (--pcapng): \(error)")
             }
         }
         var printer = echo
@@ -74,11 +88,20 @@ enum Traces {
                 path: file, header: header(command: command, device: device, model: model, setup: setup),
                 redact: options.redact, createParentDirectory: options.path == nil, echo: printer, sinks: sinks)
         } catch {
-            if error.folder != nil { throw .unavailable("\(error)") }
-            throw .failure("can't write the trace: \(error)")
+            if let folder = error.folder { throw folderFailure(folder, options) }
+            throw .cantCreate("can't write the trace: \(error)" + whereFrom(options))
         }
         // With --json, stdout is the trace's records; where the file is goes to stderr.
         if options.json { Output.err("trace: \(file)") }
         return writer
+    }
+
+    /// The trace folder refused or not made, as the exit status says (see ``open``).
+    static func folderFailure(_ error: PrivateFolderError, _ options: Options) -> CLIError {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: error.path, isDirectory: &isFolder), isFolder.boolValue {
+            return .unavailable("trace folder \(error)" + whereFrom(options))
+        }
+        return .cantCreate("can't write the trace: trace folder \(error)" + whereFrom(options))
     }
 }

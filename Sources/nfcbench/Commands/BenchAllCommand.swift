@@ -21,6 +21,8 @@ enum BenchAllCommand {
                             (scripts/measure-vs-c-transmit.c) on the same vpcd card
               session       machine inputs/s and the 10,000-session random walk (bench session)
               conformance   the built-in suite, whole process
+              explore       the conformance explorer's runs per CPU-second on the reference
+                            app (bench explore --runs 5000, seed 1)
             then the CPU an idle session spends (sim:no-tag and an empty PC/SC reader) over
             --idle-seconds. Prints each figure's median, the other side's, their ratio and the goal.
 
@@ -164,6 +166,7 @@ final class BenchAll: @unchecked Sendable {
         var inputs: [Double] = []
         var walk: [Double] = []
         var conformance: [Duration] = []
+        var explore: [Double] = []
 
         for round in 1...rounds {
             Output.err("bench all: round \(round) of \(rounds)")
@@ -224,6 +227,11 @@ final class BenchAll: @unchecked Sendable {
             if let w = Self.number(session.output, key: "walk_seconds") { walk.append(w) }
             conformance.append(
                 try checked(BenchSpawn.run([nfcbench, "conformance"], in: work), "conformance").wall)
+            let explored = try checked(
+                BenchSpawn.run(
+                    [nfcbench, "bench", "explore", "--runs", "5000", "--json"], captureOutput: true, in: work),
+                "bench explore")
+            if let r = Self.number(explored.output, key: "runs_per_cpu_second") { explore.append(r) }
         }
 
         Output.err("bench all: idle sessions, \(idle.seconds) s")
@@ -300,6 +308,12 @@ final class BenchAll: @unchecked Sendable {
             Row(
                 name: "conformance suite (whole process)", unit: "ms", ours: Self.median(conformance.map(ms)),
                 theirs: nil, theirsName: nil, ratio: nil, runs: conformance.count, goal: "", met: nil))
+        let rps = Self.median(explore)
+        rows.append(
+            Row(
+                name: "conformance explorer, runs per CPU-second", unit: "runs/s", ours: rps, theirs: 2000,
+                theirsName: "target", ratio: rps / 2000, runs: explore.count, goal: "≥ 2,000 per core",
+                met: rps >= 2000))
         for (name, outcome) in [("sim:no-tag", simIdle), ("pcsc: empty reader", pcscIdle)] {
             let percent = TimingStatistics.microseconds(outcome.cpu) / TimingStatistics.microseconds(outcome.wall) * 100
             rows.append(
@@ -410,7 +424,7 @@ final class BenchAll: @unchecked Sendable {
     static func table(_ rows: [Row]) -> String {
         func f(_ v: Double?, _ unit: String) -> String {
             guard let v else { return "" }
-            if unit == "APDU/s" || unit == "inputs/s" { return String(format: "%.0f", v) }
+            if unit == "APDU/s" || unit == "inputs/s" || unit == "runs/s" { return String(format: "%.0f", v) }
             if unit == "%" { return String(format: "%.2f %%", v) }
             return String(format: "%.2f %@", v, unit)
         }

@@ -1,5 +1,6 @@
 import NFCTrace
 import ReaderSession
+import ReferenceApps
 
 /// `nfcbench bench …`: benchmarks that print figures (run them in a release build).
 enum BenchCommand {
@@ -45,15 +46,15 @@ enum BenchCommand {
                     ]).serialized)
             } else {
                 Output.out(
-                    "machine inputs: \(rate.inputs) in \(String(format: "%.3f", seconds(rate.elapsed))) s = \(Int(rate.perSecond)) inputs/s"
-                )
+                    "machine inputs: \(Figures.grouped(rate.inputs)) in \(Figures.duration(rate.elapsed)): "
+                        + "\(Figures.rounded(rate.perSecond)) inputs/s")
                 Output.out(
-                    "random walk:    \(walk.sessions) sessions, \(walk.inputs) inputs, seed \(seed), \(String(format: "%.3f", seconds(walk.wallTime))) s"
-                )
+                    "random walk:    \(Figures.count(walk.sessions, "session")), \(Figures.count(walk.inputs, "input")), "
+                        + "seed \(seed), \(Figures.duration(walk.wallTime))")
                 Output.out(
                     "endings:        "
                         + walk.endings.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-                            "\($0.key.rawValue)×\($0.value)"
+                            "\($0.key.rawValue)×\(Figures.grouped($0.value))"
                         }.joined(separator: " "))
             }
             return 0
@@ -79,6 +80,65 @@ enum BenchCommand {
             let report = runNDEFFuzz(seed: seed, count: count) { Output.err($0) }
             Output.out(report.description)
             return report.roundTripFailures == 0 ? 0 : 1
+        })
+}
+
+extension BenchCommand {
+    static let explore = Command(
+        path: ["bench", "explore"],
+        abstract: "Benchmark the conformance explorer: generated runs per second and per CPU-second",
+        usage: "bench explore [--app NAME] [--runs N] [--seed S] [--depth K] [--json]",
+        help: """
+            OPTIONS:
+              --app NAME   the reference app to explore (default reference)
+              --runs N     random runs (default 20000)
+              --seed S     the random phase's seed (default 1)
+              --depth K    the exhaustive phase's depth (default 0: random runs only)
+              --json       one JSON object
+
+            Runs `nfcbench conformance --explore` without printing its report and prints the
+            rate: runs per second of real time, and runs per second of the process's CPU time
+            (user + system, all threads: what one core sustains). Build in release first:
+            swift build -c release --product nfcbench, then .build/release/nfcbench bench
+            explore. Goal: at least 2,000 runs per core per second.
+            """,
+        run: { args in
+            let appName = try args.option("app") ?? "reference"
+            let runs = try args.int("runs", in: 1...100_000_000) ?? 20_000
+            let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 1
+            let depth = try args.int("depth", in: 0...6) ?? 0
+            let json = args.flag("json")
+            try args.finish()
+            guard let entry = ReferenceApps.named(appName) else {
+                throw CLIError.usage(
+                    "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
+            }
+            let explorer = try ConformanceExplore.makeExplorer(seed: seed, runs: runs, depth: depth, budget: nil)
+            let r = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))
+            let total = r.runs + r.shrinkRuns
+            if json {
+                Output.out(
+                    JSONObject([
+                        "app": .string(appName), "seed": .int(Int64(seed)), "depth": .int(Int64(depth)),
+                        "runs": .int(Int64(total)), "generated_runs": .int(Int64(r.runs)),
+                        "pass": .int(Int64(r.passes)), "breach": .int(Int64(r.breachRuns)),
+                        "inconclusive": .int(Int64(r.inconclusiveRuns)), "wall_seconds": .double(seconds(r.elapsed)),
+                        "cpu_seconds": .double(seconds(r.cpuTime)),
+                        "runs_per_second": .double(r.runsPerSecond.rounded()),
+                        "runs_per_cpu_second": .double(r.runsPerCPUSecond.rounded()),
+                    ]).serialized)
+            } else {
+                Output.out(
+                    "explorer: app '\(appName)', \(total) runs (\(r.runs) generated, seed \(seed), depth \(depth); \(r.passes) pass, \(r.breachRuns) breach, \(r.inconclusiveRuns) inconclusive)"
+                )
+                Output.out(
+                    "wall:     \(String(format: "%.3f", seconds(r.elapsed))) s = \(Int(r.runsPerSecond.rounded())) runs/s"
+                )
+                Output.out(
+                    "CPU:      \(String(format: "%.3f", seconds(r.cpuTime))) s = \(Int(r.runsPerCPUSecond.rounded())) runs per CPU-second (goal: 2000 per core)"
+                )
+            }
+            return 0
         })
 }
 

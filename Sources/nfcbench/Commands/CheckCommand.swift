@@ -64,7 +64,7 @@ enum CheckCommand {
                 }
                 return device
             }
-        let limit = try args.seconds("time-limit") ?? .seconds(3)
+        let limit = try args.seconds("time-limit", moreThanZero: true) ?? .seconds(3)
         let traces = try args.option("traces")
         let json = args.flag("json")
         try args.finish()
@@ -204,7 +204,7 @@ enum CheckCommand {
                     setup: ["tag_file": .string(tag)]),
                 createParentDirectory: false, echo: { records.add($0) })
         } catch {
-            throw CLIError.failure("cannot write the trace: \(error)")
+            throw CLIError.cantCreate("can't write the trace: \(error)")
         }
         defer { writer.close() }
         var options = SessionRunner.Options()

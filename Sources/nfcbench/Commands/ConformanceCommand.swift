@@ -12,7 +12,10 @@ enum ConformanceCommand {
     static let command = Command(
         path: ["conformance"],
         abstract: "Judge an app's handling of every way a reader session ends (virtual time)",
-        usage: "conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal",
+        usage: """
+            conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal
+                   nfcbench conformance --explore [--app NAME] [--seed S] [--runs N] [--depth K] [--budget DURATION] [--save DIR] [--json]
+            """,
         help: """
             OPTIONS:
               --suite builtin|DIR   the scenarios: the shipped suite (hardware/conformance/,
@@ -27,14 +30,41 @@ enum ConformanceCommand {
                                     the session limits after 0 s, 3 s and 30 s gaps (after one
                                     full session), and exit
 
-            Exit status: 0 when every scenario passes, 1 on any breach or inconclusive
-            scenario, 65 for a malformed scenario or tag file, 66 for a missing one.
+            EXPLORING (--explore): instead of the suite, generate scenarios and search for a
+            breach of any rule, then shrink each rule's first breach to a scenario no step
+            can be removed from (ReaderSessionConformance's ConformanceExplorer):
+              --seed S              the random phase's seed (default 1): same seed, same runs
+              --runs N              random runs after the exhaustive phase (default 10000)
+              --depth K             every sequence of up to K moves first, equivalent states
+                                    merged (default 2; 0 skips it)
+              --budget DURATION     real time for both phases, e.g. 10s (default: none;
+                                    shrinking is not counted)
+              --save DIR            write each counterexample as a scenario file
+                                    (DIR/explored-APP-RULE.json); replay it with
+                                    conformance --suite DIR --app APP
+              --json                JSON Lines: one object per rule, the replays' lines, a summary
+            It prints a table (rule, runs, breaches, steps of the smallest counterexample),
+            each counterexample's steps and the trace of its replay. Inconclusive runs (the
+            app used real time or DispatchQueue.main) count as neither breach nor pass.
+
+            Exit status: 0 when every scenario (every generated run) passes, 1 on any breach
+            or inconclusive scenario (run), 65 for a malformed scenario or tag file, 66 for a
+            missing one.
             """,
         run: { args in
-            let suiteArg = try args.option("suite") ?? "builtin"
+            let suiteGiven = try args.option("suite")
+            let suiteArg = suiteGiven ?? "builtin"
             let appName = try args.option("app") ?? "reference"
             let json = args.flag("json")
             let thermal = args.flag("thermal")
+            if args.flag("explore") {
+                guard !thermal else { throw CLIError.usage("--thermal and --explore do not go together") }
+                guard suiteGiven == nil else { throw CLIError.usage("--suite and --explore do not go together") }
+                return try await ConformanceExplore.run(&args, app: appName, json: json)
+            }
+            for option in ["seed", "runs", "depth", "budget", "save"] where try args.option(option) != nil {
+                throw CLIError.usage("--\(option) goes with --explore")
+            }
             try args.finish()
             if thermal {
                 Output.out(thermalTable(json: json))
@@ -45,14 +75,8 @@ enum ConformanceCommand {
                     "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
             }
             let scenarios = try loadSuite(suiteArg)
-            let habits = entry.habits
             let start = ContinuousClock.now
-            let results = await ConformanceHarness().run(scenarios) { env in
-                ReferenceAppUnderTest(
-                    TagScanController(
-                        system: env.system, habits: habits,
-                        after: { delay, queue, work in env.asyncAfter(delay, on: queue, work) }))
-            }
+            let results = await ConformanceHarness().run(scenarios, app: ReferenceAppFactory.make(entry.habits))
             let wall = ContinuousClock.now - start
             if json {
                 for r in results { Output.out(jsonLine(r).serialized) }
@@ -95,22 +119,45 @@ enum ConformanceCommand {
 
     // MARK: Output
 
+    /// The endings in order, a run of one code written once with its count
+    /// (`201×6, 203×12, 204`), so a retry loop reads as one entry, not a cut-off list.
     static func endings(_ r: ConformanceResult) -> String {
         let e = r.sessions.map { s in s.ending.map { String($0.rawValue) } ?? "active" }
-        return e.isEmpty ? "-" : e.joined(separator: ",")
+        return e.isEmpty ? "-" : runs(e)
+    }
+
+    /// `["a", "a", "b"]` → `a×2, b`.
+    static func runs(_ items: [String]) -> String {
+        var out: [(String, Int)] = []
+        for i in items {
+            if let last = out.last, last.0 == i { out[out.count - 1].1 += 1 } else { out.append((i, 1)) }
+        }
+        return out.map { $0.1 == 1 ? $0.0 : "\($0.0)×\($0.1)" }.joined(separator: ", ")
+    }
+
+    /// `text` cut at the last ", " that leaves it at most `width` characters, with "…" to
+    /// say there is more (the JSON output has every ending).
+    static func fitted(_ text: String, width: Int) -> String {
+        guard text.count > width else { return text }
+        var cut = String(text.prefix(width - 1))
+        if let comma = cut.range(of: ", ", options: .backwards) { cut = String(cut[..<comma.lowerBound]) + ", " }
+        return cut + "…"
     }
 
     static func table(_ results: [ConformanceResult], app: String, suite: String, wall: Duration) -> String {
         let width = max(30, (results.map(\.scenario.count).max() ?? 0) + 2)
+        let endingsWidth = min(36, max(8, results.map { endings($0).count }.max() ?? 0)) + 2
         var s = "nfcbench conformance: app '\(app)', \(results.count) scenarios (suite \(suite))\n\n"
         s +=
             "SCENARIO".padding(toLength: width, withPad: " ", startingAt: 0)
-            + "VERDICT       ENDINGS            SHEETS  /MIN  RULE\n"
+            + "VERDICT       " + "ENDINGS".padding(toLength: endingsWidth, withPad: " ", startingAt: 0)
+            + "SHEETS  /MIN  RULE\n"
         for r in results {
             let rules = r.rulesBreached.map(\.rawValue).joined(separator: ", ")
             s += r.scenario.padding(toLength: width, withPad: " ", startingAt: 0)
             s += r.verdict.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
-            s += String(endings(r).prefix(18)).padding(toLength: 19, withPad: " ", startingAt: 0)
+            s += fitted(endings(r), width: endingsWidth - 2).padding(
+                toLength: endingsWidth, withPad: " ", startingAt: 0)
             s += String(r.sheets).leftPad(6) + String(format: "%6.1f", r.sheetsPerMinute) + "  "
             s += rules.isEmpty ? "-" : rules
             s += "\n"
@@ -135,9 +182,9 @@ enum ConformanceCommand {
                 "\nTHERMAL MODEL (time limit granted to each session; refused = 203 from the model, busy = 203 from another session)\n"
             for r in limits {
                 let l = r.sessions.map { x in
-                    x.timeLimit.map { seconds($0) + " s" } ?? (x.refusedByThermalModel ? "refused" : "busy")
+                    x.timeLimit.map { limit($0) } ?? (x.refusedByThermalModel ? "refused" : "busy")
                 }
-                s += "  \(r.scenario): \(l.joined(separator: ", "))\n"
+                s += "  \(r.scenario): \(runs(l))\n"
             }
         }
         let pass = results.filter { $0.verdict == .pass }.count
@@ -146,7 +193,7 @@ enum ConformanceCommand {
         let rules = Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted()
         s += "\n\(results.count) scenarios: \(pass) pass, \(breach) breach, \(inconclusive) inconclusive"
         if !rules.isEmpty { s += "; rules breached: \(rules.joined(separator: ", "))" }
-        s += "; wall time \(String(format: "%.3f", wallSeconds(wall))) s"
+        s += "; wall time \(Figures.duration(wall))"
         return s
     }
 
@@ -221,8 +268,8 @@ enum ConformanceCommand {
         s += ReaderSystemModel.default.facts(thermal: p).table()
         s += "\nAfter one full \(seconds(p.baseLimit)) s session, the next session's limit (heat only):\n"
         for g in gaps {
-            let l = model.limit(after: g).map { seconds($0) + " s" } ?? "refused (203)"
-            s += "  gap \(seconds(g).leftPad(7)) s  →  \(l)\n"
+            let l = model.limit(after: g).map { limit($0) } ?? "refused (203)"
+            s += "  gap \(seconds(g).leftPad(4)) s  →  \(l)\n"
         }
         let q = ReaderSystemModel.default
         s +=
@@ -235,7 +282,17 @@ enum ConformanceCommand {
         return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
     }
 
-    static func seconds(_ d: Duration) -> String { String(format: "%.3f", Double(ms(d)) / 1000) }
+    /// Seconds to the millisecond, without trailing zeros: `2.25`, `60`, `0.5`.
+    static func seconds(_ d: Duration) -> String {
+        var text = String(format: "%.3f", Double(ms(d)) / 1000)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    /// A session's time limit as the sheet would count it: three significant digits
+    /// (`45.6 s`, `60 s`).
+    static func limit(_ d: Duration) -> String { Figures.rounded(Double(ms(d)) / 1000) + " s" }
     static func wallSeconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
@@ -243,19 +300,4 @@ enum ConformanceCommand {
 
 extension String {
     fileprivate func leftPad(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
-}
-
-/// Adapts a reference app's controller to the harness's protocol (the user's three actions).
-private final class ReferenceAppUnderTest: ConformanceApp {
-    let controller: TagScanController
-    init(_ controller: TagScanController) { self.controller = controller }
-    func scanTapped(_ request: ScanRequest) {
-        controller.scanTapped(
-            TagScanController.ScanPlan(
-                tagCount: request.tagCount, tagObjects: request.readWrite, tagSession: request.session == .tag,
-                commands: request.commands, selectIdentifiers: request.selectIdentifiers, readAll: request.readAll,
-                commandInterval: request.commandInterval))
-    }
-    func didEnterBackground() { controller.didEnterBackground() }
-    func willEnterForeground() { controller.willEnterForeground() }
 }

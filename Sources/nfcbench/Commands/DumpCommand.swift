@@ -29,6 +29,7 @@ enum DumpCommand {
             let wait = try args.seconds("wait") ?? .seconds(10)
             let traceOptions = try Traces.Options.parse(&args)
             try args.finish()
+            if let out { try OutputFile.check(out, option: "--out") }
             let reader = try BenchReader.open(
                 device, command: "dump", setup: ["out": out.map { .string($0) } ?? .null], trace: traceOptions)
             defer { reader.close() }
@@ -36,7 +37,7 @@ enum DumpCommand {
                 try TagSnapshot.take(target, connection)
             }
             if let out {
-                do { try file.save(path: out) } catch { throw CLIError.failure("cannot write \(out): \(error)") }
+                do throws(DataFileError) { try file.save(path: out) } catch { throw CLIError(error) }
                 Output.err("dumped \(file.type.rawValue) \(file.activation.uid.hexString()) to \(out)")
             } else {
                 Output.out(file.jsonText())

@@ -53,14 +53,11 @@ enum EmulateCommand {
                 identity.uid = uid
             }
             let app = ContactlessPhone.DefaultApp(name: "app", selectIdentifierPrefixes: prefixes)
-            let trace = try Traces.open(
-                command: "emulate", device: device, model: HCELiveCLI.model(app: app, identity: identity),
-                options: traceOptions)
-            defer { trace.close() }
-            let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json)
 
             // Locks before frames: opening a PN53x sends frames (wake-up, SAMConfiguration),
             // so the reader's lock comes first; a reader a session holds is refused untouched.
+            // The device is open before anything is printed: a wrong one is an error alone,
+            // not a table header followed by an error.
             let spec = try DeviceFactory.resolve(device)
             guard case .libnfc = spec.kind else {
                 throw CLIError.usage("emulate needs a libnfc device (target mode), not '\(device)'")
@@ -71,13 +68,20 @@ enum EmulateCommand {
             do {
                 nfc = try LibNFCContext().open(device)  // the device keeps its context alive
             } catch {
-                throw CLIError.unavailable("can't open libnfc device '\(device)': \(error)")
+                throw CLIError.unavailable(
+                    "can't open libnfc device '\(device)': \(error)" + HardwareDevices.openHint(connstring: device))
             }
+            let trace = try Traces.open(
+                command: "emulate", device: device, model: HCELiveCLI.model(app: app, identity: identity),
+                options: traceOptions)
+            defer { trace.close() }
             if !json {
                 Output.err(
                     "emulating on \(nfc.name) (\(device)); waiting for a reader. Ctrl-C stops. Trace: \(trace.path ?? "none")"
                 )
+                Output.out(HCELiveCLI.textHeader)
             }
+            let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json)
             let interrupted = SignalFlag()
             let watcher = Signals.handle { sig in
                 guard Signals.stops(sig) else { return Signals.runDefault(sig) }
@@ -104,9 +108,9 @@ enum EmulateCommand {
 
     static func outcomeText(_ o: HCETargetOutcome, interrupted: Bool) -> String {
         switch o {
-        case .released(let n): "reader released the card after \(n) APDU(s)"
-        case .failed(let n, _) where interrupted: "stopped by a signal after \(n) APDU(s)"
-        case .failed(let n, let e): "target mode failed after \(n) APDU(s): \(e)"
+        case .released(let n): "reader released the card after \(Figures.count(n, "APDU"))"
+        case .failed(let n, _) where interrupted: "stopped by a signal after \(Figures.count(n, "APDU"))"
+        case .failed(let n, let e): "target mode failed after \(Figures.count(n, "APDU")): \(e)"
         }
     }
 }
@@ -177,13 +181,13 @@ enum HCELiveCLI {
     }
 
     /// The live phone on the trace's clock; every event becomes a trace line (and, without
-    /// `--json`, a text line on stdout).
+    /// `--json`, a text line on stdout, under ``textHeader`` that the caller prints once its
+    /// own start line is out).
     static func makePhone(
         app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity, trace: TraceWriter,
         json: Bool, expressCredentials: [ContactlessPhone.ExpressCredential] = []
     ) -> HCELivePhone {
-        if !json { Output.out(textHeader) }
-        return HCELivePhone(
+        HCELivePhone(
             app: app, identity: identity, expressCredentials: expressCredentials,
             clock: { .microseconds(trace.elapsedMicroseconds) },
             onEvent: { e in
@@ -313,9 +317,10 @@ enum HCELiveCLI {
                 }
                 out +=
                     (r["woke"] == .bool(true) ? "woke  " : "quiet ")
-                    + "\(r["apdus_to_app"]?.intValue ?? 0) APDU to app, \(r["apdus_by_system"]?.intValue ?? 0) by system"
-                let timeouts = r["reader_timeouts"]?.intValue ?? 0
-                if timeouts > 0 { out += ", \(timeouts) reader timeout(s)" }
+                    + "\(Figures.count(Int(r["apdus_to_app"]?.intValue ?? 0), "APDU")) to the app, "
+                    + "\(r["apdus_by_system"]?.intValue ?? 0) by the system"
+                let timeouts = Int(r["reader_timeouts"]?.intValue ?? 0)
+                if timeouts > 0 { out += ", \(Figures.count(timeouts, "reader timeout"))" }
                 out += "\n"
             }
         }

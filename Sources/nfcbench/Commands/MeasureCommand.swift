@@ -47,19 +47,21 @@ enum MeasureCommand {
         run: { args in try await run(&args) })
 
     static func run(_ args: inout Arguments) async throws -> Int32 {
-        guard let word = args.positional() else {
-            throw CLIError.usage("say what to measure: detect, apdu, read or removal")
-        }
-        guard let what = What(rawValue: word) else {
-            throw CLIError.usage("unknown measurement '\(word)': detect, apdu, read or removal")
-        }
+        // Options first, so the value of --device is never taken for WHAT.
         let device = try args.option("device")
-        let count = try args.int("count", in: 1...1_000_000) ?? ((what == .detect || what == .removal) ? 10 : 100)
+        let countArg = try args.int("count", in: 1...1_000_000)
         let json = args.flag("json")
         let interval = try args.int("presence-interval", in: 1...60_000)
         let virtualTag = try args.option("virtual-card")
         let port = try args.int("port", in: 1...65535) ?? 35963
         let traceOptions = try Traces.Options.parse(&args, redact: false)
+        guard let word = args.positional() else {
+            throw CLIError.usage("say what to measure first: measure detect|apdu|read|removal --device D")
+        }
+        guard let what = What(rawValue: word) else {
+            throw CLIError.usage("unknown measurement '\(word)': say detect, apdu, read or removal")
+        }
+        let count = countArg ?? ((what == .detect || what == .removal) ? 10 : 100)
         try args.finish()
         guard let device else { throw CLIError.usage("--device is required") }
         if virtualTag == nil, what == .detect || what == .removal {
@@ -169,7 +171,8 @@ enum MeasureCommand {
                 "median_us": .double(TimingStatistics.microseconds(stats.median)),
                 "p99_us": .double(TimingStatistics.microseconds(stats.p99)),
                 "max_us": .double(TimingStatistics.microseconds(stats.max)),
-                "per_second": .double(perSecond), "total_us": .double(TimingStatistics.microseconds(total)),
+                "per_second": .double((perSecond * 10).rounded() / 10),
+                "total_us": .double(TimingStatistics.microseconds(total)),
                 "presence_interval_ms": interval.map { .int(Int64($0)) } ?? .null,
             ]
             var out = o
@@ -181,7 +184,7 @@ enum MeasureCommand {
         } else {
             if let cut { Output.out("\(cut) after \(samples.count) of \(count) samples; the figures so far:") }
             Output.out("\(what.rawValue) on \(reader.spec.identifier): \(stats.text)")
-            if what == .apdu { Output.out(String(format: "%.0f APDUs per second", perSecond)) }
+            if what == .apdu { Output.out("\(Figures.rounded(perSecond)) APDUs per second") }
         }
         if let failure { throw failure }
         if let sig { return 128 + sig }

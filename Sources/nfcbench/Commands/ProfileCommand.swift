@@ -1,5 +1,7 @@
 import FoundationEssentials
 import HCEEvents
+import NFCTags
+import NFCTrace
 
 /// `nfcbench profile import`: a Proxmark3 trace → a reader profile (JSON).
 enum ProfileCommand {
@@ -26,14 +28,14 @@ enum ProfileCommand {
             the raw answer is kept in the step's note. Format: hardware/readers/FORMAT.md.
             """,
         run: { args in
-            let path = try args.requiredPositional("TRACE")
             let name = try args.option("name")
             let out = try args.option("out")
             let category = try args.option("category")
+            let path = try args.requiredPositional("TRACE")
             try args.finish()
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError.noInput("\(path): no such file, or it cannot be read")
-            }
+            if let out { try OutputFile.check(out, option: "--out") }
+            let data: Data
+            do throws(DataFileError) { data = try DataFile.read(path) } catch { throw CLIError(error) }
             let trace: ProxmarkTrace
             do { trace = try ProxmarkTrace(bytes: [UInt8](data)) } catch {
                 throw CLIError.data("\(path): \(error)")
@@ -65,8 +67,8 @@ enum ProfileCommand {
             }
             let text = profile.jsonText()
             if let out {
-                guard FileManager.default.createFile(atPath: out, contents: Data(text.utf8)) else {
-                    throw CLIError.failure("can't write '\(out)'")
+                do { try TraceFile.write(Array(text.utf8), to: out) } catch {
+                    throw CLIError.cantCreate("can't write the profile: \(error)")
                 }
                 Output.err(
                     "\(out): \(report.profile.steps.count) APDU(s), ISO-DEP \(report.profile.reachesISODEP ? "yes" : "no")\(report.profile.ecp != nil ? ", ECP" : "")"

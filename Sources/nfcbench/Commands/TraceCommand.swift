@@ -5,7 +5,9 @@ import NFCTrace
 /// (Wireshark through pcapng), read by a person, compared, or drawn.
 enum TraceCommand {
     static func load(_ path: String) throws(CLIError) -> TraceContents {
-        do { return try TraceContents(path: path) } catch { throw .data(error.description) }
+        do { return try TraceContents(path: path) } catch {
+            throw error.missing ? .noInput(error.description) : .data(error.description)
+        }
     }
 
     static let export = Command(
@@ -36,14 +38,17 @@ enum TraceCommand {
                              AIDs, status words and Type 2 commands stay)
             """,
         run: { args in
-            let input = try args.requiredPositional("TRACE")
-            guard let out = try args.option("pcapng") else { throw CLIError.usage("--pcapng OUT is required") }
+            // Options before the positional: an option's value is never taken for TRACE.
+            let outArg = try args.option("pcapng")
             let redact = args.flag("redact")
+            let input = try args.requiredPositional("TRACE")
             try args.finish()
+            guard let out = outArg else { throw CLIError.usage("--pcapng OUT is required") }
+            try OutputFile.check(out, option: "--pcapng")
             let trace = try load(input)
             let counts: (packets: Int, skippedFrames: Int)
             do { counts = try PcapngExport.export(trace, to: out, redact: redact) } catch {
-                throw CLIError.failure("cannot write \(out): \(error)")
+                throw CLIError.cantCreate("can't write the pcapng file: \(error)")
             }
             var line = "\(counts.packets) packets to \(out)"
             if counts.skippedFrames > 0 {
@@ -178,12 +183,14 @@ enum TraceCommand {
             or useless, and why. Other traces: one lane of frames.
             """,
         run: { args in
+            let outArg = try args.option("svg")
             let input = try args.requiredPositional("TRACE")
-            guard let out = try args.option("svg") else { throw CLIError.usage("--svg OUT is required") }
             try args.finish()
+            guard let out = outArg else { throw CLIError.usage("--svg OUT is required") }
+            try OutputFile.check(out, option: "--svg")
             let svg = TraceTimeline.svg(try load(input))
             do { try TraceFile.write(Array(svg.utf8), to: out) } catch {
-                throw CLIError.failure("cannot write \(out): \(error)")
+                throw CLIError.cantCreate("can't write the SVG file: \(error)")
             }
             return 0
         })

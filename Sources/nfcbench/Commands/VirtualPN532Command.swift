@@ -61,6 +61,8 @@ enum VirtualPN532Command {
             traceOptions.json = json && !quiet
             let savePath = try args.option("save")
             try args.finish()
+            try OutputFile.check(pty, option: "--pty")
+            if let savePath { try OutputFile.check(savePath, option: "--save") }
             if (presentFor == nil) != (absentFor == nil) {
                 throw CLIError.usage("--present-for and --absent-for go together")
             }
@@ -146,6 +148,10 @@ enum VirtualPN532Command {
     ) async throws -> Int32 {
         let fake: VirtualPN532
         do { fake = try VirtualPN532.start(ptyPath: pty, timing: timing) } catch {
+            // The link is the file this command makes (73); no pty to make is 69.
+            if (error as? VirtualPN532Error)?.operation == "symlink" {
+                throw CLIError.cantCreate("cannot make the pty link at \(pty): \(error)")
+            }
             throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
         }
         let linkCleanup = Signals.removeAtDeath(link: pty, to: fake.slavePath)
@@ -233,8 +239,8 @@ enum VirtualPN532Command {
             }
         }
         if let savePath, let final, let file {
-            do { try final.updating(file).save(path: savePath) } catch {
-                throw CLIError.failure("cannot save the tag to \(savePath): \(error)")
+            do throws(DataFileError) { try final.updating(file).save(path: savePath) } catch {
+                throw CLIError(error)
             }
             if !json { Output.out("saved the tag as it is now to \(savePath)") }
         }

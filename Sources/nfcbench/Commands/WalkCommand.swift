@@ -259,6 +259,9 @@ enum WalkCommand {
         }
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
         func ms(_ us: Int64) -> String { String(format: "%.3f", Double(us) / 1000) }
+        // Figures (the summary, the parameters) to three significant digits; the timeline
+        // keeps the clock's resolution.
+        func figure(_ us: Int64) -> String { us == 0 ? "0 ms" : Figures.duration(.microseconds(us)) }
         var out = lpad("t (ms)", 12) + "  " + pad("reader", readerWidth) + pad("event", 20) + "detail\n"
         var lastReader: String?
         for e in events {
@@ -297,26 +300,26 @@ enum WalkCommand {
                     "  " + pad(x["reader"]?.stringValue ?? "-", readerWidth)
                     + (x["woke"] == .bool(true) ? "woke  " : "quiet ")
                     + (x["served"] == .bool(true)
-                        ? "served (\(x["apdus_to_app"]?.intValue ?? 0) APDU to app)"
-                        : "useless, up \(ms(x["up_for_nothing_us"]?.intValue ?? 0)) ms for nothing")
+                        ? "served (\(Figures.count(Int(x["apdus_to_app"]?.intValue ?? 0), "APDU")) to the app)"
+                        : "useless, up \(figure(x["up_for_nothing_us"]?.intValue ?? 0)) for nothing")
                     + "\n"
                 if let why = x["reason"]?.stringValue { out += "  " + pad("", readerWidth) + "      " + why + "\n" }
             }
         }
         out +=
-            "  readers \(s["readers"]?.intValue ?? 0), wakes \(s["wakes"]?.intValue ?? 0), wakes the app could serve \(s["servable_wakes"]?.intValue ?? 0), useless wakes \(s["useless_wakes"]?.intValue ?? 0), app up for nothing \(ms(s["up_for_nothing_us"]?.intValue ?? 0)) ms\n"
+            "  readers \(s["readers"]?.intValue ?? 0), wakes \(s["wakes"]?.intValue ?? 0), wakes the app could serve \(s["servable_wakes"]?.intValue ?? 0), useless wakes \(s["useless_wakes"]?.intValue ?? 0), app up for nothing \(figure(s["up_for_nothing_us"]?.intValue ?? 0))\n"
         if case .object(let parameters)? = s["parameters"] {
             out += "\nPARAMETERS (value, source, where from)\n"
             // Sorted by name: a trace read back keeps no key order.
             for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
-                let value = e.value["value_us"]?.intValue.map { ms($0) + " ms" } ?? e.value["value"]?.stringValue ?? ""
+                let value = e.value["value_us"]?.intValue.map(figure) ?? e.value["value"]?.stringValue ?? ""
                 out +=
                     "  " + pad(e.key, 32) + pad(value, 12) + pad(e.value["source"]?.stringValue ?? "", 11)
                     + (e.value["ref"]?.stringValue ?? "") + "\n"
             }
             let locked = s["locked"] == .bool(true) ? "yes" : "no"
             out += "  " + pad("locked", 32) + pad(locked, 12) + pad("set", 11) + "--locked\n"
-            out += "  " + pad("app_latency", 32) + pad(ms(s["app_latency_us"]?.intValue ?? 0) + " ms", 12)
+            out += "  " + pad("app_latency", 32) + pad(figure(s["app_latency_us"]?.intValue ?? 0), 12)
             out += pad("set", 11) + "--app-latency (the stand-in app)\n"
         }
         return out
@@ -366,16 +369,17 @@ struct PCSCWalk: Sendable {
             setup: ["vpcd_port": .int(Int64(port)), "profiles": .array(profiles.map { .string($0.name) })],
             options: options)
         defer { trace.close() }
+        if !json {
+            Output.err(
+                "walking \(Figures.count(profiles.count, "profile")) through pcscd, reader '\(reader)', vpcd port \(port). Trace: \(trace.path ?? "none")"
+            )
+            Output.out(HCELiveCLI.textHeader)
+        }
         let phone = HCELiveCLI.makePhone(
             app: app, identity: identity, trace: trace, json: json, expressCredentials: express)
         var configuration = VirtualCard.Configuration(port: port)
         configuration.retryInterval = .milliseconds(20)
         let card = HCEPhoneCard(phone: phone, configuration: configuration)
-        if !json {
-            Output.err(
-                "walking \(profiles.count) profile(s) through pcscd, reader '\(reader)', vpcd port \(port). Trace: \(trace.path ?? "none")"
-            )
-        }
 
         let failure: String? = await HCELiveCLI.onThread { self.walk(context: context, card: card, phone: phone) }
         var summary: JSONObject = ["t_us": .int(trace.elapsedMicroseconds)]

@@ -65,6 +65,13 @@ enum WriteCommand {
         command: String, device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
         lock: Bool, what: String
     ) async throws -> Int32 {
+        // The backup's place is checked before the reader is touched: a tag is never
+        // written without its backup, and a typo in the folder costs nothing.
+        if !dryRun {
+            try OutputFile.check(
+                backup ?? "nfcbench-backup.json", option: "--backup",
+                label: backup == nil ? "the backup goes to the current folder by default (--backup FILE)" : nil)
+        }
         let reader = try BenchReader.open(
             device, command: command,
             setup: [
@@ -108,13 +115,16 @@ enum WriteCommand {
                     throw CLIError.failure("refused: \(error); nothing written")
                 }
                 if viaPCSC {
-                    lines.append("would send \(recorder.writes.count) UPDATE BINARY (FF D6) APDUs, in this order:")
+                    lines.append(
+                        "would send \(Figures.count(recorder.writes.count, "UPDATE BINARY (FF D6) APDU")), in this order:"
+                    )
                     for (page, data) in recorder.writes {
                         let apdu: [UInt8] = [0xFF, 0xD6, 0x00, page, 0x04] + data
                         lines.append("  page \(page): \(apdu.hexString(separator: " "))")
                     }
                 } else {
-                    lines.append("would WRITE (A2) \(recorder.writes.count) pages, in this order:")
+                    lines.append(
+                        "would send \(Figures.count(recorder.writes.count, "WRITE (A2) command")), in this order:")
                     for (page, data) in recorder.writes {
                         lines.append("  page \(page): \(data.hexString(separator: " "))")
                     }
@@ -165,7 +175,8 @@ enum WriteCommand {
                 do { try Type4TagReader(transport: recorder).writeNDEF(message, capabilityContainer: cc) } catch {
                     throw CLIError.failure("refused: \(error); nothing written")
                 }
-                lines.append("would send \(recorder.updates.count) UPDATE BINARY APDUs, in this order:")
+                lines.append(
+                    "would send \(Figures.count(recorder.updates.count, "UPDATE BINARY APDU")), in this order:")
                 for apdu in recorder.updates { lines.append("  \(apdu.hexString(separator: " "))") }
                 lines.append("dry run: nothing written")
                 return lines
@@ -206,7 +217,7 @@ enum WriteCommand {
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         let out = path ?? "nfcbench-backup-\(target.uid.hexString())-\(stamp).json"
         do { try file.save(path: out) } catch {
-            throw CLIError.failure("cannot write the backup: \(error); nothing written")
+            throw CLIError.cantCreate("can't write the backup: \(error); nothing written to the tag")
         }
         return out
     }

@@ -73,10 +73,7 @@ enum SessionCommand {
             if options.firstRead && options.mode != .ndef {
                 throw CLIError.usage("--first-read is Core NFC's invalidateAfterFirstRead: only for --mode ndef")
             }
-            if let t = try args.seconds("timeout") {
-                guard t > .zero else { throw CLIError.usage("--timeout must be more than 0 seconds") }
-                options.timeLimit = t
-            }
+            if let t = try args.seconds("timeout", moreThanZero: true) { options.timeLimit = t }
             options.thermal = !args.flag("no-thermal")
             options.hostWide = args.flag("host-wide")
             if let b = try args.option("busy") {

@@ -100,27 +100,45 @@ final class SessionRunner: @unchecked Sendable {
     let backend: any ReaderBackend
     let options: Options
     let trace: TraceWriter
-    private let reads = ReadCounter()
+    /// Tags the app read: `didDetectNDEFs` in read-only mode, the app's own `readNDEF` in
+    /// read-write and tag modes. The exit status and the status line count the same reads.
+    let reads: Counter
+    /// The live line on a terminal (`options.statusLine`).
+    let status: StatusLine?
     /// Why the session is ending, when a signal ends it (the ending record's `cause`), and the
     /// UIDs it detected (the demo checks its own card).
     private let seen = SessionSeen()
     var detectedUIDs: [[UInt8]] { seen.uids.withLock { $0 } }
-    private let status: StatusLine?
     let system: NFCReaderSystem
+    /// Reads the bench app has started and not finished (a virtual-time driver waits for 0).
+    let appWork = Counter()
 
-    init(backend: any ReaderBackend, options: Options, trace: TraceWriter) {
+    /// - Parameters:
+    ///   - clock: real time by default; a ``ManualClock`` runs the session and the bench
+    ///     app's restart timer in virtual time.
+    ///   - arbiter: the reader's lock (default: lock files, per reader or per host).
+    ///   - statusOutput: where the status line is drawn (default: standard output).
+    init(
+        backend: any ReaderBackend, options: Options, trace: TraceWriter,
+        clock: any ReaderSessionClock = ContinuousReaderClock(), arbiter: SessionArbiter? = nil,
+        statusOutput: @escaping @Sendable (String) -> Void = { Output.raw($0) }
+    ) {
         self.backend = backend
         self.options = options
         self.trace = trace
-        let status = options.statusLine && !options.json ? StatusLine(alert: options.alertMessage) : nil
+        let reads = Counter()
+        self.reads = reads
+        let status =
+            options.statusLine && !options.json
+            ? StatusLine(alert: options.alertMessage, reads: reads, clock: clock, output: statusOutput) : nil
         self.status = status
         let (params, model) = Self.models(options)
         let json = options.json
         let verbose = options.verbose
         let offset = options.sessionNumberOffset
         system = NFCReaderSystem(
-            backend: backend, clock: ContinuousReaderClock(),
-            arbiter: SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
+            backend: backend, clock: clock,
+            arbiter: arbiter ?? SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
             thermal: ThermalModel(parameters: params), model: model,
             observer: { [trace, reads, seen] record in
                 var o = record.json(tMicroseconds: trace.elapsedMicroseconds)
@@ -200,6 +218,16 @@ final class SessionRunner: @unchecked Sendable {
     }
 
     func countRead() { reads.add() }
+
+    /// Begins the bench app's session without the terminal around it (no signal handling,
+    /// no status-line redraws): the part of ``run()`` a virtual-time driver runs. The caller
+    /// keeps the returned app alive until `finished` is called (sessions hold their
+    /// delegates weakly, as Core NFC does).
+    func beginApp(finished: @escaping @Sendable (NFCReaderError.Code) -> Void) -> AnyObject {
+        let app = BenchApp(runner: self, finished: finished)
+        app.begin()
+        return app
+    }
 }
 
 /// What a session's observer saw that the runner reports: the signal that ended it, the UIDs.
@@ -208,22 +236,43 @@ final class SessionSeen: Sendable {
     let uids = Mutex<[[UInt8]]>([])
 }
 
-final class ReadCounter: Sendable {
+/// A thread-safe count (reads, work in flight).
+final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func add() { count.add(1, ordering: .relaxed) }
+    func remove() { count.subtract(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
 }
 
 /// The bench's "app": begins the session the user asked for and, in read-write and tag
 /// modes, reads each tag and asks for the next one, as Apple's sample app does.
+///
+/// Its restart is one timer per session, on the session's clock: a read arms it (1 s, time
+/// to take the tag away), a detection of a tag already read or of several tags re-arms it,
+/// and the session's end disarms it. A tag that bounces in and out of the field therefore
+/// postpones the one restart; it never starts a second `restartPolling()` loop.
 private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
     let runner: SessionRunner
     let finished: @Sendable (NFCReaderError.Code) -> Void
     var ndefSession: NFCNDEFReaderSession?
     var tagSession: NFCTagReaderSession?
     var leftForeground = false
-    var tagsRead = 0
-    var readUIDs: Set<Data> = []
+
+    /// What the app remembers between callbacks (delegate queue and read tasks).
+    private struct Memory {
+        var tagsRead = 0
+        var readUIDs: Set<Data> = []
+        /// The armed restart, and a number that tells a stale firing from the current one.
+        var restart: ReaderSessionTimer?
+        var restartGeneration = 0
+        var ended = false
+    }
+    private let memory = Mutex(Memory())
+
+    /// How long the app waits before `restartPolling()`: after a read (the user takes the
+    /// tag away), and after the "more than 1 tag" alert (Apple's sample: 500 ms).
+    static let restartAfterRead: Duration = .seconds(1)
+    static let restartAfterSeveralTags: Duration = .milliseconds(500)
 
     init(runner: SessionRunner, finished: @escaping @Sendable (NFCReaderError.Code) -> Void) {
         self.runner = runner
@@ -269,6 +318,7 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
     }
 
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+        ended()
         finished(code(error))
     }
 
@@ -284,7 +334,40 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
     }
 
     func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {
+        ended()
         finished(code(error))
+    }
+
+    /// The session ended: the restart timer is disarmed and never armed again.
+    func ended() {
+        let timer = memory.withLock { m in
+            m.ended = true
+            defer { m.restart = nil }
+            return m.restart
+        }
+        timer?.cancel()
+    }
+
+    /// Arms the session's one restart timer `delay` from now, replacing the armed one.
+    private func restart(after delay: Duration, _ session: NFCReaderSessionCore) {
+        let clock = runner.system.clock
+        let old: ReaderSessionTimer? = memory.withLock { m in
+            guard !m.ended else { return nil }
+            let old = m.restart
+            m.restartGeneration += 1
+            let generation = m.restartGeneration
+            m.restart = clock.schedule(at: clock.now + delay) { [weak self] in
+                guard let self else { return }
+                let current = self.memory.withLock { m in
+                    guard m.restartGeneration == generation, !m.ended else { return false }
+                    m.restart = nil
+                    return true
+                }
+                if current { session.restartPolling() }
+            }
+            return old
+        }
+        old?.cancel()
     }
 
     /// Reads a newly detected tag, then asks for the next one a second later (a tag still
@@ -293,35 +376,43 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
         _ tags: [any NFCNDEFTag], session: NFCReaderSessionCore,
         connect: @escaping @Sendable (any NFCNDEFTag) async throws -> Void
     ) {
-        let again = { DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(1)) { session.restartPolling() } }
         if tags.count > 1 {
             session.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { session.restartPolling() }
+            restart(after: Self.restartAfterSeveralTags, session)
             return
         }
         guard let tag = tags.first else { return }
         let uid = Self.identifier(of: tag)
-        if let uid, readUIDs.contains(uid) {
-            again()
+        if let uid, memory.withLock({ $0.readUIDs.contains(uid) }) {
+            restart(after: Self.restartAfterRead, session)
             return
         }
         let runner = self.runner
+        runner.appWork.add()
         Task { [self] in
+            defer { runner.appWork.remove() }
             do {
                 try await connect(tag)
                 let message = try await tag.readNDEF()
                 guard session.isReady else { return }
-                if let uid { readUIDs.insert(uid) }
+                let n = memory.withLock { m in
+                    if let uid { m.readUIDs.insert(uid) }
+                    m.tagsRead += 1
+                    return m.tagsRead
+                }
                 runner.countRead()
-                tagsRead += 1
                 runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
-                session.alertMessage = "Tag \(tagsRead) read. Hold your iPhone near the next one."
+                session.alertMessage = "Tag \(n) read. Hold your iPhone near the next one."
             } catch {
                 guard session.isReady else { return }
                 let c = code(error)
                 runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
             }
-            if runner.options.doneAfterFirstTag { session.invalidate() } else { again() }
+            if runner.options.doneAfterFirstTag {
+                session.invalidate()
+            } else {
+                restart(after: Self.restartAfterRead, session)
+            }
         }
     }
 

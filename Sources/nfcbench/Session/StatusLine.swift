@@ -5,27 +5,43 @@ import Synchronization
 
 /// The sheet on a terminal: one live line with the alert message, the seconds left and the
 /// tags read, redrawn every 200 ms; event lines scroll above it.
+///
+/// The tags read are the app's reads (``SessionRunner/reads``: `didDetectNDEFs` in
+/// read-only mode, the app's `readNDEF` in read-write and tag modes), the count the exit
+/// status uses. Seconds left are rounded up, as a countdown shows them: "1 s left" until
+/// the limit, never "0 s left" with time to go. Time is the session's clock.
 final class StatusLine: Sendable {
     private struct State {
         var alert: String
-        var deadline: ContinuousClock.Instant?
-        var reads = 0
+        var deadline: Duration?
         var active = false
     }
     private let state: Mutex<State>
-    // A Dispatch source is thread-safe; only its API lacks the Sendable annotation.
-    nonisolated(unsafe) private let timer = DispatchSource.makeTimerSource(
-        queue: DispatchQueue(label: "nfcbench.status"))
+    private let reads: Counter
+    private let clock: any ReaderSessionClock
+    private let output: @Sendable (String) -> Void
+    /// The redraw timer, made by ``start()`` (a Dispatch source released before it ever
+    /// ran would trap, so none exists until the line is drawn). `start()` and `stop()` are
+    /// called by the runner, one after the other, never at once.
+    nonisolated(unsafe) private var timer: (any DispatchSourceTimer)?
 
-    init(alert: String) { state = Mutex(State(alert: alert)) }
+    init(
+        alert: String, reads: Counter, clock: any ReaderSessionClock,
+        output: @escaping @Sendable (String) -> Void = { Output.raw($0) }
+    ) {
+        state = Mutex(State(alert: alert))
+        self.reads = reads
+        self.clock = clock
+        self.output = output
+    }
 
     func update(_ record: SessionTraceRecord) {
+        let now = clock.now
         state.withLock { s in
             switch record.event {
-            case .thermal(_, let limit?, _) where !s.active: s.deadline = .now + limit
+            case .thermal(_, let limit?, _) where !s.active: s.deadline = now + limit
             case .didBecomeActive: s.active = true
             case .alertMessage(let text): s.alert = text
-            case .didDetectNDEFs: s.reads += 1
             case .didInvalidateWithError: s.active = false
             default: break
             }
@@ -33,28 +49,48 @@ final class StatusLine: Sendable {
     }
 
     func start() {
-        timer.schedule(deadline: .now(), repeating: .milliseconds(200))
-        timer.setEventHandler { [weak self] in self?.draw() }
-        timer.resume()
+        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "nfcbench.status"))
+        t.schedule(deadline: .now(), repeating: .milliseconds(200))
+        t.setEventHandler { [weak self] in self?.draw() }
+        t.resume()
+        timer = t
     }
 
     func stop() {
-        timer.cancel()
-        Output.raw("\r\u{1B}[K")
+        timer?.cancel()
+        timer = nil
+        output("\r\u{1B}[K")
     }
 
     func printAbove(_ line: String) {
-        Output.raw("\r\u{1B}[K" + line + "\n")
+        output("\r\u{1B}[K" + line + "\n")
         draw()
     }
 
-    private func draw() {
+    /// The line as it reads now; nil while no session is active.
+    var text: String? {
         let s = state.withLock { $0 }
-        guard s.active else { return }
-        let left = s.deadline.map { max(0, Int(($0 - .now).components.seconds)) }
-        var text = "[ \(s.alert) ]"
-        if let left { text += "  \(left) s left" }
-        text += "  · \(s.reads) tag\(s.reads == 1 ? "" : "s") read  · Ctrl-C = Done"
-        Output.raw("\r\u{1B}[K" + text)
+        guard s.active else { return nil }
+        return Self.text(alert: s.alert, left: s.deadline.map { $0 - clock.now }, reads: reads.value)
+    }
+
+    /// `[ alert ]  12 s left  · 1 tag read  · Ctrl-C = Done`.
+    static func text(alert: String, left: Duration?, reads: Int) -> String {
+        var text = "[ \(alert) ]"
+        if let left { text += "  \(secondsLeft(left)) s left" }
+        text += "  · \(reads) tag\(reads == 1 ? "" : "s") read  · Ctrl-C = Done"
+        return text
+    }
+
+    /// Whole seconds left, rounded up (0.2 s left is "1 s left"); 0 once the time is up.
+    static func secondsLeft(_ left: Duration) -> Int {
+        guard left > .zero else { return 0 }
+        let (s, a) = left.components
+        return Int(s) + (a > 0 ? 1 : 0)
+    }
+
+    private func draw() {
+        guard let text else { return }
+        output("\r\u{1B}[K" + text)
     }
 }

@@ -43,6 +43,10 @@ enum TraceLines {
                 return "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s (\(how))"
             }
             return "\(t)  thermal        refused: too hot (heat \(heat) field-s) → 203"
+        case "readerFailed":
+            return "\(t)  readerFailed   \(r["error"]?.stringValue ?? "")"
+        case "readerLockFailed":
+            return "\(t)  readerLockFailed \(r["error"]?.stringValue ?? "")"
         case "queued":
             return "\(t)  queued         the reader is busy; waiting in line (busy policy queue)"
         case "beginIgnored":

@@ -13,18 +13,10 @@ private final class BadgeScreen: ConformanceApp {
     func willEnterForeground() {}
 }
 
-/// nfcbench's folders, found from this file (Examples/ExampleApp/Tests/ScanFeatureTests/…).
-private let benchRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-private let tagFolders = ["hardware/conformance/tags", "hardware/tags"].map {
-    benchRoot.appendingPathComponent($0).path
-}
-
+/// A scenario of the app's own; its tags are nfcbench's shipped tag files, found by the
+/// library wherever this package is (`ConformanceBenchData`).
 private func scenario(_ json: String) throws -> ConformanceScenario {
-    try ConformanceScenario(json: Data(json.utf8), name: "badge") {
-        try ConformanceScenario.loadTagFile($0, in: tagFolders)
-    }
+    try ConformanceScenario(json: Data(json.utf8), name: "badge") { try ConformanceBenchData.tagFile($0) }
 }
 
 /// Runs a scenario and hands back the verdict and the screen's final state.
@@ -86,10 +78,18 @@ struct BadgeScannerConformanceTests {
         #expect(state == .busy)
     }
 
+    @Test("The conformance explorer finds no breach in the badge screen: seed 1, 500 generated runs, 60 s at most")
+    func explored() async throws {
+        let explorer = try ConformanceExplorer(
+            tagDirectories: ConformanceBenchData.tagDirectories, seed: 1, runs: 500, budget: .seconds(60))
+        let report = await explorer.explore { env in BadgeScreen(env) }
+        #expect(report.passed, "\(report.counterexamples.map(\.scenario.fileText)) \(report.inconclusive?.notes ?? [])")
+        #expect(report.runs >= 500)
+    }
+
     @Test("The shipped single-tag scenarios (200–204, restarts, returns, busy) all pass")
     func shippedSingleTagScenarios() async throws {
-        let suite = try ConformanceScenario.loadSuite(
-            directory: benchRoot.appendingPathComponent("hardware/conformance").path, tagDirectories: tagFolders)
+        let suite = try ConformanceBenchData.builtinSuite()
         let single = suite.filter { s in
             s.name.hasPrefix("20")
                 && s.steps.allSatisfy { step in
