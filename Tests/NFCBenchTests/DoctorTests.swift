@@ -115,6 +115,57 @@ struct DoctorTests {
         #expect(busy?["fix"] != nil)
     }
 
+    @Test(
+        "Without /proc/modules (a kernel that lists none) the modules check passes, unless the kernel registered the pn533_usb driver"
+    )
+    func noModuleList() async throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.dpkg(FakeBenchRoot.allPackages)
+        try root.dir("/dev")
+        try root.dir("/proc")
+        let r = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        #expect(r.status == 0, "\(r.stdout)")
+        #expect(r.stdout.contains("ok    this kernel lists no modules (no /proc/modules)"), "\(r.stdout)")
+        try root.dir("/sys/bus/usb/drivers/pn533_usb/1-2:1.0")
+        let builtIn = try await NFCBench.run(
+            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        #expect(builtIn.status == 1)
+        #expect(
+            builtIn.stdout.contains(
+                "FIX   kernel module(s) pn533_usb (built in) loaded and claim USB interface(s) 1-2:1.0"))
+    }
+
+    @Test(
+        "pcscd is checked by connecting to it: a pcscd process whose socket is hidden is not 'running', as 'devices' says too"
+    )
+    func pcscdHiddenSocket() async throws {
+        let root = FakeBenchRoot()
+        defer { root.remove() }
+        try root.file("/proc/modules", "")
+        try root.file("/proc/311/comm", "pcscd\n")
+        try root.dpkg(FakeBenchRoot.allPackages)
+        try root.dir("/dev")
+        let hidden = ["LIBNFC_DEVICE": "", "PCSCLITE_CSOCK_NAME": root.path + "/no-such-socket"]
+        let r = try await NFCBench.run(["doctor", "--root", root.path, "--as-uid", "1000"], environment: hidden)
+        #expect(!r.stdout.contains("pcscd running"), "\(r.stdout)")
+        #expect(r.stdout.contains("pcscd does not answer"), "\(r.stdout)")
+        #expect(r.stdout.contains("though a pcscd process runs (pid 311)"), "\(r.stdout)")
+        let devices = try await NFCBench.run(["devices"], environment: hidden)
+        // devices says it on standard error, beside the readers it found
+        #expect(devices.stderr.contains("pcsc: pcscd is not running"), "\(devices.stderr)")
+    }
+
+    @Test("With a private pcscd, doctor says it answers and lists its readers")
+    func pcscdAnswers() async throws {
+        let r = try await PrivateBench.run(#""$B" doctor --root "$NFCBENCH_TRACE_DIR.root" | grep pcscd"#)
+        guard PrivateBench.available(r) else { return }
+        #expect(
+            r.stdout.contains("pcscd answers (SCardEstablishContext) with 2 reader(s): Virtual PCD 00 00"),
+            "\(r.stdout)")
+    }
+
     static let tcpHeader =
         "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
     static func tcpLine(_ local: String, state: String = "0A", inode: Int) -> String {

@@ -24,9 +24,17 @@ private final class Seen: NFCNDEFReaderSessionDelegate, NFCTagReaderSessionDeleg
 }
 
 /// Waits (virtual time stands still) until the system's hand-offs have run.
+/// Waits until the system's hand-offs have run: `pendingWork` must read 0 twenty times in a
+/// row, 0.2 ms apart (a hand-off may be counted a moment after the call that starts it, and on
+/// a loaded machine the thread that runs it may wait its turn); gives up after 5 s of real time.
 private func settle(_ system: NFCReaderSystem) async {
-    for _ in 0..<10_000 where system.pendingWork > 0 { await Task.yield() }
-    for _ in 0..<50 { await Task.yield() }
+    let end = ContinuousClock.now + .seconds(5)
+    var quiet = 0
+    while quiet < 20 && ContinuousClock.now < end {
+        quiet = system.pendingWork == 0 ? quiet + 1 : 0
+        await Task.yield()
+        try? await Task.sleep(for: .microseconds(200))
+    }
 }
 
 /// Waits until `condition` holds: polling events reach a session through a task of their

@@ -9,7 +9,7 @@ import Synchronization
 /// refused (Core NFC: one active reader session, else 203 `SystemIsBusy`).
 ///
 /// Every session locks its reader's file (`sim:desk` → `sim_desk-<fnv1a64>.lock`,
-/// exclusive) and `host.lock`: shared under ``Scope/perReader`` (default), exclusive under
+/// exclusive; removed when the lease ends, see "lock files' lifecycle" below) and `host.lock`: shared under ``Scope/perReader`` (default), exclusive under
 /// ``Scope/hostWide``, which mimics one phone with one NFC subsystem. So a host-wide session
 /// excludes every other session on the host, and per-reader sessions exclude each other
 /// only on the same reader. The directory is the `lockDirectory`
@@ -122,12 +122,10 @@ public final class SessionArbiter: Sendable {
             return .failed("lock folder \(error)")
         }
         var fds: [Int32] = []
-        let locks = [
-            ("host", scope == .hostWide),
-            (SessionArbiter(scope: .perReader, fileLocks: false).lockName(for: reader), true),
-        ]
-        for (stem, exclusive) in locks {
-            let (fd, refusal) = Self.lock(dir + "/" + stem + ".lock", exclusive: exclusive)
+        let readerLock = dir + "/" + SessionArbiter(scope: .perReader, fileLocks: false).lockName(for: reader) + ".lock"
+        let locks = [(dir + "/host.lock", scope == .hostWide), (readerLock, true)]
+        for (path, exclusive) in locks {
+            let (fd, refusal) = Self.lockLinked(path, exclusive: exclusive)
             guard let fd else {
                 for fd in fds {
                     _ = flock(fd, LOCK_UN)
@@ -138,7 +136,48 @@ public final class SessionArbiter: Sendable {
             }
             fds.append(fd)
         }
-        return .acquired(ReaderLease(fds: fds, onRelease: free))
+        return .acquired(ReaderLease(fds: fds, removing: [fds[1]: readerLock], onRelease: free))
+    }
+
+    // MARK: lock files' lifecycle
+    //
+    // One lock file per reader, named by the reader (``lockName(for:)``; a pty by the device it
+    // resolves to), there only while the reader is held: a lease removes its reader's file as it
+    // releases it, while it still holds the lock, and a process dying by a signal's default removes
+    // those it holds (``removeHeldLockFilesBeforeExit()``). A file left by a process killed with
+    // SIGKILL is removed by the next lease on that reader. `host.lock` is one file and stays.
+    // Unlinking races with `open` + `flock` in another process, so a lock is only taken once the
+    // locked file is still the one at its path (``isStillLinked(_:_:)``).
+
+    /// ``lock(_:exclusive:)`` until the locked file is the one linked at `path`: a holder that
+    /// released and removed it between this `open` and this `flock` leaves a lock on a file no
+    /// one else can open; then the new file is tried.
+    private static func lockLinked(_ path: String, exclusive: Bool) -> (Int32?, Acquisition?) {
+        for _ in 0..<32 {
+            let (fd, refusal) = lock(path, exclusive: exclusive)
+            guard let fd else { return (nil, refusal) }
+            if isStillLinked(fd, path) { return (fd, nil) }
+            _ = flock(fd, LOCK_UN)
+            close(fd)
+        }
+        return (nil, .failed("\(path) keeps being removed while it is locked"))
+    }
+
+    /// True when `fd` is the file linked at `path` (same device and inode).
+    static func isStillLinked(_ fd: Int32, _ path: String) -> Bool {
+        var open = stat()
+        var linked = stat()
+        guard fstat(fd, &open) == 0, lstat(path, &linked) == 0 else { return false }
+        return open.st_dev == linked.st_dev && open.st_ino == linked.st_ino
+    }
+
+    /// Lock files this process holds and removes when it lets them go (descriptor → path).
+    static let heldLockFiles = Mutex<[Int32: String]>([:])
+
+    /// Removes every reader lock file this process holds; for a process about to die by a
+    /// signal (the locks themselves go with the process).
+    public static func removeHeldLockFilesBeforeExit() {
+        for (fd, path) in heldLockFiles.withLock({ $0 }) where isStillLinked(fd, path) { unlink(path) }
     }
 
     /// Waits for `reader` in first-in, first-out order and calls `onGranted` (on another
@@ -206,17 +245,25 @@ public final class SessionArbiter: Sendable {
 public final class ReaderLease: Sendable {
     private let state: Mutex<(fds: [Int32], onRelease: (@Sendable () -> Void)?)>
 
-    init(fds: [Int32], onRelease: @escaping @Sendable () -> Void) {
+    /// - Parameter removing: the lock files (by descriptor) the release removes: the reader's own.
+    init(fds: [Int32], removing: [Int32: String] = [:], onRelease: @escaping @Sendable () -> Void) {
         state = Mutex((fds, onRelease))
+        if !removing.isEmpty { SessionArbiter.heldLockFiles.withLock { $0.merge(removing) { $1 } } }
     }
 
-    /// Unlocks (`flock(LOCK_UN)`), closes the lock files and frees the arbiter entry.
+    /// Removes the reader's lock file (still holding it), unlocks (`flock(LOCK_UN)`), closes
+    /// the lock files and frees the arbiter entry.
     public func release() {
         let (fds, cb) = state.withLock { s in
             defer { s = ([], nil) }
             return s
         }
         for fd in fds {
+            if let path = SessionArbiter.heldLockFiles.withLock({ $0.removeValue(forKey: fd) }),
+                SessionArbiter.isStillLinked(fd, path)
+            {
+                unlink(path)
+            }
             _ = flock(fd, LOCK_UN)
             close(fd)
         }

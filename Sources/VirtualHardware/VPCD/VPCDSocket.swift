@@ -19,12 +19,24 @@ enum VPCDSocket {
             }
         }
         guard rc == 0 else {
+            let e = errno
             close(fd)
+            errno = e  // the caller reports why (ECONNREFUSED: nothing listens)
             return nil
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         return fd
+    }
+
+    /// The local port of a connected socket (`getsockname`), 0 when unknown.
+    static func localPort(_ fd: Int32) -> UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let rc = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return rc == 0 ? UInt16(bigEndian: address.sin_port) : 0
     }
 
     /// Reversed mode: `socket` + `bind` + `listen` on `host:port`, which must be an IPv4
@@ -47,7 +59,9 @@ enum VPCDSocket {
             }
         }
         guard rc == 0, Glibc.listen(fd, 1) == 0 else {
+            let e = errno
             close(fd)
+            errno = e  // the caller reports why (EADDRINUSE: another card listens there)
             return nil
         }
         return fd

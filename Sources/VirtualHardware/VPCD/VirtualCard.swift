@@ -7,7 +7,10 @@ import Synchronization
 ///
 /// The card is a TCP client of vpcd (listen mode: `DEVICENAME /dev/null:<port>` in
 /// reader.conf; the Debian driver's slot 0 is "Virtual PCD 00 00" on 35963, slot 1 on 35964).
-/// Being connected is being in the field: ``remove()`` closes the connection, ``present()``
+/// Being served by vpcd is being in the field: the card is in the field once vpcd speaks on its
+/// connection (vpcd asks for the ATR at every presence poll of pcscd, ≈ 0.4 s), not when TCP
+/// connects — vpcd serves one card per port, and a second card's connection waits unanswered in
+/// its listen queue (``link``). ``remove()`` closes the connection, ``present()``
 /// connects again, and pcscd notices either at its next presence poll (≈ 0.4 s). A card
 /// whose personality left the field (``VirtualCardPersonality/hasLeftField``: a tag file's
 /// `tag_lost` fault) closes the connection instead of answering, as if removed mid-APDU.
@@ -59,6 +62,37 @@ public final class VirtualCard: Sendable {
         var events: [VirtualCardEvent] = []
         var thread: Thread? = nil
         var generation = 0
+        var link = Link.stopped
+        var linkSince: UInt64 = VirtualCardEvent.now()
+    }
+
+    /// Where the card stands with vpcd (``link``).
+    public enum Link: Sendable, Equatable {
+        /// Not started, or stopped.
+        case stopped
+        /// Out of the field on request (``remove()``).
+        case removed
+        /// vpcd's port does not take the connection; the latest attempt's `errno`
+        /// (`ECONNREFUSED`: nothing listens there, no pcscd with vpcd's reader for that port).
+        /// In reversed mode: the card can't listen on its port (`EADDRINUSE`: another card has it).
+        case refused(errno: Int32)
+        /// Reversed mode: the card listens on its port and vpcd has not connected (no pcscd
+        /// with a reversed-mode vpcd reader for that port, or it has not polled yet).
+        case listening
+        /// Connected over TCP from `localPort`, but vpcd has not spoken on the connection: pcscd
+        /// has not polled the card yet, and never will while another card holds the port.
+        case unanswered(localPort: UInt16)
+        /// vpcd spoke on the connection: pcscd sees the card.
+        case inField
+
+        /// The three phases whose changes restart ``VirtualCard/link``'s clock.
+        var phase: Int {
+            switch self {
+            case .stopped, .removed: 0
+            case .refused, .listening, .unanswered: 1
+            case .inField: 2
+            }
+        }
     }
 
     public let configuration: Configuration
@@ -93,6 +127,7 @@ public final class VirtualCard: Sendable {
     public func stop() {
         state.withLock { s in
             s.running = false
+            s.link = .stopped
             if s.fd >= 0 { shutdown(s.fd, Int32(SHUT_RDWR)) }
             if s.listener >= 0 { shutdown(s.listener, Int32(SHUT_RDWR)) }
         }
@@ -116,6 +151,19 @@ public final class VirtualCard: Sendable {
 
     /// True while the card holds a TCP connection to vpcd.
     public var isConnected: Bool { state.withLock { $0.fd >= 0 } }
+
+    /// Where the card stands with vpcd, and since when (µs on `CLOCK_MONOTONIC`): since it
+    /// entered the field, left it, or was started, presented or removed; trying again after a
+    /// refusal, or connecting without an answer, does not restart the clock.
+    public var link: (state: Link, sinceMicros: UInt64) { state.withLock { ($0.link, $0.linkSince) } }
+
+    private func setLink(_ new: Link) {
+        state.withLock { s in
+            guard s.running else { return }
+            if s.link.phase != new.phase { s.linkSince = VirtualCardEvent.now() }
+            s.link = new
+        }
+    }
 
     /// Queues a fault for the next command APDU (faults apply in the order queued, one per APDU).
     public func inject(_ fault: VirtualCardFault) {
@@ -181,6 +229,7 @@ public final class VirtualCard: Sendable {
             let (running, wanted) = state.withLock { ($0.running && $0.generation == generation, $0.wantPresent) }
             guard running else { return }
             guard wanted else {
+                setLink(.removed)
                 closeListener()  // reversed mode: vpcd's connect is refused, the card is absent
                 wake.lock()
                 _ = wake.wait(until: Date().addingTimeInterval(0.05))
@@ -191,7 +240,10 @@ public final class VirtualCard: Sendable {
                 configuration.reversed
                 ? acceptFromVPCD() : VPCDSocket.connect(host: configuration.host, port: configuration.port)
             guard let fd = connection else {
-                if !configuration.reversed { _ = sleep(configuration.retryInterval, generation: generation) }
+                if !configuration.reversed {
+                    setLink(.refused(errno: errno))
+                    _ = sleep(configuration.retryInterval, generation: generation)
+                }
                 continue
             }
             // Publish the descriptor, unless remove()/stop() came while connecting.
@@ -205,11 +257,12 @@ public final class VirtualCard: Sendable {
                 continue
             }
             state.withLock { $0.personality.enteredField() }
-            log(.connected(port: configuration.port))
-            let reason = serve(fd)
+            setLink(.unanswered(localPort: VPCDSocket.localPort(fd)))
+            var inField = false
+            let reason = serve(fd, inField: &inField)
             state.withLock { $0.fd = -1 }
             close(fd)
-            log(.disconnected(reason))
+            if inField { log(.disconnected(reason)) }
         }
     }
 
@@ -220,6 +273,7 @@ public final class VirtualCard: Sendable {
         var listener = state.withLock { $0.listener }
         if listener < 0 {
             guard let fd = VPCDSocket.listen(host: configuration.host, port: configuration.port) else {
+                setLink(.refused(errno: errno))
                 _ = sleep(configuration.retryInterval, generation: state.withLock { $0.generation })
                 return nil
             }
@@ -234,6 +288,7 @@ public final class VirtualCard: Sendable {
             }
             listener = fd
         }
+        if link.state != .listening { setLink(.listening) }  // between connections: out of the field
         return VPCDSocket.accept(listener, timeoutMilliseconds: 50)
     }
 
@@ -271,11 +326,17 @@ public final class VirtualCard: Sendable {
         return .response(answer)
     }
 
-    /// Serves vpcd until the connection ends; returns why it ended.
-    private func serve(_ fd: Int32) -> VirtualCardEvent.DisconnectReason {
+    /// Serves vpcd until the connection ends; returns why it ended. `inField` turns true (and
+    /// the card logs that it is connected) when vpcd first speaks.
+    private func serve(_ fd: Int32, inField: inout Bool) -> VirtualCardEvent.DisconnectReason {
         while true {
             if configuration.quickAck { VPCDSocket.armQuickAck(fd) }
             guard let header = VPCDSocket.read(fd, count: 2) else { return endReason() }
+            if !inField {
+                inField = true
+                setLink(.inField)
+                log(.connected(port: configuration.port))
+            }
             let length = Int(header[0]) << 8 | Int(header[1])
             if configuration.quickAck { VPCDSocket.armQuickAck(fd) }
             guard let body = length == 0 ? [] : VPCDSocket.read(fd, count: length) else { return endReason() }
@@ -365,7 +426,8 @@ public struct VirtualCardEvent: Sendable, Hashable, CustomStringConvertible {
     public var kind: Kind
 
     public enum Kind: Sendable, Hashable {
-        /// vpcd accepted the connection: the card entered the field.
+        /// vpcd spoke on the card's connection (the first message after connecting): the card
+        /// entered the field.
         case connected(port: UInt16)
         /// The connection ended.
         case disconnected(DisconnectReason)

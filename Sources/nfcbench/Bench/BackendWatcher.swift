@@ -42,12 +42,17 @@ final class BackendWatcher: Sendable {
     var count: Int { state.withLock { $0.events.count } }
 
     /// Waits for the first event at index ≥ `from` that `match` accepts; throws the stream's
-    /// error if it ended, `CLIError.unavailable` on timeout.
-    func next<T>(from index: Int, timeout: Duration, what: String, _ match: (ReaderBackendEvent) -> T?) async throws
+    /// error if it ended, `CLIError.unavailable` on timeout, `CancellationError` as soon as
+    /// `interrupted` says so (a signal stopped the command).
+    func next<T>(
+        from index: Int, timeout: Duration, what: String, interrupted: BenchFlag? = nil,
+        _ match: (ReaderBackendEvent) -> T?
+    ) async throws
         -> (T, ContinuousClock.Instant, Int)
     {
         let deadline = ContinuousClock.now + timeout
         while true {
+            if interrupted?.isSet == true { throw CancellationError() }
             let (events, error, finished) = state.withLock { ($0.events, $0.error, $0.finished) }
             for i in index..<max(index, events.count) {
                 if let v = match(events[i].event) { return (v, events[i].at, i + 1) }

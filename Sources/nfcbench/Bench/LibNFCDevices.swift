@@ -64,8 +64,15 @@ enum LibNFCDevices {
         }
         let link = folder + "/pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fake = try VirtualPN532.start(ptyPath: link)
+        let cleanup = Signals.removeAtDeath(link: link, to: fake.slavePath)
         fake.present(card)
-        return ("pn532_uart:\(link)", { fake.stop() })
+        return (
+            "pn532_uart:\(link)",
+            {
+                fake.stop()
+                cleanup.cancel()
+            }
+        )
     }
 }
 

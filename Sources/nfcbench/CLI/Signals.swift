@@ -1,31 +1,168 @@
-import Dispatch
 import Foundation
+import ReaderSession
+import Synchronization
 
-/// Turns Unix signals into calls on a queue (a Dispatch signal source per signal; the
-/// default action is set to ignore first so the source, not the default, handles them).
+/// The one signal policy of every nfcbench command (README "Signals").
 ///
-/// The bench maps them to Core NFC endings: SIGINT (Ctrl-C) is the sheet's Done button
-/// (200); SIGTSTP (Ctrl-Z) is leaving the foreground (202).
-final class SignalWatcher: @unchecked Sendable {
-    private var sources: [any DispatchSourceSignal] = []
-    private let queue = DispatchQueue(label: "nfcbench.signals")
+/// ``install()`` runs first in `main`: it blocks SIGINT, SIGTERM, SIGHUP, SIGTSTP and SIGCONT
+/// in the main thread, so every thread made afterwards has them blocked too (libdispatch's
+/// workers block them anyway); the command then runs in a task and the main thread takes the
+/// signals with `sigwaitinfo(2)` (``takeSignals()``).
+/// A signal goes to every handler registered with ``handle(_:)`` (a session, the demo, a
+/// virtual device); with none, the default runs: SIGINT, SIGTERM and SIGHUP remove what the
+/// process made (``atDeath(_:)``: temporary links; held reader locks), then the process dies
+/// by that signal; SIGTSTP stops the process; SIGCONT does nothing more.
+///
+/// Why not Dispatch signal sources: on Linux they install a handler that blocks the signal only
+/// in the thread it lands on and re-sends it, leave that handler behind when cancelled (a later
+/// Ctrl-C then goes nowhere), and a stop signal still pending when SIGCONT arrives is
+/// discarded by the kernel (signal(7)): so SIGCONT is taken too, and a session that sees it
+/// knows it was stopped. A SIGHUP ignored by whoever started the process (`nohup`) stays ignored.
+///
+/// Children never inherit the blocked mask: ``ChildProcess`` starts them with an empty mask and
+/// default actions.
+enum Signals {
+    /// The signals nfcbench takes (before `nohup`'s SIGHUP is left out).
+    static let policy: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT]
 
-    init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
-        for sig in signals {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { handler(sig) }
-            source.resume()
-            sources.append(source)
+    private struct Registry {
+        var next: UInt64 = 0
+        var handlers: [(id: UInt64, body: @Sendable (Int32) -> Void)] = []
+        var cleanups: [(id: UInt64, body: @Sendable () -> Void)] = []
+    }
+    private static let registry = Mutex(Registry())
+    private static let installed = Atomic<Bool>(false)
+
+    /// The signals taken (the policy's, less an ignored SIGHUP).
+    private static let taken = Mutex(sigset_t())
+
+    /// Blocks the policy's signals in this (the main) thread, so every thread made afterwards
+    /// has them blocked too. Call once, first thing, then ``takeSignals()``.
+    static func install() {
+        guard !installed.exchange(true, ordering: .relaxed) else { return }
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in policy {
+            var old = sigaction()
+            sigaction(sig, nil, &old)
+            // A SIGHUP ignored by whoever started us (`nohup`: SIG_IGN, 1) stays ignored.
+            if sig == SIGHUP, unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1 { continue }
+            signal(sig, SIG_DFL)  // blocked and taken by sigwaitinfo: the default never runs
+            sigaddset(&set, sig)
+        }
+        pthread_sigmask(SIG_SETMASK, &set, nil)
+        taken.withLock { $0 = set }
+    }
+
+    /// Takes the signals with `sigwaitinfo(2)` and hands each over (``deliver(_:)``), forever:
+    /// the main thread's work once the command runs in a task.
+    static func takeSignals() -> Never {
+        var wanted = taken.withLock { $0 }
+        while true {
+            var info = siginfo_t()
+            let sig = sigwaitinfo(&wanted, &info)
+            if sig > 0 { deliver(sig) }
         }
     }
 
-    /// Restores the default actions.
-    func cancel() {
-        for s in sources {
-            s.cancel()
+    /// A registration; `cancel()` ends it (idempotent).
+    final class Registration: Sendable {
+        private let onCancel: Mutex<(@Sendable () -> Void)?>
+        init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
+        func cancel() {
+            let c = onCancel.withLock { c in
+                defer { c = nil }
+                return c
+            }
+            c?()
         }
-        sources.removeAll()
+        deinit { cancel() }
+    }
+
+    /// Calls `handler` (on the signal thread; keep it short) for every policy signal until
+    /// cancelled. While any handler is registered, the defaults do not run.
+    static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> Registration {
+        let id = registry.withLock { r in
+            r.next += 1
+            r.handlers.append((r.next, handler))
+            return r.next
+        }
+        return Registration { registry.withLock { $0.handlers.removeAll { $0.id == id } } }
+    }
+
+    /// Runs `body` if the process dies by a signal's default (SIGINT, SIGTERM, SIGHUP with no
+    /// handler), newest first: for what a process made and must not leave behind (a pty's link).
+    static func atDeath(_ body: @escaping @Sendable () -> Void) -> Registration {
+        let id = registry.withLock { r in
+            r.next += 1
+            r.cleanups.append((r.next, body))
+            return r.next
+        }
+        return Registration { registry.withLock { $0.cleanups.removeAll { $0.id == id } } }
+    }
+
+    /// Removes the symbolic link `link` if the process dies by a signal while it still points
+    /// to `target` (a virtual PN532's link to its pty).
+    static func removeAtDeath(link: String, to target: String) -> Registration {
+        atDeath {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = buffer.withUnsafeMutableBytes { readlink(link, $0.baseAddress!, $0.count) }
+            if n > 0, String(decoding: buffer[0..<n], as: UTF8.self) == target { unlink(link) }
+        }
+    }
+
+    /// Hands `sig` to the handlers, or runs its default.
+    static func deliver(_ sig: Int32) {
+        let handlers = registry.withLock { $0.handlers.map(\.body) }
+        if handlers.isEmpty {
+            runDefault(sig)
+        } else {
+            for h in handlers { h(sig) }
+        }
+    }
+
+    /// True for the signals that stop a command that is not a session (SIGINT, SIGTERM, SIGHUP).
+    static func stops(_ sig: Int32) -> Bool { sig == SIGINT || sig == SIGTERM || sig == SIGHUP }
+
+    /// What a policy signal does when nothing handles it.
+    static func runDefault(_ sig: Int32) {
+        switch sig {
+        case SIGINT, SIGTERM, SIGHUP: die(by: sig)
+        case SIGTSTP: kill(getpid(), SIGSTOP)
+        default: break
+        }
+    }
+
+    /// Removes what the process made (``atDeath(_:)``, held reader locks), then dies by `sig`
+    /// (its default action, so the parent sees the signal in the wait status).
+    static func die(by sig: Int32) -> Never {
+        let cleanups = registry.withLock { r in
+            defer { r.cleanups.removeAll() }
+            return r.cleanups.map(\.body)
+        }
+        for c in cleanups.reversed() { c() }
+        SessionArbiter.removeHeldLockFilesBeforeExit()
+        signal(sig, SIG_DFL)
+        var one = sigset_t()
+        sigemptyset(&one)
+        sigaddset(&one, sig)
+        raise(sig)
+        pthread_sigmask(SIG_UNBLOCK, &one, nil)
+        _exit(128 + sig)
+    }
+
+    /// `SIGINT`, `SIGTERM`… for messages.
+    static func name(_ sig: Int32) -> String {
+        switch sig {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        case SIGTSTP: "SIGTSTP"
+        case SIGCONT: "SIGCONT"
+        case SIGQUIT: "SIGQUIT"
+        case SIGKILL: "SIGKILL"
+        default: "signal \(sig)"
+        }
     }
 
     /// Stops this process the way a terminal's Ctrl-Z would, but only when it runs in the

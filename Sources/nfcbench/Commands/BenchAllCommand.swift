@@ -52,10 +52,11 @@ enum BenchAllCommand {
                 }
             #endif
             if ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private", !DemoCommand.vpcdReaderAvailable() {
-                guard let script = DemoCommand.withPCSCDScript() else {
-                    throw CLIError.unavailable("no pcscd with the vpcd reader, and no scripts/with-pcscd to start one")
+                switch try await DemoCommand.runUnderPrivatePCSCD() {
+                case .ran(let status): return status
+                case .unavailable(let why):
+                    throw CLIError.unavailable("no pcscd with the vpcd reader, and no private one: \(why)")
                 }
-                return DemoCommand.reexecUnderPrivatePCSCD(script: script)
             }
             let bench = try BenchAll(rounds: rounds, idle: idle, count: count)
             let rows = try await onBenchThread { () throws -> [BenchAll.Row] in

@@ -72,10 +72,11 @@ enum CheckCommand {
         if devices.contains(.pcsc), ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private",
             !DemoCommand.vpcdReaderAvailable()
         {
-            guard let script = DemoCommand.withPCSCDScript() else {
-                throw CLIError.unavailable("no pcscd with the vpcd reader, and no scripts/with-pcscd to start one")
+            switch try await DemoCommand.runUnderPrivatePCSCD() {
+            case .ran(let status): return status
+            case .unavailable(let why):
+                throw CLIError.unavailable("no pcscd with the vpcd reader, and no private one: \(why)")
             }
-            return DemoCommand.reexecUnderPrivatePCSCD(script: script)
         }
         if let traces {
             do { try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true) } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import NFCHardware
 
 /// `nfcbench doctor`: checks a bench and says what to fix.
 ///
@@ -12,10 +13,13 @@ enum DoctorCommand {
         usage: "doctor [--device D] [--json]",
         help: """
             Checks, each with a fix line when something is wrong:
-              - the kernel's pn533/pn533_usb modules (/proc/modules) and readers they claim: libnfc
+              - the kernel's pn533/pn533_usb modules (/proc/modules, where the kernel lists modules;
+                else the pn533_usb driver in /sys/bus/usb/drivers) and readers they claim: libnfc
                 can't open a reader the kernel NFC stack holds
-              - pcscd running while an ACR122U is plugged in: Debian's libnfc has no PC/SC driver, so
-                libnfc's acr122_usb can't have it while pcscd does
+              - pcscd, by connecting to it (SCardEstablishContext, as every PC/SC client does: a socket
+                file or a process alone is not a pcscd that answers), and pcscd with an ACR122U
+                plugged in: Debian's libnfc has no PC/SC driver, so libnfc's acr122_usb can't have it
+                while pcscd does
               - permissions on /dev/bus/usb nodes of known readers and on /dev/ttyUSB*/ttyACM*
               - a tty held by two processes (libnfc takes no lock), or the --device port already in use
               - missing Debian packages (libnfc6, libnfc-bin, pcscd, libpcsclite1, pcsc-tools, vsmartcard-vpcd)
@@ -33,7 +37,7 @@ enum DoctorCommand {
             try args.finish()
             let doctor = BenchDoctor(
                 root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
-                environment: ProcessInfo.processInfo.environment)
+                environment: ProcessInfo.processInfo.environment, pcscdAnswer: BenchDoctor.askPCSCD())
             let findings = doctor.run(device: device)
             for f in findings {
                 if json {
@@ -84,6 +88,22 @@ struct BenchDoctor {
     var uid: UInt32
     var groups: Set<UInt32>
     var environment: [String: String]
+    /// What connecting to pcscd gave: its readers, or why it did not answer.
+    var pcscdAnswer: Result<[String], PCSCDAnswer> = .failure(PCSCDAnswer(reason: "not asked"))
+
+    /// Why pcscd did not answer (the PC/SC error's text).
+    struct PCSCDAnswer: Error, Sendable { var reason: String }
+
+    /// Connects to pcscd the way every PC/SC client does (`SCardEstablishContext`, then
+    /// `SCardListReaders`): the socket it uses is pcsc-lite's (`$PCSCLITE_CSOCK_NAME`, else
+    /// `/run/pcscd/pcscd.comm`).
+    static func askPCSCD() -> Result<[String], PCSCDAnswer> {
+        do {
+            return .success(try PCSCContext().readers())
+        } catch {
+            return .failure(PCSCDAnswer(reason: "\(error)"))
+        }
+    }
 
     /// USB readers libnfc drives (vendor:product → name).
     static let knownReaders: [String: String] = [
@@ -101,15 +121,30 @@ struct BenchDoctor {
     }
 
     func modules() -> [DoctorFinding] {
-        guard let text = try? String(contentsOfFile: path("/proc/modules"), encoding: .utf8) else {
+        let nfc: [String]
+        if let text = try? String(contentsOfFile: path("/proc/modules"), encoding: .utf8) {
+            let loaded = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+            nfc = ["pn533_usb", "pn533"].filter(loaded.contains)
+        } else if fm.fileExists(atPath: path("/proc/modules")) {
             return [
                 DoctorFinding(
                     check: "modules", ok: false, message: "cannot read /proc/modules; kernel NFC modules not checked",
-                    fix: "run doctor on the bench machine itself (not in a container without /proc)")
+                    fix: "run doctor as a user who may read /proc/modules")
             ]
+        } else {
+            // A kernel without loadable modules lists none; a built-in pn533_usb still
+            // registers its USB driver.
+            guard fm.fileExists(atPath: path("/sys/bus/usb/drivers/pn533_usb")) else {
+                return [
+                    DoctorFinding(
+                        check: "modules", ok: true,
+                        message:
+                            "this kernel lists no modules (no /proc/modules) and has no pn533_usb USB driver (/sys/bus/usb/drivers)"
+                    )
+                ]
+            }
+            nfc = ["pn533_usb (built in)"]
         }
-        let loaded = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
-        let nfc = ["pn533_usb", "pn533"].filter(loaded.contains)
         guard !nfc.isEmpty else {
             return [DoctorFinding(check: "modules", ok: true, message: "kernel pn533 modules not loaded")]
         }
@@ -153,9 +188,24 @@ struct BenchDoctor {
     }
 
     func pcscd() -> [DoctorFinding] {
-        let running = !processes(named: "pcscd").isEmpty
+        let processes = processes(named: "pcscd")
+        let answering: Bool
+        let said: String
+        switch pcscdAnswer {
+        case .success(let readers):
+            answering = true
+            said =
+                "pcscd answers (SCardEstablishContext) with \(readers.count) reader(s)"
+                + (readers.isEmpty ? "" : ": " + readers.joined(separator: ", "))
+        case .failure(let no):
+            answering = false
+            said =
+                processes.isEmpty
+                ? "pcscd does not answer (\(no.reason)) and no pcscd process runs here"
+                : "pcscd does not answer (\(no.reason)) though a pcscd process runs (pid \(processes.sorted().joined(separator: ", "))): its socket is elsewhere (another mount or network namespace) or hidden"
+        }
         let acr = usbDevices().filter { $0.id == "072f:2200" }
-        if running && !acr.isEmpty {
+        if (answering || !processes.isEmpty) && !acr.isEmpty {
             return [
                 DoctorFinding(
                     check: "pcscd", ok: false,
@@ -165,11 +215,7 @@ struct BenchDoctor {
                 )
             ]
         }
-        return [
-            DoctorFinding(
-                check: "pcscd", ok: true,
-                message: running ? "pcscd running (no ACR122U for libnfc to compete for)" : "pcscd not running")
-        ]
+        return [DoctorFinding(check: "pcscd", ok: true, message: said)]
     }
 
     private func accessible(_ p: String) -> Bool? {

@@ -83,7 +83,8 @@ enum EmulateCommand {
             }
             let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json)
             let interrupted = SignalFlag()
-            let watcher = SignalWatcher([SIGINT, SIGTERM]) { _ in
+            let watcher = Signals.handle { sig in
+                guard Signals.stops(sig) else { return Signals.runDefault(sig) }
                 interrupted.set()
                 nfc.abort()
             }

@@ -3,6 +3,7 @@ import NFCTags
 import NFCTrace
 import ReaderFrontend
 import ReaderSession
+import Synchronization
 import VirtualHardware
 
 /// `nfcbench measure`: bench timings on a reader, as min / median / p99 / max.
@@ -36,6 +37,12 @@ enum MeasureCommand {
               --trace PATH             where the run's trace goes (default: the trace folder; its
                                        path goes to stderr); every exchange is in it
               --pcapng OUT             also write the exchanges to OUT for Wireshark
+
+            Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the measurement: the figures of the samples
+            gathered so far are printed (JSON: "interrupted" and "requested" say so), exit 128 + the
+            signal (130 for Ctrl-C). A measurement that fails prints the figures so far, then why.
+            A --virtual-card that vpcd does not take within 3 s (no pcscd, or its port held by
+            another card) is an error that says which.
             """,
         run: { args in try await run(&args) })
 
@@ -72,13 +79,16 @@ enum MeasureCommand {
         defer { reader.close() }
 
         var card: VirtualCard? = nil
+        var cardUID: [UInt8] = []
         if let virtualTag {
             guard case .pcsc = reader.spec.kind else {
                 throw CLIError.usage("--virtual-card serves a vpcd card: it needs a pcsc: reader")
             }
             let path = try DataLocation.require(virtualTag, in: "tags")
             do {
-                let personality = try TagFile.load(path: path).makeVirtualCardPersonality()
+                let file = try TagFile.load(path: path)
+                let personality = try file.makeVirtualCardPersonality()
+                cardUID = file.activation.uid
                 card = VirtualCard(personality: personality, configuration: .init(port: UInt16(port)))
             } catch let error as DataFileError {
                 throw CLIError(error)
@@ -87,21 +97,62 @@ enum MeasureCommand {
             }
         }
         defer { card?.stop() }
-        let samples: [Duration]
-        let started = ContinuousClock.now
-        switch what {
-        case .detect, .removal:
-            samples = try await presence(reader.watcher(), card: card!, count: count, removal: what == .removal)
-        case .apdu, .read:
-            card?.start()
-            let read = what == .read
-            let target = try reader.readable(try await reader.firstTarget(timeout: .seconds(10)))
-            samples = try await reader.withTimedTag(target) { c, flush in
-                try exchange(c, count: count, read: read, afterEach: flush)
-            }
+        if let card {
+            card.start()
+            try await CardLink.awaitInField(card)
         }
+        // The tag for apdu and read first (a wait a signal ends the usual way), then from here a
+        // signal stops the sampling, and the figures gathered so far are printed.
+        let target =
+            what == .apdu || what == .read
+            ? try reader.readable(try await reader.firstTarget(timeout: .seconds(10))) : nil
+        let gathered = Samples()
+        let interrupted = BenchFlag()
+        let stopSignal = Mutex<Int32?>(nil)
+        let signals = Signals.handle { sig in
+            guard Signals.stops(sig) else { return Signals.runDefault(sig) }
+            stopSignal.withLock { if $0 == nil { $0 = sig } }
+            interrupted.set()
+        }
+        defer { signals.cancel() }
+        let started = ContinuousClock.now
+        var failure: (any Error)? = nil
+        do {
+            switch what {
+            case .detect, .removal:
+                try await presence(
+                    reader.watcher(), card: card!, uid: cardUID, count: count, removal: what == .removal,
+                    into: gathered, interrupted: interrupted)
+            case .apdu, .read:
+                let read = what == .read
+                try await reader.withTimedTag(target!) { c, flush in
+                    try exchange(
+                        c, count: count, read: read, into: gathered, interrupted: interrupted, afterEach: flush)
+                }
+            }
+        } catch is CancellationError {
+        } catch let e as CLIError {
+            // Say what the card was doing when the reader saw nothing.
+            if let card, let why = CardLink.diagnosis(card) {
+                failure = CLIError.unavailable("\(e.message): \(why)")
+            } else {
+                failure = e
+            }
+        } catch {
+            failure = error
+        }
+        let samples = gathered.all
         let total = ContinuousClock.now - started
-        guard let stats = TimingStatistics(samples) else { throw CLIError.failure("no samples") }
+        let sig = stopSignal.withLock { $0 }
+        guard let stats = TimingStatistics(samples) else {
+            if let failure { throw failure }
+            if let sig {
+                Output.err("measure \(what.rawValue): stopped by \(Signals.name(sig)) before the first sample")
+                return 128 + sig
+            }
+            throw CLIError.failure("no samples")
+        }
+        let cut = samples.count < count ? (sig.map { "stopped by \(Signals.name($0))" } ?? "failed") : nil
         let busy = samples.reduce(Duration.zero, +)
         let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
         reader.trace.record(
@@ -124,71 +175,90 @@ enum MeasureCommand {
                 "total_us": .double(TimingStatistics.microseconds(total)),
                 "presence_interval_ms": interval.map { .int(Int64($0)) } ?? .null,
             ]
-            Output.out(JSONValue.object(o).serialized)
+            var out = o
+            if let cut {
+                out["interrupted"] = .string(cut)
+                out["requested"] = .int(Int64(count))
+            }
+            Output.out(JSONValue.object(out).serialized)
         } else {
+            if let cut { Output.out("\(cut) after \(samples.count) of \(count) samples; the figures so far:") }
             Output.out("\(what.rawValue) on \(reader.spec.identifier): \(stats.text)")
             if what == .apdu { Output.out("\(Figures.rounded(perSecond)) APDUs per second") }
         }
+        if let failure { throw failure }
+        if let sig { return 128 + sig }
         return 0
     }
 
+    /// The samples taken so far (kept when a signal or a failure stops the measurement).
+    final class Samples: Sendable {
+        private let list = Mutex<[Duration]>([])
+        func add(_ d: Duration) { list.withLock { $0.append(d) } }
+        var all: [Duration] { list.withLock { $0 } }
+    }
+
     /// Present/remove the in-process card `count` times; time present() → detected or
-    /// remove() → lost.
-    static func presence(_ watcher: BackendWatcher, card: VirtualCard, count: Int, removal: Bool) async throws
-        -> [Duration]
-    {
+    /// remove() → lost. A detection of any other card (its UID is not `uid`: another card took
+    /// vpcd's port while this one was out) is an error that says so.
+    static func presence(
+        _ watcher: BackendWatcher, card: VirtualCard, uid: [UInt8], count: Int, removal: Bool,
+        into samples: Samples, interrupted: BenchFlag
+    ) async throws {
         defer { watcher.stop() }
-        var samples: [Duration] = []
         card.start()
         card.remove()
         try await Task.sleep(for: .milliseconds(800))  // pcscd sees the reader empty
         var index = watcher.count
-        for _ in 0..<count {
+        for _ in 0..<count where !interrupted.isSet {
             let t0 = ContinuousClock.now
             card.present()
-            let (_, at, i) = try await watcher.next(
-                from: index, timeout: .seconds(10), what: "detection", BackendWatcher.detected)
+            let (target, at, i) = try await watcher.next(
+                from: index, timeout: .seconds(10), what: "detection", interrupted: interrupted,
+                BackendWatcher.detected)
             index = i
-            if !removal { samples.append(at - t0) }
+            if target.uid != uid {
+                throw CLIError.unavailable(
+                    "the reader detected a card with UID \(target.uid.hexString(separator: " ")), not the measured one (UID \(uid.hexString(separator: " "))): another card took vpcd's port \(card.configuration.port) while this one was out of the field; stop it (vpcd serves one card per port)"
+                )
+            }
+            if !removal { samples.add(at - t0) }
             try await Task.sleep(for: .milliseconds(100))
             let t1 = ContinuousClock.now
             card.remove()
             let (_, lostAt, j) = try await watcher.next(
-                from: index, timeout: .seconds(10), what: "removal", BackendWatcher.lost)
+                from: index, timeout: .seconds(10), what: "removal", interrupted: interrupted, BackendWatcher.lost)
             index = j
-            if removal { samples.append(lostAt - t1) }
+            if removal { samples.add(lostAt - t1) }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return samples
     }
 
     /// APDU round trips (SELECT of the NDEF application for ISO-DEP, READ of page 0 for
     /// Type 2) or whole NDEF reads on the tag, timed one by one.
     /// `afterEach` runs after each timed sample, outside the timing (the trace's frames).
     static func exchange(
-        _ c: TagConnection, count: Int, read: Bool, afterEach: () -> Void = {}
-    ) throws -> [Duration] {
-        var samples: [Duration] = []
-        samples.reserveCapacity(count)
+        _ c: TagConnection, count: Int, read: Bool, into samples: Samples, interrupted: BenchFlag,
+        afterEach: () -> Void = {}
+    ) throws {
         let clock = ContinuousClock()
         switch c {
         case .iso7816(let t):
             let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
             let reader = Type4TagReader(transport: AnyAPDUTransport(t))
-            for _ in 0..<count {
-                samples.append(
+            for _ in 0..<count where !interrupted.isSet {
+                samples.add(
                     try clock.measure { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } })
                 afterEach()
             }
         case .type2(let t):
-            for _ in 0..<count {
-                samples.append(
+            for _ in 0..<count where !interrupted.isSet {
+                samples.add(
                     try clock.measure {
                         if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
                     })
                 afterEach()
             }
         }
-        return samples
     }
 }

@@ -13,7 +13,7 @@ enum VirtualCardCommand {
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
         usage:
-            "virtual card --tag FILE [--port N | --slot 0|1] [--reversed] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE] [--pcapng OUT] [--redact]",
+            "virtual card --tag FILE [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
@@ -22,6 +22,8 @@ enum VirtualCardCommand {
               --reversed        vpcd's reversed mode, for a shared pcscd: the card listens on
                                 127.0.0.1:PORT and vpcd connects to it (reader.conf entry
                                 hardware/pcsc-loopback/vpcd); nothing listens beyond loopback
+              --wait            when vpcd does not take the card (no pcscd, or the port held by
+                                another card), keep trying, saying why, instead of exiting 69
               --present-for S --absent-for S
                                 alternate presence: in the field S seconds, out S seconds, forever
               --remove-after S  take the card out of the field after S seconds
@@ -38,8 +40,11 @@ enum VirtualCardCommand {
             file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
             One line per connection, control byte and APDU; every line is also in the trace,
             whose path is printed first. Standard input takes commands, one per line:
-            'remove', 'present', 'quit'. Ctrl-C (SIGINT) or SIGTERM stops the card cleanly.
-            vpcd must be configured in pcscd (scripts/with-pcscd runs a private one).
+            'remove', 'present', 'quit'. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the card cleanly (exit 0).
+            vpcd must be configured in pcscd (scripts/with-pcscd runs a private one). The card is in
+            the field once pcscd polls it through vpcd; when that does not happen within 3 s
+            (nothing listens on the port, or another card holds it: vpcd serves one card per port)
+            the command says why and exits 69, or with --wait says why and keeps trying.
             """,
         run: { args in try await run(&args) })
 
@@ -52,6 +57,7 @@ enum VirtualCardCommand {
         let removeAfter = try args.seconds("remove-after")
         let json = args.flag("json")
         let quiet = args.flag("quiet")
+        let wait = args.flag("wait")
         let reversed = args.flag("reversed")
         var traceOptions = try Traces.Options.parse(&args)
         traceOptions.json = json
@@ -95,7 +101,10 @@ enum VirtualCardCommand {
         }
 
         let done = DispatchSemaphore(value: 0)
-        let signals = SignalWatcher([SIGINT, SIGTERM]) { _ in done.signal() }
+        let failure = Mutex<String?>(nil)
+        let signals = Signals.handle { sig in
+            if Signals.stops(sig) { done.signal() } else { Signals.runDefault(sig) }
+        }
         defer { signals.cancel() }
         card.start()
         if let presentFor, let absentFor { card.cyclePresence(present: presentFor, absent: absentFor) }
@@ -123,11 +132,34 @@ enum VirtualCardCommand {
         } onEnd: {
         }
 
-        // Follow the card's log: trace every event, print the human line.
+        // Follow the card's log: trace every event, print the human line; and watch that vpcd
+        // takes the card (CardLink): say why not, then exit 69 or (--wait) keep trying.
         let stopFollowing = BenchFlag()
         let follower = Thread {
             var index = 0
+            var everInField = false
+            var said: String? = nil
             while true {
+                let link = card.link
+                if link.state == .inField {
+                    everInField = true
+                    said = nil
+                } else if BenchTrace.monotonicMicros() >= link.sinceMicros + UInt64(CardLink.grace.components.seconds)
+                    * 1_000_000,
+                    let why = CardLink.diagnosis(card)
+                {
+                    if !everInField && !wait {
+                        if failure.withLock({ $0 }) == nil {
+                            trace.record("not_in_field", ["reason": .string(why)])
+                            failure.withLock { $0 = why }
+                            done.signal()
+                        }
+                    } else if why != said {
+                        trace.record("waiting", ["reason": .string(why)])
+                        if !json { Output.err("waiting: \(why); trying again (Ctrl-C stops)") }
+                        said = why
+                    }
+                }
                 let new = card.events(from: index)
                 index += new.count
                 for e in new {
@@ -155,6 +187,10 @@ enum VirtualCardCommand {
         usleep(50_000)
         stopFollowing.set()
         usleep(30_000)
+        if let why = failure.withLock({ $0 }) {
+            trace.record("stopped", ["reason": "not in the field"])
+            throw CLIError.unavailable(why + " (--wait keeps trying)")
+        }
         trace.record("stopped", [:])
         if !json { Output.out("stopped") }
         return 0

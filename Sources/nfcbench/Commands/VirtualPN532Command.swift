@@ -42,7 +42,7 @@ enum VirtualPN532Command {
               --save FILE         on exit, write the tag as it is then (our JSON)
               --quiet             no per-frame lines (the trace still has them)
             stdin: 'remove' takes the tag out of the field, 'present' puts it back.
-            SIGINT/SIGTERM stop it cleanly (link removed, exit 0).
+            SIGINT, SIGTERM and SIGHUP stop it cleanly (link removed, exit 0).
             """,
         run: { args in
             guard let pty = try args.option("pty") else { throw CLIError.usage("--pty PATH is required") }
@@ -154,6 +154,8 @@ enum VirtualPN532Command {
             }
             throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
         }
+        let linkCleanup = Signals.removeAtDeath(link: pty, to: fake.slavePath)
+        defer { linkCleanup.cancel() }
         let control = Control(fake: fake, card: card, reader: reader)
         var setup: JSONObject = ["pty": .string(pty), "slave": .string(fake.slavePath)]
         if let file {
@@ -172,7 +174,7 @@ enum VirtualPN532Command {
             throw error
         }
         defer { trace.close() }
-        let signals = SignalWatcher([SIGINT, SIGTERM]) { _ in control.stop() }
+        let signals = Signals.handle { sig in Signals.stops(sig) ? control.stop() : Signals.runDefault(sig) }
         defer { signals.cancel() }
         if !json {
             Output.out("virtual PN532 on \(pty) -> \(fake.slavePath); connect with pn532_uart:\(pty)")

@@ -13,9 +13,12 @@ import Synchronization
 /// session with a tag delegate: connect, `readNDEF`, `alertMessage` "Tag N read",
 /// `restartPolling()` for the next tag), `tag` (`NFCTagReaderSession`, the same app
 /// behaviour). Several tags at once: the alert Apple's sample shows and `restartPolling()`
-/// after 500 ms. Ctrl-C is the sheet's Done (200); Ctrl-Z/SIGTSTP is leaving the
-/// foreground (202): the session ends, then the process stops if it is the terminal's
-/// foreground job; nothing restarts on SIGCONT.
+/// after 500 ms. Signals (README "Signals"): SIGINT is the sheet's Done (200);
+/// SIGTSTP is leaving the foreground (202): the session ends, then the process stops if it
+/// is the terminal's foreground job; nothing restarts on SIGCONT, and a SIGCONT during the
+/// session (the process was stopped: its SIGTSTP may have been discarded by the kernel,
+/// or it was a SIGSTOP) ends it with 202 too; SIGTERM and SIGHUP end it with 202 "terminated
+/// by signal N". The ending record says which signal (`cause`), after a `signal` record.
 final class SessionRunner: @unchecked Sendable {
     enum Mode: String, CaseIterable {
         case ndef
@@ -79,6 +82,8 @@ final class SessionRunner: @unchecked Sendable {
     struct Ending {
         var code: NFCReaderError.Code
         var reads: Int
+        /// The signal that ended the session, if one did.
+        var signal: Int32? = nil
 
         /// Exit status: 0 for 204 and for a user's Done (200) after reads; 10 + (code − 200)
         /// for 200 without a read (10), 201 (11), 202 (12), 203 (13); 1 for any other code.
@@ -100,6 +105,10 @@ final class SessionRunner: @unchecked Sendable {
     let reads: Counter
     /// The live line on a terminal (`options.statusLine`).
     let status: StatusLine?
+    /// Why the session is ending, when a signal ends it (the ending record's `cause`), and the
+    /// UIDs it detected (the demo checks its own card).
+    private let seen = SessionSeen()
+    var detectedUIDs: [[UInt8]] { seen.uids.withLock { $0 } }
     let system: NFCReaderSystem
     /// Reads the bench app has started and not finished (a virtual-time driver waits for 0).
     let appWork = Counter()
@@ -131,9 +140,13 @@ final class SessionRunner: @unchecked Sendable {
             backend: backend, clock: clock,
             arbiter: arbiter ?? SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
             thermal: ThermalModel(parameters: params), model: model,
-            observer: { [trace, reads] record in
+            observer: { [trace, reads, seen] record in
                 var o = record.json(tMicroseconds: trace.elapsedMicroseconds)
                 if offset > 0 { o["session"] = .int(Int64(record.session + offset)) }
+                if case .didInvalidateWithError = record.event, let s = seen.signalCause.withLock({ $0 }) {
+                    o["cause"] = .string(s.cause)
+                }
+                if case .detected(let targets) = record.event { seen.uids.withLock { $0 += targets.map(\.uid) } }
                 if case .didDetectNDEFs = record.event { reads.add() }
                 let written = trace.emit(o)
                 if !json, let line = TraceLines.render(written, verbose: verbose) { Self.show(line, status: status) }
@@ -163,13 +176,9 @@ final class SessionRunner: @unchecked Sendable {
                 done.continuation.yield($0)
                 done.continuation.finish()
             })
-        let signals = SignalWatcher([SIGINT, SIGTSTP]) { [system] sig in
-            if sig == SIGINT {
-                system.userTappedDone()
-            } else {
-                app.leftForeground = true
-                system.appDidEnterBackground()
-            }
+        let signals = Signals.handle { [self] sig in
+            if sig == SIGTSTP { app.leftForeground = true }
+            endSession(by: sig)
         }
         defer { signals.cancel() }
         status?.start()
@@ -177,8 +186,35 @@ final class SessionRunner: @unchecked Sendable {
         var code = NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled
         for await c in done.stream { code = c }
         status?.stop()
-        if app.leftForeground { SignalWatcher.stopIfForegroundOfTerminal() }
-        return Ending(code: code, reads: reads.value)
+        if app.leftForeground { Signals.stopIfForegroundOfTerminal() }
+        return Ending(code: code, reads: reads.value, signal: seen.signalCause.withLock { $0?.signal })
+    }
+
+    /// The signal policy for a session (README "Signals"): the first signal ends it, recorded;
+    /// a second SIGINT, SIGTERM or SIGHUP while it ends ends the process at once.
+    private func endSession(by sig: Int32) {
+        let cause: String
+        switch sig {
+        case SIGINT: cause = "SIGINT: the user tapped Done"
+        case SIGTSTP: cause = "SIGTSTP: the app left the foreground"
+        case SIGCONT: cause = "SIGCONT: the process was stopped and continued, so the app left the foreground"
+        default: cause = "terminated by signal \(sig)"
+        }
+        let first = seen.signalCause.withLock { s -> Bool in
+            guard s == nil else { return false }
+            s = (sig, cause)
+            return true
+        }
+        guard first else {
+            if sig == SIGINT || sig == SIGTERM || sig == SIGHUP { Signals.die(by: sig) }
+            return
+        }
+        note("signal", ["signal": .int(Int64(sig)), "name": .string(Signals.name(sig)), "reason": .string(cause)])
+        switch sig {
+        case SIGINT: system.userTappedDone()
+        case SIGTSTP, SIGCONT: system.appDidEnterBackground()
+        default: system.terminateSessions()
+        }
     }
 
     func countRead() { reads.add() }
@@ -192,6 +228,12 @@ final class SessionRunner: @unchecked Sendable {
         app.begin()
         return app
     }
+}
+
+/// What a session's observer saw that the runner reports: the signal that ended it, the UIDs.
+final class SessionSeen: Sendable {
+    let signalCause = Mutex<(signal: Int32, cause: String)?>(nil)
+    let uids = Mutex<[[UInt8]]>([])
 }
 
 /// A thread-safe count (reads, work in flight).

@@ -110,7 +110,12 @@ enum TraceLines {
         case "didInvalidateWithError":
             var s = "\(t)  didInvalidateWithError \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")"
             if let m = r["error_message"]?.stringValue { s += " \"\(m)\"" }
+            if let cause = r["cause"]?.stringValue { s += " (\(cause))" }
             return s
+        case "signal":
+            let name = r["name"]?.stringValue ?? "?"
+            let reason = r["reason"]?.stringValue ?? ""
+            return "\(t)  signal         " + (reason.hasPrefix(name) ? reason : "\(name): \(reason)")
         default:
             return verbose ? "\(t)  \(event)" : nil
         }
