@@ -1,5 +1,6 @@
 import Foundation
 import NFCTags
+import NFCTrace
 import ReaderSession
 
 /// What a tag holds now, as our tag-file JSON: `dump`, and the backup `write`/`format`/`lock`
@@ -15,6 +16,13 @@ import ReaderSession
 ///   (`44 00`/`00` for Type 2, `44 03`/`20` for Type 4) and the ATS rebuilt from the ATR's
 ///   historical bytes, each with a note.
 enum TagSnapshot {
+    /// Now as `2026-11-30T20:11:20Z` (UTC, seconds), by `gmtime_r` through the trace header's
+    /// formatter: ISO8601DateFormatter would load ICU's calendar and zone data, several
+    /// milliseconds of a dump's run (issue 15's start-up budget).
+    static func utcNow() -> String {
+        String(TraceHeader.timestamp(Date()).prefix(19)) + "Z"
+    }
+
     static func take(_ target: DetectedTarget, _ connection: TagConnection) throws -> TagFile {
         switch connection {
         case .type2(let t): try type2(target, t)
@@ -48,7 +56,7 @@ enum TagSnapshot {
             type: fileType(version, pageCount: pages.count), activation: activation, getVersion: version?.bytes,
             pages: pages,
             comment:
-                "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); PWD/PACK pages read as 00 (a tag never reveals them)"
+                "read by nfcbench \(CLI.version) at \(Self.utcNow()); PWD/PACK pages read as 00 (a tag never reveals them)"
         )
         file.notes += notes
         return file
@@ -68,7 +76,7 @@ enum TagSnapshot {
         var file = TagFile(
             type: .type4, activation: try activation(target, type4: true, notes: &notes), type4: contents,
             comment:
-                "read by nfcbench \(CLI.version) at \(ISO8601DateFormatter().string(from: Date())); NDEF file up to its length field (the rest is not read)"
+                "read by nfcbench \(CLI.version) at \(Self.utcNow()); NDEF file up to its length field (the rest is not read)"
         )
         file.notes += notes
         return file

@@ -214,7 +214,7 @@ enum WriteCommand {
         do { file = try TagSnapshot.take(target, connection) } catch {
             throw CLIError.failure("cannot read the tag for the backup: \(error); nothing written")
         }
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let stamp = TagSnapshot.utcNow().replacingOccurrences(of: ":", with: "")
         let out = path ?? "nfcbench-backup-\(target.uid.hexString())-\(stamp).json"
         do { try file.save(path: out) } catch {
             throw CLIError.cantCreate("can't write the backup: \(error); nothing written to the tag")
