@@ -325,12 +325,21 @@ public struct TraceLocation: Sendable {
     }
 
     func rotate() {
-        let fm = FileManager.default
-        guard let names = try? fm.contentsOfDirectory(atPath: directory) else { return }
-        let traces = names.filter { $0.hasSuffix(".jsonl") }.sorted()
+        // opendir(3)/readdir(3) and unlink(2): FileManager's listing costs a command's start
+        // more than the listing itself (issue 15's start-up budget).
+        guard let dir = opendir(directory) else { return }
+        var traces: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(".jsonl") { traces.append(name) }
+        }
+        closedir(dir)
+        traces.sort()
         guard traces.count >= keep else { return }
         for name in traces.prefix(traces.count - keep + 1) {
-            try? fm.removeItem(atPath: directory + "/" + name)
+            unlink(directory + "/" + name)
         }
     }
 }

@@ -38,9 +38,13 @@ enum LibNFCDevices {
     /// The reader's identity for locks and traces: the connstring with its path resolved
     /// through symbolic links (a link to a pty and the pty are one reader).
     static func lockIdentity(_ connstring: String) -> String {
-        guard let path = path(connstring) else { return connstring }
-        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        return connstring.replacingOccurrences(of: path, with: real)
+        guard let path = path(connstring), let resolved = realpath(path, nil) else { return connstring }
+        defer { free(resolved) }
+        // realpath(3), not URL.resolvingSymlinksInPath: no Foundation type lookups on the way
+        // to nfc_open (issue 15's start-up budget).
+        var parts = connstring.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        parts[1] = String(cString: resolved)
+        return parts.joined(separator: ":")
     }
 
     /// A clear "unavailable" (69) when a serial path does not exist, before anything is opened.
