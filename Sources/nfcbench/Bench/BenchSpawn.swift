@@ -11,6 +11,8 @@ struct BenchSpawn {
         var cpu: Duration
         /// What it wrote to stdout, when asked for.
         var output: String
+        /// The last line it wrote to stderr (why a child failed, for the bench's message).
+        var lastError: String = ""
     }
 
     /// A started child, for those that run beside the bench (virtual devices, idle sessions).
@@ -18,6 +20,7 @@ struct BenchSpawn {
         let pid: pid_t
         let started: ContinuousClock.Instant
         let outputPath: String?
+        let errorPath: String
 
         /// SIGINT (or `signal`), then the outcome.
         func stop(_ signal: Int32 = SIGINT) -> Outcome {
@@ -33,20 +36,22 @@ struct BenchSpawn {
         reap(try start(argv, environment: environment, captureOutput: captureOutput, in: directory))
     }
 
-    /// Starts `argv` with the bench's environment plus `environment`; stdin and stderr go
-    /// to /dev/null, stdout too unless `captureOutput` (a file in `directory`).
+    /// Starts `argv` with the bench's environment plus `environment`; stdin from /dev/null,
+    /// stdout to /dev/null unless `captureOutput` (a file in `directory`), stderr to a file in
+    /// `directory` whose last line ``reap(_:)`` keeps.
     static func start(
         _ argv: [String], environment: [String: String] = [:], captureOutput: Bool = false, in directory: String
     ) throws(CLIError) -> Running {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         let outputPath = captureOutput ? "\(directory)/out-\(UInt64.random(in: 0...UInt64.max)).txt" : nil
+        let errorPath = "\(directory)/err-\(UInt64.random(in: 0...UInt64.max)).txt"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let cArgs = argv.map { strdup($0) } + [nil]
         let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -57,7 +62,7 @@ struct BenchSpawn {
         let started = ContinuousClock.now
         let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
         guard rc == 0 else { throw .unavailable("cannot start \(argv[0]): \(String(cString: strerror(rc)))") }
-        return Running(pid: pid, started: started, outputPath: outputPath)
+        return Running(pid: pid, started: started, outputPath: outputPath, errorPath: errorPath)
     }
 
     static func reap(_ r: Running) -> Outcome {
@@ -72,9 +77,12 @@ struct BenchSpawn {
             output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             unlink(path)
         }
+        let errors = (try? String(contentsOfFile: r.errorPath, encoding: .utf8)) ?? ""
+        unlink(r.errorPath)
         return Outcome(
             status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), wall: wall,
-            cpu: d(usage.ru_utime) + d(usage.ru_stime), output: output)
+            cpu: d(usage.ru_utime) + d(usage.ru_stime), output: output,
+            lastError: errors.split(separator: "\n").last.map(String.init) ?? "")
     }
 
     /// CLOCK_MONOTONIC now, in nanoseconds (what the exec probe compares with).

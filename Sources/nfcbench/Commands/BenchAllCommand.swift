@@ -385,7 +385,9 @@ final class BenchAll: @unchecked Sendable {
     private func pty(_ tag: String, _ timing: String) -> String { "\(work)/\(tag)-\(timing).pty" }
 
     private func checked(_ o: BenchSpawn.Outcome, _ what: String) throws -> BenchSpawn.Outcome {
-        guard o.status == 0 else { throw CLIError.failure("\(what) exited \(o.status)") }
+        guard o.status == 0 else {
+            throw CLIError.failure("\(what) exited \(o.status)" + (o.lastError.isEmpty ? "" : ": \(o.lastError)"))
+        }
         return o
     }
 
