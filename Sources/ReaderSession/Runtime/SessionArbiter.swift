@@ -80,6 +80,16 @@ public final class SessionArbiter: Sendable {
         try PrivateFolder.prepare(directory ?? defaultLockDirectory(), createParents: true)
     }
 
+    /// `@<instance>` for a `pcsc:` reader when `$NFCBENCH_PCSC_INSTANCE` names the pcscd that
+    /// serves it, else "". A PC/SC reader's name is unique only within its pcscd: every private
+    /// pcscd (`scripts/with-pcscd`, which exports a fresh instance, and so the demo) calls its
+    /// vpcd reader "Virtual PCD 00 00", and two private benches must not refuse each other.
+    /// libnfc devices and the system pcscd's readers keep host-wide names.
+    static func pcscInstance(of reader: String) -> String {
+        guard reader.hasPrefix("pcsc:"), let v = getenv("NFCBENCH_PCSC_INSTANCE"), v.pointee != 0 else { return "" }
+        return "@" + String(cString: v)
+    }
+
     /// The lock key (file stem) for a reader identifier under this arbiter's scope.
     public func lockName(for reader: String) -> String {
         switch scope {
@@ -93,7 +103,7 @@ public final class SessionArbiter: Sendable {
                 stem.unicodeScalars.append(ok ? u : "_")
             }
             var h: UInt64 = 0xcbf2_9ce4_8422_2325
-            for b in reader.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            for b in (reader + Self.pcscInstance(of: reader)).utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
             let hex = String(h, radix: 16)
             return stem + "-" + String(repeating: "0", count: 16 - hex.count) + hex
         }
