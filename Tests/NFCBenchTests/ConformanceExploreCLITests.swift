@@ -83,6 +83,15 @@ struct ConformanceExploreCLITests {
         #expect((row["smallest_steps"]?.intValue ?? 99) <= 5)
     }
 
+    @Test("A duration without its unit is a usage error (64): --budget 5 once ran 5 ms and passed a faulty app")
+    func bareBudget() async throws {
+        let r = try await NFCBench.run(["conformance", "--explore", "--app", "busyloop", "--budget", "5"])
+        #expect(r.status == 64, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("--budget needs a unit: 5ms or 5s"), "\(r.stderr)")
+        let walk = try await NFCBench.run(["walk", "--wake-latency", "4"])
+        #expect(walk.status == 64, "\(walk.stderr)")
+    }
+
     @Test("Text output: the table, the counterexample's steps and replay; --budget and the other flags need --explore")
     func textAndUsage() async throws {
         let r = try await NFCBench.run(

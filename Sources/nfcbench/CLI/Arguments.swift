@@ -96,18 +96,23 @@ struct Arguments {
         return .microseconds(Int64((v * 1_000_000).rounded()))
     }
 
-    /// `--long` as a duration with a unit: `400ms`, `1.5s`, `250us` (a bare number is ms).
+    /// `--long` as a duration with a unit: `400ms`, `1.5s`, `250us`. A bare number other than
+    /// 0 is a usage error: `--budget 5` meant as seconds and read as 5 ms once let a run pass
+    /// that should have failed.
     mutating func duration(_ long: String) throws(CLIError) -> Duration? {
         guard let s = try option(long) else { return nil }
         var v = s
-        var scale = 1000.0
+        var scale: Double? = nil
         for (suffix, f) in [("ms", 1000.0), ("us", 1.0), ("µs", 1.0), ("s", 1_000_000.0)] where v.hasSuffix(suffix) {
             v.removeLast(suffix.count)
             scale = f
             break
         }
-        guard let n = Self.decimal(v), n * scale <= 1e15 else {
+        guard let n = Self.decimal(v), n * (scale ?? 1) <= 1e15 else {
             throw .usage("--\(long) takes a duration such as 400ms, 1.5s or 250us, not '\(s)'")
+        }
+        guard let scale = scale ?? (n == 0 ? 1 : nil) else {
+            throw .usage("--\(long) needs a unit: \(s)ms or \(s)s (or us), not '\(s)'")
         }
         return .microseconds(Int64((n * scale).rounded()))
     }
