@@ -9,6 +9,9 @@ import ReferenceApps
 /// `nfcbench conformance`: runs an app's Core NFC code through every way a session can
 /// end, in virtual time, and reports each breach of the "Handling the endings" rules.
 enum ConformanceCommand {
+    /// The widest reference app's name and a space: the help's app column.
+    static var nameWidth: Int { (ReferenceApps.all.map(\.name.count).max() ?? 0) + 1 }
+
     static let command = Command(
         path: ["conformance"],
         abstract: "Judge an app's handling of every way a reader session ends (virtual time)",
@@ -23,7 +26,7 @@ enum ConformanceCommand {
                                     hardware/conformance/FORMAT.md). Tags are looked up in
                                     DIR/tags/, then the shipped tag files
               --app NAME            the app under test (default reference):
-            \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: 16, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
+            \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
               --json                JSON Lines: one object per scenario, then a summary object
               --thermal             print the thermal and quick-restart model: every parameter
                                     with its source (documented, reported or assumed), then
