@@ -152,6 +152,9 @@ struct DoctorTests {
         #expect(!r.stdout.contains("pcscd running"), "\(r.stdout)")
         #expect(r.stdout.contains("pcscd does not answer"), "\(r.stdout)")
         #expect(r.stdout.contains("though a pcscd process runs (pid 311)"), "\(r.stdout)")
+        #expect(
+            r.stdout.contains("fix: PC/SC commands (devices, session --device pcsc:…) need a pcscd: scripts/with-pcscd")
+        )
         let devices = try await NFCBench.run(["devices"], environment: hidden)
         // devices says it on standard error, beside the readers it found
         #expect(devices.stderr.contains("pcsc: pcscd is not running"), "\(devices.stderr)")

@@ -215,7 +215,12 @@ struct BenchDoctor {
                 )
             ]
         }
-        return [DoctorFinding(check: "pcscd", ok: true, message: said)]
+        // No pcscd is fine for libnfc readers; the PC/SC commands then need one, and say so.
+        let hint =
+            answering
+            ? nil
+            : "PC/SC commands (devices, session --device pcsc:…) need a pcscd: scripts/with-pcscd COMMAND runs a private one with the virtual reader, as the demo does; for a USB reader: sudo systemctl start pcscd"
+        return [DoctorFinding(check: "pcscd", ok: true, message: said, fix: hint)]
     }
 
     private func accessible(_ p: String) -> Bool? {
