@@ -160,5 +160,11 @@ struct ErrorMessagesCLITests {
         // Options may come before the trace they apply to.
         let svg = try await f.run(["trace", "plot", "--svg", f.path("no/x.svg"), bad])
         #expect(svg.status == 73, "\(svg.stderr)")
+        // A run killed mid-write leaves a cut last line: read without it, and said.
+        let cut = f.path("cut.jsonl")
+        try "{\"t_us\": 0, \"event\": \"a\"}\n{\"t_us\": 1, \"ev".write(toFile: cut, atomically: true, encoding: .utf8)
+        let shown = try await f.run(["trace", "show", cut])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stderr.contains("its last line is cut"), "\(shown.stderr)")
     }
 }

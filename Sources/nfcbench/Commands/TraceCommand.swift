@@ -4,10 +4,16 @@ import NFCTrace
 /// `nfcbench trace export|show|diff|plot`: a trace file opened by the field's tools
 /// (Wireshark through pcapng), read by a person, compared, or drawn.
 enum TraceCommand {
+    /// The trace at `path`; a cut last line (a run killed mid-write) is read without, and said.
     static func load(_ path: String) throws(CLIError) -> TraceContents {
-        do { return try TraceContents(path: path) } catch {
+        let trace: TraceContents
+        do { trace = try TraceContents(path: path) } catch {
             throw error.missing ? .noInput(error.description) : .data(error.description)
         }
+        if trace.skippedLines > 0 {
+            Output.err("note: \(path): its last line is cut (the run that wrote it stopped mid-line); read without it")
+        }
+        return trace
     }
 
     static let export = Command(
