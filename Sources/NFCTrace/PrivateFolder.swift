@@ -74,6 +74,10 @@ public enum PrivateFolder {
                 problem:
                     "has mode \(String(mode, radix: 8)) and cannot be made 0700 (\(String(cString: strerror(errno))))")
         }
+        // Ours and private, but files must be made in it too (a read-only mount is not).
+        guard access(path, W_OK | X_OK) == 0 else {
+            throw PrivateFolderError(path: path, problem: "cannot be written (\(String(cString: strerror(errno))))")
+        }
         return path
     }
 }

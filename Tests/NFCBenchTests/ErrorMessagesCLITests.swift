@@ -145,6 +145,28 @@ struct ErrorMessagesCLITests {
         #expect(failed?.contains("is not a serial device") == true, "\(session.stdout)")
     }
 
+    @Test(
+        "A lock folder on a read-only mount: exit 69 naming it and NFCBENCH_LOCK_DIR, not a Core NFC ending",
+        .enabled(if: geteuid() == 0, "needs root for a read-only bind mount in a mount namespace"))
+    func readOnlyLockFolder() async throws {
+        let f = try Folder()
+        let ro = f.path("ro")
+        try FileManager.default.createDirectory(
+            atPath: ro, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let script =
+            #"mount --bind -o ro "$RO" "$RO" || exit 99; NFCBENCH_LOCK_DIR="$RO" "$B" session --device sim:tap-uri --first-read"#
+        let r = try await NFCBench.offPool {
+            try NFCBench.runBlockingExecutable(
+                "/usr/bin/unshare", ["-m", "--", "/bin/sh", "-c", script],
+                environment: ["RO": ro, "B": NFCBench.binary.path, "NFCBENCH_TRACE_DIR": f.path("traces")],
+                timeout: .seconds(30))
+        }
+        #expect(r.status == 69, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("lock folder \(ro) cannot be written"), "\(r.stderr)")
+        #expect(r.stderr.contains("set NFCBENCH_LOCK_DIR"), "\(r.stderr)")
+        #expect(!r.stdout.contains("didInvalidateWithError"), "\(r.stdout)")
+    }
+
     @Test("trace files: a missing one is 66; a bad line gives its line and column")
     func traceFiles() async throws {
         let f = try Folder()

@@ -177,8 +177,13 @@ func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asyn
 
 /// Checks the readers' lock folder (``SessionArbiter/prepareLockDirectory(_:)``): a folder
 /// that is a link, someone else's or writable by others is refused with exit 69, naming it.
-func requireLockFolder() throws(CLIError) {
-    do { try SessionArbiter.prepareLockDirectory() } catch { throw .unavailable("lock folder \(error)") }
+@discardableResult
+func requireLockFolder() throws(CLIError) -> String {
+    do { return try SessionArbiter.prepareLockDirectory() } catch {
+        throw .unavailable(
+            "lock folder \(error) (it is $NFCBENCH_LOCK_DIR, else $XDG_RUNTIME_DIR/nfcbench, else /tmp/nfcbench-<uid>: set NFCBENCH_LOCK_DIR to a folder only you write)"
+        )
+    }
 }
 
 /// Takes the reader's session lock for a one-shot command (dump, write, format, lock), so it

@@ -62,10 +62,7 @@ enum LibNFCDevices {
     /// no one else can put a pty of theirs in its place.
     static func startVirtualBench(tag: String) throws -> (device: String, stop: @Sendable () -> Void) {
         let (_, card) = try loadPN532Card(tag)
-        let folder: String
-        do { folder = try SessionArbiter.prepareLockDirectory() } catch {
-            throw CLIError.unavailable("lock folder \(error)")
-        }
+        let folder = try requireLockFolder()
         let link = folder + "/pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fake = try VirtualPN532.start(ptyPath: link)
         let cleanup = Signals.removeAtDeath(link: link, to: fake.slavePath)
