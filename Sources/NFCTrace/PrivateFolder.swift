@@ -11,6 +11,18 @@ import Glibc
 /// the trace folder) is narrowed to 0700 (`fchmod(2)`): nothing in it can be someone else's.
 /// Anything else is refused with a ``PrivateFolderError`` naming the folder and what is wrong.
 public enum PrivateFolder {
+    /// The folder part of `path`, as `NSString.deletingLastPathComponent` gives it ("/a/b" →
+    /// "/a", "/a" → "/", "a" → "", trailing slashes ignored), without Foundation: a command's
+    /// start pays for the first use of Foundation's path types (issue 15).
+    public static func parent(of path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return "" }
+        var d = p[..<slash]
+        while d.count > 1 && d.hasSuffix("/") { d = d.dropLast() }
+        return d.isEmpty ? "/" : String(d)
+    }
+
     /// Makes `path` when it is missing (mode 0700; with `createParents`, missing parents too,
     /// also 0700), then checks it by the rule above. Returns `path`.
     /// Throws ``PrivateFolderError``.
@@ -18,8 +30,9 @@ public enum PrivateFolder {
     public static func prepare(_ path: String, createParents: Bool = false) throws(PrivateFolderError) -> String {
         guard !path.isEmpty else { throw PrivateFolderError(path: path, problem: "is an empty path") }
         if createParents {
-            let parent = (path as NSString).deletingLastPathComponent
-            if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
+            let parent = Self.parent(of: path)
+            var st = stat()
+            if !parent.isEmpty, stat(parent, &st) != 0 {
                 do { try TraceFile.makeFolder(parent, mode: 0o700) } catch {
                     throw PrivateFolderError(path: error.path, problem: error.reason)
                 }

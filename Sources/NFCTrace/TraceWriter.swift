@@ -182,7 +182,7 @@ public enum TraceFile {
     /// pass ``PrivateFolder/prepare(_:createParents:)`` (it is made 0700 when missing) and
     /// the file is opened with `O_NOFOLLOW`. Throws ``TraceFileError``.
     public static func create(path: String, createParentDirectory: Bool = false) throws(TraceFileError) -> Int32 {
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PrivateFolder.parent(of: path)
         var flags = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC
         if createParentDirectory {
             if !dir.isEmpty {

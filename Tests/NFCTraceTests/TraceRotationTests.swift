@@ -24,3 +24,16 @@ struct TraceRotationTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).count == 3)
     }
 }
+
+@Suite("PrivateFolder.parent(of:)")
+struct PrivateFolderParentTests {
+    @Test(
+        "The folder part of a path, as NSString.deletingLastPathComponent defines it (values written by hand)",
+        arguments: [
+            ("/a/b", "/a"), ("/a", "/"), ("a", ""), ("a/b/", "a"), ("/a//b", "/a"), ("/", "/"), ("", ""),
+            ("/tmp/nfcbench-0/x.jsonl", "/tmp/nfcbench-0"), ("rel/dir/file", "rel/dir"),
+        ])
+    func folderPart(path: String, parent: String) {
+        #expect(PrivateFolder.parent(of: path) == parent, "\(path)")
+    }
+}

@@ -72,7 +72,7 @@ enum Traces {
             // A folder that can't be made (a file in the way) is 73; one that exists but is
             // refused (not ours, a link, writable by others: ``PrivateFolder``) is 69.
             do { try location.prepare() } catch { throw folderFailure(error, options) }
-            file = location.newTracePath(command: command.replacingOccurrences(of: " ", with: "-"))
+            file = location.newTracePath(command: command)  // spaces become "-" there
         }
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
