@@ -210,17 +210,7 @@ enum DemoCommand {
                         : "the private pcscd has no 'Virtual PCD 00 00' reader (hardware/pcsc)")
             }
             let name = tag ?? "t4t-uri"
-            let path = try DataLocation.require(name, in: "tags")
-            let file: TagFile
-            let personality: any VirtualCardPersonality
-            do {
-                file = try TagFile.load(path: path)
-                personality = try file.makeVirtualCardPersonality()
-            } catch let error as DataFileError {
-                throw CLIError(error)
-            } catch {
-                throw .data("\(path): \(error)")
-            }
+            let (_, file, personality) = try loadVirtualCard(name)
             // A shared pcscd's vpcd reader may be in reversed mode (hardware/pcsc-loopback):
             // then vpcd connects to the card, which listens on 127.0.0.1.
             var configuration = VirtualCard.Configuration(port: 35963)

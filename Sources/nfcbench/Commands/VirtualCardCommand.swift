@@ -69,17 +69,7 @@ enum VirtualCardCommand {
         }
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
-        let path = try DataLocation.require(tagName, in: "tags")
-        let file: TagFile
-        let personality: any VirtualCardPersonality
-        do {
-            file = try TagFile.load(path: path)
-            personality = try file.makeVirtualCardPersonality()
-        } catch let e as DataFileError {
-            throw CLIError(e)
-        } catch {
-            throw CLIError.data("\(path): \(error)")
-        }
+        let (path, file, personality) = try loadVirtualCard(tagName)
 
         var configuration = VirtualCard.Configuration(port: port)
         configuration.reversed = reversed
@@ -270,4 +260,21 @@ final class BenchFlag: Sendable {
     private let value = Atomic<Bool>(false)
     var isSet: Bool { value.load(ordering: .acquiring) }
     func set() { value.store(true, ordering: .releasing) }
+}
+
+/// A tag file (found by name in `hardware/tags/`, or a path) as a vpcd card's personality
+/// (`virtual card`, the demo); 65 naming the file when it can't be loaded or emulated, 66 when
+/// it is missing.
+func loadVirtualCard(_ tag: String) throws(CLIError) -> (
+    path: String, file: TagFile, personality: any VirtualCardPersonality
+) {
+    let path = try DataLocation.require(tag, in: "tags")
+    do {
+        let file = try TagFile.load(path: path)
+        return (path, file, try file.makeVirtualCardPersonality())
+    } catch let e as DataFileError {
+        throw CLIError(e)
+    } catch {
+        throw CLIError.data("\(path): \(error)")
+    }
 }
