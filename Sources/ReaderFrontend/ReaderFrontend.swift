@@ -191,6 +191,16 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         return id
     }
 
+    /// Opens a hardware device now, on its own thread, without polling yet: a bench command
+    /// calls it once it holds the reader's lock, so the device's open (libnfc's `nfc_open`
+    /// waits 50 ms in `uart_flush_input` for a PN532 on a UART) runs while the command makes
+    /// its trace. An error opening reaches the first polling stream, as it would have at
+    /// ``events(_:)``. In-memory devices are open already: nothing to do. Idempotent.
+    public func open() {
+        if let device = state.withLock({ $0.device }), device.traits.reportsFieldChanges { return }
+        _ = startThread()
+    }
+
     public func restartPolling() {
         let device = state.withLock { s in
             s.restartPending = true

@@ -6,7 +6,7 @@ import ReaderSession
 
 /// A reader for a one-shot bench command (dump, measure, write, format, lock), the same for
 /// every device kind: the reader's lock first, then the frontend (which opens the device on
-/// its own thread when polling starts), then the first tag. A command refused because a
+/// its own thread at once, while the trace is made), then the first tag. A command refused because a
 /// session holds the reader sends nothing to it.
 ///
 /// The run's trace is kept here, once for every bench command: the header (the command,
@@ -26,19 +26,27 @@ final class BenchReader: Sendable {
         self.trace = trace
     }
 
-    /// Resolves `device`, takes its lock, makes its frontend (nothing opened yet) and opens
-    /// the trace of `command` (with `setup`: what the command was asked).
+    /// Resolves `device`, takes its lock, makes its frontend and starts opening the device
+    /// (hardware: on the device's thread, ``ReaderFrontend/open()``) while it opens the trace of
+    /// `command` (with `setup`: what the command was asked).
     static func open(
         _ device: String, command: String, setup: JSONObject = [:], options: DeviceFactory.Options = .init(),
         trace traceOptions: Traces.Options = .init()
     ) throws(CLIError) -> BenchReader {
         let spec = try DeviceFactory.resolve(device)
         let lease = try takeReader(spec.identifier)
-        do {
+        do throws(CLIError) {
             let frontend = try DeviceFactory.frontend(spec, options: options)
-            let trace = try Traces.open(
-                command: command, device: spec.identifier, setup: setup, options: traceOptions)
-            return BenchReader(spec: spec, frontend: frontend, lease: lease, trace: trace)
+            // The device opens on its thread (we hold its lock) while the trace is made.
+            frontend.open()
+            do throws(CLIError) {
+                let trace = try Traces.open(
+                    command: command, device: spec.identifier, setup: setup, options: traceOptions)
+                return BenchReader(spec: spec, frontend: frontend, lease: lease, trace: trace)
+            } catch {
+                frontend.close()
+                throw error
+            }
         } catch {
             lease.release()
             throw error
