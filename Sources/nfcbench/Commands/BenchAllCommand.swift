@@ -201,16 +201,32 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
             }
-            let ours = try checked(
-                BenchSpawn.run(
-                    [
-                        nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count", "\(count)",
-                        "--json",
-                    ],
-                    captureOutput: true, in: work), "measure apdu")
-            let c = try checked(
-                BenchSpawn.run([tools.transmit, "Virtual PCD 00 00", "\(count)"], captureOutput: true, in: work),
-                "measure-vs-c-transmit")
+            // Which side goes first alternates round by round (ours, C; then C, ours): a side
+            // that always ran right after the dumps or right after the other would carry that.
+            let runOurs = {
+                try self.checked(
+                    BenchSpawn.run(
+                        [
+                            self.nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count",
+                            "\(self.count)", "--json",
+                        ],
+                        captureOutput: true, in: self.work), "measure apdu")
+            }
+            let runC = {
+                try self.checked(
+                    BenchSpawn.run(
+                        [tools.transmit, "Virtual PCD 00 00", "\(self.count)"], captureOutput: true, in: self.work),
+                    "measure-vs-c-transmit")
+            }
+            let ours: BenchSpawn.Outcome
+            let c: BenchSpawn.Outcome
+            if round % 2 == 1 {
+                ours = try runOurs()
+                c = try runC()
+            } else {
+                c = try runC()
+                ours = try runOurs()
+            }
             let s = Self.number(ours.output, key: "per_second")
             let cRate = c.output.split(separator: " ").dropFirst(2).first.flatMap {
                 Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
