@@ -104,7 +104,8 @@ final class BenchReader: Sendable {
 
     /// ``withTag(_:_:)`` for timed work (`measure`): each exchange is noted with the time it
     /// returned, and the notes are written to the trace when `body` calls the flush it is
-    /// given (after each timed sample), so the trace's cost stays out of the timings.
+    /// given (between timed samples, every few hundred: `measure`), so the trace's cost stays out
+    /// of the timings.
     func withTimedTag<R: Sendable>(
         _ target: DetectedTarget, _ body: @escaping @Sendable (TagConnection, _ flush: () -> Void) throws -> R
     ) async throws -> R {

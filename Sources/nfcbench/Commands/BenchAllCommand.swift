@@ -18,7 +18,9 @@ enum BenchAllCommand {
               dump          whole-process NTAG213/215/216 dump through libnfc's pn532_uart vs
                             nfc-mfultralight r, on virtual PN532s with --timing none and real
               measure apdu  APDUs/s of measure apdu vs a C SCardTransmit loop
-                            (scripts/measure-vs-c-transmit.c) on the same vpcd card
+                            (scripts/measure-vs-c-transmit.c) on the same vpcd card, two
+                            pairs a round in counterbalanced order (ours C C ours, then
+                            C ours ours C); a round's ratio is its mean rates' ratio
               session       machine inputs/s and the 10,000-session random walk (bench session)
               conformance   the built-in suite, whole process
               explore       the conformance explorer's runs per CPU-second on the reference
@@ -201,40 +203,47 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
             }
-            // Which side goes first alternates round by round (ours, C; then C, ours): a side
-            // that always ran right after the dumps or right after the other would carry that.
-            let runOurs = {
-                try self.checked(
-                    BenchSpawn.run(
-                        [
-                            self.nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count",
-                            "\(self.count)", "--json",
-                        ],
-                        captureOutput: true, in: self.work), "measure apdu")
+            // Two pairs a round in counterbalanced order (ours, C, C, ours; the next round C, ours,
+            // ours, C), so neither side always runs right after the dumps or right after the
+            // other: a run of a few hundred milliseconds on 2 cores shared with pcscd and the card
+            // swings ±10 % with where the scheduler puts the three processes.
+            let pair: [Bool] = round % 2 == 1 ? [true, false, false, true] : [false, true, true, false]
+            var oursRates: [Double] = []
+            var cRates: [Double] = []
+            for ours in pair {
+                if ours {
+                    let o = try checked(
+                        BenchSpawn.run(
+                            [
+                                nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count",
+                                "\(count)", "--json",
+                            ],
+                            captureOutput: true, in: work), "measure apdu")
+                    guard let r = Self.number(o.output, key: "per_second") else {
+                        throw CLIError.failure("measure apdu printed no rate")
+                    }
+                    oursRates.append(r)
+                } else {
+                    let c = try checked(
+                        BenchSpawn.run(
+                            [tools.transmit, "Virtual PCD 00 00", "\(count)"], captureOutput: true, in: work),
+                        "measure-vs-c-transmit")
+                    guard
+                        let r = c.output.split(separator: " ").dropFirst(2).first.flatMap({
+                            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                        })
+                    else { throw CLIError.failure("the C loop printed no rate") }
+                    cRates.append(r)
+                }
             }
-            let runC = {
-                try self.checked(
-                    BenchSpawn.run(
-                        [tools.transmit, "Virtual PCD 00 00", "\(self.count)"], captureOutput: true, in: self.work),
-                    "measure-vs-c-transmit")
-            }
-            let ours: BenchSpawn.Outcome
-            let c: BenchSpawn.Outcome
-            if round % 2 == 1 {
-                ours = try runOurs()
-                c = try runC()
-            } else {
-                c = try runC()
-                ours = try runOurs()
-            }
-            let s = Self.number(ours.output, key: "per_second")
-            let cRate = c.output.split(separator: " ").dropFirst(2).first.flatMap {
-                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            guard let s, let cRate else { throw CLIError.failure("measure apdu or the C loop printed no rate") }
+            let s = oursRates.reduce(0, +) / Double(oursRates.count)
+            let cRate = cRates.reduce(0, +) / Double(cRates.count)
             apduOurs.append(s)
             apduC.append(cRate)
             apduRatios.append(s / cRate)
+            Output.err(
+                "bench all: round \(round) measure apdu: ours \(oursRates.map { String(Int($0)) }.joined(separator: ", ")), C \(cRates.map { String(Int($0)) }.joined(separator: ", ")) APDU/s"
+            )
             let session = try checked(
                 BenchSpawn.run(
                     [nfcbench, "bench", "session", "--inputs", "1000000", "--json"], captureOutput: true, in: work),
