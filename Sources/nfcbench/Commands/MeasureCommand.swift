@@ -238,8 +238,9 @@ enum MeasureCommand {
     /// Type 2) or whole NDEF reads on the tag, timed one by one.
     /// `flush` runs outside the timing after every ``flushEvery`` samples (the trace's frames;
     /// the caller flushes the rest at the end), not between every two: a JSON line and a
-    /// `write(2)` per APDU doubled the CPU the measuring process spent per round trip
-    /// (≈ 30 µs beside the C loop's ≈ 14 µs), on a machine pcscd and the card share.
+    /// `write(2)` per APDU made the measuring thread spend ≈ 50 µs of CPU per round trip
+    /// (its user + system ticks over 9,000 APDUs) beside the C loop's ≈ 14 µs, on cores that
+    /// pcscd and the card share.
     static func exchange(
         _ c: TagConnection, count: Int, read: Bool, into samples: Samples, interrupted: BenchFlag,
         flush: () -> Void = {}
