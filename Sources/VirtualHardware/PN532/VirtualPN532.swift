@@ -263,8 +263,20 @@ public final class VirtualPN532: Sendable {
 
     deinit { stop() }
 
-    /// The wire log so far: every read chunk, every frame written, every event.
+    /// The wire log so far: every read chunk, every frame written, every event (less what
+    /// ``takeFrames()`` took).
     public var frameLog: [PN532FrameLogEntry] { state.withLock { $0.log } }
+
+    /// The log's entries since the last take, removed from it: for a follower that prints or
+    /// traces them as they come (`virtual pn532`), so the log stays small however long the
+    /// chip serves and each look copies only what is new.
+    public func takeFrames() -> [PN532FrameLogEntry] {
+        state.withLock { s in
+            let taken = s.log
+            s.log = []
+            return taken
+        }
+    }
     /// The chip's state now (a copy).
     public var chip: PN532Chip { state.withLock { $0.chip } }
 

@@ -181,6 +181,17 @@ public final class VirtualCard: Sendable {
     /// Forgets the events logged so far.
     public func clearEvents() { state.withLock { $0.events.removeAll() } }
 
+    /// The events since the last take, removed from the log: for a follower that traces them
+    /// as they come (`virtual card`), so the log stays small however many APDUs the card
+    /// answers and each look copies only what is new.
+    public func takeEvents() -> [VirtualCardEvent] {
+        state.withLock { s in
+            let taken = s.events
+            s.events = []
+            return taken
+        }
+    }
+
     /// Reads or changes the personality (its memory, for instance) between APDUs.
     public func withPersonality<T>(_ body: (inout any VirtualCardPersonality) throws -> T) rethrows -> T {
         try state.withLock { try body(&$0.personality) }

@@ -125,8 +125,9 @@ enum VirtualCardCommand {
         // Follow the card's log: trace every event, print the human line; and watch that vpcd
         // takes the card (CardLink): say why not, then exit 69 or (--wait) keep trying.
         let stopFollowing = BenchFlag()
+        let followerDone = DispatchSemaphore(value: 0)
         let follower = Thread {
-            var index = 0
+            var idle = 0
             var everInField = false
             var said: String? = nil
             while true {
@@ -150,8 +151,7 @@ enum VirtualCardCommand {
                         said = why
                     }
                 }
-                let new = card.events(from: index)
-                index += new.count
+                let new = card.takeEvents()
                 for e in new {
                     let (name, fields) = BenchTrace.fields(of: e)
                     let t = Int64(e.timestampMicros) - Int64(start)
@@ -161,8 +161,16 @@ enum VirtualCardCommand {
                     if !json && !quiet, let line = BenchTrace.text(written) { Output.out(line) }
                 }
                 if new.isEmpty {
-                    if stopFollowing.isSet { return }
-                    usleep(10_000)
+                    if stopFollowing.isSet {
+                        followerDone.signal()
+                        return
+                    }
+                    // 10 ms while the card is busy, backing off to 100 ms while it idles: a
+                    // card left in the field costs ≈ 10 wake-ups a second, not 100.
+                    idle = min(idle + 1, 10)
+                    usleep(useconds_t(10_000 * idle))
+                } else {
+                    idle = 0
                 }
             }
         }
@@ -174,9 +182,16 @@ enum VirtualCardCommand {
             }
         }
         card.stop()
-        usleep(50_000)
-        stopFollowing.set()
-        usleep(30_000)
+        // The card's last events (its disconnect) reach the log, then the follower traces what
+        // is left and ends: waited for off Swift's cooperative pool.
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                usleep(50_000)
+                stopFollowing.set()
+                followerDone.wait()
+                k.resume()
+            }
+        }
         if let why = failure.withLock({ $0 }) {
             trace.record("stopped", ["reason": "not in the field"])
             throw CLIError.unavailable(why + " (--wait keeps trying)")

@@ -198,7 +198,7 @@ enum VirtualPN532Command {
 
         let start = ContinuousClock.now
         var nextChange: ContinuousClock.Instant? = start + after
-        var printed = 0
+        var idle = 0
         var phaseInField = false
         while !control.stopped {
             let now = ContinuousClock.now
@@ -212,14 +212,16 @@ enum VirtualPN532Command {
                 }
                 phaseInField.toggle()
             }
-            let log = fake.frameLog
-            if log.count > printed {
-                for entry in log[printed...] { emit(entry, trace: trace, text: !json && !quiet) }
-                printed = log.count
-            }
-            try? await Task.sleep(for: .milliseconds(20))
+            let new = fake.takeFrames()
+            for entry in new { emit(entry, trace: trace, text: !json && !quiet) }
+            // 20 ms while frames flow, backing off to 100 ms while the chip idles (≈ 10
+            // wake-ups a second for a bench left running), never past the next field change.
+            idle = new.isEmpty ? min(idle + 1, 5) : 0
+            var pause = Duration.milliseconds(20 * max(1, idle))
+            if let at = nextChange { pause = min(pause, max(.zero, at - ContinuousClock.now)) }
+            try? await Task.sleep(for: pause)
         }
-        for entry in fake.frameLog.dropFirst(printed) { emit(entry, trace: trace, text: !json && !quiet) }
+        for entry in fake.takeFrames() { emit(entry, trace: trace, text: !json && !quiet) }
         let final = control.current
         let exchanges = fake.chip.readerExchanges
         fake.stop()
