@@ -69,9 +69,16 @@ public struct TraceHeader: Sendable, Equatable {
         var seconds = time_t(us / 1_000_000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(us % 1_000_000))
+        // Digits by hand, not String(format:): its C varargs cast every argument at run time,
+        // which costs a scan of every protocol conformance in the program per new type.
+        func digits(_ n: Int, _ width: Int) -> String {
+            let s = String(n)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return
+            "\(digits(Int(parts.tm_year) + 1900, 4))-\(digits(Int(parts.tm_mon) + 1, 2))-\(digits(Int(parts.tm_mday), 2))"
+            + "T\(digits(Int(parts.tm_hour), 2)):\(digits(Int(parts.tm_min), 2)):\(digits(Int(parts.tm_sec), 2))"
+            + ".\(digits(Int(us % 1_000_000), 6))Z"
     }
 
     /// Microseconds since the Unix epoch of a `started` value (with or without a fraction),

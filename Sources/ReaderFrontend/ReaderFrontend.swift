@@ -63,7 +63,8 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         var failure: NFCDeviceError?
         var streams: [UInt64: Stream] = [:]
         var nextStream: UInt64 = 1
-        var technologies: Set<NFCTechnology> = [.iso14443A]
+        /// What the first polling stream asked for (empty until then: nothing senses before).
+        var technologies: Set<NFCTechnology> = []
         var published: UInt64 = 0
         var restartPending = false
         var closed = false

@@ -46,7 +46,9 @@ public final class SessionArbiter: Sendable {
     public let scope: Scope
     /// The lock directory, or `nil` for an in-process arbiter without file locks.
     public let lockDirectory: String?
-    private let held = Mutex<Set<String>>([])
+    /// The lock names held here (a few at most; an array, not a set: a command's first lock
+    /// then needs no run-time conformance lookup, which scans every conformance in the program).
+    private let held = Mutex<[String]>([])
     /// In-process arbiters: waiters per lock key, in arrival order.
     private let waiters = Mutex<[String: [(id: UInt64, grant: @Sendable (ReaderLease) -> Void)]]>([:])
     private let nextWaiter = Atomic<UInt64>(0)
@@ -123,7 +125,11 @@ public final class SessionArbiter: Sendable {
     /// on the host lock (shared or exclusive by scope), then on the reader's lock (exclusive).
     public func acquire(reader: String) -> Acquisition {
         let key = lockName(for: reader)
-        let inserted = held.withLock { $0.insert(key).inserted }
+        let inserted = held.withLock { h in
+            guard !h.contains(key) else { return false }
+            h.append(key)
+            return true
+        }
         guard inserted else { return .busy }
         let free: @Sendable () -> Void = { [self] in released(key) }
         guard let dir = lockDirectory else { return .acquired(ReaderLease(fds: [], onRelease: free)) }
@@ -146,7 +152,7 @@ public final class SessionArbiter: Sendable {
             }
             fds.append(fd)
         }
-        return .acquired(ReaderLease(fds: fds, removing: [fds[1]: readerLock], onRelease: free))
+        return .acquired(ReaderLease(fds: fds, removing: [(fds[1], readerLock)], onRelease: free))
     }
 
     // MARK: lock files' lifecycle
@@ -181,8 +187,8 @@ public final class SessionArbiter: Sendable {
         return open.st_dev == linked.st_dev && open.st_ino == linked.st_ino
     }
 
-    /// Lock files this process holds and removes when it lets them go (descriptor → path).
-    static let heldLockFiles = Mutex<[Int32: String]>([:])
+    /// Lock files this process holds and removes when it lets them go (descriptor, path).
+    static let heldLockFiles = Mutex<[(fd: Int32, path: String)]>([])
 
     /// Removes every reader lock file this process holds; for a process about to die by a
     /// signal (the locks themselves go with the process).
@@ -219,7 +225,7 @@ public final class SessionArbiter: Sendable {
     /// its first waiter.
     private func released(_ key: String, freeFirst: Bool = true) {
         let next: (ReaderLease, @Sendable (ReaderLease) -> Void)? = held.withLock { h in
-            if freeFirst { h.remove(key) }
+            if freeFirst { h.removeAll { $0 == key } }
             guard lockDirectory == nil, !h.contains(key) else { return nil }
             guard
                 let w = waiters.withLock({ w -> (id: UInt64, grant: @Sendable (ReaderLease) -> Void)? in
@@ -229,7 +235,7 @@ public final class SessionArbiter: Sendable {
                     return first
                 })
             else { return nil }
-            h.insert(key)
+            h.append(key)
             return (ReaderLease(fds: [], onRelease: { [self] in released(key) }), w.grant)
         }
         if let (lease, grant) = next { grant(lease) }
@@ -256,9 +262,16 @@ public final class ReaderLease: Sendable {
     private let state: Mutex<(fds: [Int32], onRelease: (@Sendable () -> Void)?)>
 
     /// - Parameter removing: the lock files (by descriptor) the release removes: the reader's own.
-    init(fds: [Int32], removing: [Int32: String] = [:], onRelease: @escaping @Sendable () -> Void) {
+    init(fds: [Int32], removing: [(Int32, String)] = [], onRelease: @escaping @Sendable () -> Void) {
         state = Mutex((fds, onRelease))
-        if !removing.isEmpty { SessionArbiter.heldLockFiles.withLock { $0.merge(removing) { $1 } } }
+        if !removing.isEmpty {
+            SessionArbiter.heldLockFiles.withLock { held in
+                for (fd, path) in removing {
+                    held.removeAll { $0.fd == fd }
+                    held.append((fd, path))
+                }
+            }
+        }
     }
 
     /// Removes the reader's lock file (still holding it), unlocks (`flock(LOCK_UN)`), closes
@@ -269,7 +282,10 @@ public final class ReaderLease: Sendable {
             return s
         }
         for fd in fds {
-            if let path = SessionArbiter.heldLockFiles.withLock({ $0.removeValue(forKey: fd) }),
+            if let path = SessionArbiter.heldLockFiles.withLock({ held -> String? in
+                guard let i = held.firstIndex(where: { $0.fd == fd }) else { return nil }
+                return held.remove(at: i).path
+            }),
                 SessionArbiter.isStillLinked(fd, path)
             {
                 unlink(path)

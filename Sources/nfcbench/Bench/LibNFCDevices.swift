@@ -42,9 +42,13 @@ enum LibNFCDevices {
         defer { free(resolved) }
         // realpath(3), not URL.resolvingSymlinksInPath: no Foundation type lookups on the way
         // to nfc_open (issue 15's start-up budget).
+        // Concatenated, not joined(separator:) (a run-time associated-type lookup, which scans
+        // every conformance in the program).
         var parts = connstring.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         parts[1] = String(cString: resolved)
-        return parts.joined(separator: ":")
+        var out = parts[0]
+        for p in parts.dropFirst() { out += ":" + p }
+        return out
     }
 
     /// A clear "unavailable" (69) when a serial path does not exist, before anything is opened.
