@@ -67,6 +67,8 @@ public final class VirtualPN532: Sendable {
         var schedule: [(at: ContinuousClock.Instant, action: ScheduledAction)] = []
         /// The link-timing model's clock arithmetic (`timing == .real`).
         var link: PN532LinkSchedule
+        /// Told of every log entry (``observeLog(_:)``).
+        var logObserver: (@Sendable () -> Void)?
     }
     private enum ScheduledAction: Sendable {
         case present(PN532Card)
@@ -270,6 +272,13 @@ public final class VirtualPN532: Sendable {
     /// The log's entries since the last take, removed from it: for a follower that prints or
     /// traces them as they come (`virtual pn532`), so the log stays small however long the
     /// chip serves and each look copies only what is new.
+    /// Calls `observer` after every entry the log gets (on the chip's thread, holding its
+    /// state: keep it to a signal), so a follower can wait for frames instead of polling for
+    /// them; `nil` stops it.
+    public func observeLog(_ observer: (@Sendable () -> Void)?) {
+        state.withLock { $0.logObserver = observer }
+    }
+
     public func takeFrames() -> [PN532FrameLogEntry] {
         state.withLock { s in
             let taken = s.log
@@ -297,6 +306,7 @@ public final class VirtualPN532: Sendable {
         let elapsed = ContinuousClock.now - epoch
         let us = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
         s.log.append(PN532FrameLogEntry(microseconds: us, direction: direction, bytes: bytes, note: note))
+        s.logObserver?()
     }
 
     /// Moves the chip's air events into the log, stamped now.

@@ -127,7 +127,6 @@ enum VirtualCardCommand {
         let stopFollowing = BenchFlag()
         let followerDone = DispatchSemaphore(value: 0)
         let follower = Thread {
-            var idle = 0
             var everInField = false
             var said: String? = nil
             while true {
@@ -165,12 +164,7 @@ enum VirtualCardCommand {
                         followerDone.signal()
                         return
                     }
-                    // 10 ms while the card is busy, backing off to 100 ms while it idles: a
-                    // card left in the field costs ≈ 10 wake-ups a second, not 100.
-                    idle = min(idle + 1, 10)
-                    usleep(useconds_t(10_000 * idle))
-                } else {
-                    idle = 0
+                    usleep(10_000)
                 }
             }
         }
