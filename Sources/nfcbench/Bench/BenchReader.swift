@@ -200,7 +200,9 @@ func requireLockFolder() throws(CLIError) -> String {
 func takeReader(_ identifier: String) throws(CLIError) -> ReaderLease {
     switch SessionArbiter.shared.acquire(reader: identifier) {
     case .acquired(let lease): return lease
-    case .busy: throw .unavailable("\(identifier) is busy: a reader session holds it (try again when it ends)")
+    case .busy:
+        throw .unavailable(
+            "\(identifier) is busy: another nfcbench session or command holds it (try again when it ends)")
     case .failed(let why): throw .failure("can't take the reader's lock: \(why)")
     }
 }

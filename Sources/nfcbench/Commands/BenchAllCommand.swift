@@ -27,6 +27,7 @@ enum BenchAllCommand {
                             app (bench explore --runs 5000, seed 1)
             then the CPU an idle session spends (sim:no-tag and an empty PC/SC reader) over
             --idle-seconds. Prints each figure's median, the other side's, their ratio and the goal.
+            Exit status: 0 when every goal is met, 1 when one is not (named on stderr).
 
             Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight) and pcscd with
             vsmartcard-vpcd; without a pcscd offering the vpcd reader it runs itself inside
@@ -54,6 +55,7 @@ enum BenchAllCommand {
                 }
             #endif
             if ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private", !DemoCommand.vpcdReaderAvailable() {
+                Output.err("bench all: no pcscd offers the vpcd reader here: running under a private pcscd")
                 switch try await DemoCommand.runUnderPrivatePCSCD() {
                 case .ran(let status): return status
                 case .unavailable(let why):
@@ -71,7 +73,13 @@ enum BenchAllCommand {
                 Output.out(bench.header)
                 Output.out(BenchAll.table(rows))
             }
-            return rows.contains { $0.met == false } ? 1 : 0
+            let missed = rows.filter { $0.met == false }.map(\.name)
+            if !missed.isEmpty {
+                Output.err(
+                    "bench all: \(missed.count) goal\(missed.count == 1 ? "" : "s") not met (exit 1): \(missed.joined(separator: "; "))"
+                )
+            }
+            return missed.isEmpty ? 0 : 1
         })
 }
 
@@ -147,7 +155,7 @@ final class BenchAll: @unchecked Sendable {
             build = "release build"
         #endif
         return """
-            nfcbench bench all: \(rounds) rounds, interleaved; \(build) \(nfcbench)
+            nfcbench bench all: \(rounds) round\(rounds == 1 ? "" : "s"), interleaved; \(build) \(nfcbench)
             \(Self.iso8601(date)); \(Self.machine()); load average before \(loadBefore), after \(Self.loadAverage())
             """
     }
