@@ -58,9 +58,14 @@ struct BenchSpawn {
             for p in cArgs { free(p) }
             for p in cEnv { free(p) }
         }
+        // A clean slate, as every child of nfcbench gets (``ChildProcess``): the bench's threads
+        // block the policy's signals, and a child started with them blocked could not be
+        // stopped by Ctrl-C, and the C side of a comparison ran under a mask no shell gives it.
+        var attr = ChildProcess.cleanSlate()
+        defer { posix_spawnattr_destroy(&attr) }
         var pid: pid_t = 0
         let started = ContinuousClock.now
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
+        let rc = posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, cEnv)
         guard rc == 0 else { throw .unavailable("cannot start \(argv[0]): \(String(cString: strerror(rc)))") }
         return Running(pid: pid, started: started, outputPath: outputPath, errorPath: errorPath)
     }

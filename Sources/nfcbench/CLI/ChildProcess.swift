@@ -51,13 +51,12 @@ enum ChildProcess {
     /// The signals a child gets back at their default action.
     static let defaulted: [Int32] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SIGCONT, SIGTTIN, SIGTTOU, SIGPIPE]
 
-    private static func runBlocking(
-        _ path: String, _ args: [String], environment: [String: String], input: Input, newProcessGroup: Bool,
-        onStart: @Sendable (pid_t) -> Void, onStderrLine: (@Sendable (String) -> Void)?
-    ) throws(CLIError) -> Exit {
+    /// `posix_spawn` attributes for a clean slate: `POSIX_SPAWN_SETSIGMASK` (empty),
+    /// `POSIX_SPAWN_SETSIGDEF` (``defaulted``), and a process group of its own when asked.
+    /// The caller destroys them (`posix_spawnattr_destroy`).
+    static func cleanSlate(newProcessGroup: Bool = false) -> posix_spawnattr_t {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attr, &empty)
@@ -71,6 +70,15 @@ enum ChildProcess {
             posix_spawnattr_setpgroup(&attr, 0)
         }
         posix_spawnattr_setflags(&attr, Int16(flags))
+        return attr
+    }
+
+    private static func runBlocking(
+        _ path: String, _ args: [String], environment: [String: String], input: Input, newProcessGroup: Bool,
+        onStart: @Sendable (pid_t) -> Void, onStderrLine: (@Sendable (String) -> Void)?
+    ) throws(CLIError) -> Exit {
+        var attr = cleanSlate(newProcessGroup: newProcessGroup)
+        defer { posix_spawnattr_destroy(&attr) }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
