@@ -20,7 +20,9 @@ enum BenchAllCommand {
               measure apdu  APDUs/s of measure apdu vs a C SCardTransmit loop
                             (scripts/measure-vs-c-transmit.c) on the same vpcd card, two
                             pairs a round in counterbalanced order (ours C C ours, then
-                            C ours ours C); a round's ratio is its mean rates' ratio
+                            C ours ours C); a round's ratio is its mean rates' ratio; under
+                            its own private pcscd, the same again with client, pcscd and
+                            card pinned to one CPU (where placement luck no longer counts)
               session       machine inputs/s and the 10,000-session random walk (bench session)
               conformance   the built-in suite, whole process
               explore       the conformance explorer's runs per CPU-second on the reference
@@ -120,6 +122,8 @@ final class BenchAll: @unchecked Sendable {
     let nfcbench = DataLocation.executablePath()
     let scripts: String
     private var started: [BenchSpawn.Running] = []
+    /// The virtual card's process (for the one-CPU measure apdu pairs).
+    private var cardPID: pid_t?
     private let loadBefore: String
     private let date = Date()
 
@@ -162,6 +166,49 @@ final class BenchAll: @unchecked Sendable {
 
     // MARK: running
 
+    /// Two pairs of `measure apdu` and the C loop in counterbalanced order (ours, C, C, ours;
+    /// the next round C, ours, ours, C), so neither side always runs right after the dumps or
+    /// right after the other: a run of a few hundred milliseconds on 2 cores shared with pcscd
+    /// and the card swings ±10 % with where the scheduler puts the three processes. Returns the
+    /// mean rates (APDU/s) and prints them.
+    private func apduPairs(round: Int, transmit: String, prefix: [String] = [], label: String = "") throws -> (
+        ours: Double, c: Double
+    ) {
+        let pair: [Bool] = round % 2 == 1 ? [true, false, false, true] : [false, true, true, false]
+        var oursRates: [Double] = []
+        var cRates: [Double] = []
+        for ours in pair {
+            if ours {
+                let o = try checked(
+                    BenchSpawn.run(
+                        prefix + [
+                            nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count", "\(count)",
+                            "--json",
+                        ],
+                        captureOutput: true, in: work), "measure apdu")
+                guard let r = Self.number(o.output, key: "per_second") else {
+                    throw CLIError.failure("measure apdu printed no rate")
+                }
+                oursRates.append(r)
+            } else {
+                let c = try checked(
+                    BenchSpawn.run(
+                        prefix + [transmit, "Virtual PCD 00 00", "\(count)"], captureOutput: true, in: work),
+                    "measure-vs-c-transmit")
+                guard
+                    let r = c.output.split(separator: " ").dropFirst(2).first.flatMap({
+                        Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                    })
+                else { throw CLIError.failure("the C loop printed no rate") }
+                cRates.append(r)
+            }
+        }
+        Output.err(
+            "bench all: round \(round) measure apdu\(label): ours \(oursRates.map { String(Int($0)) }.joined(separator: ", ")), C \(cRates.map { String(Int($0)) }.joined(separator: ", ")) APDU/s"
+        )
+        return (oursRates.reduce(0, +) / Double(oursRates.count), cRates.reduce(0, +) / Double(cRates.count))
+    }
+
     func run() throws -> [Row] {
         let tools = try prepare()
         var startupOurs: [Duration] = []
@@ -173,6 +220,10 @@ final class BenchAll: @unchecked Sendable {
         var apduOurs: [Double] = []
         var apduC: [Double] = []
         var apduRatios: [Double] = []
+        var pinnedOurs: [Double] = []
+        var pinnedC: [Double] = []
+        var pinnedRatios: [Double] = []
+        let oneCPU = cardPID.flatMap { OneCPU.forPrivatePCSCD(card: $0) }
         var inputs: [Double] = []
         var walk: [Double] = []
         var conformance: [Duration] = []
@@ -211,47 +262,18 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
             }
-            // Two pairs a round in counterbalanced order (ours, C, C, ours; the next round C, ours,
-            // ours, C), so neither side always runs right after the dumps or right after the
-            // other: a run of a few hundred milliseconds on 2 cores shared with pcscd and the card
-            // swings ±10 % with where the scheduler puts the three processes.
-            let pair: [Bool] = round % 2 == 1 ? [true, false, false, true] : [false, true, true, false]
-            var oursRates: [Double] = []
-            var cRates: [Double] = []
-            for ours in pair {
-                if ours {
-                    let o = try checked(
-                        BenchSpawn.run(
-                            [
-                                nfcbench, "measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count",
-                                "\(count)", "--json",
-                            ],
-                            captureOutput: true, in: work), "measure apdu")
-                    guard let r = Self.number(o.output, key: "per_second") else {
-                        throw CLIError.failure("measure apdu printed no rate")
-                    }
-                    oursRates.append(r)
-                } else {
-                    let c = try checked(
-                        BenchSpawn.run(
-                            [tools.transmit, "Virtual PCD 00 00", "\(count)"], captureOutput: true, in: work),
-                        "measure-vs-c-transmit")
-                    guard
-                        let r = c.output.split(separator: " ").dropFirst(2).first.flatMap({
-                            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
-                        })
-                    else { throw CLIError.failure("the C loop printed no rate") }
-                    cRates.append(r)
-                }
-            }
-            let s = oursRates.reduce(0, +) / Double(oursRates.count)
-            let cRate = cRates.reduce(0, +) / Double(cRates.count)
+            let (s, cRate) = try apduPairs(round: round, transmit: tools.transmit)
             apduOurs.append(s)
             apduC.append(cRate)
             apduRatios.append(s / cRate)
-            Output.err(
-                "bench all: round \(round) measure apdu: ours \(oursRates.map { String(Int($0)) }.joined(separator: ", ")), C \(cRates.map { String(Int($0)) }.joined(separator: ", ")) APDU/s"
-            )
+            if let oneCPU {
+                let (p, pc) = try oneCPU.pinned(in: work) {
+                    try apduPairs(round: round, transmit: tools.transmit, prefix: oneCPU.client, label: " (one CPU)")
+                }
+                pinnedRatios.append(p / pc)
+                pinnedOurs.append(p)
+                pinnedC.append(pc)
+            }
             let session = try checked(
                 BenchSpawn.run(
                     [nfcbench, "bench", "session", "--inputs", "1000000", "--json"], captureOutput: true, in: work),
@@ -326,6 +348,13 @@ final class BenchAll: @unchecked Sendable {
                 name: "measure apdu (APDU/s, median of per-round ratios)", unit: "APDU/s", ours: Self.median(apduOurs),
                 theirs: Self.median(apduC), theirsName: "C SCardTransmit loop", ratio: ar, runs: apduRatios.count,
                 goal: "≥ 0.98", met: ar >= 0.98))
+        if !pinnedRatios.isEmpty {
+            rows.append(
+                Row(
+                    name: "measure apdu, client, pcscd and card on one CPU", unit: "APDU/s",
+                    ours: Self.median(pinnedOurs), theirs: Self.median(pinnedC), theirsName: "C SCardTransmit loop",
+                    ratio: Self.median(pinnedRatios), runs: pinnedRatios.count, goal: "", met: nil))
+        }
         let ips = Self.median(inputs)
         rows.append(
             Row(
@@ -390,7 +419,9 @@ final class BenchAll: @unchecked Sendable {
             guard r.status == 0 else { throw CLIError.unavailable("cannot build \(b[b.count - 2]) with cc") }
         }
         // The devices: one virtual card for measure apdu and the pcsc dump, a virtual PN532 per tag and timing.
-        started.append(try BenchSpawn.start([nfcbench, "virtual", "card", "--tag", "t4t-uri", "--quiet"], in: work))
+        let card = try BenchSpawn.start([nfcbench, "virtual", "card", "--tag", "t4t-uri", "--quiet"], in: work)
+        started.append(card)
+        cardPID = card.pid
         for tag in Self.tags {
             for timing in Self.timings {
                 started.append(
