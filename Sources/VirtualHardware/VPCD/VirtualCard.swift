@@ -173,11 +173,6 @@ public final class VirtualCard: Sendable {
     /// Every event so far, oldest first.
     public var events: [VirtualCardEvent] { state.withLock { $0.events } }
 
-    /// The events from position `index` of the log on (for a reader that follows the log).
-    public func events(from index: Int) -> [VirtualCardEvent] {
-        state.withLock { s in index < s.events.count ? Array(s.events[Swift.max(0, index)...]) : [] }
-    }
-
     /// Forgets the events logged so far.
     public func clearEvents() { state.withLock { $0.events.removeAll() } }
 
