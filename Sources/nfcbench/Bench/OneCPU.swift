@@ -36,13 +36,17 @@ struct OneCPU {
     var client: [String] { ["taskset", "-c", cpu] }
 
     /// Runs `body` with pcscd and the card on ``cpu``; gives them ``allowed`` back after.
+    /// - Throws: when `taskset` cannot pin one of them (the row would say "one CPU" falsely).
     func pinned<R>(in work: String, _ body: () throws -> R) throws -> R {
-        for pid in processes { set(pid, to: cpu, in: work) }
-        defer { for pid in processes { set(pid, to: allowed, in: work) } }
+        defer { for pid in processes { try? set(pid, to: allowed, in: work) } }
+        for pid in processes { try set(pid, to: cpu, in: work) }
         return try body()
     }
 
-    private func set(_ pid: pid_t, to cpus: String, in work: String) {
-        _ = try? BenchSpawn.run(["taskset", "-a", "-p", "-c", cpus, String(pid)], in: work)
+    private func set(_ pid: pid_t, to cpus: String, in work: String) throws {
+        let r = try BenchSpawn.run(["taskset", "-a", "-p", "-c", cpus, String(pid)], in: work)
+        guard r.status == 0 else {
+            throw CLIError.failure("taskset could not pin process \(pid) to CPU \(cpus): \(r.lastError)")
+        }
     }
 }
