@@ -86,8 +86,12 @@ public final class TraceWriter: Sendable {
     }
 
     /// Microseconds since this trace began (monotonic).
-    public var elapsedMicroseconds: Int64 {
-        let d = ContinuousClock.now - start
+    public var elapsedMicroseconds: Int64 { elapsedMicroseconds(at: .now) }
+
+    /// Microseconds from this trace's beginning to `instant` (monotonic; negative before it),
+    /// for an event timed elsewhere and recorded later (``record(_:at:_:)``).
+    public func elapsedMicroseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        let d = instant - start
         return d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
     }
 

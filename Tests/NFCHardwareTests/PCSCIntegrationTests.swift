@@ -239,6 +239,48 @@ extension PCSCVirtualBenchSuites {
             #expect(second == .tagLost)
         }
 
+        @Test(
+            "transmitRepeatedly: every SELECT timed and answered 90 00, shouldStop honoured, a card pulled mid-run is tagLost with the round trips before it kept"
+        )
+        func repeatedTransmit() async throws {
+            let (full, stopped, kept, failure) = try await withCard(Self.ndefCard) { card, context in
+                let pcsc = try context.connect(reader: PCSCBench.reader0)
+                defer { try? pcsc.disconnect() }
+                let t = PCSCAPDUTransport(card: pcsc)
+                var full = TimedAPDUExchanges()
+                let before = ContinuousClock.now
+                try t.transmitRepeatedly(Self.selectNDEF, count: 300, into: &full, shouldStop: { false })
+                let after = ContinuousClock.now
+                #expect(full.starts.first.map { $0 >= before } == true)
+                #expect(zip(full.starts, full.durations).allSatisfy { $0 + $1 <= after })
+                #expect(zip(full.starts, full.starts.dropFirst()).allSatisfy { $0 < $1 })
+                #expect(full.durations.allSatisfy { $0 > .zero })
+                var asked = 0
+                var stopped = TimedAPDUExchanges()
+                try t.transmitRepeatedly(
+                    Self.selectNDEF, count: 300, into: &stopped,
+                    shouldStop: {
+                        asked += 1
+                        return asked > 5
+                    })
+                var kept = TimedAPDUExchanges()
+                try t.transmitRepeatedly(Self.selectNDEF, count: 3, into: &kept, shouldStop: { false })
+                card.inject(.closeMidAPDU)
+                var failure: TagCommunicationError? = nil
+                do {
+                    try t.transmitRepeatedly(Self.selectNDEF, count: 10, into: &kept, shouldStop: { false })
+                } catch {
+                    failure = error as? TagCommunicationError
+                }
+                return (full, stopped, kept, failure)
+            }
+            #expect(full.count == 300)
+            #expect((0..<full.count).allSatisfy { Array(full.response($0)) == [0x90, 0x00] })
+            #expect(stopped.count == 5)
+            #expect(kept.count == 3)
+            #expect(failure == .tagLost)
+        }
+
         @Test("waitForStatusChange sees removal and insertion, with the event counter growing")
         func insertionAndRemoval() async throws {
             let atr = Self.ndefCard.atr

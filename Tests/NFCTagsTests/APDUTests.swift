@@ -149,3 +149,27 @@ struct APDUResponseTests {
         #expect(StatusWord.moreData(1).isNormalProcessing && !StatusWord.moreData(1).isSuccess)
     }
 }
+
+@Suite("Timed APDU exchanges (RepeatingAPDUTransport's record)")
+struct TimedAPDUExchangesTests {
+    @Test("Keeps each round trip's start, duration and response apart; removeAll empties it")
+    func storage() {
+        var e = TimedAPDUExchanges()
+        e.reserve(exchanges: 3, responseBytes: 8)
+        let t0 = ContinuousClock.now
+        let answers: [[UInt8]] = [[0x90, 0x00], [0x6F, 0x03, 0x84, 0x01, 0x01, 0x90, 0x00], [0x6A, 0x82]]
+        for (i, a) in answers.enumerated() {
+            a.withUnsafeBufferPointer {
+                e.append(start: t0 + .microseconds(10 * i), duration: .microseconds(i + 1), response: $0)
+            }
+        }
+        #expect(e.count == 3)
+        #expect((0..<3).map { Array(e.response($0)) } == answers)
+        #expect(e.durations == [.microseconds(1), .microseconds(2), .microseconds(3)])
+        #expect(e.starts.map { $0 - t0 } == [.zero, .microseconds(10), .microseconds(20)])
+        e.removeAll()
+        #expect(e.count == 0 && e.starts.isEmpty)
+        [UInt8]([0x90, 0x00]).withUnsafeBufferPointer { e.append(start: t0, duration: .zero, response: $0) }
+        #expect(Array(e.response(0)) == [0x90, 0x00], "a response after removeAll starts at the beginning")
+    }
+}

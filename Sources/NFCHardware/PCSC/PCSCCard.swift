@@ -1,4 +1,4 @@
-import NFCTags
+public import NFCTags
 import Synchronization
 
 /// A connection to the card in one reader (`SCardConnect` … `SCardDisconnect`).
@@ -59,6 +59,43 @@ public final class PCSCCard: Sendable {
                 (b: inout UnsafeMutableBufferPointer<UInt8>) throws(PCSCError) -> [UInt8] in
                 let n = try pcscTransmit(handle, activeProtocol: proto, apdu, into: b)
                 return Array(b[0..<n])
+            }
+        }
+    }
+
+    /// Sends `apdu` `count` times (or until `shouldStop()`, asked before each round trip), each
+    /// round trip timed with `ContinuousClock` right around `SCardTransmit` and appended to
+    /// `exchanges`: the receive buffer is taken once for the whole run and `exchanges` is
+    /// reserved up front, so nothing is allocated or locked between two calls.
+    ///
+    /// Returns `false` when an answer was empty (vpcd's report of a card that left during the
+    /// exchange; see ``transmit(_:)``), `true` when the run ended as asked.
+    /// - Throws: what ``transmit(_:)`` throws; the round trips before the failure stay in
+    ///   `exchanges`.
+    public func transmitRepeatedly(
+        _ apdu: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool
+    ) throws(PCSCError) -> Bool {
+        let pci = pcscSendPCI(activeProtocol.rawValue)
+        // The SELECT answer is its FCI (if any) and SW1 SW2: room for short answers up front;
+        // a longer one grows the storage once.
+        exchanges.reserve(exchanges: count, responseBytes: count * 32)
+        let clock = ContinuousClock()
+        return try receiveBuffer.withLock { (buffer: inout [UInt8]) throws(PCSCError) -> Bool in
+            try buffer.withUnsafeMutableBufferPointer {
+                (b: inout UnsafeMutableBufferPointer<UInt8>) throws(PCSCError) -> Bool in
+                let receive = b
+                return try apdu.withUnsafeBufferPointer { (send) throws(PCSCError) -> Bool in
+                    for _ in 0..<count where !shouldStop() {
+                        let start = clock.now
+                        let n = try pcscTransmit(handle, pci: pci, send, into: receive)
+                        let end = clock.now
+                        guard n > 0 else { return false }
+                        exchanges.append(
+                            start: start, duration: end - start,
+                            response: UnsafeBufferPointer(rebasing: receive[0..<n]))
+                    }
+                    return true
+                }
             }
         }
     }

@@ -7,7 +7,7 @@ public import NFCTags
 /// and the next call fails with `SCARD_W_REMOVED_CARD`; both are `.tagLost`, unless the
 /// status check made right then finds pcscd or the reader gone (`.readerFailure`).
 /// Blocking: call it from the thread that owns the card's context.
-public struct PCSCAPDUTransport: APDUTransport, Sendable {
+public struct PCSCAPDUTransport: RepeatingAPDUTransport, Sendable {
     public let card: PCSCCard
     public init(card: PCSCCard) { self.card = card }
 
@@ -28,6 +28,21 @@ public struct PCSCAPDUTransport: APDUTransport, Sendable {
         }
         guard !answer.isEmpty else { throw card.lossCause() }
         return answer
+    }
+
+    /// ``PCSCCard/transmitRepeatedly(_:count:into:shouldStop:)``: each round trip timed right
+    /// around `SCardTransmit`. Errors as ``transmit(_:)``.
+    public func transmitRepeatedly(
+        _ command: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool
+    ) throws {
+        guard command.count <= 65_544 else { throw TagCommunicationError.packetTooLong(command.count) }
+        let completed: Bool
+        do {
+            completed = try card.transmitRepeatedly(command, count: count, into: &exchanges, shouldStop: shouldStop)
+        } catch {
+            throw Self.checked(error, card)
+        }
+        guard completed else { throw card.lossCause() }
     }
 
     /// `error` in the tag vocabulary; a loss or a reader failure is checked against pcscd

@@ -103,11 +103,12 @@ final class BenchReader: Sendable {
     }
 
     /// ``withTag(_:_:)`` for timed work (`measure`): each exchange is noted with the time it
-    /// returned, and the notes are written to the trace when `body` calls the flush it is
-    /// given (between timed samples, every few hundred: `measure`), so the trace's cost stays out
-    /// of the timings.
+    /// returned (or, through ``TimedTag/transmitRepeatedly(_:count:into:shouldStop:)``, the
+    /// time it began), and the notes are written to the trace when `body` calls
+    /// ``TimedTag/flush()`` (between timed samples, every few hundred: `measure`), so the
+    /// trace's cost stays out of the timings.
     func withTimedTag<R: Sendable>(
-        _ target: DetectedTarget, _ body: @escaping @Sendable (TagConnection, _ flush: () -> Void) throws -> R
+        _ target: DetectedTarget, _ body: @escaping @Sendable (TimedTag) throws -> R
     ) async throws -> R {
         let frontend = self.frontend
         let trace = self.trace
@@ -115,18 +116,12 @@ final class BenchReader: Sendable {
         return try await onBenchThread {
             try frontend.withTag(target.id) { connection in
                 let notes = FrameNotes()
-                let flush = {
-                    for n in notes.take() {
-                        var o: JSONObject = ["target": .int(id), "command": .string(n.command.hexString())]
-                        o["response"] = n.response.map { .string($0.hexString()) } ?? .null
-                        trace.record("frame", at: n.t, o)
-                    }
-                }
-                defer { flush() }
-                return try body(
-                    connection.traced { command, response in
+                let tag = TimedTag(
+                    connection: connection.traced { command, response in
                         notes.add(t: trace.elapsedMicroseconds, command: command, response: response)
-                    }, flush)
+                    }, repeating: connection.repeatingAPDUTransport, notes: notes, trace: trace, target: id)
+                defer { tag.flush() }
+                return try body(tag)
             }
         }
     }
@@ -157,6 +152,63 @@ final class BenchReader: Sendable {
         trace.record("closed")
         trace.close()
         if let path = trace.path { Output.err("trace: \(path)") }
+    }
+}
+
+/// A tag under measurement (``BenchReader/withTimedTag(_:_:)``), on its bench thread.
+struct TimedTag {
+    /// The tag's connection: every exchange through it is noted for the trace.
+    let connection: TagConnection
+    /// The untraced transport, when it times round trips itself (PC/SC).
+    fileprivate let repeating: (any RepeatingAPDUTransport)?
+    fileprivate let notes: FrameNotes
+    fileprivate let trace: TraceWriter
+    fileprivate let target: Int64
+
+    /// Whether ``transmitRepeatedly(_:count:into:shouldStop:)`` can be used: the transport
+    /// times each round trip itself, right around its library call (``RepeatingAPDUTransport``).
+    var repeatsAPDUs: Bool { repeating != nil }
+
+    /// Writes the exchanges noted so far to the trace (call it outside the timing).
+    func flush() {
+        for n in notes.take() {
+            var o: JSONObject = ["target": .int(target), "command": .string(n.command.hexString())]
+            o["response"] = n.response.map { .string($0.hexString()) } ?? .null
+            trace.record("frame", at: n.t, o)
+        }
+    }
+
+    /// ``RepeatingAPDUTransport/transmitRepeatedly(_:count:into:shouldStop:)`` on the untraced
+    /// transport; each round trip is then noted for the trace at the time it began, and a
+    /// failed one (no response) at the time it failed. Only when ``repeatsAPDUs``.
+    func transmitRepeatedly(
+        _ command: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool
+    ) throws {
+        guard let repeating else { throw TagCommunicationError.unsupportedCommand(command) }
+        let first = exchanges.count
+        func note() {
+            for i in first..<exchanges.count {
+                notes.add(
+                    t: trace.elapsedMicroseconds(at: exchanges.starts[i]), command: command,
+                    response: Array(exchanges.response(i)))
+            }
+        }
+        do {
+            try repeating.transmitRepeatedly(command, count: count, into: &exchanges, shouldStop: shouldStop)
+        } catch {
+            note()
+            notes.add(t: trace.elapsedMicroseconds, command: command, response: nil)
+            throw error
+        }
+        note()
+    }
+}
+
+extension TagConnection {
+    /// The ISO-DEP transport, when it times round trips itself.
+    fileprivate var repeatingAPDUTransport: (any RepeatingAPDUTransport)? {
+        if case .iso7816(let t) = self { return t as? any RepeatingAPDUTransport }
+        return nil
     }
 }
 

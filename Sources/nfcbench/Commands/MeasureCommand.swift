@@ -19,7 +19,8 @@ enum MeasureCommand {
             WHAT:
               detect    from the tag entering the field to the backend reporting it (identified)
               apdu      one round trip: SELECT of the NDEF application (Type 4) or READ BINARY of
-                        page 0 (Type 2), through SCardTransmit
+                        page 0 (Type 2), through SCardTransmit; on a PC/SC Type 4 tag the clock is
+                        read right around each SCardTransmit, with nothing of ours in between
               read      a whole NDEF read through the NFCTags reader procedure
               removal   from the tag leaving the field to the backend reporting it lost
 
@@ -125,9 +126,14 @@ enum MeasureCommand {
                     into: gathered, interrupted: interrupted)
             case .apdu, .read:
                 let read = what == .read
-                try await reader.withTimedTag(target!) { c, flush in
-                    try exchange(
-                        c, count: count, read: read, into: gathered, interrupted: interrupted, flush: flush)
+                try await reader.withTimedTag(target!) { tag in
+                    if !read, tag.repeatsAPDUs {
+                        try repeatedSelect(tag, count: count, into: gathered, interrupted: interrupted)
+                    } else {
+                        try exchange(
+                            tag.connection, count: count, read: read, into: gathered, interrupted: interrupted,
+                            flush: tag.flush)
+                    }
                 }
             }
         } catch is CancellationError {
@@ -254,10 +260,9 @@ enum MeasureCommand {
         }
         switch c {
         case .iso7816(let t):
-            let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00]
             let reader = Type4TagReader(transport: AnyAPDUTransport(t))
             for _ in 0..<count where !interrupted.isSet {
-                try sample { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(select) } }
+                try sample { if read { _ = try reader.readNDEF() } else { _ = try t.transmit(selectNDEFApplication) } }
             }
         case .type2(let t):
             for _ in 0..<count where !interrupted.isSet {
@@ -270,4 +275,31 @@ enum MeasureCommand {
 
     /// Samples between two writes of the trace's frames during a measurement.
     static let flushEvery = 256
+
+    /// `measure apdu`'s command on an ISO-DEP tag: SELECT of the NDEF Tag Application by its
+    /// AID D2760000850101 (NFC Forum Type 4 Tag 1.0 §5.4.2), Le 00.
+    static let selectNDEFApplication: [UInt8] = [
+        0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00,
+    ]
+
+    /// `measure apdu` where the transport times its own round trips (PC/SC,
+    /// ``RepeatingAPDUTransport``): the SELECTs go in runs of ``flushEvery`` with the clock read
+    /// right around each `SCardTransmit` and nothing of ours allocated or locked in between,
+    /// as a C loop around the same call does; each run's samples and trace frames are
+    /// taken after it. A failure keeps the samples before it.
+    static func repeatedSelect(_ tag: TimedTag, count: Int, into samples: Samples, interrupted: BenchFlag) throws {
+        var exchanges = TimedAPDUExchanges()
+        var left = count
+        while left > 0, !interrupted.isSet {
+            let run = min(left, flushEvery)
+            defer {
+                for d in exchanges.durations { samples.add(d) }
+                exchanges.removeAll()
+                tag.flush()
+            }
+            try tag.transmitRepeatedly(
+                selectNDEFApplication, count: run, into: &exchanges, shouldStop: { interrupted.isSet })
+            left -= run
+        }
+    }
 }

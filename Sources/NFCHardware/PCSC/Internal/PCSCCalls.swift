@@ -125,17 +125,33 @@ let pcscReceiveCapacity = 65536 + 2
 func pcscTransmit(
     _ card: PCSCCardHandle, activeProtocol: UInt32, _ apdu: [UInt8], into buffer: UnsafeMutableBufferPointer<UInt8>
 ) throws(PCSCError) -> Int {
-    let pci: UnsafePointer<SCARD_IO_REQUEST>
+    let pci = pcscSendPCI(activeProtocol)
+    return try apdu.withUnsafeBufferPointer { (send) throws(PCSCError) -> Int in
+        try pcscTransmit(card, pci: pci, send, into: buffer)
+    }
+}
+
+/// `SCARD_PCI_T0`, `SCARD_PCI_T1` or `SCARD_PCI_RAW` (through the CPCSC shims) for the active
+/// protocol.
+func pcscSendPCI(_ activeProtocol: UInt32) -> UnsafePointer<SCARD_IO_REQUEST> {
     switch activeProtocol {
-    case UInt32(SCARD_PROTOCOL_T0): pci = CPCSC_pciT0()
-    case UInt32(SCARD_PROTOCOL_T1): pci = CPCSC_pciT1()
-    default: pci = CPCSC_pciRaw()
+    case UInt32(SCARD_PROTOCOL_T0): CPCSC_pciT0()
+    case UInt32(SCARD_PROTOCOL_T1): CPCSC_pciT1()
+    default: CPCSC_pciRaw()
     }
+}
+
+/// `SCardTransmit(card, pci, send, n, NULL, buffer, &len)` with the PCI already chosen
+/// (``pcscSendPCI(_:)``) and the command's bytes already in memory: the call alone, for a
+/// caller that times it. Returns the answer's length.
+func pcscTransmit(
+    _ card: PCSCCardHandle, pci: UnsafePointer<SCARD_IO_REQUEST>, _ send: UnsafeBufferPointer<UInt8>,
+    into buffer: UnsafeMutableBufferPointer<UInt8>
+) throws(PCSCError) -> Int {
     var length = DWORD(buffer.count)
-    let rv = apdu.withUnsafeBufferPointer { send in
-        SCardTransmit(card, pci, send.baseAddress, DWORD(send.count), nil, buffer.baseAddress, &length)
-    }
-    try check(rv, "SCardTransmit")
+    try check(
+        SCardTransmit(card, pci, send.baseAddress, DWORD(send.count), nil, buffer.baseAddress, &length),
+        "SCardTransmit")
     return min(Int(length), buffer.count)
 }
 
