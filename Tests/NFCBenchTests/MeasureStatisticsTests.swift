@@ -58,3 +58,25 @@ struct MeasureStatisticsTests {
         #expect(try DeviceFactory.resolve("pn532_uart:\(link)").identifier == "pn532_uart:/dev/null")
     }
 }
+
+@Suite("bench all's CPU placements")
+struct BenchPlacementTests {
+    @Test("A Cpus_allowed_list reads as its CPUs in order: ranges, single CPUs and both")
+    func allowedList() {
+        #expect(OneCPU.cpus(in: "0-1") == [0, 1])
+        #expect(OneCPU.cpus(in: "0") == [0])
+        #expect(OneCPU.cpus(in: "0-3,6,8-9") == [0, 1, 2, 3, 6, 8, 9])
+        #expect(OneCPU.cpus(in: "3,1") == [3, 1])
+        #expect(OneCPU.cpus(in: "") == [])
+    }
+
+    @Test("apart puts the client on the second allowed CPU and pcscd and the card on the first; none with one CPU")
+    func apart() throws {
+        let one = OneCPU(cpu: "2", clientCPU: "2", allowed: "2,5-6", processes: [10, 11])
+        #expect(one.client == ["taskset", "-c", "2"])
+        let apart = try #require(one.apart)
+        #expect(apart.client == ["taskset", "-c", "5"])
+        #expect(apart.cpu == "2" && apart.processes == [10, 11] && apart.allowed == "2,5-6")
+        #expect(OneCPU(cpu: "0", clientCPU: "0", allowed: "0", processes: []).apart == nil)
+    }
+}

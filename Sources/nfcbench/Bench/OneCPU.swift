@@ -7,13 +7,37 @@ import Foundation
 /// code. Only the bench's own private pcscd is pinned (`scripts/with-pcscd` exports its pid as
 /// `NFCBENCH_PCSCD_PID`), never a shared one. Through util-linux's `taskset` (every thread
 /// with `-a`): the affinity calls are GNU extensions Swift's Glibc module does not import.
+///
+/// ``apart`` is the other fixed placement: the client on a second CPU, pcscd and the card on
+/// the first, so every round trip crosses cores (≈ 100 µs here) — the spread mode, without
+/// the luck.
 struct OneCPU {
-    /// The CPU: the first this process may run on.
+    /// The CPU of pcscd and the card: the first this process may run on.
     let cpu: String
+    /// The client's CPU: ``cpu`` itself, or another one for ``apart``.
+    var clientCPU: String
     /// The CPUs this process may run on (`Cpus_allowed_list`), given back afterwards.
     let allowed: String
     /// pcscd and the card.
     let processes: [pid_t]
+
+    /// The client on the second CPU this process may run on, pcscd and the card on the first;
+    /// nil when only one is allowed.
+    var apart: OneCPU? {
+        guard let second = Self.cpus(in: allowed).dropFirst().first else { return nil }
+        var a = self
+        a.clientCPU = String(second)
+        return a
+    }
+
+    /// The CPUs of a `Cpus_allowed_list` ("0-3,6"), in order.
+    static func cpus(in list: String) -> [Int] {
+        list.split(separator: ",").flatMap { part -> [Int] in
+            let ends = part.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard let low = ends.first, let high = ends.last, low <= high else { return [] }
+            return Array(low...high)
+        }
+    }
 
     /// Pinning for this bench's private pcscd and `card`; nil when pcscd is not the bench's own
     /// or `taskset` is missing.
@@ -26,14 +50,12 @@ struct OneCPU {
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") })
         else { return nil }
         let allowed = line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
-        guard let first = allowed.split(whereSeparator: { $0 == "," || $0 == "-" }).first, Int(first) != nil else {
-            return nil
-        }
-        return OneCPU(cpu: String(first), allowed: allowed, processes: [pcscd, card])
+        guard let first = cpus(in: allowed).first else { return nil }
+        return OneCPU(cpu: String(first), clientCPU: String(first), allowed: allowed, processes: [pcscd, card])
     }
 
-    /// The command prefix that starts a client on ``cpu``.
-    var client: [String] { ["taskset", "-c", cpu] }
+    /// The command prefix that starts a client on ``clientCPU``.
+    var client: [String] { ["taskset", "-c", clientCPU] }
 
     /// Runs `body` with pcscd and the card on ``cpu``; gives them ``allowed`` back after.
     /// - Throws: when `taskset` cannot pin one of them (the row would say "one CPU" falsely).

@@ -22,7 +22,9 @@ enum BenchAllCommand {
                             pairs a round in counterbalanced order (ours C C ours, then
                             C ours ours C); a round's ratio is its mean rates' ratio; under
                             its own private pcscd, the same again with client, pcscd and
-                            card pinned to one CPU (where placement luck no longer counts)
+                            card pinned to one CPU, and with the client pinned to another
+                            CPU than pcscd and the card (the two placements the scheduler
+                            picks between, without the luck)
               session       machine inputs/s and the 10,000-session random walk (bench session)
               conformance   the built-in suite, whole process
               explore       the conformance explorer's runs per CPU-second on the reference
@@ -223,6 +225,9 @@ final class BenchAll: @unchecked Sendable {
         var pinnedOurs: [Double] = []
         var pinnedC: [Double] = []
         var pinnedRatios: [Double] = []
+        var apartOurs: [Double] = []
+        var apartC: [Double] = []
+        var apartRatios: [Double] = []
         let oneCPU = cardPID.flatMap { OneCPU.forPrivatePCSCD(card: $0) }
         var inputs: [Double] = []
         var walk: [Double] = []
@@ -273,6 +278,14 @@ final class BenchAll: @unchecked Sendable {
                 pinnedRatios.append(p / pc)
                 pinnedOurs.append(p)
                 pinnedC.append(pc)
+            }
+            if let apart = oneCPU?.apart {
+                let (p, pc) = try apart.pinned(in: work) {
+                    try apduPairs(round: round, transmit: tools.transmit, prefix: apart.client, label: " (apart)")
+                }
+                apartRatios.append(p / pc)
+                apartOurs.append(p)
+                apartC.append(pc)
             }
             let session = try checked(
                 BenchSpawn.run(
@@ -354,6 +367,13 @@ final class BenchAll: @unchecked Sendable {
                     name: "measure apdu, client, pcscd and card on one CPU", unit: "APDU/s",
                     ours: Self.median(pinnedOurs), theirs: Self.median(pinnedC), theirsName: "C SCardTransmit loop",
                     ratio: Self.median(pinnedRatios), runs: pinnedRatios.count, goal: "", met: nil))
+        }
+        if !apartRatios.isEmpty {
+            rows.append(
+                Row(
+                    name: "measure apdu, client on another CPU than pcscd and card", unit: "APDU/s",
+                    ours: Self.median(apartOurs), theirs: Self.median(apartC), theirsName: "C SCardTransmit loop",
+                    ratio: Self.median(apartRatios), runs: apartRatios.count, goal: "", met: nil))
         }
         let ips = Self.median(inputs)
         rows.append(
