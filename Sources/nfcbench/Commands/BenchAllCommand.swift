@@ -371,7 +371,7 @@ final class BenchAll: @unchecked Sendable {
         if !apartRatios.isEmpty {
             rows.append(
                 Row(
-                    name: "measure apdu, client on another CPU than pcscd and card", unit: "APDU/s",
+                    name: "measure apdu, client apart from pcscd and card", unit: "APDU/s",
                     ours: Self.median(apartOurs), theirs: Self.median(apartC), theirsName: "C SCardTransmit loop",
                     ratio: Self.median(apartRatios), runs: apartRatios.count, goal: "", met: nil))
         }
