@@ -145,6 +145,9 @@ final class BenchAll: @unchecked Sendable {
         do { try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true) } catch {
             throw .failure("cannot make \(work): \(error)")
         }
+        // The children's traces go to the work folder (removed at the end), never the user's
+        // trace folder: it keeps only the newest 100, and a bench run writes about 15 a round.
+        setenv("NFCBENCH_TRACE_DIR", work + "/traces", 1)
     }
 
     func stop() {
