@@ -18,9 +18,9 @@ enum MeasureCommand {
         help: """
             WHAT:
               detect    from the tag entering the field to the backend reporting it (identified)
-              apdu      one round trip: SELECT of the NDEF application (Type 4) or READ BINARY of
-                        page 0 (Type 2), through SCardTransmit; on a PC/SC Type 4 tag the clock is
-                        read right around each SCardTransmit, with nothing of ours in between
+              apdu      one round trip: SELECT of the NDEF application (Type 4) or a READ of page 0
+                        (Type 2; READ BINARY FF B0 through a PC/SC reader); on a PC/SC Type 4 tag the
+                        clock is read right around each SCardTransmit, with nothing of ours between
               read      a whole NDEF read through the NFCTags reader procedure
               removal   from the tag leaving the field to the backend reporting it lost
 
@@ -34,7 +34,9 @@ enum MeasureCommand {
                                        (needed for detect and removal: the bench controls the field)
               --port N                 that card's vpcd port (default 35963)
               --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
-                                       per_second (samples per second of total time)
+                                       per_second (samples per second of the samples' summed time,
+                                       so the trace's writing between runs is left out), total_us
+                                       (the whole measurement) and presence_interval_ms
               --trace PATH             where the run's trace goes (default: the trace folder; its
                                        path goes to stderr); every exchange is in it
               --pcapng OUT             also write the exchanges to OUT for Wireshark
