@@ -364,19 +364,16 @@ final class BenchAll: @unchecked Sendable {
                 name: "measure apdu (APDU/s, median of per-round ratios)", unit: "APDU/s", ours: Self.median(apduOurs),
                 theirs: Self.median(apduC), theirsName: "C SCardTransmit loop", ratio: ar, runs: apduRatios.count,
                 goal: "≥ 0.98", met: ar >= 0.98))
-        if !pinnedRatios.isEmpty {
+        // The pinned placements: figures without a goal of their own.
+        for (name, ours, c, ratios) in [
+            ("measure apdu, client, pcscd and card on one CPU", pinnedOurs, pinnedC, pinnedRatios),
+            ("measure apdu, client apart from pcscd and card", apartOurs, apartC, apartRatios),
+        ] where !ratios.isEmpty {
             rows.append(
                 Row(
-                    name: "measure apdu, client, pcscd and card on one CPU", unit: "APDU/s",
-                    ours: Self.median(pinnedOurs), theirs: Self.median(pinnedC), theirsName: "C SCardTransmit loop",
-                    ratio: Self.median(pinnedRatios), runs: pinnedRatios.count, goal: "", met: nil))
-        }
-        if !apartRatios.isEmpty {
-            rows.append(
-                Row(
-                    name: "measure apdu, client apart from pcscd and card", unit: "APDU/s",
-                    ours: Self.median(apartOurs), theirs: Self.median(apartC), theirsName: "C SCardTransmit loop",
-                    ratio: Self.median(apartRatios), runs: apartRatios.count, goal: "", met: nil))
+                    name: name, unit: "APDU/s", ours: Self.median(ours), theirs: Self.median(c),
+                    theirsName: "C SCardTransmit loop", ratio: Self.median(ratios), runs: ratios.count, goal: "",
+                    met: nil))
         }
         let ips = Self.median(inputs)
         rows.append(
