@@ -280,9 +280,8 @@ enum MeasureCommand {
 
     /// `measure apdu`'s command on an ISO-DEP tag: SELECT of the NDEF Tag Application by its
     /// AID D2760000850101 (NFC Forum Type 4 Tag 1.0 §5.4.2), Le 00.
-    static let selectNDEFApplication: [UInt8] = [
-        0x00, 0xA4, 0x04, 0x00, 0x07, 0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01, 0x00,
-    ]
+    static let selectNDEFApplication: [UInt8] =
+        [0x00, 0xA4, 0x04, 0x00, 0x07] + Type4NDEFApplication.version2ApplicationName + [0x00]
 
     /// `measure apdu` where the transport times its own round trips (PC/SC,
     /// ``RepeatingAPDUTransport``): the SELECTs go in runs of ``flushEvery`` with the clock read
