@@ -23,8 +23,14 @@ public final class TagLossWatch: Sendable {
     public func type2(_ base: any Type2TagTransport) -> any Type2TagTransport {
         WatchedType2Transport(base: base, watch: self)
     }
-    /// `base`, watched.
-    public func apdu(_ base: any APDUTransport) -> any APDUTransport { WatchedAPDUTransport(base: base, watch: self) }
+    /// `base`, watched. A base that times its own round trips (``RepeatingAPDUTransport``)
+    /// stays one, so a caller can still find it with `as? any RepeatingAPDUTransport`.
+    public func apdu(_ base: any APDUTransport) -> any APDUTransport {
+        if let repeating = base as? any RepeatingAPDUTransport {
+            return WatchedRepeatingAPDUTransport(base: repeating, watch: self)
+        }
+        return WatchedAPDUTransport(base: base, watch: self)
+    }
 }
 
 private struct WatchedType2Transport: Type2TagTransport {
@@ -46,4 +52,18 @@ private struct WatchedAPDUTransport: APDUTransport {
     let watch: TagLossWatch
     func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
     var maximumResponseLength: Int { base.maximumResponseLength }
+}
+
+private struct WatchedRepeatingAPDUTransport: RepeatingAPDUTransport {
+    let base: any RepeatingAPDUTransport
+    let watch: TagLossWatch
+    func transmit(_ command: [UInt8]) throws -> [UInt8] { try watch.run { try base.transmit(command) } }
+    var maximumResponseLength: Int { base.maximumResponseLength }
+    func transmitRepeatedly(
+        _ command: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool
+    ) throws {
+        try watch.run {
+            try base.transmitRepeatedly(command, count: count, into: &exchanges, shouldStop: shouldStop)
+        }
+    }
 }

@@ -248,6 +248,41 @@ extension PCSCVirtualBenchSuites {
             #expect(error as? TagCommunicationError == .tagLost, "pcscd answers: the card left, not the service")
         }
 
+        @Test(
+            "Through the frontend the vpcd card's transport still times its own round trips (measure apdu's SCardTransmit loop), and a card pulled mid-run is tagLost, which the frontend sees"
+        )
+        func repeatingThroughFrontend() async throws {
+            // The card leaves the field after 80 commands: past detection's few and the first 50 SELECTs.
+            var file = try BenchTags.load("t4t-uri")
+            file.faults = [TagFault(.afterCommands(80), kind: .tagLost)]
+            let vcard = try await PCSCFrontendBench.card(try file.makeVirtualCardPersonality())
+            let frontend = PCSCFrontendBench.frontend()
+            let log = FrontendEventLog(frontend)
+            defer {
+                log.cancel()
+                frontend.close()
+                vcard.stop()
+            }
+            vcard.start()
+            #expect(await log.wait { log.detections.count == 1 })
+            let target = try #require(log.detections.first)
+            let select = Type4TagReader<PCSCAPDUTransport>.selectApplicationAPDU
+            @Sendable func run(_ c: TagConnection, count: Int) throws -> [[UInt8]] {
+                guard case .iso7816(let t) = c, let r = t as? any RepeatingAPDUTransport else {
+                    throw PCSCBenchMissing(reason: "the frontend's ISO 7816 transport does not repeat APDUs itself")
+                }
+                var exchanges = TimedAPDUExchanges()
+                try r.transmitRepeatedly(select, count: count, into: &exchanges, shouldStop: { false })
+                return (0..<exchanges.count).map { Array(exchanges.response($0)) }
+            }
+            let answers = try await withTag(frontend, target.id) { c in try run(c, count: 50) }
+            #expect(answers.count == 50 && answers.allSatisfy { $0 == [0x90, 0x00] })
+            let error = await withTagError(frontend, target.id) { c in _ = try run(c, count: 100) }
+            #expect(error as? TagCommunicationError == .tagLost, "\(String(describing: error))")
+            #expect(await log.wait { log.losses == [target.id] }, "the frontend learns of the loss: \(log.all)")
+            #expect(!vcard.isConnected, "it stays out of the field")
+        }
+
         @Test("Garbage answers (wrong SW, short CC, NLEN beyond the file) are typed errors, never a crash")
         func garbage() async throws {
             let message: [UInt8] = [0xD1, 0x01, 0x04, 0x54, 0x02, 0x65, 0x6E, 0x41]

@@ -173,3 +173,52 @@ struct TimedAPDUExchangesTests {
         #expect(Array(e.response(0)) == [0x90, 0x00], "a response after removeAll starts at the beginning")
     }
 }
+
+@Suite("TagLossWatch around a transport that repeats APDUs itself")
+struct WatchedRepeatingTransportTests {
+    /// A card answering 90 00 `answers` times, then gone (what a PC/SC reader reports as
+    /// SCARD_W_REMOVED_CARD): the carrier's `.tagLost`.
+    final class LeavingCard: RepeatingAPDUTransport, @unchecked Sendable {
+        var answers: Int
+        init(answers: Int) { self.answers = answers }
+        func transmit(_ command: [UInt8]) throws -> [UInt8] {
+            guard answers > 0 else { throw TagCommunicationError.tagLost }
+            answers -= 1
+            return [0x90, 0x00]
+        }
+        func transmitRepeatedly(
+            _ command: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool
+        ) throws {
+            for _ in 0..<count where !shouldStop() {
+                let start = ContinuousClock.now
+                let answer = try transmit(command)
+                answer.withUnsafeBufferPointer { exchanges.append(start: start, duration: .zero, response: $0) }
+            }
+        }
+    }
+
+    @Test(
+        "A repeating base stays a RepeatingAPDUTransport under the watch (measure apdu finds it), and its tagLost is seen"
+    )
+    func staysRepeating() throws {
+        let watch = TagLossWatch()
+        let card = LeavingCard(answers: 5)
+        let watched = try #require(watch.apdu(card) as? any RepeatingAPDUTransport)
+        var exchanges = TimedAPDUExchanges()
+        try watched.transmitRepeatedly([0x00, 0xA4, 0x04, 0x00], count: 3, into: &exchanges, shouldStop: { false })
+        #expect(exchanges.count == 3 && !watch.tagLost)
+        #expect(throws: TagCommunicationError.tagLost) {
+            try watched.transmitRepeatedly([0x00, 0xA4, 0x04, 0x00], count: 5, into: &exchanges, shouldStop: { false })
+        }
+        #expect(exchanges.count == 5, "the round trips before the loss stay")
+        #expect(watch.tagLost, "the frontend learns the tag left")
+    }
+
+    @Test("A plain transport stays plain under the watch")
+    func plainStaysPlain() {
+        struct Plain: APDUTransport {
+            func transmit(_ command: [UInt8]) throws -> [UInt8] { [0x90, 0x00] }
+        }
+        #expect(!(TagLossWatch().apdu(Plain()) is any RepeatingAPDUTransport))
+    }
+}
