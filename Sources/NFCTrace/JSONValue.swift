@@ -37,18 +37,35 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// `s` as a JSON string (RFC 8259 §7): `"` and `\` escaped, control characters as `\n`,
+    /// `\r`, `\t` or `\u00XX`. Runs without an escape are copied whole: the bytes that need
+    /// one are ASCII, which never occurs inside a multi-byte UTF-8 sequence.
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                out += "\\u00" + String(c.value >> 4, radix: 16) + String(c.value & 0xF, radix: 16)
-            default: out.unicodeScalars.append(scalar)
+        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
+            out += s
+            out += "\""
+            return
+        }
+        var s = s
+        s.withUTF8 { bytes in
+            var run = 0
+            for i in bytes.indices {
+                let b = bytes[i]
+                guard b == 0x22 || b == 0x5C || b < 0x20 else { continue }
+                if run < i { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<i]), as: UTF8.self) }
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                default: out += "\\u00" + String(b >> 4, radix: 16) + String(b & 0xF, radix: 16)
+                }
+                run = i + 1
+            }
+            if run < bytes.count {
+                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run...]), as: UTF8.self)
             }
         }
         out += "\""
