@@ -32,16 +32,28 @@ extension Array where Element == UInt8 {
 extension Collection where Element == UInt8 {
     /// Uppercase hex, two digits a byte, joined by `separator` (`""` by default).
     public func hexString(separator: String = "") -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var s = ""
-        s.reserveCapacity(count * (2 + separator.utf8.count))
-        var first = true
-        for b in self {
-            if !first { s += separator }
-            first = false
-            s.unicodeScalars.append(Unicode.Scalar(digits[Int(b >> 4)]))
-            s.unicodeScalars.append(Unicode.Scalar(digits[Int(b & 0xF)]))
+        let digits: StaticString = "0123456789ABCDEF"
+        let sep = Array(separator.utf8)
+        let length = count * 2 + Swift.max(0, count - 1) * sep.count
+        guard length > 0 else { return "" }
+        // Written as UTF-8 bytes in one go: appending scalar by scalar cost more than the
+        // exchange it describes when a trace records thousands of frames.
+        return String(unsafeUninitializedCapacity: length) { out in
+            digits.withUTF8Buffer { d in
+                var i = 0
+                for b in self {
+                    if i > 0 {
+                        for c in sep {
+                            out[i] = c
+                            i += 1
+                        }
+                    }
+                    out[i] = d[Int(b >> 4)]
+                    out[i + 1] = d[Int(b & 0xF)]
+                    i += 2
+                }
+                return i
+            }
         }
-        return s
     }
 }

@@ -26,5 +26,13 @@ struct HexTests {
     func formats() {
         #expect([0x00, 0xAB, 0x5F].hexString() == "00AB5F")
         #expect([0x00, 0xAB, 0x5F].hexString(separator: " ") == "00 AB 5F")
+        #expect([UInt8]().hexString(separator: ":") == "")
+        #expect([0xFF].hexString(separator: ", ") == "FF")
+        #expect([0x01, 0x23, 0x45].hexString(separator: ", ") == "01, 23, 45")
+        let bytes: [UInt8] = [0x9F, 0x90, 0x00, 0x6A]
+        #expect(bytes[1...2].hexString() == "9000", "a slice starts at its own index")
+        #expect([0xD2, 0x76].hexString(separator: "é") == "D2é76", "a separator of two UTF-8 bytes")
+        let all = (0...255).map { UInt8($0) }
+        #expect([UInt8](hex: all.hexString()) == all, "every byte round-trips through the parser")
     }
 }
