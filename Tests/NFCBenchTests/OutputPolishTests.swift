@@ -86,6 +86,7 @@ struct OutputPolishTests {
             return
         }
         #expect((perSecond * 10).rounded() == perSecond * 10, "\(perSecond)")
+        #expect(o["timed"]?.stringValue == "transport", "a sim: tag is timed around our transport: \(r.stdout)")
         let text = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5"])
         let rate = try #require(text.stdoutLines.first { $0.hasSuffix("APDUs per second") })
         #expect(rate.wholeMatch(of: /[\d,]+(\.\d+)? APDUs per second/) != nil, "\(rate)")

@@ -112,6 +112,7 @@ struct PCSCCLITests {
         let median = try #require(json["median_us"] as? Double)
         let p99 = try #require(json["p99_us"] as? Double)
         #expect(median > 0 && median <= p99)
+        #expect(json["timed"] as? String == "SCardTransmit", "the clock is read around the library call: \(measure)")
         let traced = parts[2].split(separator: "\n").dropFirst()
         #expect(traced.first == "300", "every SELECT is a frame in measure's trace, answered 90 00: \(parts[2])")
         #expect(traced.contains("frames in time order"), "each frame is stamped when it began: \(parts[2])")

@@ -36,7 +36,11 @@ enum MeasureCommand {
               --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
                                        per_second (samples per second of the samples' summed time,
                                        so the trace's writing between runs is left out), total_us
-                                       (the whole measurement) and presence_interval_ms
+                                       (the whole measurement), presence_interval_ms and, for apdu
+                                       and read, timed: what the clock is read around
+                                       ("SCardTransmit": the library call itself; "transport": our
+                                       transport's transmit or READ, its trace note included;
+                                       "ndef_read": the whole read procedure)
               --trace PATH             where the run's trace goes (default: the trace folder; its
                                        path goes to stderr); every exchange is in it
               --pcapng OUT             also write the exchanges to OUT for Wireshark
@@ -110,6 +114,7 @@ enum MeasureCommand {
             what == .apdu || what == .read
             ? try reader.readable(try await reader.firstTarget(timeout: .seconds(10))) : nil
         let gathered = Samples()
+        let timed = Mutex<String?>(nil)
         let interrupted = BenchFlag()
         let stopSignal = Mutex<Int32?>(nil)
         let signals = Signals.handle { sig in
@@ -130,8 +135,10 @@ enum MeasureCommand {
                 let read = what == .read
                 try await reader.withTimedTag(target!) { tag in
                     if !read, tag.repeatsAPDUs {
+                        timed.withLock { $0 = "SCardTransmit" }
                         try repeatedSelect(tag, count: count, into: gathered, interrupted: interrupted)
                     } else {
+                        timed.withLock { $0 = read ? "ndef_read" : "transport" }
                         try exchange(
                             tag.connection, count: count, read: read, into: gathered, interrupted: interrupted,
                             flush: tag.flush)
@@ -172,7 +179,7 @@ enum MeasureCommand {
                 "max_us": .double(TimingStatistics.microseconds(stats.max)),
             ])
         if json {
-            let o: JSONObject = [
+            var o: JSONObject = [
                 "measure": .string(what.rawValue), "device": .string(reader.spec.identifier),
                 "count": .int(Int64(stats.count)),
                 "min_us": .double(TimingStatistics.microseconds(stats.min)),
@@ -183,6 +190,7 @@ enum MeasureCommand {
                 "total_us": .double(TimingStatistics.microseconds(total)),
                 "presence_interval_ms": interval.map { .int(Int64($0)) } ?? .null,
             ]
+            if let call = timed.withLock({ $0 }) { o["timed"] = .string(call) }
             var out = o
             if let cut {
                 out["interrupted"] = .string(cut)
