@@ -18,11 +18,11 @@ enum BenchAllCommand {
               dump          whole-process NTAG213/215/216 dump through libnfc's pn532_uart vs
                             nfc-mfultralight r, on virtual PN532s with --timing none and real
               measure apdu  APDUs/s of measure apdu vs a C SCardTransmit loop
-                            (scripts/measure-vs-c-transmit.c) on the same vpcd card, two
-                            pairs a round in counterbalanced order (ours C C ours, then
-                            C ours ours C); a round's ratio is its mean rates' ratio; under
-                            its own private pcscd, the same again with client, pcscd and
-                            card pinned to one CPU, and with the client pinned to another
+                            (scripts/measure-vs-c-transmit.c) on the same vpcd card, eight
+                            pairs a round in counterbalanced order (ours C C ours …, then
+                            C ours ours C …); a round's ratio is its mean rates' ratio; under
+                            its own private pcscd, two pairs a round with client, pcscd and
+                            card pinned to one CPU, and two with the client pinned to another
                             CPU than pcscd and the card (the two placements the scheduler
                             picks between, without the luck)
               session       machine inputs/s and the 10,000-session random walk (bench session)
@@ -130,6 +130,9 @@ final class BenchAll: @unchecked Sendable {
     private let date = Date()
 
     static let tags = ["ntag213-text", "ntag215-uri", "ntag216-empty"]
+    /// Pairs of unpinned measure apdu runs a round (``apduPairs(round:pairs:transmit:prefix:label:)``);
+    /// the pinned placements, steadier, run two.
+    static let unpinnedPairs = 8
     static let timings = ["none", "real"]
 
     init(rounds: Int, idle: Duration, count: Int) throws(CLIError) {
@@ -171,18 +174,22 @@ final class BenchAll: @unchecked Sendable {
 
     // MARK: running
 
-    /// Two pairs of `measure apdu` and the C loop in counterbalanced order (ours, C, C, ours;
-    /// the next round C, ours, ours, C), so neither side always runs right after the dumps or
-    /// right after the other: a run of a few hundred milliseconds on 2 cores shared with pcscd
-    /// and the card swings ±10 % with where the scheduler puts the three processes. Returns the
-    /// mean rates (APDU/s) and prints them.
-    private func apduPairs(round: Int, transmit: String, prefix: [String] = [], label: String = "") throws -> (
-        ours: Double, c: Double
-    ) {
-        let pair: [Bool] = round % 2 == 1 ? [true, false, false, true] : [false, true, true, false]
+    /// `pairs` pairs of `measure apdu` and the C loop in counterbalanced order (ours, C, C,
+    /// ours, …; the next round C, ours, ours, C, …), so neither side always runs right after
+    /// the dumps or right after the other. Returns the mean rates (APDU/s) and prints them.
+    ///
+    /// Unpinned, a run of 3,000 APDUs (a third of a second) on 2 cores shared with pcscd and
+    /// the card swings by ±8 % (coefficient of variation) with where the scheduler puts the
+    /// three processes; with two pairs a round, the C loop against a copy of itself (an A/A
+    /// control, 50 and 60 shell-loop rounds) gave a median of 7 rounds below 0.98 in 16 % and
+    /// 28 % of draws. ``unpinnedPairs`` pairs a round halve that spread.
+    private func apduPairs(
+        round: Int, pairs: Int, transmit: String, prefix: [String] = [], label: String = ""
+    ) throws -> (ours: Double, c: Double) {
+        let order: [Bool] = (0..<pairs).flatMap { p in (round + p) % 2 == 1 ? [true, false] : [false, true] }
         var oursRates: [Double] = []
         var cRates: [Double] = []
-        for ours in pair {
+        for ours in order {
             if ours {
                 let o = try checked(
                     BenchSpawn.run(
@@ -270,13 +277,14 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
             }
-            let (s, cRate) = try apduPairs(round: round, transmit: tools.transmit)
+            let (s, cRate) = try apduPairs(round: round, pairs: Self.unpinnedPairs, transmit: tools.transmit)
             apduOurs.append(s)
             apduC.append(cRate)
             apduRatios.append(s / cRate)
             if let oneCPU {
                 let (p, pc) = try oneCPU.pinned(in: work) {
-                    try apduPairs(round: round, transmit: tools.transmit, prefix: oneCPU.client, label: " (one CPU)")
+                    try apduPairs(
+                        round: round, pairs: 2, transmit: tools.transmit, prefix: oneCPU.client, label: " (one CPU)")
                 }
                 pinnedRatios.append(p / pc)
                 pinnedOurs.append(p)
@@ -284,7 +292,8 @@ final class BenchAll: @unchecked Sendable {
             }
             if let apart = oneCPU?.apart {
                 let (p, pc) = try apart.pinned(in: work) {
-                    try apduPairs(round: round, transmit: tools.transmit, prefix: apart.client, label: " (apart)")
+                    try apduPairs(
+                        round: round, pairs: 2, transmit: tools.transmit, prefix: apart.client, label: " (apart)")
                 }
                 apartRatios.append(p / pc)
                 apartOurs.append(p)
