@@ -23,6 +23,18 @@ struct TagShowCLITests {
         return Self.corpus.appendingPathComponent(name).path
     }
 
+    @Test(
+        "A tag file named as the README names it (hardware/tags/…) is found from any folder, not only the clone's root")
+    func readmePathFromElsewhere() async throws {
+        let r = try await ExternalTool.run(
+            "/bin/sh", ["-c", #"cd / && exec "$0" tag show hardware/tags/ntag215-uri.json"#, NFCBench.binary.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("NTAG215"), "\(r.stdout)")
+        let missing = try await ExternalTool.run(
+            "/bin/sh", ["-c", #"cd / && exec "$0" tag show hardware/tags/no-such-tag.json"#, NFCBench.binary.path])
+        #expect(missing.status == 66, "a missing file is still no input: \(missing.stderr)")
+    }
+
     @Test("Flipper Google NTAG216: the URI record and a warning that the header UID differs from pages 0-2")
     func flipperGoogle() async throws {
         guard let path = try corpusFile("flipper_Google_ntag216.nfc") else { return }

@@ -37,15 +37,16 @@ enum DataLocation {
     }
 
     /// `name` as given when it is a path to a file; otherwise looked up in `hardware/<sub>/`,
-    /// with or without the `.json` extension.
+    /// with or without the `.json` extension. A name written from the clone's root, as the
+    /// README writes them (`hardware/tags/t4t-uri.json`), is found from any folder.
     static func resolve(_ name: String, in sub: String) -> String? {
         let fm = FileManager.default
         if fm.fileExists(atPath: name) { return name }
         guard let hw = hardwareDirectory() else { return nil }
-        for candidate in ["\(hw)/\(sub)/\(name)", "\(hw)/\(sub)/\(name).json"] where fm.fileExists(atPath: candidate) {
-            return candidate
-        }
-        return nil
+        let fromRoot = "hardware/\(sub)/"
+        let inSub = name.hasPrefix(fromRoot) ? String(name.dropFirst(fromRoot.count)) : name
+        let candidates = ["\(hw)/\(sub)/\(inSub)", "\(hw)/\(sub)/\(inSub).json"]
+        return candidates.first { fm.fileExists(atPath: $0) }
     }
 
     /// Required version of ``resolve(_:in:)``: a no-input error (66) naming what was looked for.
