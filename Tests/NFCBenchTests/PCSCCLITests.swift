@@ -94,6 +94,7 @@ struct PCSCCLITests {
             "$B" measure apdu --device "pcsc:Virtual PCD 00 00" --count 300 --json --trace "$NFCBENCH_TRACE_DIR.measure"
             grep '"event":"frame"' "$NFCBENCH_TRACE_DIR.measure" | grep -c '"response":"9000"'
             grep '"event":"frame"' "$NFCBENCH_TRACE_DIR.measure" | grep -o '"t_us":[0-9]*' | cut -d: -f2 | sort -c -n && echo "frames in time order"
+            grep -q '"event":"measured".*"per_second":.*"timed":"SCardTransmit"' "$NFCBENCH_TRACE_DIR.measure" && echo "measured record complete"
             echo ---
             kill -INT $card; wait $card; echo "card exit $?"
             grep -c '"event":"c_apdu"' "$NFCBENCH_TRACE_DIR.card"
@@ -116,6 +117,7 @@ struct PCSCCLITests {
         let traced = parts[2].split(separator: "\n").dropFirst()
         #expect(traced.first == "300", "every SELECT is a frame in measure's trace, answered 90 00: \(parts[2])")
         #expect(traced.contains("frames in time order"), "each frame is stamped when it began: \(parts[2])")
+        #expect(traced.contains("measured record complete"), "the trace keeps the figures: \(parts[2])")
         #expect(parts[3].contains("card exit 0"), "SIGINT stops the card cleanly")
         let apdus = Int(parts[3].split(separator: "\n").last ?? "") ?? 0
         #expect(apdus > 300, "the card's --json lines (its trace) show every APDU")

@@ -181,8 +181,10 @@ struct SignalPolicyTests {
     func measureInterrupted() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
+        let trace = bench.dir.appendingPathComponent("measure.jsonl").path
         let (p, out, _) = try NFCBench.start(
-            ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000", "--json"], environment: bench.env)
+            ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000", "--json", "--trace", trace],
+            environment: bench.env)
         let lines = Lines(out)
         try await Task.sleep(for: .seconds(1.5))
         kill(p.processIdentifier, SIGINT)
@@ -198,6 +200,13 @@ struct SignalPolicyTests {
         } else {
             Issue.record("no median: \(figures)")
         }
+        // The trace's measured record carries the same figures and says the run was cut short.
+        let records = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONValue(parsing: String($0)) }
+        let measured = try #require(records.last { $0["event"]?.stringValue == "measured" })
+        #expect(measured["interrupted"]?.stringValue == "stopped by SIGINT", "\(measured)")
+        #expect(measured["count"] == figures["count"] && measured["per_second"] == figures["per_second"])
+        #expect(measured["timed"]?.stringValue == "transport")
     }
 }
 

@@ -42,7 +42,8 @@ enum MeasureCommand {
                                        transport's transmit or READ, its trace note included;
                                        "ndef_read": the whole read procedure)
               --trace PATH             where the run's trace goes (default: the trace folder; its
-                                       path goes to stderr); every exchange is in it
+                                       path goes to stderr); every exchange is in it, and its
+                                       "measured" record has the --json figures
               --pcapng OUT             also write the exchanges to OUT for Wireshark
 
             Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the measurement: the figures of the samples
@@ -170,32 +171,25 @@ enum MeasureCommand {
         let cut = samples.count < count ? (sig.map { "stopped by \(Signals.name($0))" } ?? "failed") : nil
         let busy = samples.reduce(Duration.zero, +)
         let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
-        reader.trace.record(
-            "measured",
-            [
-                "count": .int(Int64(stats.count)), "min_us": .double(TimingStatistics.microseconds(stats.min)),
-                "median_us": .double(TimingStatistics.microseconds(stats.median)),
-                "p99_us": .double(TimingStatistics.microseconds(stats.p99)),
-                "max_us": .double(TimingStatistics.microseconds(stats.max)),
-            ])
+        var figures: JSONObject = [
+            "count": .int(Int64(stats.count)),
+            "min_us": .double(roundedMicroseconds(stats.min)),
+            "median_us": .double(roundedMicroseconds(stats.median)),
+            "p99_us": .double(roundedMicroseconds(stats.p99)),
+            "max_us": .double(roundedMicroseconds(stats.max)),
+            "per_second": .double((perSecond * 10).rounded() / 10),
+            "total_us": .double(roundedMicroseconds(total)),
+        ]
+        if let call = timed.withLock({ $0 }) { figures["timed"] = .string(call) }
+        if let cut {
+            figures["interrupted"] = .string(cut)
+            figures["requested"] = .int(Int64(count))
+        }
+        reader.trace.record("measured", figures)
         if json {
-            var o: JSONObject = [
-                "measure": .string(what.rawValue), "device": .string(reader.spec.identifier),
-                "count": .int(Int64(stats.count)),
-                "min_us": .double(TimingStatistics.microseconds(stats.min)),
-                "median_us": .double(TimingStatistics.microseconds(stats.median)),
-                "p99_us": .double(TimingStatistics.microseconds(stats.p99)),
-                "max_us": .double(TimingStatistics.microseconds(stats.max)),
-                "per_second": .double((perSecond * 10).rounded() / 10),
-                "total_us": .double(TimingStatistics.microseconds(total)),
-                "presence_interval_ms": interval.map { .int(Int64($0)) } ?? .null,
-            ]
-            if let call = timed.withLock({ $0 }) { o["timed"] = .string(call) }
-            var out = o
-            if let cut {
-                out["interrupted"] = .string(cut)
-                out["requested"] = .int(Int64(count))
-            }
+            var out: JSONObject = ["measure": .string(what.rawValue), "device": .string(reader.spec.identifier)]
+            for e in figures.entries { out[e.key] = e.value }
+            out["presence_interval_ms"] = interval.map { .int(Int64($0)) } ?? .null
             Output.out(JSONValue.object(out).serialized)
         } else {
             if let cut { Output.out("\(cut) after \(samples.count) of \(count) samples; the figures so far:") }
@@ -205,6 +199,11 @@ enum MeasureCommand {
         if let failure { throw failure }
         if let sig { return 128 + sig }
         return 0
+    }
+
+    /// `d` in µs to the nanosecond, so JSON shows `2545362.888`, not `2545362.8880000003`.
+    static func roundedMicroseconds(_ d: Duration) -> Double {
+        (TimingStatistics.microseconds(d) * 1000).rounded() / 1000
     }
 
     /// The samples taken so far (kept when a signal or a failure stops the measurement).
