@@ -177,6 +177,26 @@ struct SignalPolicyTests {
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil)
     }
 
+    @Test(
+        "Ctrl-C while measure still waits for its tag: death by SIGINT, and the trace is closed, not cut after its header"
+    )
+    func measureInterruptedWaiting() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        let trace = bench.dir.appendingPathComponent("waiting.jsonl").path
+        let (p, _, _) = try NFCBench.start(
+            ["measure", "apdu", "--device", "sim:no-tag", "--count", "10", "--trace", trace], environment: bench.env)
+        try await Task.sleep(for: .seconds(1))
+        kill(p.processIdentifier, SIGINT)
+        #expect(await SessionCLITests.exit(of: p) == SIGINT, "SIGINT's default: a shell shows 130")
+        #expect(p.terminationReason == .uncaughtSignal)
+        let records = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONValue(parsing: String($0)) }
+        #expect(records.first?["event"]?.stringValue == "header")
+        #expect(records.last?["event"]?.stringValue == "closed", "\(records)")
+        #expect(records.last?["reason"]?.stringValue == "signal")
+    }
+
     @Test("measure on Ctrl-C prints the figures gathered so far and exits 130")
     func measureInterrupted() async throws {
         let bench = try Bench()

@@ -18,12 +18,19 @@ final class BenchReader: Sendable {
     let frontend: ReaderFrontend
     let trace: TraceWriter
     private let lease: ReaderLease
+    /// Ends the trace when a signal's default kills the process (a Ctrl-C while the command
+    /// waits for its tag, before it handles signals itself), so the trace still closes.
+    private let endOnDeath: Signals.Registration
 
     private init(spec: DeviceFactory.Spec, frontend: ReaderFrontend, lease: ReaderLease, trace: TraceWriter) {
         self.spec = spec
         self.frontend = frontend
         self.lease = lease
         self.trace = trace
+        endOnDeath = Signals.atDeath {
+            trace.record("closed", ["reason": "signal"])
+            trace.close()
+        }
     }
 
     /// Resolves `device`, takes its lock, makes its frontend and starts opening the device
@@ -147,6 +154,7 @@ final class BenchReader: Sendable {
     /// Stops polling, closes the device (its thread has returned when this returns),
     /// releases the lock and ends the trace (its path goes to stderr: stdout may be data).
     func close() {
+        endOnDeath.cancel()
         frontend.close()
         lease.release()
         trace.record("closed")
