@@ -239,16 +239,14 @@ final class BenchAll: @unchecked Sendable {
         var openTheirs: [Double] = []
         var contextOurs: [Double] = []
         var dumps: [String: (ours: [Duration], theirs: [Duration])] = [:]
-        var apduOurs: [Double] = []
-        var apduC: [Double] = []
-        var apduRatios: [Double] = []
-        var pinnedOurs: [Double] = []
-        var pinnedC: [Double] = []
-        var pinnedRatios: [Double] = []
-        var apartOurs: [Double] = []
-        var apartC: [Double] = []
-        var apartRatios: [Double] = []
+        var apdu = APDURates()
         let oneCPU = cardPID.flatMap { OneCPU.forPrivatePCSCD(card: $0) }
+        // The pinned placements (rows without a goal of their own), each with its label.
+        let placements: [(name: String, label: String, pinning: OneCPU?)] = [
+            ("measure apdu, client, pcscd and card on one CPU", " (one CPU)", oneCPU),
+            ("measure apdu, client apart from pcscd and card", " (apart)", oneCPU?.apart),
+        ]
+        var pinned = placements.map { _ in APDURates() }
         var inputs: [Double] = []
         var walk: [Double] = []
         var conformance: [Duration] = []
@@ -287,27 +285,15 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
             }
-            let (s, cRate) = try apduPairs(round: round, pairs: Self.unpinnedPairs, transmit: tools.transmit)
-            apduOurs.append(s)
-            apduC.append(cRate)
-            apduRatios.append(s / cRate)
-            if let oneCPU {
-                let (p, pc) = try oneCPU.pinned(in: work) {
-                    try apduPairs(
-                        round: round, pairs: 2, transmit: tools.transmit, prefix: oneCPU.client, label: " (one CPU)")
-                }
-                pinnedRatios.append(p / pc)
-                pinnedOurs.append(p)
-                pinnedC.append(pc)
-            }
-            if let apart = oneCPU?.apart {
-                let (p, pc) = try apart.pinned(in: work) {
-                    try apduPairs(
-                        round: round, pairs: 2, transmit: tools.transmit, prefix: apart.client, label: " (apart)")
-                }
-                apartRatios.append(p / pc)
-                apartOurs.append(p)
-                apartC.append(pc)
+            apdu.add(try apduPairs(round: round, pairs: Self.unpinnedPairs, transmit: tools.transmit))
+            for (i, placement) in placements.enumerated() {
+                guard let pinning = placement.pinning else { continue }
+                pinned[i].add(
+                    try pinning.pinned(in: work) {
+                        try apduPairs(
+                            round: round, pairs: 2, transmit: tools.transmit, prefix: pinning.client,
+                            label: placement.label)
+                    })
             }
             let session = try checked(
                 BenchSpawn.run(
@@ -377,22 +363,18 @@ final class BenchAll: @unchecked Sendable {
                         theirsName: "nfc-mfultralight r", ratio: o / t, runs: d.ours.count, goal: goal, met: met))
             }
         }
-        let ar = Self.median(apduRatios)
+        let ar = Self.median(apdu.ratios)
         rows.append(
             Row(
-                name: "measure apdu (APDU/s, median of per-round ratios)", unit: "APDU/s", ours: Self.median(apduOurs),
-                theirs: Self.median(apduC), theirsName: "C SCardTransmit loop", ratio: ar, runs: apduRatios.count,
+                name: "measure apdu (APDU/s, median of per-round ratios)", unit: "APDU/s", ours: Self.median(apdu.ours),
+                theirs: Self.median(apdu.c), theirsName: "C SCardTransmit loop", ratio: ar, runs: apdu.ratios.count,
                 goal: "≥ 0.98", met: ar >= 0.98))
-        // The pinned placements: figures without a goal of their own.
-        for (name, ours, c, ratios) in [
-            ("measure apdu, client, pcscd and card on one CPU", pinnedOurs, pinnedC, pinnedRatios),
-            ("measure apdu, client apart from pcscd and card", apartOurs, apartC, apartRatios),
-        ] where !ratios.isEmpty {
+        for (placement, rates) in zip(placements, pinned) where !rates.ratios.isEmpty {
             rows.append(
                 Row(
-                    name: name, unit: "APDU/s", ours: Self.median(ours), theirs: Self.median(c),
-                    theirsName: "C SCardTransmit loop", ratio: Self.median(ratios), runs: ratios.count, goal: "",
-                    met: nil))
+                    name: placement.name, unit: "APDU/s", ours: Self.median(rates.ours), theirs: Self.median(rates.c),
+                    theirsName: "C SCardTransmit loop", ratio: Self.median(rates.ratios), runs: rates.ratios.count,
+                    goal: "", met: nil))
         }
         let ips = Self.median(inputs)
         rows.append(
@@ -424,6 +406,19 @@ final class BenchAll: @unchecked Sendable {
                     theirsName: nil, ratio: nil, runs: 1, goal: "< 1 %", met: percent < 1))
         }
         return rows
+    }
+
+    /// One measure apdu row's round means (APDU/s) and their ratios, round by round.
+    struct APDURates {
+        var ours: [Double] = []
+        var c: [Double] = []
+        var ratios: [Double] = []
+
+        mutating func add(_ round: (ours: Double, c: Double)) {
+            ours.append(round.ours)
+            c.append(round.c)
+            ratios.append(round.ours / round.c)
+        }
     }
 
     // MARK: setup
