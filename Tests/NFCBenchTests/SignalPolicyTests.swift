@@ -197,6 +197,23 @@ struct SignalPolicyTests {
         #expect(records.last?["reason"]?.stringValue == "signal")
     }
 
+    @Test("measure's text on Ctrl-C says how many samples of how many, grouped as its figures are")
+    func measureInterruptedText() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        let (p, out, _) = try NFCBench.start(
+            ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000"], environment: bench.env)
+        let lines = Lines(out)
+        try await Task.sleep(for: .seconds(1))
+        kill(p.processIdentifier, SIGINT)
+        #expect(await SessionCLITests.exit(of: p) == 130)
+        #expect(await lines.wait { $0.count >= 2 })
+        let first = try #require(lines.lines.first)
+        #expect(
+            first.wholeMatch(of: /stopped by SIGINT after \d{1,3}(,\d{3})* of 1,000,000 samples; the figures so far:/)
+                != nil, "\(first)")
+    }
+
     @Test("measure on Ctrl-C prints the figures gathered so far and exits 130")
     func measureInterrupted() async throws {
         let bench = try Bench()

@@ -192,7 +192,11 @@ enum MeasureCommand {
             out["presence_interval_ms"] = interval.map { .int(Int64($0)) } ?? .null
             Output.out(JSONValue.object(out).serialized)
         } else {
-            if let cut { Output.out("\(cut) after \(samples.count) of \(count) samples; the figures so far:") }
+            if let cut {
+                Output.out(
+                    "\(cut) after \(Figures.grouped(samples.count)) of \(Figures.grouped(count)) samples; the figures so far:"
+                )
+            }
             Output.out("\(what.rawValue) on \(reader.spec.identifier): \(stats.text)")
             if what == .apdu { Output.out("\(Figures.rounded(perSecond)) APDUs per second") }
         }

@@ -39,8 +39,8 @@ enum VirtualCardCommand {
             A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
             file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
             One line per connection, control byte and APDU; every line is also in the trace,
-            whose path is printed first. Standard input takes commands, one per line:
-            'remove', 'present', 'quit'. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the card cleanly (exit 0).
+            whose path is printed right after the line naming the card. Standard input takes
+            commands, one per line: 'remove', 'present', 'quit'. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the card cleanly (exit 0).
             vpcd must be configured in pcscd (scripts/with-pcscd runs a private one). The card is in
             the field once pcscd polls it through vpcd; when that does not happen within 3 s
             (nothing listens on the port, or another card holds it: vpcd serves one card per port)
