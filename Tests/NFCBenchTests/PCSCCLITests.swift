@@ -166,6 +166,9 @@ struct PCSCCLITests {
         #expect(names.contains("start-up: spawn → nfc_open (dump pn532_uart)"))
         #expect(names.filter { $0.hasPrefix("dump ") }.count == 6)
         #expect(names.contains { $0.hasPrefix("measure apdu") })
+        // The A/A control: the C loop against its copy, with a ratio like every compared row.
+        let control = rows.first { ($0["figure"] as? String) == BenchAll.controlRow }
+        #expect(control?["ratio"] as? Double != nil, "\(r.stdout)\n\(r.stderr)")
         // Under its own pcscd (scripts/with-pcscd exports the pid) the pinned pairs run too.
         #expect(names.contains("measure apdu, client, pcscd and card on one CPU"), "\(r.stderr)")
         // With a second CPU this process may run on, the client also runs apart from pcscd and the card.

@@ -20,7 +20,10 @@ enum BenchAllCommand {
               measure apdu  APDUs/s of measure apdu vs a C SCardTransmit loop
                             (scripts/measure-vs-c-transmit.c) on the same vpcd card, eight
                             pairs a round in counterbalanced order (ours C C ours …, then
-                            C ours ours C …); a round's ratio is its mean rates' ratio; under
+                            C ours ours C …); a round's ratio is its mean rates' ratio; then
+                            eight pairs of the C loop against a byte-identical copy of itself,
+                            the A/A control: how far apart two identical clients land here,
+                            unpinned, in the same run; under
                             its own private pcscd, two pairs a round with client, pcscd and
                             card pinned to one CPU, and two with the client pinned to another
                             CPU than pcscd and the card (the two placements the scheduler
@@ -30,7 +33,9 @@ enum BenchAllCommand {
               explore       the conformance explorer's runs per CPU-second on the reference
                             app (bench explore --runs 5000, seed 1)
             then the CPU an idle session spends (sim:no-tag and an empty PC/SC reader) over
-            --idle-seconds. Prints each figure's median, the other side's, their ratio and the goal.
+            --idle-seconds. Prints each figure's median, the other side's, their ratio and the goal;
+            "runs" is how many values a median is of: rounds for the measure apdu rows (each
+            round the mean of its pairs), single runs for the others.
             Exit status: 0 when every goal is met, 1 when one is not (named on stderr).
 
             Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight) and pcscd with
@@ -137,9 +142,11 @@ final class BenchAll: @unchecked Sendable {
     static var dynamicSwiftRuntime: Bool {
         ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").contains("/libswiftCore.so")
     }
-    /// Pairs of unpinned measure apdu runs a round (``apduPairs(round:pairs:transmit:prefix:label:)``);
+    /// Pairs of unpinned measure apdu runs a round (``apduPairs(round:pairs:transmit:client:prefix:label:)``);
     /// the pinned placements, steadier, run two.
     static let unpinnedPairs = 8
+    /// The A/A control's row: the C loop against a copy of itself, run as the goal row is.
+    static let controlRow = "measure apdu A/A control, C loop vs its copy"
     static let timings = ["none", "real"]
 
     init(rounds: Int, idle: Duration, count: Int) throws(CLIError) {
@@ -194,13 +201,16 @@ final class BenchAll: @unchecked Sendable {
     /// control, 50 and 60 shell-loop rounds) gave a median of 7 rounds below 0.98 in 16 % and
     /// 28 % of draws. ``unpinnedPairs`` pairs a round halve that spread.
     private func apduPairs(
-        round: Int, pairs: Int, transmit: String, prefix: [String] = [], label: String = ""
+        round: Int, pairs: Int, transmit: String, client: APDUClient = .measure, prefix: [String] = [],
+        label: String = ""
     ) throws -> (ours: Double, c: Double) {
         let order: [Bool] = (0..<pairs).flatMap { p in (round + p) % 2 == 1 ? [true, false] : [false, true] }
         var oursRates: [Double] = []
         var cRates: [Double] = []
         for ours in order {
-            if ours {
+            if ours, case .cLoop(let copy) = client {
+                oursRates.append(try cLoopRate(prefix + [copy, "Virtual PCD 00 00", "\(count)"]))
+            } else if ours {
                 let o = try checked(
                     BenchSpawn.run(
                         prefix + [
@@ -213,22 +223,32 @@ final class BenchAll: @unchecked Sendable {
                 }
                 oursRates.append(r)
             } else {
-                let c = try checked(
-                    BenchSpawn.run(
-                        prefix + [transmit, "Virtual PCD 00 00", "\(count)"], captureOutput: true, in: work),
-                    "measure-vs-c-transmit")
-                guard
-                    let r = c.output.split(separator: " ").dropFirst(2).first.flatMap({
-                        Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
-                    })
-                else { throw CLIError.failure("the C loop printed no rate") }
-                cRates.append(r)
+                cRates.append(try cLoopRate(prefix + [transmit, "Virtual PCD 00 00", "\(count)"]))
             }
         }
         Output.err(
             "bench all: round \(round) measure apdu\(label): ours \(oursRates.map { String(Int($0)) }.joined(separator: ", ")), C \(cRates.map { String(Int($0)) }.joined(separator: ", ")) APDU/s"
         )
         return (oursRates.reduce(0, +) / Double(oursRates.count), cRates.reduce(0, +) / Double(cRates.count))
+    }
+
+    /// What runs on the "ours" side of ``apduPairs(round:pairs:transmit:client:prefix:label:)``.
+    enum APDUClient {
+        /// `nfcbench measure apdu`.
+        case measure
+        /// A byte-identical copy of the C loop at this path: the A/A control.
+        case cLoop(String)
+    }
+
+    /// The APDUs per second a C loop run (`argv`) printed: its third figure.
+    private func cLoopRate(_ argv: [String]) throws -> Double {
+        let c = try checked(BenchSpawn.run(argv, captureOutput: true, in: work), "measure-vs-c-transmit")
+        guard
+            let r = c.output.split(separator: " ").dropFirst(2).first.flatMap({
+                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            })
+        else { throw CLIError.failure("the C loop printed no rate") }
+        return r
     }
 
     func run() throws -> [Row] {
@@ -240,6 +260,9 @@ final class BenchAll: @unchecked Sendable {
         var contextOurs: [Double] = []
         var dumps: [String: (ours: [Duration], theirs: [Duration])] = [:]
         var apdu = APDURates()
+        // The C loop against a copy of itself, as the goal row is run: how far apart two
+        // identical clients land unpinned in this very run (the placement's spread, not code).
+        var control = APDURates()
         let oneCPU = cardPID.flatMap { OneCPU.forPrivatePCSCD(card: $0) }
         // The pinned placements (rows without a goal of their own), each with its label.
         let placements: [(name: String, label: String, pinning: OneCPU?)] = [
@@ -285,7 +308,17 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
             }
-            apdu.add(try apduPairs(round: round, pairs: Self.unpinnedPairs, transmit: tools.transmit))
+            // The goal's pairs and the control's, in turns first, so neither always follows the dumps.
+            for goal in round % 2 == 1 ? [true, false] : [false, true] {
+                if goal {
+                    apdu.add(try apduPairs(round: round, pairs: Self.unpinnedPairs, transmit: tools.transmit))
+                } else {
+                    control.add(
+                        try apduPairs(
+                            round: round, pairs: Self.unpinnedPairs, transmit: tools.transmit,
+                            client: .cLoop(tools.transmitCopy), label: " (A/A control)"))
+                }
+            }
             for (i, placement) in placements.enumerated() {
                 guard let pinning = placement.pinning else { continue }
                 pinned[i].add(
@@ -369,6 +402,13 @@ final class BenchAll: @unchecked Sendable {
                 name: "measure apdu (APDU/s, median of per-round ratios)", unit: "APDU/s", ours: Self.median(apdu.ours),
                 theirs: Self.median(apdu.c), theirsName: "C SCardTransmit loop", ratio: ar, runs: apdu.ratios.count,
                 goal: "≥ 0.98", met: ar >= 0.98))
+        if !control.ratios.isEmpty {
+            rows.append(
+                Row(
+                    name: Self.controlRow, unit: "APDU/s", ours: Self.median(control.ours),
+                    theirs: Self.median(control.c), theirsName: "C SCardTransmit loop",
+                    ratio: Self.median(control.ratios), runs: control.ratios.count, goal: "", met: nil))
+        }
         for (placement, rates) in zip(placements, pinned) where !rates.ratios.isEmpty {
             rows.append(
                 Row(
@@ -425,6 +465,8 @@ final class BenchAll: @unchecked Sendable {
 
     struct Tools {
         var transmit: String
+        /// A byte-identical copy of `transmit`, the A/A control's "ours" side.
+        var transmitCopy: String
         var versionC: String
         var probe: String
     }
@@ -433,7 +475,9 @@ final class BenchAll: @unchecked Sendable {
         for tool in ["cc", "nfc-mfultralight"] where !Self.onPath(tool) {
             throw CLIError.unavailable("\(tool) is missing (apt-get install build-essential libnfc-bin)")
         }
-        let tools = Tools(transmit: "\(work)/transmit", versionC: "\(work)/version-c", probe: "\(work)/exec-probe.so")
+        let tools = Tools(
+            transmit: "\(work)/transmit", transmitCopy: "\(work)/transmit-copy", versionC: "\(work)/version-c",
+            probe: "\(work)/exec-probe.so")
         let builds: [[String]] = [
             [
                 "cc", "-O2", "-I/usr/include/PCSC", "-o", tools.transmit, "\(scripts)/measure-vs-c-transmit.c",
@@ -451,6 +495,9 @@ final class BenchAll: @unchecked Sendable {
         for b in builds {
             let r = try BenchSpawn.run(b, in: work)
             guard r.status == 0 else { throw CLIError.unavailable("cannot build \(b[b.count - 2]) with cc") }
+        }
+        do { try FileManager.default.copyItem(atPath: tools.transmit, toPath: tools.transmitCopy) } catch {
+            throw CLIError.failure("cannot copy the C loop for the A/A control: \(error)")
         }
         // The devices: one virtual card for measure apdu and the pcsc dump, a virtual PN532 per tag and timing.
         let card = try BenchSpawn.start([nfcbench, "virtual", "card", "--tag", "t4t-uri", "--quiet"], in: work)
