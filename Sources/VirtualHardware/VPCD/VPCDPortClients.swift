@@ -61,13 +61,27 @@ public enum VPCDPortClients {
         return owners
     }
 
-    /// `/proc/<pid>/cmdline` with spaces for the NULs, at most 100 characters.
+    /// `/proc/<pid>/cmdline` in a few words (``commandSummary(_:)``).
     private static func commandLine(_ pid: Int32) -> String? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else {
             return nil
         }
-        let text = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-            .trimmingCharacters(in: .whitespaces)
+        return commandSummary(Array(data))
+    }
+
+    /// A `/proc/<pid>/cmdline` (arguments ended by NULs) as a person reads it: the program's
+    /// file name, not its folder (the pid names the process; a build folder's path would push
+    /// out the arguments that say which card it is), then its arguments with spaces, at most
+    /// 100 characters.
+    static func commandSummary(_ cmdline: [UInt8]) -> String {
+        var words = cmdline.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        while words.last?.isEmpty == true { words.removeLast() }
+        if let program = words.first, let slash = program.lastIndex(of: "/"), slash != program.indices.last {
+            words[0] = String(program[program.index(after: slash)...])
+        }
+        let text = words.joined(separator: " ").trimmingCharacters(in: .whitespaces)
         return text.count > 100 ? String(text.prefix(99)) + "…" : text
     }
 }

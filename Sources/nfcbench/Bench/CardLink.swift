@@ -7,20 +7,30 @@ enum CardLink {
     /// How long a card may wait for vpcd before a command says why it is not in the field.
     static let grace: Duration = .seconds(3)
 
+    /// What a command's user can do when another card holds vpcd's port: `virtual card`'s own
+    /// flags; other commands pass theirs (``diagnosis(_:after:otherSlot:)``).
+    static let virtualCardOtherSlot = "use the other vpcd slot (--slot 1, port 35964)"
+
     /// Waits until `card` is in the field (vpcd spoke to it), at most `within`; throws
-    /// ``CLIError/unavailable(_:)`` (69) saying why not.
-    static func awaitInField(_ card: VirtualCard, within: Duration = grace) async throws(CLIError) {
+    /// ``CLIError/unavailable(_:)`` (69) saying why not. `otherSlot` ends the message when
+    /// another card holds the port: what this command's user can do instead.
+    static func awaitInField(
+        _ card: VirtualCard, within: Duration = grace, otherSlot: String = virtualCardOtherSlot
+    ) async throws(CLIError) {
         let end = ContinuousClock.now + within
         while ContinuousClock.now < end {
             if card.link.state == .inField { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
         if card.link.state == .inField { return }
-        throw .unavailable(diagnosis(card, after: within) ?? "the virtual card is not in the field")
+        throw .unavailable(
+            diagnosis(card, after: within, otherSlot: otherSlot) ?? "the virtual card is not in the field")
     }
 
     /// Why `card` is not in the field (nil when it is, or was taken out on request).
-    static func diagnosis(_ card: VirtualCard, after: Duration? = nil) -> String? {
+    static func diagnosis(
+        _ card: VirtualCard, after: Duration? = nil, otherSlot: String = virtualCardOtherSlot
+    ) -> String? {
         let port = card.configuration.port
         let host = card.configuration.host
         let waited = after.map { " for \($0.seconds) s" } ?? ""
@@ -40,7 +50,7 @@ enum CardLink {
         case .refused(let e):
             // ETIMEDOUT: vpcd's listen queue is full of other cards' connections.
             let others = VPCDPortClients.clients(ofPort: port)
-            if !others.isEmpty { return taken(port, by: others, waited: waited) }
+            if !others.isEmpty { return taken(port, by: others, waited: waited, otherSlot: otherSlot) }
             return
                 "the virtual card could not connect to vpcd on \(host):\(port)\(waited): \(String(cString: strerror(e)))"
         case .unanswered(let local):
@@ -49,16 +59,18 @@ enum CardLink {
                 return
                     "vpcd's port \(port) took the virtual card's connection but pcscd never polled the card\(waited): what listens on \(port) is not a vpcd reader pcscd polls"
             }
-            return taken(port, by: others, waited: waited)
+            return taken(port, by: others, waited: waited, otherSlot: otherSlot)
         }
     }
 
     /// The port is held by the cards connected to it (named by process where it can be seen).
-    private static func taken(_ port: UInt16, by others: [VPCDPortClients.Client], waited: String) -> String {
+    private static func taken(
+        _ port: UInt16, by others: [VPCDPortClients.Client], waited: String, otherSlot: String
+    ) -> String {
         let who = others.map { c in
             c.pid.map { "pid \($0)" + (c.command.map { " '\($0)'" } ?? "") } ?? "from local port \(c.localPort)"
         }.joined(separator: ", ")
         return
-            "vpcd's port \(port) is taken: another card is connected to it (\(who)); vpcd serves one card per port, so pcscd never polled this one\(waited). Stop that card, or use the other vpcd slot (--slot 1, port 35964)"
+            "vpcd's port \(port) is taken: another card is connected to it (\(who)); vpcd serves one card per port, so pcscd never polled this one\(waited). Stop that card, or \(otherSlot)"
     }
 }

@@ -220,7 +220,10 @@ enum DemoCommand {
                     .contains { $0.host?.hasPrefix("127.") == true }
             let card = VirtualCard(personality: personality, configuration: configuration)
             card.start()
-            do { try await CardLink.awaitInField(card) } catch {
+            do {
+                try await CardLink.awaitInField(
+                    card, otherSlot: "run the demo on its own private pcscd (without --bench shared-pcscd)")
+            } catch {
                 card.stop()
                 throw error
             }

@@ -107,7 +107,7 @@ enum MeasureCommand {
         defer { card?.stop() }
         if let card {
             card.start()
-            try await CardLink.awaitInField(card)
+            try await CardLink.awaitInField(card, otherSlot: MeasureCommand.otherSlot)
         }
         // The tag for apdu and read first (a wait a signal ends the usual way), then from here a
         // signal stops the sampling, and the figures gathered so far are printed.
@@ -149,7 +149,7 @@ enum MeasureCommand {
         } catch is CancellationError {
         } catch let e as CLIError {
             // Say what the card was doing when the reader saw nothing.
-            if let card, let why = CardLink.diagnosis(card) {
+            if let card, let why = CardLink.diagnosis(card, otherSlot: MeasureCommand.otherSlot) {
                 failure = CLIError.unavailable("\(e.message): \(why)")
             } else {
                 failure = e
@@ -285,6 +285,10 @@ enum MeasureCommand {
             }
         }
     }
+
+    /// What to do when another card holds vpcd's port (``CardLink``): measure's own flags.
+    static let otherSlot =
+        "use the other vpcd slot (--port 35964 with --device \"pcsc:Virtual PCD 00 01\")"
 
     /// Samples between two writes of the trace's frames during a measurement.
     static let flushEvery = 256
