@@ -158,6 +158,13 @@ struct DoctorTests {
         let devices = try await NFCBench.run(["devices"], environment: hidden)
         // devices says it on standard error, beside the readers it found
         #expect(devices.stderr.contains("pcsc: pcscd is not running"), "\(devices.stderr)")
+        // A PC/SC command names the way to a private pcscd by its path, for an installed binary too.
+        let measure = try await NFCBench.run(
+            ["measure", "apdu", "--device", "pcsc:Virtual PCD 00 00", "--count", "1"], environment: hidden)
+        #expect(measure.status == 69, "\(measure.stderr)")
+        let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
+        #expect(measure.stderr.contains("no PC/SC service"), "\(measure.stderr)")
+        #expect(measure.stderr.contains("run the command through \(script)"), "\(measure.stderr)")
     }
 
     @Test("With a private pcscd, doctor says it answers and lists its readers")

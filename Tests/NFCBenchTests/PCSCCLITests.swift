@@ -182,6 +182,17 @@ struct PCSCCLITests {
         #expect(rows.filter { $0["theirs"] != nil }.allSatisfy { ($0["ratio"] as? Double) != nil })
     }
 
+    @Test("No card on vpcd's reader: the wait for a tag ends saying a virtual card must be connected (69)")
+    func noVirtualCard() async throws {
+        let r = try await PrivateBench.run(
+            #""$B" write --device "pcsc:Virtual PCD 00 00" --ndef uri:https://example.com --dry-run --timeout 0.5; echo "exit $?""#
+        )
+        guard PrivateBench.available(r) else { return }
+        #expect(r.stdout.contains("exit 69"), "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("no tag on pcsc:Virtual PCD 00 00 within 0.5 s"), "\(r.stderr)")
+        #expect(r.stderr.contains("start 'nfcbench virtual card --tag TAG' first"), "\(r.stderr)")
+    }
+
     @Test(
         "write through PC/SC: UPDATE BINARY (FF D6) on a Type 2 card behind pcscd, --dry-run lists the APDUs, a session reads it back"
     )

@@ -83,7 +83,13 @@ final class BenchReader: Sendable {
             return target
         } catch let e as FrontendError {
             switch e {
-            case .noTarget: throw CLIError.unavailable("no tag on \(spec.identifier) within \(timeout.seconds) s")
+            case .noTarget:
+                // vpcd's reader holds a card only while a virtual card is connected to its port.
+                let vpcd =
+                    spec.identifier.hasPrefix("pcsc:Virtual PCD")
+                    ? " (vpcd's reader has a card only while one is connected: start 'nfcbench virtual card --tag TAG' first; measure also takes --virtual-card TAG)"
+                    : ""
+                throw CLIError.unavailable("no tag on \(spec.identifier) within \(timeout.seconds) s\(vpcd)")
             case .device(let d): throw CLIError.unavailable("the reader failed: \(d)")
             }
         }

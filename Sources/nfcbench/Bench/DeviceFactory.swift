@@ -101,6 +101,14 @@ enum DeviceFactory {
         return (String(device[..<colon]), String(device[device.index(after: colon)...]))
     }
 
+    /// `scripts/with-pcscd` beside the bench data this binary uses (its path, so an installed
+    /// binary's user finds it), or its name in the clone.
+    static var withPCSCD: String {
+        guard let hw = DataLocation.hardwareDirectory() else { return "scripts/with-pcscd (in the clone)" }
+        return hw.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            + "/scripts/with-pcscd"
+    }
+
     /// A clear "unavailable" (69) when pcscd does not answer or has no reader of that name,
     /// before anything begins (a session would otherwise end as if the reader had failed).
     static func requirePCSCReader(_ reader: String) throws(CLIError) {
@@ -108,7 +116,9 @@ enum DeviceFactory {
         do {
             readers = try PCSCContext().readers()
         } catch {
-            throw .unavailable("no PC/SC service: \(error) (is pcscd running? 'nfcbench doctor' checks the bench)")
+            throw .unavailable(
+                "no PC/SC service: \(error) (is pcscd running? start it, or run the command through \(withPCSCD) for a private pcscd with vpcd's reader; 'nfcbench doctor' checks the bench)"
+            )
         }
         guard readers.contains(reader) else {
             throw .unavailable(
