@@ -23,7 +23,7 @@ enum BenchAllCommand {
                             C ours ours C …); a round's ratio is its mean rates' ratio; then
                             eight pairs of the C loop against a byte-identical copy of itself,
                             the A/A control: how far apart two identical clients land here,
-                            unpinned, in the same run; under
+                            unpinned, in the same run (its "ours" is the copy); under
                             its own private pcscd, two pairs a round with client, pcscd and
                             card pinned to one CPU, and two with the client pinned to another
                             CPU than pcscd and the card (the two placements the scheduler
@@ -35,7 +35,8 @@ enum BenchAllCommand {
             then the CPU an idle session spends (sim:no-tag and an empty PC/SC reader) over
             --idle-seconds. Prints each figure's median, the other side's, their ratio and the goal;
             "runs" is how many values a median is of: rounds for the measure apdu rows (each
-            round the mean of its pairs), single runs for the others.
+            round the mean of its pairs, their ratio the median of the rounds' ratios, which need
+            not equal ours ÷ theirs), single runs for the others.
             Exit status: 0 when every goal is met, 1 when one is not (named on stderr).
 
             Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight) and pcscd with
