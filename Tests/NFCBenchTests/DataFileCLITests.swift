@@ -51,6 +51,12 @@ struct DataFileCLITests {
         let missing = try await b.run(["tag", "show", "no-such-tag-file"])
         #expect(missing.status == 66)
         #expect(missing.stderr == "error: no file 'no-such-tag-file' here or in \(b.hardware)/tags\n")
+        // A typo of a shipped tag file's name gets the name it most likely meant.
+        let typo = try await b.run(["tag", "show", "t4t-url"])
+        #expect(typo.status == 66)
+        #expect(
+            typo.stderr == "error: no file 't4t-url' here or in \(b.hardware)/tags (did you mean t4t-uri?)\n",
+            "\(typo.stderr)")
     }
 
     @Test("session --device sim:: a wrong type in the scenario is 65 with its path; a missing tag file is 66")

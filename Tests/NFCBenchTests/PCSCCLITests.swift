@@ -182,6 +182,20 @@ struct PCSCCLITests {
         #expect(rows.filter { $0["theirs"] != nil }.allSatisfy { ($0["ratio"] as? Double) != nil })
     }
 
+    @Test("measure --virtual-card with a typo in the tag's name: 66 with the name it meant, and no trace begun")
+    func virtualCardTypo() async throws {
+        let r = try await PrivateBench.run(
+            """
+            "$B" measure apdu --device "pcsc:Virtual PCD 00 00" --virtual-card t4t-url
+            echo "exit $?"
+            echo "measure traces: $(ls "$NFCBENCH_TRACE_DIR" 2>/dev/null | grep -c measure)"
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(r.stdout.contains("exit 66"), "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("no file 't4t-url'") && r.stderr.contains("(did you mean t4t-uri?)"), "\(r.stderr)")
+        #expect(r.stdout.contains("measure traces: 0"), "\(r.stdout)")
+    }
+
     @Test("No card on vpcd's reader: the wait for a tag ends saying a virtual card must be connected (69)")
     func noVirtualCard() async throws {
         let r = try await PrivateBench.run(

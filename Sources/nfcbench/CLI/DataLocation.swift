@@ -49,10 +49,24 @@ enum DataLocation {
         return candidates.first { fm.fileExists(atPath: $0) }
     }
 
-    /// Required version of ``resolve(_:in:)``: a no-input error (66) naming what was looked for.
+    /// Required version of ``resolve(_:in:)``: a no-input error (66) naming what was looked for,
+    /// and the shipped file whose name is nearest (at most 2 edits: a typo), if one is.
     static func require(_ name: String, in sub: String) throws(CLIError) -> String {
         if let p = resolve(name, in: sub) { return p }
         let hw = hardwareDirectory().map { "\($0)/\(sub)" } ?? "hardware/\(sub) (not found; set NFCBENCH_DATA)"
-        throw .noInput("no file '\(name)' here or in \(hw)")
+        let near = nearestShipped(to: name, in: sub).map { " (did you mean \($0)?)" } ?? ""
+        throw .noInput("no file '\(name)' here or in \(hw)\(near)")
+    }
+
+    /// The name (without `.json`) of the file in `hardware/<sub>/` nearest to `name`, when it is
+    /// at most 2 edits away.
+    static func nearestShipped(to name: String, in sub: String) -> String? {
+        guard let hw = hardwareDirectory(),
+            let files = try? FileManager.default.contentsOfDirectory(atPath: "\(hw)/\(sub)")
+        else { return nil }
+        let given = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+        return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+            .map { ($0, editDistance($0, given)) }.filter { $0.1 <= 2 }
+            .min { ($0.1, $0.0) < ($1.1, $1.0) }?.0
     }
 }

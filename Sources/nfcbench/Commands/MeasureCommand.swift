@@ -77,6 +77,21 @@ enum MeasureCommand {
                 "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
             )
         }
+        // The tag file first: a typo in its name is an error before any trace is made.
+        var cardUID: [UInt8] = []
+        var personality: (any VirtualCardPersonality)? = nil
+        if let virtualTag {
+            let path = try DataLocation.require(virtualTag, in: "tags")
+            do {
+                let file = try TagFile.load(path: path)
+                personality = try file.makeVirtualCardPersonality()
+                cardUID = file.activation.uid
+            } catch let error as DataFileError {
+                throw CLIError(error)
+            } catch {
+                throw CLIError.data("\(path): \(error)")
+            }
+        }
         let reader = try BenchReader.open(
             device, command: "measure",
             setup: [
@@ -87,22 +102,11 @@ enum MeasureCommand {
         defer { reader.close() }
 
         var card: VirtualCard? = nil
-        var cardUID: [UInt8] = []
-        if let virtualTag {
+        if let personality {
             guard case .pcsc = reader.spec.kind else {
                 throw CLIError.usage("--virtual-card serves a vpcd card: it needs a pcsc: reader")
             }
-            let path = try DataLocation.require(virtualTag, in: "tags")
-            do {
-                let file = try TagFile.load(path: path)
-                let personality = try file.makeVirtualCardPersonality()
-                cardUID = file.activation.uid
-                card = VirtualCard(personality: personality, configuration: .init(port: UInt16(port)))
-            } catch let error as DataFileError {
-                throw CLIError(error)
-            } catch {
-                throw CLIError.data("\(path): \(error)")
-            }
+            card = VirtualCard(personality: personality, configuration: .init(port: UInt16(port)))
         }
         defer { card?.stop() }
         if let card {
