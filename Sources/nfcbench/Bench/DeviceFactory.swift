@@ -105,8 +105,8 @@ enum DeviceFactory {
     /// binary's user finds it), or its name in the clone.
     static var withPCSCD: String {
         guard let hw = DataLocation.hardwareDirectory() else { return "scripts/with-pcscd (in the clone)" }
-        return hw.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            + "/scripts/with-pcscd"
+        let clone = hw.hasSuffix("/hardware") ? String(hw.dropLast("/hardware".count)) : hw + "/.."
+        return clone + "/scripts/with-pcscd"
     }
 
     /// A clear "unavailable" (69) when pcscd does not answer or has no reader of that name,
