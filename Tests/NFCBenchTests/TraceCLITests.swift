@@ -68,10 +68,12 @@ struct TraceCLITests {
         let (pn532, _, _) = try NFCBench.start(
             ["virtual", "pn532", "--pty", path("pn"), "--tag", "ntag215-uri", "--quiet", "--trace", path("p.jsonl")],
             environment: env)
-        for _ in 0..<300
-        where !FileManager.default.fileExists(atPath: path("c.jsonl"))
-            || !FileManager.default.fileExists(atPath: path("p.jsonl"))
-        {
+        // Until each has its header: the file exists a moment before line 1 is in it, and a
+        // signal in that moment ends the process with an empty file (no handler yet).
+        func hasHeader(_ file: String) -> Bool {
+            FileManager.default.contents(atPath: path(file)).map { !$0.isEmpty } ?? false
+        }
+        for _ in 0..<300 where !hasHeader("c.jsonl") || !hasHeader("p.jsonl") {
             try await Task.sleep(for: .milliseconds(10))
         }
         card.interrupt()
