@@ -7,15 +7,11 @@ enum CardLink {
     /// How long a card may wait for vpcd before a command says why it is not in the field.
     static let grace: Duration = .seconds(3)
 
-    /// What a command's user can do when another card holds vpcd's port: `virtual card`'s own
-    /// flags; other commands pass theirs (``diagnosis(_:after:otherSlot:)``).
-    static let virtualCardOtherSlot = "use the other vpcd slot (--slot 1, port 35964)"
-
     /// Waits until `card` is in the field (vpcd spoke to it), at most `within`; throws
     /// ``CLIError/unavailable(_:)`` (69) saying why not. `otherSlot` ends the message when
     /// another card holds the port: what this command's user can do instead.
     static func awaitInField(
-        _ card: VirtualCard, within: Duration = grace, otherSlot: String = virtualCardOtherSlot
+        _ card: VirtualCard, within: Duration = grace, otherSlot: String
     ) async throws(CLIError) {
         let end = ContinuousClock.now + within
         while ContinuousClock.now < end {
@@ -27,9 +23,10 @@ enum CardLink {
             diagnosis(card, after: within, otherSlot: otherSlot) ?? "the virtual card is not in the field")
     }
 
-    /// Why `card` is not in the field (nil when it is, or was taken out on request).
+    /// Why `card` is not in the field (nil when it is, or was taken out on request); when
+    /// another card holds the port, `otherSlot` (the command's own way out) ends it.
     static func diagnosis(
-        _ card: VirtualCard, after: Duration? = nil, otherSlot: String = virtualCardOtherSlot
+        _ card: VirtualCard, after: Duration? = nil, otherSlot: String
     ) -> String? {
         let port = card.configuration.port
         let host = card.configuration.host

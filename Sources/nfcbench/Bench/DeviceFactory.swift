@@ -101,14 +101,6 @@ enum DeviceFactory {
         return (String(device[..<colon]), String(device[device.index(after: colon)...]))
     }
 
-    /// `scripts/with-pcscd` beside the bench data this binary uses (its path, so an installed
-    /// binary's user finds it), or its name in the clone.
-    static var withPCSCD: String {
-        guard let hw = DataLocation.hardwareDirectory() else { return "scripts/with-pcscd (in the clone)" }
-        let clone = hw.hasSuffix("/hardware") ? String(hw.dropLast("/hardware".count)) : hw + "/.."
-        return clone + "/scripts/with-pcscd"
-    }
-
     /// A clear "unavailable" (69) when pcscd does not answer or has no reader of that name,
     /// before anything begins (a session would otherwise end as if the reader had failed).
     static func requirePCSCReader(_ reader: String) throws(CLIError) {
@@ -117,7 +109,7 @@ enum DeviceFactory {
             readers = try PCSCContext().readers()
         } catch {
             throw .unavailable(
-                "no PC/SC service: \(error) (is pcscd running? start it, or run the command through \(withPCSCD) for a private pcscd with vpcd's reader; 'nfcbench doctor' checks the bench)"
+                "no PC/SC service: \(error) (is pcscd running? start it, or run the command through \(DataLocation.withPCSCDScript() ?? "scripts/with-pcscd (in the clone)") for a private pcscd with vpcd's reader; 'nfcbench doctor' checks the bench)"
             )
         }
         guard readers.contains(reader) else {

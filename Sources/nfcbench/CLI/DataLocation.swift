@@ -49,6 +49,19 @@ enum DataLocation {
         return candidates.first { fm.fileExists(atPath: $0) }
     }
 
+    /// The clone's `scripts/` folder, beside the bench data (`hardware/`); nil without bench data.
+    static func scriptsDirectory() -> String? {
+        hardwareDirectory().map {
+            URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("scripts").path
+        }
+    }
+
+    /// `scripts/with-pcscd` beside the bench data (a clone), if it is there.
+    static func withPCSCDScript() -> String? {
+        guard let script = scriptsDirectory().map({ $0 + "/with-pcscd" }) else { return nil }
+        return FileManager.default.isExecutableFile(atPath: script) ? script : nil
+    }
+
     /// Required version of ``resolve(_:in:)``: a no-input error (66) naming what was looked for,
     /// and the shipped file whose name is nearest (at most 2 edits: a typo), if one is.
     static func require(_ name: String, in sub: String) throws(CLIError) -> String {

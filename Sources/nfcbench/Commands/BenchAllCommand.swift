@@ -154,10 +154,10 @@ final class BenchAll: @unchecked Sendable {
         self.rounds = rounds
         self.idle = idle
         self.count = count
-        guard let hw = DataLocation.hardwareDirectory() else {
+        guard let scripts = DataLocation.scriptsDirectory() else {
             throw .unavailable("no hardware/ folder beside the binary: bench all runs from a clone")
         }
-        scripts = URL(fileURLWithPath: hw).deletingLastPathComponent().appendingPathComponent("scripts").path
+        self.scripts = scripts
         work = NSTemporaryDirectory() + "nfcbench-bench-all-\(getpid())"
         loadBefore = Self.loadAverage()
         do { try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true) } catch {

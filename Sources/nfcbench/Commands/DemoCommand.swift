@@ -266,14 +266,6 @@ enum DemoCommand {
     static let thermalOffReason =
         "the thermal model is off so that its heat does not shorten the three sessions; Core NFC's own limit is 60 s"
 
-    /// `scripts/with-pcscd` beside the bench data (a clone), if there is one.
-    static func withPCSCDScript() -> String? {
-        guard let hw = DataLocation.hardwareDirectory() else { return nil }
-        let script = URL(fileURLWithPath: hw).deletingLastPathComponent().appendingPathComponent("scripts/with-pcscd")
-            .path
-        return FileManager.default.isExecutableFile(atPath: script) ? script : nil
-    }
-
     /// True when a pcscd answers and lists the vpcd reader "Virtual PCD 00 00".
     static func vpcdReaderAvailable() -> Bool {
         guard let ctx = try? PCSCContext(), let readers = try? ctx.readers() else { return false }
@@ -292,7 +284,7 @@ enum DemoCommand {
     /// signal to it and relaying its standard error as it comes, except with-pcscd's own
     /// complaints, which say why the private bench is missing (exit 69).
     static func runUnderPrivatePCSCD() async throws(CLIError) -> PrivateRun {
-        guard let script = withPCSCDScript() else {
+        guard let script = DataLocation.withPCSCDScript() else {
             return .unavailable("scripts/with-pcscd is not beside the bench data (not a clone)")
         }
         var env = ProcessInfo.processInfo.environment

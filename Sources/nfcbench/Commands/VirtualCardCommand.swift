@@ -9,6 +9,9 @@ import VirtualHardware
 
 /// `nfcbench virtual card`: a tag file served as a vsmartcard vpcd card to the real pcscd.
 enum VirtualCardCommand {
+    /// What to do when another card holds vpcd's port (``CardLink``): this command's own flags.
+    static let otherSlot = "use the other vpcd slot (--slot 1, port 35964)"
+
     static let command = Command(
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
@@ -136,7 +139,7 @@ enum VirtualCardCommand {
                     said = nil
                 } else if BenchTrace.monotonicMicros() >= link.sinceMicros + UInt64(CardLink.grace.components.seconds)
                     * 1_000_000,
-                    let why = CardLink.diagnosis(card)
+                    let why = CardLink.diagnosis(card, otherSlot: otherSlot)
                 {
                     if !everInField && !wait {
                         if failure.withLock({ $0 }) == nil {
