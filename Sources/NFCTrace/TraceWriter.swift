@@ -8,9 +8,10 @@ import Synchronization
 /// the run began (the header's `started` is that instant's wall-clock time), and `event`.
 /// The same records are what `--json` prints, so one schema serves both.
 ///
-/// Each line is handed to the kernel with one `write(2)` as soon as it is recorded, so a
-/// trace survives the process being killed mid-session (at worst its last line is missing,
-/// never half a line in the middle). Location, rotation and the size cap: see
+/// Each record is handed to the kernel with one `write(2)` as soon as it is recorded (a
+/// batch of records, ``emit(contentsOf:)``, with one `write(2)` for the batch), so a trace
+/// survives the process being killed mid-session (at worst its last lines are missing, never
+/// half a line in the middle). Location, rotation and the size cap: see
 /// ``TraceLocation``. With `redact` on, UIDs, payloads and what was decoded from them are
 /// replaced by `"redacted:<n> bytes"` (``sensitiveKeys``); the header keeps everything but
 /// its `setup`'s identifiers. Sinks (``TraceSink``, e.g. the pcapng export) see every
@@ -107,26 +108,40 @@ public final class TraceWriter: Sendable {
     /// written (redacted when asked), for whatever shows it to a person.
     @discardableResult
     public func emit(_ record: JSONObject) -> JSONObject {
-        let written = redact ? Self.redacted(record) : record
+        emit(contentsOf: CollectionOfOne(record))[0]
+    }
+
+    /// Writes fully formed records in their order with one `write(2)` for all of them (a
+    /// burst of frames noted outside a timing, a virtual card's events since the last look),
+    /// instead of one per record; returns them as written (redacted when asked). The size
+    /// cap applies record by record, as for ``emit(_:)``.
+    @discardableResult
+    public func emit(contentsOf records: some Collection<JSONObject>) -> [JSONObject] {
+        let written = redact ? records.map(Self.redacted) : Array(records)
         // Under the lock, so --json, the file and the sinks have the records in one order.
         state.withLock { s in
             guard !s.closed else { return }
-            for sink in sinks { sink.receive(record) }
-            let wantsFile = s.fd >= 0 && !s.capped
-            guard wantsFile || echo != nil else { return }
-            let line = written.serialized + "\n"
-            echo?(String(line.dropLast()))
-            guard wantsFile else { return }
-            var bytes = Array(line.utf8)
-            if s.written + bytes.count > maxBytes {
-                s.capped = true
-                bytes = Array(
-                    (JSONObject([
-                        "t_us": .int(elapsedMicroseconds), "event": "trace_truncated",
-                        "max_bytes": .int(Int64(maxBytes)),
-                    ]).serialized + "\n").utf8)
+            var bytes: [UInt8] = []
+            for (record, shown) in zip(records, written) {
+                for sink in sinks { sink.receive(record) }
+                let wantsFile = s.fd >= 0 && !s.capped
+                guard wantsFile || echo != nil else { continue }
+                let line = shown.serialized + "\n"
+                echo?(String(line.dropLast()))
+                guard wantsFile else { continue }
+                let size = line.utf8.count
+                if s.written + bytes.count + size > maxBytes {
+                    s.capped = true
+                    bytes.append(
+                        contentsOf: (JSONObject([
+                            "t_us": .int(elapsedMicroseconds), "event": "trace_truncated",
+                            "max_bytes": .int(Int64(maxBytes)),
+                        ]).serialized + "\n").utf8)
+                } else {
+                    bytes.append(contentsOf: line.utf8)
+                }
             }
-            s.written += TraceFile.writeAll(s.fd, bytes)
+            if !bytes.isEmpty { s.written += TraceFile.writeAll(s.fd, bytes) }
         }
         return written
     }

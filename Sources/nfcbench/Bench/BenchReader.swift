@@ -183,13 +183,17 @@ struct TimedTag {
     /// times each round trip itself, right around its library call (``RepeatingAPDUTransport``).
     var repeatsAPDUs: Bool { repeating != nil }
 
-    /// Writes the exchanges noted so far to the trace (call it outside the timing).
+    /// Writes the exchanges noted so far to the trace (call it outside the timing), with one
+    /// `write(2)` for all of them.
     func flush() {
-        for n in notes.take() {
-            var o: JSONObject = ["target": .int(target), "command": .string(n.command.hexString())]
+        let records = notes.take().map { n -> JSONObject in
+            var o: JSONObject = [
+                "t_us": .int(n.t), "event": "frame", "target": .int(target), "command": .string(n.command.hexString()),
+            ]
             o["response"] = n.response.map { .string($0.hexString()) } ?? .null
-            trace.record("frame", at: n.t, o)
+            return o
         }
+        trace.emit(contentsOf: records)
     }
 
     /// ``RepeatingAPDUTransport/transmitRepeatedly(_:count:into:shouldStop:)`` on the untraced

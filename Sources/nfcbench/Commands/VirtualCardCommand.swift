@@ -154,13 +154,16 @@ enum VirtualCardCommand {
                     }
                 }
                 let new = card.takeEvents()
-                for e in new {
+                // The events since the last look go to the trace with one write(2).
+                let records = new.map { e -> JSONObject in
                     let (name, fields) = BenchTrace.fields(of: e)
                     let t = Int64(e.timestampMicros) - Int64(start)
                     var record: JSONObject = ["t_us": .int(t), "event": .string(name)]
                     record.merge(fields)
-                    let written = trace.emit(record)
-                    if !json && !quiet, let line = BenchTrace.text(written) { Output.out(line) }
+                    return record
+                }
+                for written in trace.emit(contentsOf: records) where !json && !quiet {
+                    if let line = BenchTrace.text(written) { Output.out(line) }
                 }
                 if new.isEmpty {
                     if stopFollowing.isSet {

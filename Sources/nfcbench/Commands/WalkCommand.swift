@@ -136,7 +136,7 @@ enum WalkCommand {
             var summary: JSONObject = ["t_us": .int(result.events.last?.time.wholeMicroseconds ?? 0)]
             summary.merge(summaryJSON(result.summary, walk: walk))
             records.append(summary)
-            for r in records { trace.emit(r) }
+            trace.emit(contentsOf: records)
             if json {
                 for r in records { Output.out(r.serialized) }
             } else {
