@@ -46,7 +46,9 @@ enum DoctorCommand {
                     Output.out(line + "}")
                 } else {
                     Output.out((f.ok ? "ok    " : "FIX   ") + f.message)
-                    if let fix = f.fix { Output.out("      fix: \(fix)") }
+                    // Beside "ok" the advice is a note (nothing is wrong for what the bench
+                    // does now); beside "FIX" it is the fix.
+                    if let fix = f.fix { Output.out("      \(f.ok ? "note" : "fix"): \(fix)") }
                 }
             }
             let problems = findings.filter { !$0.ok }.count
@@ -79,6 +81,9 @@ struct DoctorFinding: Sendable, Equatable {
     var check: String
     var ok: Bool
     var message: String
+    /// What to do: the fix of a problem, or, on a finding that is ok, advice for later (no
+    /// pcscd is fine for libnfc readers; PC/SC commands will need one), printed as "note:".
+    /// JSON's key is `fix` either way.
     var fix: String?
 }
 
@@ -219,7 +224,7 @@ struct BenchDoctor {
         let hint =
             answering
             ? nil
-            : "PC/SC commands (devices, session --device pcsc:…) need a pcscd: scripts/with-pcscd COMMAND runs a private one with the virtual reader, as the demo does; for a USB reader: sudo systemctl start pcscd"
+            : "PC/SC commands (devices, session --device pcsc:…) need a pcscd: \(DataLocation.withPCSCDScript() ?? "scripts/with-pcscd") COMMAND runs a private one with the virtual reader, as the demo does; for a USB reader: sudo systemctl start pcscd"
         return [DoctorFinding(check: "pcscd", ok: true, message: said, fix: hint)]
     }
 
