@@ -111,6 +111,12 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     /// The device, once opened.
     public var device: (any NFCDevice)? { state.withLock { $0.device } }
 
+    /// How often the tag's presence is checked while it is in the field: the configuration's
+    /// ``Configuration/presenceInterval``, else the device's
+    /// (``/NFCTags/NFCDeviceTraits/presenceInterval``: 250 ms for PC/SC, 100 ms for libnfc).
+    /// `nil` while no device is open and none was configured.
+    public var presenceInterval: Duration? { configuration.presenceInterval ?? device?.traits.presenceInterval }
+
     /// Targets in the field now (while polling), oldest first.
     public var targets: [DiscoveryMachine.Entry] { state.withLock { $0.machine.targets } }
 

@@ -87,6 +87,13 @@ struct OutputPolishTests {
         }
         #expect((perSecond * 10).rounded() == perSecond * 10, "\(perSecond)")
         #expect(o["timed"]?.stringValue == "transport", "a sim: tag is timed around our transport: \(r.stdout)")
+        // The presence interval in use, not only the one asked for: the device's own default
+        // (NFCDeviceTraits' 100 ms for the simulated reader), else --presence-interval.
+        #expect(o["presence_interval_ms"] == .int(100), "\(r.stdout)")
+        let asked = try await NFCBench.run(
+            ["measure", "apdu", "--device", "sim:tap-uri", "--count", "2", "--json", "--presence-interval", "40"])
+        let a = try JSONValue(parsing: try #require(asked.stdoutLines.first))
+        #expect(a["presence_interval_ms"] == .int(40), "\(asked.stdout)")
         let text = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5"])
         let rate = try #require(text.stdoutLines.first { $0.hasSuffix("APDUs per second") })
         #expect(rate.wholeMatch(of: /[\d,]+(\.\d+)? APDUs per second/) != nil, "\(rate)")

@@ -36,7 +36,8 @@ enum MeasureCommand {
               --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
                                        per_second (samples per second of the samples' summed time,
                                        so the trace's writing between runs is left out), total_us
-                                       (the whole measurement), presence_interval_ms and, for apdu
+                                       (the whole measurement), presence_interval_ms (the one in
+                                       use: --presence-interval, else the device's) and, for apdu
                                        and read, timed: what the clock is read around
                                        ("SCardTransmit": the library call itself; "transport": our
                                        transport's transmit or READ, its trace note included;
@@ -193,7 +194,9 @@ enum MeasureCommand {
         if json {
             var out: JSONObject = ["measure": .string(what.rawValue), "device": .string(reader.spec.identifier)]
             for e in figures.entries { out[e.key] = e.value }
-            out["presence_interval_ms"] = interval.map { .int(Int64($0)) } ?? .null
+            // The interval in use: the one asked for, else the device's own.
+            let presence = reader.frontend.presenceInterval.map { Int64(TimingStatistics.microseconds($0) / 1000) }
+            out["presence_interval_ms"] = presence.map { .int($0) } ?? .null
             Output.out(JSONValue.object(out).serialized)
         } else {
             if let cut {
