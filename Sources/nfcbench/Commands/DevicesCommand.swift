@@ -65,7 +65,8 @@ enum DevicesCommand {
             if json {
                 Output.out(JSONValue.object(["backend": "pcsc", "error": .string(why)]).serialized)
             } else {
-                Output.err("pcsc: \(why) (start it, or run through \(DataLocation.withPCSCDScript() ?? "scripts/with-pcscd"))")
+                let script = DataLocation.withPCSCDScript() ?? "scripts/with-pcscd"
+                Output.err("pcsc: \(why) (start it, or run through \(script))")
             }
         }
         do {
