@@ -27,6 +27,11 @@ struct DemoTests {
         #expect(r.stdout.contains("https://example.com/nfcbench"))
         let lines = try r.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
         #expect(lines.first?["schema"]?.stringValue == TraceWriter.schema)
+        // Session 4 begins after session 3's didBecomeActive is written, not only after the
+        // system counts it active: the output reads in the order things happened.
+        let active3 = lines.firstIndex { $0["event"]?.stringValue == "didBecomeActive" && $0["session"]?.intValue == 3 }
+        let begin4 = lines.firstIndex { $0["event"]?.stringValue == "begin" && $0["session"]?.intValue == 4 }
+        #expect(active3 != nil && begin4 != nil && active3! < begin4!, "\(r.stdout)")
         // --json prints the trace: the file holds the same records.
         let traces = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("traces").path)
         #expect(traces.count == 1)

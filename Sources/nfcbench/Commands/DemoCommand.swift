@@ -153,7 +153,10 @@ enum DemoCommand {
             options.sessionNumberOffset = 2
             let holder = SessionRunner(backend: backend, options: options, trace: trace)
             async let held = holder.run()
-            for _ in 0..<400 where holder.system.activeSessionCount == 0 && stopper.signal == nil {
+            // Session 4 begins once session 3 is active and its didBecomeActive is written, so
+            // the output shows them in that order.
+            for _ in 0..<400
+            where (holder.system.activeSessionCount == 0 || !holder.hasShownActive) && stopper.signal == nil {
                 try? await Task.sleep(for: .milliseconds(5))
             }
             options.sessionNumberOffset = 3

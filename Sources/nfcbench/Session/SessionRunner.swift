@@ -109,6 +109,9 @@ final class SessionRunner: @unchecked Sendable {
     /// UIDs it detected (the demo checks its own card).
     private let seen = SessionSeen()
     var detectedUIDs: [[UInt8]] { seen.uids.withLock { $0 } }
+    /// Whether `didBecomeActive` has been written (trace and output), so what a caller does
+    /// next is written after it (the demo's second session).
+    var hasShownActive: Bool { seen.activeShown.withLock { $0 } }
     let system: NFCReaderSystem
     /// Reads the bench app has started and not finished (a virtual-time driver waits for 0).
     let appWork = Counter()
@@ -151,6 +154,7 @@ final class SessionRunner: @unchecked Sendable {
                 let written = trace.emit(o)
                 if !json, let line = TraceLines.render(written, verbose: verbose) { Self.show(line, status: status) }
                 status?.update(record)
+                if case .didBecomeActive = record.event { seen.activeShown.withLock { $0 = true } }
             })
     }
 
@@ -234,6 +238,7 @@ final class SessionRunner: @unchecked Sendable {
 final class SessionSeen: Sendable {
     let signalCause = Mutex<(signal: Int32, cause: String)?>(nil)
     let uids = Mutex<[[UInt8]]>([])
+    let activeShown = Mutex(false)
 }
 
 /// A thread-safe count (reads, work in flight).
