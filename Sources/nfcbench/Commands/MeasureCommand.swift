@@ -31,7 +31,10 @@ enum MeasureCommand {
               --presence-interval MS   how often the reader's presence is checked (default: the device's,
                                        250 ms for PC/SC, 100 ms for libnfc)
               --virtual-card TAG       present and remove an in-process vpcd card serving TAG
-                                       (needed for detect and removal: the bench controls the field)
+                                       (needed for detect and removal: the bench controls the field);
+                                       apdu and read rates against it are not comparable with a
+                                       separate `virtual card` process (on 2 cores they read up to
+                                       twice as high: fewer processes for the scheduler to place)
               --port N                 that card's vpcd port (default 35963)
               --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
                                        per_second (samples per second of the samples' summed time,
