@@ -79,4 +79,23 @@ struct BenchPlacementTests {
         #expect(apart.cpu == "2" && apart.processes == [10, 11] && apart.allowed == "2,5-6")
         #expect(OneCPU(cpu: "0", clientCPU: "0", allowed: "0", processes: []).apart == nil)
     }
+
+    @Test("bench all's ratio never reads as the goal's bound beside a mark that says otherwise")
+    func ratioAtBound() {
+        func row(_ ratio: Double, goal: String = "≥ 0.98", met: Bool?) -> BenchAll.Row {
+            BenchAll.Row(
+                name: "measure apdu", unit: "APDU/s", ours: 1, theirs: 1, theirsName: nil, ratio: ratio, runs: 7,
+                goal: goal, met: met)
+        }
+        // 0.976 rounds to the bound 0.98 but misses it: three decimals.
+        #expect(BenchAll.ratioText(row(0.976, met: false)) == "0.976")
+        #expect(BenchAll.ratioText(row(0.9804, met: true)) == "0.980")
+        #expect(BenchAll.ratioText(row(0.98, met: true)) == "0.98")
+        #expect(BenchAll.ratioText(row(0.95, met: false)) == "0.95")
+        #expect(BenchAll.ratioText(row(1.104, goal: "≤ 1.10", met: false)) == "1.104")
+        // No goal, no mark: two decimals whatever the value.
+        #expect(BenchAll.ratioText(row(0.976, goal: "", met: nil)) == "0.98")
+        let table = BenchAll.table([row(0.976, met: false)])
+        #expect(table.contains("0.976   7     ≥ 0.98 ✗"), "\(table)")
+    }
 }

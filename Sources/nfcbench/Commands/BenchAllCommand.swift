@@ -584,10 +584,24 @@ final class BenchAll: @unchecked Sendable {
             let mark = r.met.map { $0 ? " ✓" : " ✗" } ?? ""
             lines.append(
                 r.name.padded(52) + f(r.ours, r.unit).padded(14) + f(r.theirs, r.unit).padded(14)
-                    + (r.ratio.map { String(format: "%.2f", $0) } ?? "").padded(8) + "\(r.runs)".padded(6) + r.goal
+                    + ratioText(r).padded(8) + "\(r.runs)".padded(6) + r.goal
                     + mark + (r.theirsName.map { "  (theirs: \($0))" } ?? ""))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The ratio to two decimals, or to three when two would print the goal's own bound
+    /// ("≥ 0.98" beside 0.976 would read 0.98 ✗): the printed figure never contradicts its mark.
+    static func ratioText(_ r: Row) -> String {
+        guard let ratio = r.ratio else { return "" }
+        let two = String(format: "%.2f", ratio)
+        let bound = r.goal.split(separator: " ").last.flatMap { Double($0) }
+        if r.met != nil, let bound, r.goal.hasPrefix("≥") || r.goal.hasPrefix("≤"), Double(two) == bound,
+            ratio != bound
+        {
+            return String(format: "%.3f", ratio)
+        }
+        return two
     }
 
     static func onPath(_ tool: String) -> Bool {
