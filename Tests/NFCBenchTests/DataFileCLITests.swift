@@ -57,6 +57,10 @@ struct DataFileCLITests {
         #expect(
             typo.stderr == "error: no file 't4t-url' here or in \(b.hardware)/tags (did you mean t4t-uri?)\n",
             "\(typo.stderr)")
+        // The same typo in a path to the shipped folder (a fresh user's try).
+        let inPath = try await b.run(["tag", "show", "hardware/tags/ntag215-url.json"])
+        #expect(inPath.status == 66)
+        #expect(inPath.stderr.hasSuffix("(did you mean ntag215-uri?)\n"), "\(inPath.stderr)")
     }
 
     @Test("session --device sim:: a wrong type in the scenario is 65 with its path; a missing tag file is 66")

@@ -77,7 +77,9 @@ enum DataLocation {
         guard let hw = hardwareDirectory(),
             let files = try? FileManager.default.contentsOfDirectory(atPath: "\(hw)/\(sub)")
         else { return nil }
-        let given = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+        // A path's file name counts ("hardware/tags/ntag215-url.json" meant ntag215-uri).
+        let file = name.split(separator: "/").last.map(String.init) ?? name
+        let given = file.hasSuffix(".json") ? String(file.dropLast(5)) : file
         return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
             .map { ($0, editDistance($0, given)) }.filter { $0.1 <= 2 }
             .min { ($0.1, $0.0) < ($1.1, $1.0) }?.0
