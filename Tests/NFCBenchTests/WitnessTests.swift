@@ -67,9 +67,7 @@ enum Witness {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: executable)
             p.arguments = arguments
-            var env = ProcessInfo.processInfo.environment
-            for (k, v) in environment { env[k] = v }
-            p.environment = env
+            p.environment = TestTraces.childEnvironment(environment)
             let out = Pipe()
             let err = Pipe()
             p.standardOutput = out

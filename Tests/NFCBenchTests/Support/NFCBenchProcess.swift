@@ -41,9 +41,7 @@ enum NFCBench {
         let p = Process()
         p.executableURL = executable
         p.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        p.environment = env
+        p.environment = TestTraces.childEnvironment(environment)
         let out = Pipe()
         let err = Pipe()
         p.standardOutput = out
@@ -129,8 +127,7 @@ extension NFCBench {
     static func runTimedBlocking(_ args: [String], environment: [String: String]) throws -> TimedResult {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-timed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
+        let env = TestTraces.childEnvironment(environment)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -18,3 +18,24 @@ struct TestFolder: Sendable {
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// The environment for a process a test starts: this process's, with `extra` on top, and
+/// `NFCBENCH_TRACE_DIR` pointing at a folder of this test run's own when neither gives one.
+/// `./bench test` gives one; a `swift test` run by hand did not, and its commands' traces went
+/// to the user's trace folder, which keeps only the newest 100: a test run pushed out a lab's
+/// traces. The folder is made once, 0700, and removed when the test process exits.
+enum TestTraces {
+    static let folder: String = {
+        var template = Array("\(NSTemporaryDirectory())nfcbench-test-traces-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { return "\(NSTemporaryDirectory())nfcbench-test-traces-unmade" }
+        atexit { try? FileManager.default.removeItem(atPath: TestTraces.folder) }
+        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }()
+
+    static func childEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in extra { env[k] = v }
+        if env["NFCBENCH_TRACE_DIR"] == nil { env["NFCBENCH_TRACE_DIR"] = folder }
+        return env
+    }
+}
