@@ -60,6 +60,37 @@ struct SignalPolicyTests {
         #expect(bench.readerLocks.isEmpty, "the released lock file is removed: \(bench.readerLocks)")
     }
 
+    @Test(
+        "A reader of the output that goes away (session --json | head -2): SIGPIPE ends the session as SIGTERM does, trace complete, lock file gone"
+    )
+    func outputReaderGone() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        let trace = bench.dir.appendingPathComponent("s.jsonl").path
+        // head leaves after two lines, while the session is still beginning: the signal comes
+        // before there is an active session to end, and must still end it (not the 60 s limit).
+        let script = """
+            "$B" session --device sim:no-tag --json --trace "$T" | head -2 >/dev/null
+            echo "exit ${PIPESTATUS[0]}"
+            """
+        var env = bench.env
+        env["B"] = NFCBench.binary.path
+        env["T"] = trace
+        let e = env
+        let r = try await NFCBench.offPool {
+            try NFCBench.runBlockingExecutable("/bin/bash", ["-c", script], environment: e, timeout: .seconds(30))
+        }
+        #expect(r.stdout.contains("exit 12"), "\(r.stdout)\n\(r.stderr)")
+        let recs = Self.records(
+            try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init))
+        let ending = recs.last
+        #expect(ending?["event"]?.stringValue == "didInvalidateWithError", "\(recs)")
+        #expect(ending?["code"]?.intValue == 202)
+        #expect(ending?["cause"]?.stringValue == "terminated by signal \(SIGPIPE)")
+        #expect(recs.first { $0["event"]?.stringValue == "signal" }?["name"]?.stringValue == "SIGPIPE")
+        #expect(bench.readerLocks.isEmpty, "\(bench.readerLocks)")
+    }
+
     @Test("SIGTSTP followed at once by SIGCONT still ends the session with 202 (exit 12), once")
     func stopThenContinue() async throws {
         let bench = try Bench()

@@ -15,7 +15,12 @@ enum Output {
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 { if errno == EINTR { continue } else { return } }
+            if n < 0 {
+                if errno == EINTR { continue }
+                // Nobody reads this pipe any more: end the command as SIGPIPE would, cleanly.
+                if errno == EPIPE { Signals.outputClosed() }
+                return
+            }
             off += n
         }
     }

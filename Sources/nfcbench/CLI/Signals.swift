@@ -4,8 +4,8 @@ import Synchronization
 
 /// The one signal policy of every nfcbench command (README "Signals").
 ///
-/// ``install()`` runs first in `main`: it blocks SIGINT, SIGTERM, SIGHUP, SIGTSTP and SIGCONT
-/// in the main thread, so every thread made afterwards has them blocked too (libdispatch's
+/// ``install()`` runs first in `main`: it blocks SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT and
+/// SIGPIPE in the main thread, so every thread made afterwards has them blocked too (libdispatch's
 /// workers block them anyway); the command then runs in a task and the main thread takes the
 /// signals with `sigwaitinfo(2)` (``takeSignals()``).
 /// A signal goes to every handler registered with ``handle(_:)`` (a session, the demo, a
@@ -19,11 +19,17 @@ import Synchronization
 /// discarded by the kernel (signal(7)): so SIGCONT is taken too, and a session that sees it
 /// knows it was stopped. A SIGHUP ignored by whoever started the process (`nohup`) stays ignored.
 ///
+/// SIGPIPE: a write to a pipe nobody reads any more (`nfcbench session --json | head -2`)
+/// raises it in the writing thread, where it is blocked, so the write fails with `EPIPE`;
+/// ``Output`` then sends SIGPIPE to the process once (``outputClosed()``), and it is handled as
+/// SIGTERM is: a session ends with 202 and a complete trace, its lock file removed, instead of
+/// the process dying mid-write with its lock file left behind.
+///
 /// Children never inherit the blocked mask: ``ChildProcess`` starts them with an empty mask and
 /// default actions.
 enum Signals {
     /// The signals nfcbench takes (before `nohup`'s SIGHUP is left out).
-    static let policy: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT]
+    static let policy: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT, SIGPIPE]
 
     private struct Registry {
         var next: UInt64 = 0
@@ -121,13 +127,23 @@ enum Signals {
         }
     }
 
-    /// True for the signals that stop a command that is not a session (SIGINT, SIGTERM, SIGHUP).
-    static func stops(_ sig: Int32) -> Bool { sig == SIGINT || sig == SIGTERM || sig == SIGHUP }
+    /// True for the signals that stop a command that is not a session (SIGINT, SIGTERM, SIGHUP,
+    /// and SIGPIPE: its output's reader is gone).
+    static func stops(_ sig: Int32) -> Bool { sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE }
+
+    private static let outputGone = Atomic<Bool>(false)
+
+    /// Standard output or error is a pipe nobody reads any more (a write failed with `EPIPE`):
+    /// sends SIGPIPE to the process, once, so the signal thread hands it over as any other.
+    static func outputClosed() {
+        guard installed.load(ordering: .relaxed), !outputGone.exchange(true, ordering: .relaxed) else { return }
+        kill(getpid(), SIGPIPE)
+    }
 
     /// What a policy signal does when nothing handles it.
     static func runDefault(_ sig: Int32) {
         switch sig {
-        case SIGINT, SIGTERM, SIGHUP: die(by: sig)
+        case SIGINT, SIGTERM, SIGHUP, SIGPIPE: die(by: sig)
         case SIGTSTP: kill(getpid(), SIGSTOP)
         default: break
         }
@@ -159,6 +175,7 @@ enum Signals {
         case SIGHUP: "SIGHUP"
         case SIGTSTP: "SIGTSTP"
         case SIGCONT: "SIGCONT"
+        case SIGPIPE: "SIGPIPE"
         case SIGQUIT: "SIGQUIT"
         case SIGKILL: "SIGKILL"
         default: "signal \(sig)"

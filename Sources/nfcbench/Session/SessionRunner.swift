@@ -17,8 +17,9 @@ import Synchronization
 /// SIGTSTP is leaving the foreground (202): the session ends, then the process stops if it
 /// is the terminal's foreground job; nothing restarts on SIGCONT, and a SIGCONT during the
 /// session (the process was stopped: its SIGTSTP may have been discarded by the kernel,
-/// or it was a SIGSTOP) ends it with 202 too; SIGTERM and SIGHUP end it with 202 "terminated
-/// by signal N". The ending record says which signal (`cause`), after a `signal` record.
+/// or it was a SIGSTOP) ends it with 202 too; SIGTERM, SIGHUP and SIGPIPE (the output's reader
+/// went away) end it with 202 "terminated by signal N". The ending record says which signal
+/// (`cause`), after a `signal` record.
 final class SessionRunner: @unchecked Sendable {
     enum Mode: String, CaseIterable {
         case ndef
@@ -111,7 +112,7 @@ final class SessionRunner: @unchecked Sendable {
     var detectedUIDs: [[UInt8]] { seen.uids.withLock { $0 } }
     /// Whether `didBecomeActive` has been written (trace and output), so what a caller does
     /// next is written after it (the demo's second session).
-    var hasShownActive: Bool { seen.activeShown.withLock { $0 } }
+    var hasShownActive: Bool { seen.activation.withLock { $0.shown } }
     let system: NFCReaderSystem
     /// Reads the bench app has started and not finished (a virtual-time driver waits for 0).
     let appWork = Counter()
@@ -154,8 +155,20 @@ final class SessionRunner: @unchecked Sendable {
                 let written = trace.emit(o)
                 if !json, let line = TraceLines.render(written, verbose: verbose) { Self.show(line, status: status) }
                 status?.update(record)
-                if case .didBecomeActive = record.event { seen.activeShown.withLock { $0 = true } }
+                if case .didBecomeActive = record.event {
+                    // A signal that came while the session was still beginning found nothing to
+                    // end: its ending is applied now (off this callback).
+                    let pending = seen.activation.withLock { a -> Int32? in
+                        a.shown = true
+                        defer { a.pendingSignal = nil }
+                        return a.pendingSignal
+                    }
+                    if let pending, let apply = seen.applier.withLock({ $0 }) {
+                        DispatchQueue.global().async { apply(pending) }
+                    }
+                }
             })
+        seen.applier.withLock { $0 = { [weak self] sig in self?.apply(sig) } }
     }
 
     static func show(_ line: String, status: StatusLine?) {
@@ -214,6 +227,13 @@ final class SessionRunner: @unchecked Sendable {
             return
         }
         note("signal", ["signal": .int(Int64(sig)), "name": .string(Signals.name(sig)), "reason": .string(cause)])
+        seen.activation.withLock { if !$0.shown { $0.pendingSignal = sig } }
+        apply(sig)
+    }
+
+    /// What a signal does to the sessions (README "Signals"); also run again when the signal
+    /// came before the session became active (nothing was there to end yet).
+    private func apply(_ sig: Int32) {
         switch sig {
         case SIGINT: system.userTappedDone()
         case SIGTSTP, SIGCONT: system.appDidEnterBackground()
@@ -238,7 +258,11 @@ final class SessionRunner: @unchecked Sendable {
 final class SessionSeen: Sendable {
     let signalCause = Mutex<(signal: Int32, cause: String)?>(nil)
     let uids = Mutex<[[UInt8]]>([])
-    let activeShown = Mutex(false)
+    /// Whether `didBecomeActive` has been written, and a signal's ending that came before it
+    /// (one lock, so a signal and the activation can't miss each other).
+    let activation = Mutex<(shown: Bool, pendingSignal: Int32?)>((false, nil))
+    /// Applies a signal's ending (``SessionRunner/apply(_:)``), set once the runner exists.
+    let applier = Mutex<(@Sendable (Int32) -> Void)?>(nil)
 }
 
 /// A thread-safe count (reads, work in flight).
