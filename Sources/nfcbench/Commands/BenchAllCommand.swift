@@ -59,9 +59,15 @@ enum BenchAllCommand {
             try args.finish()
             #if DEBUG
                 guard allowDebug else {
-                    throw CLIError.usage(
-                        "bench all measures the release build: ./bench install, then nfcbench bench all (or --allow-debug)"
-                    )
+                    // Name the release binary when ./bench install has made it: a debug build
+                    // first on PATH (the README's .build/debug) would otherwise answer again.
+                    let exe = URL(fileURLWithPath: DataLocation.executablePath())
+                    let release = exe.deletingLastPathComponent().deletingLastPathComponent()
+                        .deletingLastPathComponent().appendingPathComponent("release/nfcbench").path
+                    let run =
+                        FileManager.default.isExecutableFile(atPath: release)
+                        ? "run \(release) bench all" : "./bench install, then its bin/nfcbench bench all"
+                    throw CLIError.usage("bench all measures the release build: \(run) (or --allow-debug)")
                 }
             #endif
             if ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private", !DemoCommand.vpcdReaderAvailable() {
