@@ -109,7 +109,7 @@ enum DeviceFactory {
             readers = try PCSCContext().readers()
         } catch {
             throw .unavailable(
-                "no PC/SC service: \(error) (is pcscd running? start it, or run the command through \(DataLocation.withPCSCDScript() ?? "scripts/with-pcscd (in the clone)") for a private pcscd with vpcd's reader; 'nfcbench doctor' checks the bench)"
+                "no PC/SC service: \(error) (is pcscd running? start it, or run the command through \(DataLocation.withPCSCDHint) for a private pcscd with vpcd's reader; 'nfcbench doctor' checks the bench)"
             )
         }
         guard readers.contains(reader) else {

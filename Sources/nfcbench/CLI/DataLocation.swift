@@ -62,6 +62,10 @@ enum DataLocation {
         return FileManager.default.isExecutableFile(atPath: script) ? script : nil
     }
 
+    /// How a message names `with-pcscd`: its full path (so an installed binary's user finds
+    /// it), else where it lives in a clone.
+    static var withPCSCDHint: String { withPCSCDScript() ?? "scripts/with-pcscd (in the clone)" }
+
     /// Required version of ``resolve(_:in:)``: a no-input error (66) naming what was looked for,
     /// and the shipped file whose name is nearest (at most 2 edits: a typo), if one is.
     static func require(_ name: String, in sub: String) throws(CLIError) -> String {

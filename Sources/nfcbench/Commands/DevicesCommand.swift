@@ -65,8 +65,7 @@ enum DevicesCommand {
             if json {
                 Output.out(JSONValue.object(["backend": "pcsc", "error": .string(why)]).serialized)
             } else {
-                let script = DataLocation.withPCSCDScript() ?? "scripts/with-pcscd"
-                Output.err("pcsc: \(why) (start it, or run through \(script))")
+                Output.err("pcsc: \(why) (start it, or run through \(DataLocation.withPCSCDHint))")
             }
         }
         do {

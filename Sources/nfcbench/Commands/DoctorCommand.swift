@@ -224,7 +224,7 @@ struct BenchDoctor {
         let hint =
             answering
             ? nil
-            : "PC/SC commands (devices, session --device pcsc:…) need a pcscd: \(DataLocation.withPCSCDScript() ?? "scripts/with-pcscd") COMMAND runs a private one with the virtual reader, as the demo does; for a USB reader: sudo systemctl start pcscd"
+            : "PC/SC commands (devices, session --device pcsc:…) need a pcscd: \(DataLocation.withPCSCDHint) COMMAND runs a private one with the virtual reader, as the demo does; for a USB reader: sudo systemctl start pcscd"
         return [DoctorFinding(check: "pcscd", ok: true, message: said, fix: hint)]
     }
 

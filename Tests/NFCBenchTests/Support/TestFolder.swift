@@ -26,10 +26,11 @@ struct TestFolder: Sendable {
 /// traces. The folder is made once, 0700, and removed when the test process exits.
 enum TestTraces {
     static let folder: String = {
-        var template = Array("\(NSTemporaryDirectory())nfcbench-test-traces-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { return "\(NSTemporaryDirectory())nfcbench-test-traces-unmade" }
+        guard let made = try? TestFolder("test-traces") else {
+            return "\(NSTemporaryDirectory())nfcbench-test-traces-unmade"
+        }
         atexit { try? FileManager.default.removeItem(atPath: TestTraces.folder) }
-        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return made.path
     }()
 
     static func childEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
