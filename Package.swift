@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NFCTags", targets: ["NFCTags"]),
+        .library(name: "NFCFiles", targets: ["NFCFiles"]),
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
         .library(name: "ReaderSession", targets: ["ReaderSession"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
@@ -30,9 +31,12 @@ let package = Package(
         .target(name: "CPCSC", linkerSettings: [.linkedLibrary("pcsclite")]),
 
         .target(name: "NFCTags", swiftSettings: strict),
+        // The one way to write (and read) a file the user names: `-`, atomic replace, links,
+        // FIFOs and devices, checked writes, same-file refusal, backups, 0600/0700.
+        .target(name: "NFCFiles", dependencies: ["NFCTags"], swiftSettings: strict),
         // The JSON Lines trace: JSON values, the one header writer, location and rotation, and
         // what is made from traces (pcapng export, event diff, SVG timeline).
-        .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
+        .target(name: "NFCTrace", dependencies: ["NFCTags", "NFCFiles"], swiftSettings: strict),
         .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
         // The one reader frontend: discovery over thin devices, the session runtime's backend.
@@ -45,11 +49,11 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
-            dependencies: ["NFCTags", "ReaderSession", "HCEEvents"],
+            dependencies: ["NFCTags", "NFCFiles", "ReaderSession", "HCEEvents"],
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace"],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
@@ -58,16 +62,17 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware", "VirtualHardware",
-                "ReaderSessionConformance", "ReferenceApps",
+                "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware",
+                "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags"], swiftSettings: strict),
-        .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NFCFiles"], swiftSettings: strict),
+        .testTarget(name: "NFCFilesTests", dependencies: ["NFCFiles", "NFCTags"], swiftSettings: strict),
+        .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags", "NFCFiles"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace", "VirtualHardware"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
@@ -75,11 +80,11 @@ let package = Package(
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
-            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
+            dependencies: ["VirtualHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
-            dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            dependencies: ["NFCHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionConformanceTests",
@@ -89,7 +94,9 @@ let package = Package(
         // (and drive the bench app in virtual time through its module: the simulated reader).
         .testTarget(
             name: "NFCBenchTests",
-            dependencies: ["nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            dependencies: [
+                "nfcbench", "NFCTrace", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
+            ],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
