@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NFCFiles
 import NFCHardware
 import NFCTags
 import ReaderFrontend
@@ -31,6 +32,18 @@ enum DeviceFactory {
             case pcsc(reader: String)
             case libnfc(connstring: String)
         }
+
+        /// False for the simulated reader: a command on it may fall back to another trace folder.
+        var touchesHardware: Bool {
+            if case .simulated = kind { false } else { true }
+        }
+    }
+
+    /// The files `device` reads (a `sim:` scenario and its tag files, or `sim:tag:FILE`), for the
+    /// check that no output is one of them; none for hardware.
+    static func inputs(_ device: String) -> [NamedFile] {
+        let (scheme, rest) = split(device)
+        return scheme == "sim" ? SimulatedDevice.inputs(rest) : []
     }
 
     struct Options: Sendable {
@@ -45,10 +58,7 @@ enum DeviceFactory {
         let (scheme, rest) = split(device)
         switch scheme {
         case "sim":
-            guard !rest.isEmpty else {
-                throw .usage("sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
-            }
-            _ = try DataLocation.require(rest, in: "scenarios")
+            _ = try SimulatedDevice.source(rest)
             return Spec(identifier: device, kind: .simulated(rest))
         case "pcsc":
             let reader = rest.isEmpty ? try onlyPCSCReader() : rest

@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCHardware
 import NFCTags
 import ReaderSession

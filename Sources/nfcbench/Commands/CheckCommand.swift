@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -79,8 +80,8 @@ enum CheckCommand {
             }
         }
         if let traces {
-            do { try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true) } catch {
-                throw CLIError.failure("cannot make \(traces): \(error)")
+            do throws(FileError) { try Folder.make(traces) } catch {
+                throw CLIError(FileError(error.kind, path: "--traces \(traces)", error.description))
             }
         }
         let files = try tagFiles(tagNames)

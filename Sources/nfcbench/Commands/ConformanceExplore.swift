@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTrace
 import ReaderSession
 import ReaderSessionConformance
@@ -22,15 +23,15 @@ enum ConformanceExplore {
         let report = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))
         var saved: [ConformanceRule: String] = [:]
         if let save, !report.counterexamples.isEmpty {
-            do {
-                try FileManager.default.createDirectory(atPath: save, withIntermediateDirectories: true)
+            do throws(FileError) {
+                try Folder.make(save, mode: 0o755)
                 for c in report.counterexamples {
-                    let path = save + "/" + c.scenario.name + ".json"
+                    let path = FilePath.join(save, c.scenario.name + ".json")
                     try c.scenario.write(to: path)
                     saved[c.rule] = path
                 }
             } catch {
-                throw CLIError.failure("--save \(save): \(error.localizedDescription)")
+                throw CLIError(FileError(error.kind, path: "--save \(save)", error.description))
             }
         }
         if json {

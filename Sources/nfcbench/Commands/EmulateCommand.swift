@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import HCEEvents
 import NFCHardware
 import NFCTags
@@ -13,7 +14,7 @@ enum EmulateCommand {
         path: ["emulate"],
         abstract: "Be the phone (HCE default app) in libnfc target mode for one reader",
         usage:
-            "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE] [--pcapng OUT] [--redact]",
+            "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …

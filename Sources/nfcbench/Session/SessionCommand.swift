@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCHardware
 import NFCTrace
 import ReaderSession
@@ -9,7 +10,7 @@ enum SessionCommand {
         path: ["session"],
         abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
         usage:
-            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json] [--trace PATH] [--pcapng OUT] [--redact]",
+            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json] [--trace PATH | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
@@ -103,9 +104,12 @@ enum SessionCommand {
             }
             try args.finish()
 
+            let inputs = DeviceFactory.inputs(device)
+            try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs)
             let backend = try DeviceFactory.backend(device, options: factory)
             let trace = try Traces.open(
-                command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions)
+                command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions,
+                inputs: inputs, touchesHardware: !device.hasPrefix("sim:"))
             options.statusLine = Output.stdoutIsTerminal
             let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
             trace.close()

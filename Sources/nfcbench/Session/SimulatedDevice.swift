@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTags
 import ReaderFrontend
 import ReaderSession
@@ -6,30 +7,96 @@ import VirtualHardware
 
 /// `sim:SCENARIO`: the in-process simulated reader playing a scenario file
 /// (`hardware/scenarios/FORMAT.md`) with tag files found in `hardware/tags/` (or beside
-/// the scenario, or as paths).
+/// the scenario, or as paths); `sim:tag:FILE` (or `sim:PATH` of a tag file): the tag file FILE
+/// (a path, or a name in `hardware/tags/`) in the field from the start, as the virtual devices'
+/// `--tag FILE` present it. A bare name is a scenario's; `tag:` can never be one.
 enum SimulatedDevice {
+    /// What `sim:NAME` plays: a scenario file, or one tag file.
+    enum Source: Equatable {
+        case scenario(path: String)
+        case tag(path: String)
+    }
+
     static func backend(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> ReaderFrontend {
         let reader = try reader(name, clock: clock)
         return ReaderFrontend(device: reader.field, clock: clock)
     }
 
-    static func reader(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
+    /// Where `sim:NAME` finds its file: `tag:FILE` is a tag file; otherwise a scenario by name
+    /// or path, else a tag file by name or path (a path whose file is a tag file, not a scenario).
+    static func source(_ name: String) throws(CLIError) -> Source {
         guard !name.isEmpty else {
-            throw .usage("sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
+            throw .usage(
+                "sim: needs a scenario name or a tag file, e.g. sim:tap-uri (see hardware/scenarios/) or sim:tag:ntag215-uri")
         }
-        let path = try DataLocation.require(name, in: "scenarios")
+        if name.hasPrefix("tag:") {
+            let tag = String(name.dropFirst(4))
+            guard !tag.isEmpty else { throw .usage("sim:tag: needs a tag file, e.g. sim:tag:ntag215-uri") }
+            return .tag(path: try DataLocation.require(tag, in: "tags"))
+        }
+        if let path = DataLocation.resolve(name, in: "scenarios") {
+            return isTagFile(path) ? .tag(path: path) : .scenario(path: path)
+        }
+        if let path = DataLocation.resolve(name, in: "tags") { return .tag(path: path) }
+        return .scenario(path: try DataLocation.require(name, in: "scenarios"))
+    }
+
+    /// The files `sim:NAME` reads (the scenario and its tag files, or the tag file), for the
+    /// check that no output is one of them.
+    static func inputs(_ name: String) -> [NamedFile] {
+        switch try? source(name) {
+        case .tag(let path)?: return [NamedFile("the tag file \(path) (--device sim:\(name))", path)]
+        case .scenario(let path)?:
+            var files = [NamedFile("the scenario \(path) (--device sim:\(name))", path)]
+            if let scenario = try? Scenario.load(path: path) {
+                for case .present(let tag, _, _) in scenario.steps.map(\.action) {
+                    if let p = tagPath(tag, scenario: path) { files.append(NamedFile("the tag file \(p)", p)) }
+                }
+            }
+            return files
+        case nil: return []
+        }
+    }
+
+    /// A tag file, not a scenario: its JSON is not `"format": "nfcbench-scenario"`.
+    static func isTagFile(_ path: String) -> Bool {
+        guard let bytes = try? InputFile.read(path) else { return false }
+        return !String(decoding: bytes.prefix(4096), as: UTF8.self).contains("\"nfcbench-scenario\"")
+            && (try? TagFile.parse(bytes: bytes, file: path)) != nil
+    }
+
+    /// The tag file a scenario names: beside the scenario, else in the bench's `hardware/tags`.
+    static func tagPath(_ tag: String, scenario path: String) -> String? {
+        let dir = FilePath.folder(of: path)
+        let local = [FilePath.join(dir, tag), FilePath.join(dir, tag + ".json")].first {
+            FileManager.default.fileExists(atPath: $0)
+        }
+        return local ?? DataLocation.resolve(tag, in: "tags")
+    }
+
+    static func reader(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
+        switch try source(name) {
+        case .tag(let path):
+            let file: TagFile
+            do { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
+            let stem = FilePath.stem(of: FilePath.lastComponent(of: path))
+            let scenario = Scenario(
+                description: "the tag file \(path) in the field", reader: "tag-\(stem)",
+                steps: [.init(at: .zero, action: .present(tag: "t", as: stem, faults: []))])
+            do { return try SimulatedReader(scenario: scenario, tags: ["t": file], clock: clock) } catch {
+                throw CLIError(error.inFile(path))
+            }
+        case .scenario(let path):
+            return try scenarioReader(path, clock: clock)
+        }
+    }
+
+    static func scenarioReader(_ path: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
         let scenario: Scenario
         do { scenario = try Scenario.load(path: path) } catch { throw CLIError(error) }
         var tags: [String: TagFile] = [:]
-        let dir = (path as NSString).deletingLastPathComponent
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
-            let local = ["\(dir)/\(tag)", "\(dir)/\(tag).json"].first { FileManager.default.fileExists(atPath: $0) }
-            let tagPath: String
-            if let local {
-                tagPath = local
-            } else if let found = DataLocation.resolve(tag, in: "tags") {
-                tagPath = found
-            } else {
+            guard let tagPath = tagPath(tag, scenario: path) else {
                 let field = scenario.steps.firstIndex {
                     if case .present(tag, _, _) = $0.action { true } else { false }
                 }
