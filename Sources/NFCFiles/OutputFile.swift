@@ -302,6 +302,8 @@ public final class FileWriter: Sendable {
             if s.owned, close(s.fd) != 0, s.failure == nil, errno != EINTR { fail(&s, errno, during: "close") }
             s.fd = -1
             s.finished = true
+            // A file made here that never got a byte is not left behind as if it were an output.
+            if s.failure != nil, s.createdHere, s.written == 0 { unlink(file.path) }
             if let temporary = s.temporary {
                 if s.failure == nil, rename(temporary, file.path) != 0 {
                     let code = errno

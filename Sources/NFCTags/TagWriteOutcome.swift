@@ -54,7 +54,7 @@ public struct TagWriteOutcome: Sendable, Equatable {
             s = "\(operation) stopped part way: \(error ?? "failed")"
             s += "; \(sent.count) command(s) sent"
         }
-        if !sent.isEmpty { s += " (" + sent.joined(separator: ", ") + ")" }
+        if !sent.isEmpty { s += " (" + Self.compact(sent).joined(separator: ", ") + ")" }
         if let tagState { s += ". " + tagState }
         if let backup, !sent.isEmpty {
             s += ". The old content is in \(backup): restore the tag from that file"
@@ -62,6 +62,33 @@ public struct TagWriteOutcome: Sendable, Equatable {
             s += ". The backup of the old content is in \(backup)"
         }
         return s
+    }
+
+    /// `page 4, page 5, page 6` as `pages 4-6` (runs of the same prefix with consecutive numbers).
+    static func compact(_ items: [String]) -> [String] {
+        var out: [String] = []
+        var run: (prefix: String, first: Int, last: Int)? = nil
+        func flush() {
+            guard let r = run else { return }
+            out.append(r.first == r.last ? "\(r.prefix) \(r.first)" : "\(r.prefix)s \(r.first)-\(r.last)")
+            run = nil
+        }
+        for item in items {
+            if let space = item.lastIndex(of: " "), let n = Int(item[item.index(after: space)...]) {
+                let prefix = String(item[..<space])
+                if let r = run, r.prefix == prefix, n == r.last + 1 {
+                    run = (prefix, r.first, n)
+                    continue
+                }
+                flush()
+                run = (prefix, n, n)
+            } else {
+                flush()
+                out.append(item)
+            }
+        }
+        flush()
+        return out
     }
 }
 

@@ -44,7 +44,8 @@ public final class TraceWriter: Sendable {
     /// it came to: a measurement's figures, a session's ending, a virtual device's stop, a
     /// walk's or an emulation's summary, the signal that ended it.
     public static let summaryEvents: Set<String> = [
-        "measured", "didInvalidateWithError", "signal", "stopped", "summary", "not_in_field", "trace_dropped",
+        "measured", "didInvalidateWithError", "signal", "stopped", "summary", "not_in_field", "write_outcome",
+        "closed",
     ]
 
     private struct State {

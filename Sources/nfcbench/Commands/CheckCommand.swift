@@ -80,6 +80,11 @@ enum CheckCommand {
             }
         }
         if let traces {
+            guard traces != "-" else { throw CLIError.usage("--traces DIR is a folder; - (standard output) can't hold one") }
+            let inputs = (tagNames ?? []).compactMap { DataLocation.resolve($0, in: "tags") }.map {
+                NamedFile("the tag file \($0)", $0)
+            }
+            try Outputs.refuseSameFiles(outputs: [NamedFile("--traces \(traces)", traces)], inputs: inputs)
             do throws(FileError) { try Folder.make(traces) } catch {
                 throw CLIError(FileError(error.kind, path: "--traces \(traces)", error.description))
             }

@@ -13,6 +13,7 @@ enum ConformanceExplore {
         let depth = try args.int("depth", in: 0...6) ?? 2
         let budget = try args.duration("budget")
         let save = try args.option("save")
+        if save == "-" { throw CLIError.usage("--save DIR is a folder; - (standard output) can't hold one") }
         try args.finish()
         guard let entry = ReferenceApps.named(appName) else {
             throw CLIError.usage(

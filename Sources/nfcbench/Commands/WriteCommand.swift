@@ -125,7 +125,8 @@ enum WriteCommand {
         }
         let reader = try BenchReader.open(r.device, command: r.command, setup: setup, trace: r.traceOptions)
         defer { reader.close() }
-        // Lines for a person: stdout, unless the JSON object (or the backup, with --backup -) is there.
+        // Lines for a person: stdout, unless the JSON object (or the backup, with --backup -) is
+        // there; then stderr, so the backup's path is said the moment it is written.
         let toStderr = r.json || r.backup == "-"
         let say: @Sendable (String) -> Void = { line in toStderr ? Output.err(line) : Output.out(line) }
         if !r.json { say("\(r.dryRun ? "dry run: would write" : "writing") \(r.what) on \(r.device)") }
@@ -139,7 +140,7 @@ enum WriteCommand {
             }
             defer { signals.cancel() }
             return try perform(
-                target, connection, r, backup: backupPlan, stop: stop, viaPCSC: viaPCSC, say: r.json ? { _ in } : say)
+                target, connection, r, backup: backupPlan, stop: stop, viaPCSC: viaPCSC, say: say)
         }
         reader.trace.record("write_outcome", json(outcome, r))
         if r.json { Output.out(json(outcome, r).serialized) }
