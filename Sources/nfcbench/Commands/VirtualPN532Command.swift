@@ -118,6 +118,8 @@ enum VirtualPN532Command {
             /// The card with its memory as the tag last left the field.
             var card: PN532Card?
             var inField = false
+            /// The tag was in the field before (its faults have had their run).
+            var presented = false
         }
         let state: Mutex<State>
         let fake: VirtualPN532
@@ -135,8 +137,11 @@ enum VirtualPN532Command {
             state.withLock { s in
                 guard !s.inField, var card = s.card else { return }
                 s.inField = true
-                // A tag file's faults fire once per run; a re-presented tag is the plain core.
-                if let core = card.ntag21xCore { card.function = .type2(core) }
+                // A tag file's faults fire once per run; a re-presented tag is the plain core
+                // (the first presentation keeps them: stripping them there left the virtual
+                // PN532 the one device where a tag file's Type 2 faults never fired).
+                if s.presented, let core = card.ntag21xCore { card.function = .type2(core) }
+                s.presented = true
                 s.card = card
                 fake.present(card)
             }
