@@ -55,7 +55,7 @@ PN532S = {
     "nfc-b1": ("B", "t4t-v1-uri", "core"),
     "nfc-b2": ("B", "ntag213-text", "core"),
     "nfc-a2": ("A", "ultralight-c-text", "extra"),
-    "nfc-a3": ("A", "t4t-v3-large", "extra"),
+    "nfc-a3": ("A", "t4t-uri", "extra"),
     "nfc-b3": ("B", "ntag215-uri", "extra"),
     "nfc-b4": ("B", "ntag213-text", "extra"),
 }
@@ -92,6 +92,9 @@ class Lab:
         })
         self.env.pop("LG_TOKEN", None)
         self.env.pop("LG_PLACE", None)
+        # The in-process matrices start nfcbench with this process's environment.
+        os.environ.clear()
+        os.environ.update(self.env)
         for d in ("traces", "locks", "coordinator", "hostA", "hostB", "client"):
             os.makedirs(os.path.join(scratch, d), mode=0o700)
         self.uids = {}
@@ -530,7 +533,7 @@ def _measure(lab, argv, ns=None, mount=False):
     recs = [json.loads(x) for x in r.stdout.decode(errors="replace").splitlines() if x.startswith("{")]
     figures = [x for x in recs if x.get("measure") == "apdu"]
     if r.returncode != 0 or not figures:
-        raise RuntimeError(f"{' '.join(argv[-6:])}: exit {r.returncode}: {r.stderr.decode(errors='replace')[-400:]}")
+        raise RuntimeError(f"{' '.join(argv[-6:])}: exit {r.returncode}: {r.stdout.decode(errors='replace')[-600:]} {r.stderr.decode(errors='replace')[-400:]}")
     return figures[-1]["median_us"]
 
 
@@ -584,8 +587,13 @@ async def bench_matrix(lab, rounds):
     fails = []
     for _ in range(rounds):
         for key, tags in sets:
+            seen = []
             _, summary = await run_matrix(lab.env["LG_COORDINATOR"], tags, lab.nfcbench, SESSION_ARGS, timeout=30,
-                                          wait_timeout=30, out=lambda d: None, log=log)
+                                          wait_timeout=30, out=seen.append, log=log)
+            if os.environ.get("LAB_DEBUG_MATRIX") and key == "8":
+                for d in seen:
+                    print("  debug " + json.dumps({k: d.get(k) for k in ("place", "wait_s", "acquire_s", "run_s",
+                                                                        "release_s", "wall_s")}), flush=True)
             walls[key].append(summary["wall_s"])
             if not summary["pass"]:
                 fails.append(f"N={key}: {summary['passed']}/{summary['readers']}")

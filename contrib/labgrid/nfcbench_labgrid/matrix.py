@@ -9,8 +9,9 @@ places), with a deadline; the reservation is refreshed while it waits (it expire
 unpolled).
 
 A reader passes when nfcbench exits 0, its link held to the end, the place was still ours at
-the end, and, when the place has a ``uid`` tag (the tag lying on the reader), the UID nfcbench
-detected is that one. A matrix that matches no place fails: zero readers is not a pass.
+the end, and, when the place has a ``uid`` tag (the tag lying on the reader) and nfcbench
+reported a detection (``session --json``), the UID it detected is that one (``uid_checked``
+says whether it could be checked). A matrix that matches no place fails: zero readers is not a pass.
 """
 
 import asyncio
@@ -244,7 +245,10 @@ class PlaceRun:
             details = getattr(e, "details", None)
             self.line["error"] = details() if callable(details) else f"{type(e).__name__}: {e}"
         finally:
+            t = time.monotonic()
             await self.release()
+            if not self.held:
+                self.line["release_s"] = round(time.monotonic() - t, 3)
         self.line["wall_s"] = round(time.monotonic() - start, 3)
         return self.line
 
@@ -267,10 +271,13 @@ class PlaceRun:
         if r.exit != 0 and not released:
             problems.append(f"nfcbench exited {r.exit}")
         if expected_uid:
+            # Checked whenever nfcbench reported a detection (session --json does; measure and
+            # commands without --json report none, and the line says it was not checked).
             self.line["expected_uid"] = expected_uid
             got = (self.line.get("uid") or "").lower()
-            if got != expected_uid.lower():
-                problems.append(f"UID {got or 'none'} is not the place's uid tag {expected_uid}")
+            self.line["uid_checked"] = bool(got)
+            if got and got != expected_uid.lower():
+                problems.append(f"UID {got} is not the place's uid tag {expected_uid}: another tag lies on the reader")
         if problems:
             self.line["pass"] = False
             self.line["error"] = "; ".join(problems)
