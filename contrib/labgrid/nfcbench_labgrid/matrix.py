@@ -263,8 +263,14 @@ class PlaceRun:
         problems = []
         if released:
             holder = (place.acquired if place is not None else None) or "no one"
-            problems.append(f"the place was released while nfcbench used it (now held by {holder}): "
-                            f"{r.link_reason or 'the exporter closed the reader port'}; the run proves nothing")
+            if r.link_reason:
+                why = r.link_reason
+            elif endpoint.kind == "pcsc":
+                why = f"the exporter closed its pcscd relay ({endpoint.host}:{endpoint.port} refuses connections)"
+            else:
+                why = "the exporter closed the reader's port"
+            problems.append(f"the place was released while nfcbench used it (now held by {holder}): {why}; "
+                            "the run proves nothing")
             self.line["released"] = True
         if r.timed_out:
             problems.append(f"nfcbench did not end within {self.timeout:g} s and was stopped")

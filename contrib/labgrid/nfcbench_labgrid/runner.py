@@ -159,7 +159,9 @@ def run_on_link(nfcbench, args, link, env=None, timeout=120.0, on_output=None):
         proc.stdout.close()
         proc.stderr.close()
     seconds = time.monotonic() - start
-    reason = link_text.decode(errors="replace").strip()
+    # What the link said is its reason only when it ended (socat's relay logs a broken
+    # connection and goes on listening).
+    reason = link_text.decode(errors="replace").strip() if link_lost else ""
     if link_lost and not reason:
         reason = f"the link ended (exit {link.proc.returncode})"
     if link_lost and link.proc.returncode == EXIT_REMOTE_CLOSED and not reason:
