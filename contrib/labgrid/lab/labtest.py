@@ -214,7 +214,10 @@ class Lab:
         pcscd = dict(self.procs)["pcscd-A"]
         wait_for(lambda: self.run(["test", "-S", "/run/pcscd/pcscd.comm"], ns="pcscA", mount=True,
                                   check=False).returncode == 0, 20, "host A's pcscd", alive=lambda: pcscd.poll() is None)
-        card = self.spawn("virtual-card-A", [nfcbench, "virtual", "card", "--tag", PCSC_TAG], ns="pcscA", mount=True)
+        # --wait: on a loaded machine pcscd may take more than the card's default 3 s to poll
+        # vpcd; the deadline below is what bounds the wait.
+        card = self.spawn("virtual-card-A", [nfcbench, "virtual", "card", "--tag", PCSC_TAG, "--wait"], ns="pcscA",
+                          mount=True)
         line = wait_for(lambda: _line_with(self.logtext("virtual-card-A"), "in the field"), 20,
                         "the virtual card in vpcd", alive=lambda: card.poll() is None)
         assert line
