@@ -89,6 +89,10 @@ class TelnetClient:
                 reply += bytes((IAC, DONT, opt))
 
     def feed(self, chunk):
+        # Fast path, the common case: plain data whose 0xFF bytes all come doubled. Pairs are
+        # taken left to right, as the state machine below takes them.
+        if self._state == self._DATA and IAC not in chunk.replace(b"\xff\xff", b""):
+            return bytes(chunk).replace(b"\xff\xff", b"\xff"), b""
         data = bytearray()
         reply = bytearray()
         for b in chunk:

@@ -69,3 +69,22 @@ def test_server_withdrawing_an_option_is_acknowledged():
     _, reply = c.feed(bytes([IAC, WONT, BINARY, IAC, DONT, BINARY]))
     assert reply == bytes([IAC, DONT, BINARY, IAC, WONT, BINARY])
     assert not c.binary
+
+
+def test_fast_path_agrees_with_the_state_machine():
+    import random
+
+    rnd = random.Random(7)
+    for _ in range(2000):
+        chunks = [bytes(rnd.choice([0x00, 0xFF, 0xFF, 0x55, DO, WILL, SB, SE, BINARY]) for _ in range(rnd.randrange(8)))
+                  for _ in range(3)]
+        fast, slow = TelnetClient(), TelnetClient()
+        got_fast = [fast.feed(c) for c in chunks]
+        got_slow = []
+        for c in chunks:  # one byte at a time never takes the fast path for an IAC
+            d, r = b"", b""
+            for b in c:
+                x, y = slow.feed(bytes([b]))
+                d, r = d + x, r + y
+            got_slow.append((d, r))
+        assert got_fast == got_slow, chunks
