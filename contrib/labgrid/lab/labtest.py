@@ -436,6 +436,70 @@ def check_released_in_use(lab, place, kind):
     lab.check(rc == 69 and said, name, f"exit {rc} {took:.2f} s after the release; '{said.strip()[:160]}'")
 
 
+def check_stopped_matrix(lab):
+    """SIGTERM to a matrix whose sessions run (no --first-read: they would run 60 s): the
+    sessions end as with the user's Done, their lines come, and every place is released."""
+    out_path = os.path.join(lab.scratch, "stopped-matrix.out")
+    with open(out_path, "wb") as out:
+        proc = subprocess.Popen(lab.nfcbench_lg("matrix", "--tag", "set=core", "--", "session", "--timeout", "60",
+                                                "--json"), stdout=out, stderr=subprocess.DEVNULL, env=lab.env,
+                                start_new_session=True, stdin=subprocess.DEVNULL)
+    lab.procs.append(("stopped matrix", proc))
+    name = "a matrix stopped by SIGTERM ends its runs and releases its places"
+    try:
+        # Every core place held: four exporter ports open (3 ser2net, 1 relay).
+        wait_for(lambda: len(lab.ns_listeners("A")) + len(lab.ns_listeners("B")) == 4, STEP_TIMEOUT,
+                 "the four core places held", alive=lambda: proc.poll() is None)
+        pids = wait_for(lambda: (lambda p: p if len(p) == 4 else None)(_session_readers(lab)), STEP_TIMEOUT,
+                        "four sessions running", alive=lambda: proc.poll() is None)
+        wait_for(lambda: all(_trace_has(lab, pid, "didDetectNDEFs") for pid in pids), STEP_TIMEOUT,
+                 "four sessions that have read", alive=lambda: proc.poll() is None)
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(20)
+        took = time.monotonic() - stopped_at
+    except Exception as e:  # noqa: BLE001
+        lab.check(False, name, str(e))
+        return
+    lines = _records(out_path)
+    readers = [x for x in lines if x.get("record") == "reader"]
+    codes = sorted(str(x.get("code")) for x in readers)
+    bad = check_listeners(lab, "idle")
+    lab.check(len(readers) == 4 and codes == ["200"] * 4 and not bad, name,
+              f"exit {rc} {took:.2f} s after SIGTERM; codes {codes}" + (f"; {'; '.join(bad)}" if bad else ""))
+
+
+def _trace_has(lab, pid, needle):
+    """Whether the trace of nfcbench process ``pid`` (NAME-PID.jsonl in the trace folder) has
+    ``needle`` yet: sessions write their records as they happen."""
+    folder = lab.env["NFCBENCH_TRACE_DIR"]
+    for name in os.listdir(folder):
+        if name.endswith(f"-{pid}.jsonl"):
+            with open(os.path.join(folder, name), "rb") as f:
+                return needle.encode() in f.read()
+    return False
+
+
+def _session_readers(lab):
+    """The nfcbench session processes now running in the hub (the matrix's runs; another lab
+    on the machine runs the same binary in a hub of its own)."""
+    found = []
+    hub = os.readlink("/proc/self/ns/net")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/net") != hub:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0] == lab.nfcbench.encode() and b"session" in argv:
+            found.append(int(entry))
+    return found
+
+
 def check_pytest(lab):
     env_path = os.path.join(lab.scratch, "client", "env.yaml")
     with open(env_path, "w") as f:
@@ -626,6 +690,7 @@ async def lab_checks(lab, rounds, benchmarks):
         check_held_place(lab)
         check_released_in_use(lab, "nfc-b3", "PN532")
         check_released_in_use(lab, PCSC_PLACE, "PC/SC")
+        check_stopped_matrix(lab)
         check_pytest(lab)
         if benchmarks:
             bench_apdu(lab, rounds)

@@ -19,7 +19,11 @@ name (labgrid's rule: self-declared, not authenticated).
 
 Exit status: nfcbench's (``-p``); 0 or 1 (``matrix``); 64 usage; 69 the coordinator, the place
 or its reader cannot be had, or the place was released while nfcbench used it (the run then
-proves nothing, and nfcbench-lg says so).
+proves nothing, and nfcbench-lg says so); 130 stopped by a signal while nothing ran.
+
+Ctrl-C or SIGTERM while nfcbench runs is passed on to it (a session ends as with the user's
+Done, 200), and the places are released when the runs end; a second one kills the runs. While
+nothing runs (waiting for a place) it stops at once, releasing and cancelling what it holds.
 """
 
 import argparse
@@ -106,6 +110,30 @@ async def _one(opts, args):
     return run.result.exit if run.result.exit >= 0 else 128 - run.result.exit
 
 
+def _forward_signals():
+    """Ctrl-C or SIGTERM: the running nfcbench processes get it (a session ends as with the
+    user's Done), then the runs finish and the places are released as usual; a second one
+    kills them."""
+    import signal
+
+    from .runner import forward_signal
+
+    count = {"n": 0}
+
+    def handler(signum, frame):
+        count["n"] += 1
+        sent = forward_signal(signal.SIGINT if count["n"] == 1 else signal.SIGKILL)
+        if sent == 0:
+            # Nothing running (waiting for a place, acquiring): stop; the places held and the
+            # reservations made are released and cancelled as the tasks unwind.
+            raise KeyboardInterrupt
+        print(f"nfcbench-lg: {signal.Signals(signum).name}: passed to {sent} nfcbench run(s)"
+              + ("; the places are released when they end" if count["n"] == 1 else ""), file=sys.stderr, flush=True)
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, args = _split(argv)
@@ -118,6 +146,7 @@ def main(argv=None):
         parser.print_usage(sys.stderr)
         print("nfcbench-lg: give the nfcbench command after --", file=sys.stderr)
         return EXIT_USAGE
+    _forward_signals()
     if opts.command == "matrix":
         from .matrix import parse_tags, run_matrix
 
@@ -132,6 +161,9 @@ def main(argv=None):
         try:
             _, summary = asyncio.run(run_matrix(opts.coordinator, tags, _nfcbench(opts.nfcbench), args,
                                                 timeout=opts.timeout, wait_timeout=opts.wait_timeout))
+        except KeyboardInterrupt:
+            print("nfcbench-lg: stopped", file=sys.stderr)
+            return 130
         except Exception as e:  # noqa: BLE001  (the coordinator is unreachable)
             print(f"nfcbench-lg: {e}", file=sys.stderr)
             return EXIT_UNAVAILABLE
@@ -142,6 +174,9 @@ def main(argv=None):
         return EXIT_USAGE
     try:
         return asyncio.run(_one(opts, args))
+    except KeyboardInterrupt:
+        print("nfcbench-lg: stopped", file=sys.stderr)
+        return 130
     except Exception as e:  # noqa: BLE001
         details = getattr(e, "details", None)
         print(f"nfcbench-lg: {details() if callable(details) else e}", file=sys.stderr)

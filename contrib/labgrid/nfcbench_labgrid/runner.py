@@ -16,12 +16,30 @@ from dataclasses import dataclass, field
 
 from .bridge import EXIT_REMOTE_CLOSED
 
+import threading
+
 GRACE = 2.0  # seconds nfcbench has to end by itself once its link is gone
 TERM_GRACE = 3.0  # seconds between SIGTERM and SIGKILL
 
 # nfcbench's exit status for a session: 0 for 204 (and Done after reads), 10 + (code - 200)
 # for the other Core NFC endings (Sources/nfcbench/Session/SessionRunner.swift).
 RELEASED = "released"
+
+
+# The nfcbench processes running now (each in a session of its own, so a terminal's Ctrl-C
+# does not reach them): nfcbench-lg forwards its SIGINT and SIGTERM to them, so a stopped
+# matrix ends its sessions as the user's Done would and still releases its places.
+_running = set()
+_running_lock = threading.Lock()
+
+
+def forward_signal(sig):
+    """Send ``sig`` to every nfcbench process running; return how many got it."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        _signal_group(proc, sig)
+    return len(procs)
 
 
 @dataclass
@@ -91,6 +109,8 @@ def run_on_link(nfcbench, args, link, env=None, timeout=120.0, on_output=None):
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=child_env, start_new_session=True)
+    with _running_lock:
+        _running.add(proc)
     out, err = bytearray(), bytearray()
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ, (1, out))
@@ -156,6 +176,8 @@ def run_on_link(nfcbench, args, link, env=None, timeout=120.0, on_output=None):
         if proc.poll() is None:
             _signal_group(proc, signal.SIGKILL)
             proc.wait()
+        with _running_lock:
+            _running.discard(proc)
         proc.stdout.close()
         proc.stderr.close()
     seconds = time.monotonic() - start
