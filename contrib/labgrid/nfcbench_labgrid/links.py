@@ -73,6 +73,8 @@ class Link:
         self.device = device
         self.env = env
         self.path = path
+        self.helpers = []  # processes that serve the link beside proc (stopped with it)
+        self.says_why = True  # proc's stderr explains its end (our bridge); socat's is a log
 
     @property
     def pid(self):
@@ -105,6 +107,10 @@ class Link:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        for helper in self.helpers:
+            if helper.poll() is None:
+                helper.kill()
+            helper.wait()
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
@@ -131,6 +137,8 @@ def open_link(endpoint, folder, name, timeout=LINK_TIMEOUT):
 
 
 def _open_serial(endpoint, folder, name, timeout):
+    if endpoint.protocol == "raw":
+        return _open_raw_serial(endpoint, folder, name, timeout)
     path = os.path.join(folder, f"{_safe(name)}.pty")
     cmd = [sys.executable, "-m", "nfcbench_labgrid.bridge", "--connect", f"{endpoint.host}:{endpoint.port}",
            "--pty", path]
@@ -151,6 +159,36 @@ def _open_serial(endpoint, folder, name, timeout):
         err = link.stderr_text() if link.ended() else ""
         link.stop()
         raise LinkError(f"bridge to {endpoint.host}:{endpoint.port}: {err or line or 'no ready line'}")
+    return link
+
+
+def _open_raw_serial(endpoint, folder, name, timeout):
+    """Plain TCP (ser2net's raw accepter, NFCSerialPort's default): socat carries the bytes as
+    they are, in C, one wake-up per crossing. socat connects first and only then makes the
+    pty, so the link's appearing means the connection is up; it ends when the server closes.
+    A pty's master reads EIO whenever no one has the slave open, and socat ends on that, so a
+    helper holds the slave open (O_NOCTTY: it never becomes anyone's terminal) for the link's
+    life: nfcbench may open and close the device more than once."""
+    path = os.path.join(folder, f"{_safe(name)}.pty")
+    socat = shutil.which("socat") or "/usr/bin/socat"
+    cmd = [socat, f"TCP:{endpoint.host}:{endpoint.port},nodelay", f"PTY,link={path},raw,echo=0"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    link = Link(endpoint, proc, f"pn532_uart:{path}", {}, path)
+    link.says_why = False
+    try:
+        wait_for(lambda: os.path.exists(path), timeout, "the bridge's pty", alive=lambda: proc.poll() is None)
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            holder = subprocess.Popen(["sleep", "infinity"], stdin=fd, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            os.close(fd)
+        link.helpers.append(holder)
+    except Exception as e:
+        err = link.stderr_text()
+        link.stop()
+        raise LinkError(f"bridge to {endpoint.host}:{endpoint.port}: {err or e}") from None
     return link
 
 

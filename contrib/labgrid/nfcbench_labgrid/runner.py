@@ -183,11 +183,11 @@ def run_on_link(nfcbench, args, link, env=None, timeout=120.0, on_output=None):
     seconds = time.monotonic() - start
     # What the link said is its reason only when it ended (socat's relay logs a broken
     # connection and goes on listening).
-    reason = link_text.decode(errors="replace").strip() if link_lost else ""
+    reason = link_text.decode(errors="replace").strip() if link_lost and getattr(link, "says_why", True) else ""
     if link_lost and not reason:
-        reason = f"the link ended (exit {link.proc.returncode})"
-    if link_lost and link.proc.returncode == EXIT_REMOTE_CLOSED and not reason:
         reason = "the exporter closed the reader's port"
+        if link.proc.returncode not in (0, EXIT_REMOTE_CLOSED):
+            reason += f" (the bridge exited {link.proc.returncode})"
     result = RunResult(argv, proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
                        seconds, link_lost, reason, timed_out)
     result.records = json_records(result.stdout)

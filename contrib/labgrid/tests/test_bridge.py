@@ -110,3 +110,35 @@ def test_raw_tcp_server_is_not_taken_for_telnet(server):
         conn.close()
         p.stdout.close()
         p.stderr.close()
+
+
+def test_raw_link_carries_bytes_as_they_are_and_ends_with_the_server(server, tmp_path):
+    import threading
+
+    ep = Endpoint("serial", "127.0.0.1", server.getsockname()[1], protocol="raw")
+    accepted = {}
+    t = threading.Thread(target=lambda: accepted.update(conn=server.accept()[0]))
+    t.start()
+    link = open_link(ep, str(tmp_path), "r3")
+    try:
+        t.join(5)
+        conn = accepted["conn"]
+        path = str(tmp_path / "r3.pty")
+        frame = bytes.fromhex("0000ff02fed4022a00")
+        for _ in range(2):  # opened, used and closed twice: the link outlives its users
+            fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+            import tty
+
+            tty.setraw(fd)
+            os.write(fd, frame)
+            assert _recv_until(conn, len(frame)) == frame  # no telnet escaping on raw
+            conn.sendall(bytes.fromhex("0000ff00ff00"))
+            assert _read_fd(fd, 6) == bytes.fromhex("0000ff00ff00")
+            os.close(fd)
+        assert not link.ended()
+        conn.close()
+        assert link.proc.wait(5) is not None
+    finally:
+        link.stop()
+    assert not os.path.lexists(str(tmp_path / "r3.pty"))
+    assert all(h.poll() is not None for h in link.helpers)
