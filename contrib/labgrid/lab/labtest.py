@@ -38,7 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from nfcbench_labgrid.matrix import WatchingSession, close_session, open_session, run_matrix  # noqa: E402
+from nfcbench_labgrid.matrix import close_session, open_session, run_matrix  # noqa: E402
 from nfcbench_labgrid.procnet import listening_ports, parse_listeners  # noqa: E402
 from nfcbench_labgrid.wait import wait_for  # noqa: E402
 from labgrid.remote.generated import labgrid_coordinator_pb2 as pb  # noqa: E402
