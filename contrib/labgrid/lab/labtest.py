@@ -117,8 +117,21 @@ class Lab:
         return p
 
     def run(self, argv, ns=None, mount=False, timeout=STEP_TIMEOUT, env=None, check=True):
-        r = subprocess.run(self.prefix(ns, mount) + argv, stdin=subprocess.DEVNULL, capture_output=True,
-                           env=env or self.env, timeout=timeout)
+        """Run a command to its end; past ``timeout`` its whole process group is killed (an
+        nfcbench-lg's nfcbench and links too) and the error shows what it had printed."""
+        p = subprocess.Popen(self.prefix(ns, mount) + argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env or self.env, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            raise RuntimeError(f"{' '.join(argv)}: still running after {timeout:g} s; it printed: "
+                               f"{out.decode(errors='replace')[-800:]} {err.decode(errors='replace')[-1500:]}")
+        r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
         if check and r.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.decode(errors='replace')}")
         return r
@@ -619,7 +632,8 @@ def bench_apdu(lab, rounds, place):
     local, remote, control = [], [], []
     for _ in range(rounds):
         local.append(_measure(lab, local_cmd, ns=host))
-        remote.append(_measure(lab, lab.nfcbench_lg("-p", place, "--", "measure", "apdu", *count)))
+        remote.append(_measure(lab, lab.nfcbench_lg("--timeout", "30", "--wait-timeout", "20", "-p", place, "--",
+                                                    "measure", "apdu", *count)))
         control.append(_measure(lab, local_cmd, ns=host))
     lm, rm, cm = statistics.median(local), statistics.median(remote), statistics.median(control)
     ratio, aa = rm / lm, cm / lm
@@ -640,7 +654,8 @@ def bench_pcsc(lab, rounds):
     local, remote, control = [], [], []
     for _ in range(rounds):
         local.append(_measure(lab, direct, ns="pcscA", mount=True))
-        remote.append(_measure(lab, lab.nfcbench_lg("-p", PCSC_PLACE, "--", "measure", "apdu", *count)))
+        remote.append(_measure(lab, lab.nfcbench_lg("--timeout", "30", "--wait-timeout", "20", "-p", PCSC_PLACE, "--",
+                                                    "measure", "apdu", *count)))
         control.append(_measure(lab, direct, ns="pcscA", mount=True))
     lm, rm, cm = statistics.median(local), statistics.median(remote), statistics.median(control)
     lab.figures.append({
