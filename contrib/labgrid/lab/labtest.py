@@ -84,6 +84,7 @@ class Lab:
         self.ns_ids = {os.readlink("/proc/self/ns/net")}  # the lab's network namespaces
         self.results = []  # (ok, name, detail)
         self.figures = []
+        self.bench_failures = 0  # benchmark samples and matrices that failed and were taken again
         self.env = dict(os.environ)
         self.env.update({
             "NFCBENCH_TRACE_DIR": os.path.join(scratch, "traces"),
@@ -612,13 +613,28 @@ async def check_ports_while_held(lab, session):
 # -- the benchmarks ------------------------------------------------------------------------
 
 
+ATTEMPTS = 3  # a benchmark sample that fails is taken again, and said; three failures fail the run
+
+
 def _measure(lab, argv, ns=None, mount=False):
-    r = lab.run(argv, ns=ns, mount=mount, check=False, timeout=STEP_TIMEOUT)
-    recs = [json.loads(x) for x in r.stdout.decode(errors="replace").splitlines() if x.startswith("{")]
-    figures = [x for x in recs if x.get("measure") == "apdu"]
-    if r.returncode != 0 or not figures:
-        raise RuntimeError(f"{' '.join(argv[-6:])}: exit {r.returncode}: {r.stdout.decode(errors='replace')[-600:]} {r.stderr.decode(errors='replace')[-400:]}")
-    return figures[-1]["median_us"]
+    """One ``measure apdu`` sample's median. On this shared 2-core machine a virtual device
+    can miss libnfc's deadline under load (seen on host B's own pty, with no lab between): the
+    sample is taken again, up to ATTEMPTS times, and every failure is printed as a NOTE and
+    counted in the BENCH line; a failure every time is a FAIL."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            r = lab.run(argv, ns=ns, mount=mount, check=False, timeout=STEP_TIMEOUT)
+            recs = [json.loads(x) for x in r.stdout.decode(errors="replace").splitlines() if x.startswith("{")]
+            figures = [x for x in recs if x.get("measure") == "apdu"]
+            if r.returncode == 0 and figures:
+                return figures[-1]["median_us"]
+            why = (f"exit {r.returncode}: {r.stdout.decode(errors='replace')[-600:]} "
+                   f"{r.stderr.decode(errors='replace')[-600:]}")
+        except RuntimeError as e:  # past its deadline
+            why = str(e)
+        lab.bench_failures += 1
+        print(f"NOTE benchmark sample failed (attempt {attempt}/{ATTEMPTS}): {' '.join(argv[-8:])}: {why}", flush=True)
+    raise RuntimeError(f"{' '.join(argv[-8:])} failed {ATTEMPTS} times")
 
 
 def bench_apdu(lab, rounds, place):
@@ -674,16 +690,23 @@ async def bench_matrix(lab, rounds):
     fails = []
     for _ in range(rounds):
         for key, tags in sets:
-            seen = []
-            _, summary = await run_matrix(lab.env["LG_COORDINATOR"], tags, lab.nfcbench, SESSION_ARGS, timeout=30,
-                                          wait_timeout=30, out=seen.append, log=log)
+            for attempt in range(1, ATTEMPTS + 1):
+                seen = []
+                _, summary = await run_matrix(lab.env["LG_COORDINATOR"], tags, lab.nfcbench, SESSION_ARGS,
+                                              timeout=30, wait_timeout=30, out=seen.append, log=log)
+                if summary["pass"]:
+                    break
+                lab.bench_failures += 1
+                why = [f"{d.get('place')}: {d.get('error')} {d.get('stderr_tail', '')}" for d in seen
+                       if d.get("record") == "reader" and not d.get("pass")]
+                print(f"NOTE matrix N={key} failed (attempt {attempt}/{ATTEMPTS}): {'; '.join(why)}", flush=True)
             if os.environ.get("LAB_DEBUG_MATRIX") and key == "8":
                 for d in seen:
                     print("  debug " + json.dumps({k: d.get(k) for k in ("place", "wait_s", "acquire_s", "run_s",
                                                                         "release_s", "wall_s")}), flush=True)
             walls[key].append(summary["wall_s"])
             if not summary["pass"]:
-                fails.append(f"N={key}: {summary['passed']}/{summary['readers']}")
+                fails.append(f"N={key}: {summary['passed']}/{summary['readers']} {ATTEMPTS} times")
     one = statistics.median(walls["1"])
     fig = {"benchmark": "matrix wall time", "rounds": rounds, "n1_s": round(one, 3),
            "aa_n1_s": round(statistics.median(walls["1 again"]), 3)}
@@ -694,7 +717,8 @@ async def bench_matrix(lab, rounds):
         fig[f"n{n}_met"] = w <= 1.5 * one + 1.0
     fig["per_round_s"] = walls
     lab.figures.append(fig)
-    lab.check(not fails, "every matrix of the wall-time benchmark passed", "; ".join(fails))
+    lab.check(not fails, "every matrix of the wall-time benchmark passed (a failed one is retried, see NOTE lines)",
+              "; ".join(fails))
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -770,6 +794,8 @@ def main():
               f"left: {left} {stray}" if left or stray else f"{len(pids)} processes stopped")
     for fig in lab.figures:
         print("BENCH " + json.dumps(fig), flush=True)
+    if lab.figures:
+        print(f"BENCH {json.dumps({'benchmark': 'retried samples', 'count': lab.bench_failures})}", flush=True)
     passed = sum(1 for ok, _, _ in lab.results if ok)
     failed = len(lab.results) - passed
     print(f"lab-test: {time.monotonic() - started:.1f} s")
