@@ -56,7 +56,8 @@ public enum Backups {
                 try file.write(bytes)
                 return file.named
             case .folder(let folder):
-                return try Backups.writeExclusive(bytes, base: FilePath.join(folder, stem), extension: ".json", label: label)
+                return try Backups.writeExclusive(
+                    bytes, base: FilePath.join(folder, stem), extension: ".json", label: label)
             case .file(let path):
                 let name = FilePath.lastComponent(of: path)
                 let folder = FilePath.parent(of: path)
@@ -85,7 +86,8 @@ public enum Backups {
         if path != "-", let st = FilePath.status(path), st.st_mode & S_IFMT == S_IFDIR {
             guard access(path, W_OK | X_OK) == 0 else {
                 let code = errno
-                throw FileError(.cantCreate, path: label, "can't write in it (\(String(cString: strerror(code))))", errno: code)
+                throw FileError(
+                    .cantCreate, path: label, "can't write in it (\(String(cString: strerror(code))))", errno: code)
             }
             return Plan(target: .folder(path), label: label)
         }
@@ -127,7 +129,8 @@ public enum Backups {
                 throw e
             }
             if Folder.sync(FilePath.folder(of: path)) != 0 {
-                throw FileError(.io, path: path, "fsync of its folder failed: \(String(cString: strerror(EIO)))", errno: EIO)
+                throw FileError(
+                    .io, path: path, "fsync of its folder failed: \(String(cString: strerror(EIO)))", errno: EIO)
             }
             return path
         }

@@ -25,7 +25,8 @@ public enum InputFile {
                 let code = errno
                 switch code {
                 case ENOENT: throw FileError(.noInput, path: label, "no such file", errno: code)
-                case ENOTDIR: throw FileError(.noInput, path: label, "no such file (a part of the path is a file)", errno: code)
+                case ENOTDIR:
+                    throw FileError(.noInput, path: label, "no such file (a part of the path is a file)", errno: code)
                 case EACCES: throw FileError(.noInput, path: label, "cannot be read (permissions?)", errno: code)
                 default: throw FileError.system(.noInput, path: label, code)
                 }

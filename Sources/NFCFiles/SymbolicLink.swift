@@ -11,7 +11,9 @@ public enum SymbolicLink {
         guard !path.isEmpty else { throw FileError(.cantCreate, path: label, "an empty path") }
         if let st = FilePath.linkStatus(path) {
             guard st.st_mode & S_IFMT == S_IFLNK, isStalePTYLink(path) else {
-                let what = st.st_mode & S_IFMT == S_IFLNK ? "a symbolic link to \(FilePath.linkTarget(path) ?? "?")" : FilePath.kindName(st.st_mode)
+                let what =
+                    st.st_mode & S_IFMT == S_IFLNK
+                    ? "a symbolic link to \(FilePath.linkTarget(path) ?? "?")" : FilePath.kindName(st.st_mode)
                 throw FileError(
                     .cantCreate, path: label,
                     "is already \(what): a link is made only where nothing is (or over an old /dev/pts link); give another path",
@@ -28,7 +30,8 @@ public enum SymbolicLink {
         }
         guard access(folder, W_OK | X_OK) == 0 else {
             let code = errno
-            throw FileError(.cantCreate, path: label, "can't write in \(folder) (\(String(cString: strerror(code))))", errno: code)
+            throw FileError(
+                .cantCreate, path: label, "can't write in \(folder) (\(String(cString: strerror(code))))", errno: code)
         }
     }
 

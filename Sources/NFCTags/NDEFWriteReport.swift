@@ -83,7 +83,8 @@ public enum NDEFWriteReport {
         }
         let dynamic = done.subtracting([2, 3])
         if !dynamic.isEmpty {
-            parts.append("dynamic lock bits set on page(s) \(dynamic.sorted().map(String.init).joined(separator: ", "))")
+            parts.append(
+                "dynamic lock bits set on page(s) \(dynamic.sorted().map(String.init).joined(separator: ", "))")
         }
         return "The tag is partly locked: " + parts.joined(separator: "; ")
     }

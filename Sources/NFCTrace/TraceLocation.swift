@@ -91,7 +91,9 @@ public struct TraceLocation: Sendable {
         let middle = b[16..<(b.count - 6)]
         guard let dash = middle.lastIndex(of: 0x2D), dash > 16, dash < b.count - 7 else { return false }
         let command = b[16..<dash]
-        let isWord = { (c: UInt8) in (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c >= 0x80 }
+        let isWord = { (c: UInt8) in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c >= 0x80
+        }
         return command.allSatisfy(isWord) && digits((dash + 1)..<(b.count - 6))
     }
 

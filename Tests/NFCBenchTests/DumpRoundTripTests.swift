@@ -69,7 +69,8 @@ struct DumpRoundTripTests {
         }
     }
 
-    @Test("Every shipped tag file on every device: the dump reads back, and dumped again on every device it is the same")
+    @Test(
+        "Every shipped tag file on every device: the dump reads back, and dumped again on every device it is the same")
     func roundTrip() async throws {
         let folder = try TestFolder("roundtrip")
         defer { folder.remove() }
@@ -112,7 +113,8 @@ struct DumpRoundTripTests {
                 }
                 #expect(r.stdout.contains("show \(x) \(f) 0\n"), "tag show reads \(first) back")
                 if f.hasPrefix("ultralight-c") {
-                    #expect(d1.type == "ultralight_c" && d1.pages.count == 48, "\(first): \(d1.type), \(d1.pages.count)")
+                    #expect(
+                        d1.type == "ultralight_c" && d1.pages.count == 48, "\(first): \(d1.type), \(d1.pages.count)")
                     #expect(d1.unread == [44, 45, 46, 47], "\(first)")
                 }
                 for y in Self.devices {

@@ -27,7 +27,8 @@ struct FilesYouNameTests {
             let e = merged
             return try await NFCBench.offPool {
                 try NFCBench.runBlockingExecutable(
-                    "/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$0\" \"$@\"", NFCBench.binary.path, cwd ?? folder.path]
+                    "/bin/sh",
+                    ["-c", "cd \"$1\" && shift && exec \"$0\" \"$@\"", NFCBench.binary.path, cwd ?? folder.path]
                         + args, environment: e, timeout: .seconds(60))
             }
         }
@@ -79,7 +80,8 @@ struct FilesYouNameTests {
             try NFCBench.runBlockingExecutable(
                 "/bin/sh",
                 [
-                    "-c", "cd \"$1\" && { \"$0\" virtual pn532 --pty v --tag ntag215-uri & p=$!; sleep 1; kill -INT $p; wait $p; }",
+                    "-c",
+                    "cd \"$1\" && { \"$0\" virtual pn532 --pty v --tag ntag215-uri & p=$!; sleep 1; kill -INT $p; wait $p; }",
                     NFCBench.binary.path, b.folder.path,
                 ], environment: b.env, timeout: .seconds(30))
         }
@@ -92,7 +94,9 @@ struct FilesYouNameTests {
         var bytes: [UInt8] = []
         for (i, (fromTag, hex)) in [(false, "0500083973"), (true, "50123456780000000000718 5EE14")].enumerated() {
             let digits = Array(hex.replacingOccurrences(of: " ", with: ""))
-            let frame = stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(digits[$0...$0 + 1]), radix: 16) }
+            let frame = stride(from: 0, to: digits.count, by: 2).compactMap {
+                UInt8(String(digits[$0...$0 + 1]), radix: 16)
+            }
             let ts = UInt32(1000 * i)
             let len = UInt16(frame.count) | (fromTag ? 0x8000 : 0)
             bytes += [UInt8(ts & 0xFF), UInt8(ts >> 8 & 0xFF), UInt8(ts >> 16 & 0xFF), UInt8(ts >> 24), 100, 0]
@@ -120,7 +124,9 @@ struct FilesYouNameTests {
             #expect(r.stderr.contains("is the same file as the trace T.jsonl"), "\(r.stderr)")
             #expect(b.read("T.jsonl") == before, "\(args)")
         }
-        let both = try await b.run(["session", "--device", "sim:tap-uri", "--first-read", "--trace", "X", "--pcapng", "X"])
+        let both = try await b.run([
+            "session", "--device", "sim:tap-uri", "--first-read", "--trace", "X", "--pcapng", "X",
+        ])
         #expect(both.status == 64, "\(both.stderr)")
         #expect(both.stderr.contains("--pcapng X: is the same file as --trace X"), "\(both.stderr)")
         #expect(!FileManager.default.fileExists(atPath: b.file("X")))
@@ -242,13 +248,16 @@ struct FilesYouNameTests {
         defer { b.remove() }
         try FileManager.default.createDirectory(atPath: b.file("traces"), withIntermediateDirectories: true)
         let user = (1...100).map { String(format: "2025-lab-baseline-%03d.jsonl", $0) }
-        for name in user { #expect(FileManager.default.createFile(atPath: b.file("traces/" + name), contents: Data("x".utf8))) }
+        for name in user {
+            #expect(FileManager.default.createFile(atPath: b.file("traces/" + name), contents: Data("x".utf8)))
+        }
         let r = try await b.run(["session", "--device", "sim:tap-uri", "--first-read"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(user.allSatisfy(b.traces.contains), "no user file was deleted")
         #expect(b.traces.count == 101)
         for _ in 0..<3 {
-            let s = try await b.run(["session", "--device", "sim:tap-uri", "--first-read"], environment: ["NFCBENCH_TRACE_KEEP": "2"])
+            let s = try await b.run(
+                ["session", "--device", "sim:tap-uri", "--first-read"], environment: ["NFCBENCH_TRACE_KEEP": "2"])
             #expect(s.status == 0)
         }
         #expect(b.traces.count == 102, "the newest 2 of ours and the user's 100: \(b.traces.count)")
@@ -272,12 +281,16 @@ struct FilesYouNameTests {
             let r = try await b.run(args, environment: env)
             #expect(r.status == 0, "\(args): \(r.stderr)")
             #expect(r.stderr.contains("warning: the trace folder can't be used"), "\(r.stderr)")
-            #expect(r.stderr.contains("this run's trace goes to \(b.folder.path)/nfcbench-\(geteuid())/traces"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains("this run's trace goes to \(b.folder.path)/nfcbench-\(geteuid())/traces"),
+                "\(r.stderr)")
         }
-        let fallback = try FileManager.default.contentsOfDirectory(atPath: "\(b.folder.path)/nfcbench-\(geteuid())/traces")
+        let fallback = try FileManager.default.contentsOfDirectory(
+            atPath: "\(b.folder.path)/nfcbench-\(geteuid())/traces")
         #expect(fallback.count == 2)
         // A command on hardware does not: its trace is not given up silently.
-        let hw = try await b.run(["dump", "--device", "pn532_uart:\(b.file("no-such-reader"))", "--wait", "1"], environment: env)
+        let hw = try await b.run(
+            ["dump", "--device", "pn532_uart:\(b.file("no-such-reader"))", "--wait", "1"], environment: env)
         #expect(hw.status != 0)
         #expect(!hw.stderr.contains("this run's trace goes to"))
     }
@@ -328,7 +341,8 @@ struct FilesYouNameTests {
         defer { b.remove() }
         let r = try await NFCBench.offPool {
             try NFCBench.runBlockingExecutable(
-                "/bin/sh", ["-c", "\"$0\" tag show - < \"$1\"", NFCBench.binary.path, Self.hardware + "/tags/t4t-uri.json"],
+                "/bin/sh",
+                ["-c", "\"$0\" tag show - < \"$1\"", NFCBench.binary.path, Self.hardware + "/tags/t4t-uri.json"],
                 environment: b.env, timeout: .seconds(30))
         }
         #expect(r.status == 0, "\(r.stderr)")
@@ -375,6 +389,8 @@ struct OutputMatrixTests {
     @Test("new-app DIR, conformance --explore --save DIR, check equivalence --traces DIR")
     func folders() async throws { try await Self.run("folders") }
 
-    @Test("Standard output onto a full disk: tag show --json, dump, trace show, profile import, session --json, walk --json end 74")
+    @Test(
+        "Standard output onto a full disk: tag show --json, dump, trace show, profile import, session --json, walk --json end 74"
+    )
     func standardOutput() async throws { try await Self.run("stdout") }
 }

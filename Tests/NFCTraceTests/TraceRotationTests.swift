@@ -48,7 +48,9 @@ extension TraceRotationTests {
 
     @Test("What rotation counts as ours: date-time-command-pid.jsonl and nothing else")
     func names() {
-        for ok in ["20261201-233700-walk-9297.jsonl", "20260101-000000-virtual-card-1.jsonl", "20260101-000000-a-1.jsonl"] {
+        for ok in [
+            "20261201-233700-walk-9297.jsonl", "20260101-000000-virtual-card-1.jsonl", "20260101-000000-a-1.jsonl",
+        ] {
             #expect(TraceLocation.isTraceName(ok), "\(ok)")
         }
         for no in [

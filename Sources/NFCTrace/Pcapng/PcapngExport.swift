@@ -26,7 +26,7 @@ public final class PcapngExport: TraceSink {
         var written = 0
     }
 
-    /// Creates `path` (``TraceFile/create(path:createParentDirectory:label:)``: `-` is standard
+    /// Creates `path` (``TraceFile/create(path:createParentDirectory:label:streaming:)``: `-` is standard
     /// output, an existing file is replaced when the export finishes). `label` names it in
     /// errors (`--pcapng x`). Throws ``TraceFileError``.
     /// `streaming: false` makes a new file as a temporary one renamed into place at the finish

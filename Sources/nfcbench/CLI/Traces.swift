@@ -19,7 +19,9 @@ enum Traces {
         /// `--no-trace`: no trace file (the records still reach `--json` and `--pcapng`).
         var noTrace = false
 
-        init(path: String? = nil, redact: Bool = false, json: Bool = false, pcapng: String? = nil, noTrace: Bool = false) {
+        init(
+            path: String? = nil, redact: Bool = false, json: Bool = false, pcapng: String? = nil, noTrace: Bool = false
+        ) {
             self.path = path
             self.redact = redact
             self.json = json

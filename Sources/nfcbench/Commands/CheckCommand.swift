@@ -80,7 +80,9 @@ enum CheckCommand {
             }
         }
         if let traces {
-            guard traces != "-" else { throw CLIError.usage("--traces DIR is a folder; - (standard output) can't hold one") }
+            guard traces != "-" else {
+                throw CLIError.usage("--traces DIR is a folder; - (standard output) can't hold one")
+            }
             let inputs = (tagNames ?? []).compactMap { DataLocation.resolve($0, in: "tags") }.map {
                 NamedFile("the tag file \($0)", $0)
             }

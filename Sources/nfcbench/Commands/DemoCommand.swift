@@ -96,7 +96,8 @@ enum DemoCommand {
             demoModel["short_time_limit_s"] = .double(BenchCommand.seconds(shortLimit))
             let trace = try Traces.open(
                 command: "demo", device: bench.device, model: demoModel, options: traceOptions,
-                inputs: tag.flatMap { DataLocation.resolve($0, in: "tags") }.map { [NamedFile("--tag \($0)", $0)] } ?? [])
+                inputs: tag.flatMap { DataLocation.resolve($0, in: "tags") }.map { [NamedFile("--tag \($0)", $0)] }
+                    ?? [])
             defer { trace.close() }
             let say: @Sendable (String) -> Void = { text in
                 var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": "demo"]

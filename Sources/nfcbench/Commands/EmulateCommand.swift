@@ -1,6 +1,6 @@
 import Foundation
-import NFCFiles
 import HCEEvents
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace

@@ -104,7 +104,9 @@ enum MeasureCommand {
                 "virtual_card": virtualTag.map { .string($0) } ?? .null,
             ],
             options: .init(presenceInterval: interval.map { .milliseconds($0) }), trace: traceOptions,
-            inputs: virtualTag.flatMap { DataLocation.resolve($0, in: "tags") }.map { [NamedFile("--virtual-card \($0)", $0)] }
+            inputs: virtualTag.flatMap { DataLocation.resolve($0, in: "tags") }.map {
+                [NamedFile("--virtual-card \($0)", $0)]
+            }
                 ?? [])
         defer { reader.close() }
 

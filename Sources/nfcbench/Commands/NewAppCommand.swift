@@ -27,7 +27,9 @@ enum NewAppCommand {
             let name = try args.option("name")
             let dir = try args.requiredPositional("DIR")
             try args.finish()
-            guard dir != "-" else { throw CLIError.usage("DIR is a folder to write the package in; - (standard output) can't hold one") }
+            guard dir != "-" else {
+                throw CLIError.usage("DIR is a folder to write the package in; - (standard output) can't hold one")
+            }
             let clone = try cloneDirectory()
             let target = URL(fileURLWithPath: dir).standardizedFileURL.path
             let written = try write(

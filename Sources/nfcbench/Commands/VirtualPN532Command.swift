@@ -66,7 +66,9 @@ enum VirtualPN532Command {
             let savePath = try args.option("save")
             try args.finish()
             var inputs: [NamedFile] = []
-            if let tagName, let p = DataLocation.resolve(tagName, in: "tags") { inputs.append(NamedFile("--tag \(p)", p)) }
+            if let tagName, let p = DataLocation.resolve(tagName, in: "tags") {
+                inputs.append(NamedFile("--tag \(p)", p))
+            }
             if let readerName, let p = DataLocation.resolve(readerName, in: "readers") {
                 inputs.append(NamedFile("--reader \(p)", p))
             }
@@ -75,7 +77,9 @@ enum VirtualPN532Command {
                 outputs: ptyOutput + (savePath.map { [NamedFile("--save \($0)", $0)] } ?? []) + traceOptions.outputs,
                 inputs: inputs)
             if pty != "-" {
-                do throws(FileError) { try SymbolicLink.plan(pty, label: "--pty \(pty)") } catch { throw CLIError(error) }
+                do throws(FileError) { try SymbolicLink.plan(pty, label: "--pty \(pty)") } catch {
+                    throw CLIError(error)
+                }
             }
             if let savePath { _ = try Outputs.plan(savePath, option: "--save") }
             if (presentFor == nil) != (absentFor == nil) {

@@ -131,7 +131,8 @@ enum WalkCommand {
                     "parameters": .object(parametersJSON(parameters)),
                 ],
                 setup: ["profiles": .array(profiles.map { .string($0.name) })], options: traceOptions,
-                inputs: try profileFiles(profilesArg).map { NamedFile("the profile \($0)", $0) }, touchesHardware: false)
+                inputs: try profileFiles(profilesArg).map { NamedFile("the profile \($0)", $0) }, touchesHardware: false
+            )
             defer { trace.close() }
             let result = await walk.run()
             var records = result.events.map(jsonLine)

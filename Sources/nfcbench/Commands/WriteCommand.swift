@@ -234,7 +234,9 @@ enum WriteCommand {
                     say("  page \(page): \(bytes.hexString(separator: " "))")
                 }
                 if message != nil && lock {
-                    say("then would lock: CC byte 3 = \u{0046}h, static lock bytes FF FF, every dynamic lock bit (irreversible)")
+                    say(
+                        "then would lock: CC byte 3 = \u{0046}h, static lock bytes FF FF, every dynamic lock bit (irreversible)"
+                    )
                 }
                 say("dry run: nothing written")
                 outcome.status = .dryRun
@@ -310,7 +312,8 @@ enum WriteCommand {
                 return refuse("cannot use this tag: \(error); nothing written")
             }
             guard cc.isWritable else {
-                return refuse("refused: the tag is read-only (CC write access \([cc.writeAccess].hexString())); nothing written")
+                return refuse(
+                    "refused: the tag is read-only (CC write access \([cc.writeAccess].hexString())); nothing written")
             }
             if lock { return refuse("refused: locking a Type 4 Tag is vendor-specific; nothing written") }
             if r.dryRun {
@@ -385,7 +388,8 @@ enum WriteCommand {
         let stem = "nfcbench-backup-\(target.uid.hexString())-\(stamp)"
         guard let plan else { throw CLIError.failure("no backup place (a dry run takes none); nothing written") }
         do throws(FileError) { return try plan.write(Array(file.jsonText().utf8), stem: stem) } catch {
-            let e = FileError(error.kind, path: error.path, "can't write the backup: \(error.reason); nothing written to the tag")
+            let e = FileError(
+                error.kind, path: error.path, "can't write the backup: \(error.reason); nothing written to the tag")
             throw CLIError(e)
         }
     }

@@ -13,8 +13,9 @@ enum SessionCommand {
             "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json] [--trace PATH | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
-              --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
-                                  pn532_uart:PATH or another libnfc connstring ('nfcbench devices')
+              --device D          sim:SCENARIO (hardware/scenarios/), sim:tag:FILE (a tag file in the
+                                  simulated field), pcsc:"READER NAME", pn532_uart:PATH or another
+                                  libnfc connstring ('nfcbench devices')
               --mode M            ndef     NFCNDEFReaderSession, read-only: didDetectNDEFs (default)
                                   ndef-rw  NFCNDEFReaderSession with tag objects: connect, readNDEF,
                                            restartPolling() for the next tag

@@ -27,7 +27,8 @@ enum SimulatedDevice {
     static func source(_ name: String) throws(CLIError) -> Source {
         guard !name.isEmpty else {
             throw .usage(
-                "sim: needs a scenario name or a tag file, e.g. sim:tap-uri (see hardware/scenarios/) or sim:tag:ntag215-uri")
+                "sim: needs a scenario name or a tag file, e.g. sim:tap-uri (see hardware/scenarios/) or sim:tag:ntag215-uri"
+            )
         }
         if name.hasPrefix("tag:") {
             let tag = String(name.dropFirst(4))
