@@ -134,10 +134,17 @@ public enum NDEFWriteReport {
 
 /// A ``Type2TagTransport`` that forwards everything and records every WRITE and its outcome
 /// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:ndefTLVAddress:messageLength:)``.
+/// With a ``StopRequest``, the next WRITE after the stop was asked is not sent (it throws
+/// ``StoppedByRequest`` and is not recorded): a write stops between two pages, each on the tag
+/// whole or not at all.
 public final class Type2WriteRecorder: Type2TagTransport {
     public let base: any Type2TagTransport
+    public let stop: StopRequest?
     public private(set) var writes: [NDEFWriteReport.PageWrite] = []
-    public init(base: any Type2TagTransport) { self.base = base }
+    public init(base: any Type2TagTransport, stop: StopRequest? = nil) {
+        self.base = base
+        self.stop = stop
+    }
     public func read(page: UInt8) throws -> [UInt8] { try base.read(page: page) }
     public func getVersion() throws -> [UInt8]? { try base.getVersion() }
     public func reactivate() throws { try base.reactivate() }
@@ -146,6 +153,7 @@ public final class Type2WriteRecorder: Type2TagTransport {
     }
     public var fastReadPageLimit: Int { base.fastReadPageLimit }
     public func write(page: UInt8, data: [UInt8]) throws {
+        if let why = stop?.requested { throw StoppedByRequest(reason: why) }
         do {
             try base.write(page: page, data: data)
             writes.append(.init(page: page, data: data, failure: nil))
@@ -159,12 +167,20 @@ public final class Type2WriteRecorder: Type2TagTransport {
 
 /// An ``APDUTransport`` that forwards every APDU and records it with its answer
 /// (``NDEFWriteReport/APDUExchange``), for ``NDEFWriteReport/type4Failure(_:exchanges:lengthFieldSize:)``.
+/// With a ``StopRequest``, the next UPDATE BINARY after the stop was asked is not sent.
 public final class APDURecorder: APDUTransport {
     public let base: any APDUTransport
+    public let stop: StopRequest?
     public private(set) var exchanges: [NDEFWriteReport.APDUExchange] = []
-    public init(base: any APDUTransport) { self.base = base }
+    public init(base: any APDUTransport, stop: StopRequest? = nil) {
+        self.base = base
+        self.stop = stop
+    }
     public var maximumResponseLength: Int { base.maximumResponseLength }
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        if command.count >= 2, command[1] == 0xD6 || command[1] == 0xD7, let why = stop?.requested {
+            throw StoppedByRequest(reason: why)
+        }
         do {
             let response = try base.transmit(command)
             exchanges.append(.init(command: command, response: response))

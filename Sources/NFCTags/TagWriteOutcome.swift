@@ -92,9 +92,9 @@ public struct TagWriteOutcome: Sendable, Equatable {
     }
 }
 
-/// The stop a signal asks for, checked by ``StoppableType2Transport`` and
-/// ``StoppableAPDUTransport`` before each command that changes the tag: a write stops between two
-/// commands (each one whole on the tag), never in the middle of one.
+/// The stop a signal asks for, checked by ``Type2WriteRecorder`` and ``APDURecorder`` before each
+/// command that changes the tag: a write stops between two commands (each one whole on the tag),
+/// never in the middle of one.
 public final class StopRequest: Sendable {
     private let reason = Mutex<String?>(nil)
     public init() {}
@@ -104,47 +104,8 @@ public final class StopRequest: Sendable {
     public var requested: String? { reason.withLock { $0 } }
 }
 
-/// The error a stoppable transport throws instead of sending the next write.
+/// The error a recorder with a ``StopRequest`` throws instead of sending the next write.
 public struct StoppedByRequest: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String
     public var description: String { "stopped by \(reason) before the next write" }
-}
-
-/// A ``Type2TagTransport`` that refuses the next WRITE once ``StopRequest/request(_:)`` was
-/// called (throwing ``StoppedByRequest``); everything else passes.
-public final class StoppableType2Transport: Type2TagTransport {
-    public let base: any Type2TagTransport
-    public let stop: StopRequest
-    public init(base: any Type2TagTransport, stop: StopRequest) {
-        self.base = base
-        self.stop = stop
-    }
-    public func read(page: UInt8) throws -> [UInt8] { try base.read(page: page) }
-    public func getVersion() throws -> [UInt8]? { try base.getVersion() }
-    public func reactivate() throws { try base.reactivate() }
-    public func fastRead(from first: UInt8, to last: UInt8) throws -> [UInt8] {
-        try base.fastRead(from: first, to: last)
-    }
-    public var fastReadPageLimit: Int { base.fastReadPageLimit }
-    public func write(page: UInt8, data: [UInt8]) throws {
-        if let why = stop.requested { throw StoppedByRequest(reason: why) }
-        try base.write(page: page, data: data)
-    }
-}
-
-/// An ``APDUTransport`` that refuses the next UPDATE BINARY once a stop was requested.
-public final class StoppableAPDUTransport: APDUTransport {
-    public let base: any APDUTransport
-    public let stop: StopRequest
-    public init(base: any APDUTransport, stop: StopRequest) {
-        self.base = base
-        self.stop = stop
-    }
-    public var maximumResponseLength: Int { base.maximumResponseLength }
-    public func transmit(_ command: [UInt8]) throws -> [UInt8] {
-        if command.count >= 2, command[1] == 0xD6 || command[1] == 0xD7, let why = stop.requested {
-            throw StoppedByRequest(reason: why)
-        }
-        return try base.transmit(command)
-    }
 }

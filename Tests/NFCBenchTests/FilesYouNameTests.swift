@@ -209,11 +209,13 @@ struct FilesYouNameTests {
                         "-c",
                         """
                         cd "$1"; B=$0
-                        "$B" virtual pn532 --pty pn --tag ntag215-uri --timing real --quiet >/dev/null 2>&1 & v=$!
+                        "$B" virtual pn532 --pty pn --tag ntag215-uri --timing real >vp 2>&1 & v=$!
                         for _ in $(seq 100); do [ -L pn ] && break; sleep 0.05; done
                         "$B" write --device pn532_uart:pn --ndef "$2" $4 >out 2>err & w=$!
-                        for _ in $(seq 200); do grep -q 'backup of the old content' out err 2>/dev/null && break; sleep 0.05; done
-                        sleep 0.3; kill -$3 $w; wait $w; echo "exit $?"; cat out; echo ---; cat err
+                        # The signal comes once the tag has taken its fifth WRITE (A2), as the
+                        # virtual PN532 logs its air side: mid-write, whatever the machine's load.
+                        for _ in $(seq 400); do [ "$(grep -c 'air *A2 ' vp)" -ge 5 ] && break; sleep 0.025; done
+                        kill -$3 $w; wait $w; echo "exit $?"; cat out; echo ---; cat err
                         kill -INT $v; wait $v
                         """,
                         NFCBench.binary.path, b.folder.path, long, signal, json ? "--json" : "",
@@ -371,7 +373,7 @@ struct OutputMatrixTests {
         #expect(r.status == 0, "\(r.stdout.suffix(400))\(r.stderr.suffix(2000))")
         #expect(r.stdout.contains("failed: 0"), "\(r.stdout.suffix(300))")
         let cases = r.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count
-        #expect(cases > 10, "the matrix ran its cases: \(cases)")
+        #expect(cases >= (group == "state" ? 4 : 12), "the matrix ran its cases: \(cases)")
     }
 
     @Test("dump --out/--trace/--pcapng, profile import --out, trace export --pcapng, trace plot --svg")
@@ -388,6 +390,11 @@ struct OutputMatrixTests {
 
     @Test("new-app DIR, conformance --explore --save DIR, check equivalence --traces DIR")
     func folders() async throws { try await Self.run("folders") }
+
+    @Test(
+        "A read-only home: walk, session and dump on sim: keep their trace in $TMPDIR with a warning; a reader command does not"
+    )
+    func readOnlyHome() async throws { try await Self.run("state") }
 
     @Test(
         "Standard output onto a full disk: tag show --json, dump, trace show, profile import, session --json, walk --json end 74"

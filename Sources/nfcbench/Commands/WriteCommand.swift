@@ -196,6 +196,18 @@ enum WriteCommand {
             outcome.tagState = "Nothing was sent: the tag is unchanged"
             return outcome
         }
+        /// The read-back of a finished write: the outcome says the new message, or that it differs.
+        func readBack(_ back: [UInt8], _ message: [UInt8], backup: String) -> Bool {
+            guard back == message else {
+                outcome.status = .failed
+                outcome.error = "read-back differs from what was written; backup in \(backup)"
+                return false
+            }
+            say("wrote \(message.count) bytes of NDEF; read back identical")
+            outcome.sent = ["\(message.count) bytes of NDEF"]
+            outcome.tagState = "The tag reads as the new message"
+            return true
+        }
         func takeBackup() throws -> String {
             let path = try saveBackup(target, connection, to: backup)
             outcome.backup = path
@@ -246,10 +258,9 @@ enum WriteCommand {
             }
             let backupPath = try takeBackup()
             if let message {
-                let sent = Type2WriteRecorder(base: t)  // the wording says what was sent (NFCTags)
+                let sent = Type2WriteRecorder(base: t, stop: stop)  // the wording says what was sent (NFCTags)
                 do {
-                    try Type2TagReader(transport: StoppableType2Transport(base: sent, stop: stop), version: version)
-                        .writeNDEF(message)
+                    try Type2TagReader(transport: sent, version: version).writeNDEF(message)
                 } catch {
                     outcome.sent = sent.writes.filter { $0.failure == nil }.map { "page \($0.page)" }
                     outcome.tagState = NDEFWriteReport.type2State(
@@ -260,7 +271,6 @@ enum WriteCommand {
                         return outcome
                     }
                     outcome.status = .failed
-                    outcome.error = "\(error)"
                     // The whole account of what reached the tag, as NFCTags words it.
                     outcome.error =
                         NDEFWriteReport.type2Failure(
@@ -270,21 +280,12 @@ enum WriteCommand {
                     outcome.tagState = nil
                     return outcome
                 }
-                let back = try reader.readNDEF()
-                guard back == message else {
-                    outcome.status = .failed
-                    outcome.error = "read-back differs from what was written; backup in \(backupPath)"
-                    return outcome
-                }
-                say("wrote \(message.count) bytes of NDEF; read back identical")
-                outcome.sent = ["\(message.count) bytes of NDEF"]
-                outcome.tagState = "The tag reads as the new message"
+                guard readBack(try reader.readNDEF(), message, backup: backupPath) else { return outcome }
             }
             if lock {
-                let sent = Type2WriteRecorder(base: t)
+                let sent = Type2WriteRecorder(base: t, stop: stop)
                 do {
-                    try Type2TagReader(transport: StoppableType2Transport(base: sent, stop: stop), version: version)
-                        .setReadOnly(lockBits: true)
+                    try Type2TagReader(transport: sent, version: version).setReadOnly(lockBits: true)
                 } catch {
                     outcome.sent += sent.writes.filter { $0.failure == nil }.map { "lock page \($0.page)" }
                     outcome.tagState = NDEFWriteReport.lockState(writes: sent.writes)
@@ -330,10 +331,9 @@ enum WriteCommand {
                 return outcome
             }
             let backupPath = try takeBackup()
-            let sent = APDURecorder(base: t)  // the wording says what was sent (NFCTags)
+            let sent = APDURecorder(base: t, stop: stop)  // the wording says what was sent (NFCTags)
             do {
-                try Type4TagReader(transport: StoppableAPDUTransport(base: sent, stop: stop)).writeNDEF(
-                    message, capabilityContainer: cc)
+                try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc)
             } catch {
                 let updates = sent.exchanges.filter(\.isUpdate)
                 outcome.sent = updates.map { $0.command.prefix(5).hexString(separator: " ") + "…" }
@@ -351,15 +351,7 @@ enum WriteCommand {
                 outcome.tagState = nil
                 return outcome
             }
-            let back = try reader.readNDEF(capabilityContainer: cc)
-            guard back == message else {
-                outcome.status = .failed
-                outcome.error = "read-back differs from what was written; backup in \(backupPath)"
-                return outcome
-            }
-            say("wrote \(message.count) bytes of NDEF; read back identical")
-            outcome.sent = ["\(message.count) bytes of NDEF"]
-            outcome.tagState = "The tag reads as the new message"
+            _ = readBack(try reader.readNDEF(capabilityContainer: cc), message, backup: backupPath)
             return outcome
         }
     }
