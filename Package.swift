@@ -12,6 +12,7 @@ let package = Package(
     name: "nfcbench",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "NFCBase", targets: ["NFCBase"]),
         .library(name: "NFCTags", targets: ["NFCTags"]),
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
         .library(name: "ReaderSession", targets: ["ReaderSession"]),
@@ -29,15 +30,18 @@ let package = Package(
         // build warn about -pthread); include/ forwards <pcsclite.h> and <wintypes.h>.
         .target(name: "CPCSC", linkerSettings: [.linkedLibrary("pcsclite")]),
 
-        .target(name: "NFCTags", swiftSettings: strict),
+        // Under everything: the thin-device protocol and its target types, the clock, SplitMix64.
+        .target(name: "NFCBase", swiftSettings: strict),
+        .target(name: "NFCTags", dependencies: ["NFCBase"], swiftSettings: strict),
         // The JSON Lines trace: JSON values, the one header writer, location and rotation, and
         // what is made from traces (pcapng export, event diff, SVG timeline).
         .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
-        .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
+        .target(
+            name: "ReaderSession", dependencies: ["NFCBase", "NFCTags", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
         // The one reader frontend: discovery over thin devices, the session runtime's backend.
         .target(
-            name: "ReaderFrontend", dependencies: ["NFCTags", "ReaderSession"], exclude: ["README.md"],
+            name: "ReaderFrontend", dependencies: ["NFCBase", "NFCTags", "ReaderSession"], exclude: ["README.md"],
             swiftSettings: strict),
         .target(
             name: "NFCHardware",
@@ -45,7 +49,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
-            dependencies: ["NFCTags", "ReaderSession", "HCEEvents"],
+            dependencies: ["NFCBase", "NFCTags", "HCEEvents"],
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
@@ -58,8 +62,8 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware", "VirtualHardware",
-                "ReaderSessionConformance", "ReferenceApps",
+                "NFCBase", "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware",
+                "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
 

@@ -47,7 +47,7 @@ public final class NFCReaderSystem: Sendable {
 
     /// - Parameters:
     ///   - backend: the reader.
-    ///   - clock: real time by default; a ``ManualClock`` for virtual time.
+    ///   - clock: real time by default; a ``/NFCBase/ManualClock`` for virtual time.
     ///   - arbiter: ``SessionArbiter/shared`` by default (per reader, lock files).
     ///   - thermal: the thermal model with its documented defaults; ``ThermalModel/disabled`` to switch it off.
     ///   - model: the choices Core NFC leaves open and the numbers Apple does not publish,
@@ -89,7 +89,7 @@ public final class NFCReaderSystem: Sendable {
 
     /// Asynchronous hand-offs started and not yet finished: delegate calls queued on a
     /// session's queue, backend events on their way to the machine, tag I/O. A host driving
-    /// a ``ManualClock`` waits for 0 (with its backend idle) before moving time on, so what
+    /// a ``/NFCBase/ManualClock`` waits for 0 (with its backend idle) before moving time on, so what
     /// happens at one instant has happened before the next. Work the app starts on its own
     /// queues is not counted.
     public var pendingWork: Int { work.count }
