@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
         .library(name: "ReaderSession", targets: ["ReaderSession"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
+        .library(name: "ReaderSessionLocks", targets: ["ReaderSessionLocks"]),
         .library(name: "ReaderFrontend", targets: ["ReaderFrontend"]),
         .library(name: "NFCHardware", targets: ["NFCHardware"]),
         .library(name: "VirtualHardware", targets: ["VirtualHardware"]),
@@ -38,6 +39,9 @@ let package = Package(
         .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
         .target(
             name: "ReaderSession", dependencies: ["NFCBase", "NFCTags", "NFCTrace"], swiftSettings: strict),
+        // The arbiter's cross-process half as files (lock files, queue tickets, heat files), which
+        // whoever opens real readers installs: ReaderSession itself does no file I/O.
+        .target(name: "ReaderSessionLocks", dependencies: ["ReaderSession", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
         // The one reader frontend: discovery over thin devices, the session runtime's backend.
         .target(
@@ -62,8 +66,8 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCBase", "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware",
-                "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
+                "NFCBase", "NFCTags", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "HCEEvents",
+                "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
             ],
             swiftSettings: strict),
 
@@ -71,7 +75,9 @@ let package = Package(
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace", "VirtualHardware"],
+            dependencies: [
+                "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCTrace", "VirtualHardware",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
