@@ -1,6 +1,8 @@
 // swift-tools-version:6.0
 // nfcbench: an NFC reader-session and HCE reader-event harness on libnfc and PC/SC.
-// Module map (arrows = imports) is in README.md; only NFCHardware imports the C targets.
+// The module arrows are the dependency lists below, and nowhere else: scripts/check-module-boundaries
+// checks every import against them (and no unused arrow), generates README "Layout"'s table from
+// them, and keeps the pure modules free of I/O; only NFCHardware imports the C targets.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -75,9 +77,7 @@ let package = Package(
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: [
-                "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCTrace", "VirtualHardware",
-            ],
+            dependencies: ["ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCTrace"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
-            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
+            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "HCEEvents"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
@@ -99,7 +99,9 @@ let package = Package(
         // (and drive the bench app in virtual time through its module: the simulated reader).
         .testTarget(
             name: "NFCBenchTests",
-            dependencies: ["nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            dependencies: [
+                "nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware", "HCEEvents",
+            ],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
