@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "NFCHardware", targets: ["NFCHardware"]),
         .library(name: "VirtualHardware", targets: ["VirtualHardware"]),
         .library(name: "ReaderSessionConformance", targets: ["ReaderSessionConformance"]),
+        .library(name: "NFCBenchKit", targets: ["NFCBenchKit"]),
         .executable(name: "nfcbench", targets: ["nfcbench"]),
     ],
     targets: [
@@ -61,6 +62,14 @@ let package = Package(
             name: "ReaderSessionConformance",
             dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace"],
             swiftSettings: strict),
+        // The bench as a library: readers opened by the --device strings (sim:, pcsc:NAME, pcsc:0,
+        // libnfc connstrings), the bench data, device listing. The CLI is a shell over it.
+        .target(
+            name: "NFCBenchKit",
+            dependencies: [
+                "NFCTags", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware", "VirtualHardware",
+            ],
+            swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
             name: "ReferenceApps", dependencies: ["ReaderSession", "NFCTags"], path: "Examples/ReferenceApps",
@@ -69,7 +78,7 @@ let package = Package(
             name: "nfcbench",
             dependencies: [
                 "NFCBase", "NFCTags", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "HCEEvents",
-                "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
+                "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps", "NFCBenchKit",
             ],
             swiftSettings: strict),
 
@@ -94,6 +103,9 @@ let package = Package(
         .testTarget(
             name: "ReaderSessionConformanceTests",
             dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "NFCBenchKitTests", dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "ReaderSession"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).

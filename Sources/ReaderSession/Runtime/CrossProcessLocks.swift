@@ -3,7 +3,7 @@
 ///
 /// ReaderSession keeps no files of its own (it is pure): a host that opens real readers
 /// installs an implementation with ``SessionArbiter/installCrossProcessLocks(_:)``. The
-/// `nfcbench` command and NFCBenchKit install ``/ReaderSessionLocks/LockFolder`` (`flock(2)`
+/// `nfcbench` command and NFCBenchKit install `ReaderSessionLocks.LockFolder` (`flock(2)`
 /// lock files, queue tickets and heat files in a private folder); without one, an arbiter
 /// excludes the sessions of its own process only.
 ///

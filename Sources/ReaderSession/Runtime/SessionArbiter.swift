@@ -12,7 +12,7 @@ import Synchronization
 /// the host, and per-reader sessions exclude each other only on the same reader.
 ///
 /// ReaderSession does no file I/O: the cross-process half is the host's. The `nfcbench`
-/// command and NFCBenchKit install ``/ReaderSessionLocks/LockFolder`` (`flock(2)` lock files,
+/// command and NFCBenchKit install `ReaderSessionLocks.LockFolder` (`flock(2)` lock files,
 /// first-come queue tickets and heat files in a private folder,
 /// `$NFCBENCH_LOCK_DIR` by default) before they open a reader; ``shared`` and arbiters made
 /// without `crossProcessLocks:` use what is installed then. Without it an arbiter excludes the
@@ -125,7 +125,7 @@ public final class SessionArbiter: Sendable {
 
     /// The reader's own lock name under either scope: its identifier's letters, digits, `.` and
     /// `-` (others become `_`, 64 at most), a dash and the 16-digit FNV-1a 64 of the identifier
-    /// (with its pcscd instance, ``pcscInstance(of:)``): `sim:desk` → `sim_desk-<fnv1a64>`.
+    /// (with its pcscd instance, `$NFCBENCH_PCSC_INSTANCE`): `sim:desk` → `sim_desk-<fnv1a64>`.
     public static func readerLockName(for reader: String) -> String {
         var stem = ""
         for u in reader.unicodeScalars.prefix(64) {
