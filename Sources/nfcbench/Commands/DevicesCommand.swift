@@ -21,7 +21,8 @@ enum DevicesCommand {
 
             --device takes a PC/SC reader by its full name (pcsc:NAME), by its place in this list
             (pcsc:0, pcsc:1…, as pcsc_scan numbers them) or by a piece of its name that fits only
-            it (pcsc:ACR122); an exact name always wins. Left out, --device is $NFCBENCH_DEVICE.
+            it (pcsc:ACR122); an exact name always wins. Left out, the --device of session, dump,
+            measure, write, format, lock and emulate is $NFCBENCH_DEVICE.
             """,
         run: { args in
             let json = args.flag("json")
