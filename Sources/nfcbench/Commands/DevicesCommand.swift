@@ -19,9 +19,9 @@ enum DevicesCommand {
             libnfc.conf entry). When pcscd is not running this says so. Exit status: 0 when at
             least one reader or device is listed, 69 when there is none to use.
 
-            --device takes a PC/SC reader by its full name (pcsc:NAME), by its place in this list
-            (pcsc:0, pcsc:1…, as pcsc_scan numbers them) or by a piece of its name that fits only
-            it (pcsc:ACR122); an exact name always wins. Left out, the --device of session, dump,
+            A command's device is a PC/SC reader by its full name (pcsc:NAME), by its place in this
+            list (pcsc:0, pcsc:1…, as pcsc_scan numbers them) or by a piece of its name that fits only
+            it (pcsc:ACR122); an exact name always wins. Left out, the device of session, dump,
             measure, write, format, lock and emulate is $NFCBENCH_DEVICE.
             """,
         run: { args in
