@@ -225,19 +225,13 @@ public final class SessionArbiter: Sendable {
 /// A held reader: releasing it (or dropping it) lets go of its locks (the cross-process ones
 /// first) and frees the arbiter's entry. `release()` is idempotent.
 public final class ReaderLease: Sendable {
-    private let onRelease: Mutex<(@Sendable () -> Void)?>
+    private let onRelease: RunOnce
 
     /// A lease that runs `onRelease` once, on the first ``release()`` or when it is dropped.
-    public init(onRelease: @escaping @Sendable () -> Void) { self.onRelease = Mutex(onRelease) }
+    public init(onRelease: @escaping @Sendable () -> Void) { self.onRelease = RunOnce(onRelease) }
 
     /// Lets go of the reader (idempotent).
-    public func release() {
-        let cb = onRelease.withLock { c in
-            defer { c = nil }
-            return c
-        }
-        cb?()
-    }
+    public func release() { onRelease.run() }
 
     deinit { release() }
 }
@@ -245,14 +239,21 @@ public final class ReaderLease: Sendable {
 /// A place in a reader's queue (``SessionArbiter/enqueue(reader:poll:onGranted:)``);
 /// `cancel()` leaves it (idempotent). A grant already under way may still arrive.
 public final class ReaderQueueTicket: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: RunOnce
     /// A ticket that runs `onCancel` once, on the first ``cancel()``.
-    public init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
-    public func cancel() {
-        let c = onCancel.withLock { c in
-            defer { c = nil }
-            return c
+    public init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = RunOnce(onCancel) }
+    public func cancel() { onCancel.run() }
+}
+
+/// A closure run at most once, from whichever thread asks first.
+private final class RunOnce: Sendable {
+    private let body: Mutex<(@Sendable () -> Void)?>
+    init(_ body: @escaping @Sendable () -> Void) { self.body = Mutex(body) }
+    func run() {
+        let b = body.withLock { b in
+            defer { b = nil }
+            return b
         }
-        c?()
+        b?()
     }
 }
