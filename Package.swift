@@ -17,7 +17,8 @@ let package = Package(
         .library(name: "NFCBase", targets: ["NFCBase"]),
         .library(name: "NFCTags", targets: ["NFCTags"]),
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
-        .library(name: "ReaderSession", targets: ["ReaderSession"]),
+        // With the lock folder: code that used SessionArbiter(lockDirectory:) adds `import ReaderSessionLocks`.
+        .library(name: "ReaderSession", targets: ["ReaderSession", "ReaderSessionLocks"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
         .library(name: "ReaderSessionLocks", targets: ["ReaderSessionLocks"]),
         .library(name: "ReaderFrontend", targets: ["ReaderFrontend"]),
