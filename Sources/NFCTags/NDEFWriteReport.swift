@@ -132,7 +132,7 @@ public enum NDEFWriteReport {
     }
 }
 
-/// A ``Type2TagTransport`` that forwards everything and records every WRITE and its outcome
+/// A ``/NFCBase/Type2TagTransport`` that forwards everything and records every WRITE and its outcome
 /// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:ndefTLVAddress:messageLength:)``.
 /// With a ``StopRequest``, the next WRITE after the stop was asked is not sent (it throws
 /// ``StoppedByRequest`` and is not recorded): a write stops between two pages, each on the tag
@@ -165,7 +165,7 @@ public final class Type2WriteRecorder: Type2TagTransport {
     }
 }
 
-/// An ``APDUTransport`` that forwards every APDU and records it with its answer
+/// An ``/NFCBase/APDUTransport`` that forwards every APDU and records it with its answer
 /// (``NDEFWriteReport/APDUExchange``), for ``NDEFWriteReport/type4Failure(_:exchanges:lengthFieldSize:)``.
 /// With a ``StopRequest``, the next UPDATE BINARY after the stop was asked is not sent.
 public final class APDURecorder: APDUTransport {

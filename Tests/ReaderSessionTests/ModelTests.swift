@@ -3,6 +3,7 @@ import NFCFiles
 import NFCTags
 import ReaderFrontend
 import ReaderSession
+import ReaderSessionLocks
 import Synchronization
 import Testing
 

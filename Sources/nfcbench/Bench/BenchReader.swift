@@ -1,9 +1,11 @@
 import Foundation
+import NFCBenchKit
 import NFCFiles
 import NFCTags
 import NFCTrace
 import ReaderFrontend
 import ReaderSession
+import ReaderSessionLocks
 
 /// A reader for a one-shot bench command (dump, measure, write, format, lock), the same for
 /// every device kind: the reader's lock first, then the frontend (which opens the device on
@@ -43,7 +45,7 @@ final class BenchReader: Sendable {
     ) throws(CLIError) -> BenchReader {
         let spec = try DeviceFactory.resolve(device)
         // No output may be a file the device reads (a sim: tag file), checked before the lock.
-        try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs + DeviceFactory.inputs(device))
+        try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs + BenchDevice.inputFiles(device))
         let lease = try takeReader(spec.identifier)
         do throws(CLIError) {
             let frontend = try DeviceFactory.frontend(spec, options: options)
@@ -258,11 +260,11 @@ func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asyn
     }
 }
 
-/// Checks the readers' lock folder (``SessionArbiter/prepareLockDirectory(_:)``): a folder
+/// Checks the readers' lock folder (``LockFolder/prepare(_:)``): a folder
 /// that is a link, someone else's or writable by others is refused with exit 69, naming it.
 @discardableResult
 func requireLockFolder() throws(CLIError) -> String {
-    do { return try SessionArbiter.prepareLockDirectory() } catch {
+    do { return try LockFolder.prepare() } catch {
         throw .unavailable(
             "lock folder \(error) (it is $NFCBENCH_LOCK_DIR, else $XDG_RUNTIME_DIR/nfcbench, else /tmp/nfcbench-<uid>: set NFCBENCH_LOCK_DIR to a folder only you write)"
         )

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchKit
 import NFCFiles
 import NFCHardware
 import NFCTags

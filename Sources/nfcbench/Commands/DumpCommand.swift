@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NFCBenchKit
 import NFCFiles
 import NFCTags
 import ReaderSession
@@ -28,7 +29,9 @@ enum DumpCommand {
             procedure runs on every reader.
             """,
         run: { args in
-            guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
+            guard let device = try args.device() else {
+                throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)")
+            }
             let out = try args.option("out")
             let wait = try args.seconds("wait") ?? .seconds(10)
             let traceOptions = try Traces.Options.parse(&args)
@@ -36,7 +39,7 @@ enum DumpCommand {
             // The output is checked, and refused when it is the device's own tag file, before
             // the reader is touched.
             let target = try out.map { p throws(CLIError) in try Outputs.plan(p, option: "--out") }
-            let inputs = DeviceFactory.inputs(device)
+            let inputs = BenchDevice.inputFiles(device)
             try Outputs.refuseSameFiles(
                 outputs: (out.map { [NamedFile("--out \($0)", $0)] } ?? []) + traceOptions.outputs, inputs: inputs)
             let reader = try BenchReader.open(

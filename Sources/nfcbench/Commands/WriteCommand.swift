@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchKit
 import NFCFiles
 import NFCTags
 import NFCTrace
@@ -73,8 +74,10 @@ enum WriteCommand {
         """
 
     static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
-        guard let device = try args.option("device") else {
-            throw .usage("--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices')")
+        guard let device = try args.device() else {
+            throw .usage(
+                "--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices'), or set NFCBENCH_DEVICE"
+            )
         }
         return device
     }
@@ -115,7 +118,7 @@ enum WriteCommand {
         }
         try Outputs.refuseSameFiles(
             outputs: (r.dryRun ? [] : backupFile.map { [$0] } ?? []) + r.traceOptions.outputs,
-            inputs: DeviceFactory.inputs(r.device))
+            inputs: BenchDevice.inputFiles(r.device))
         var setup: JSONObject = ["dry_run": .bool(r.dryRun), "backup": r.backup.map { .string($0) } ?? .null]
         switch r.operation {
         case .ndef(let m, let lock):

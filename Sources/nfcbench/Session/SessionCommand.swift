@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchKit
 import NFCFiles
 import NFCHardware
 import NFCTrace
@@ -61,7 +62,9 @@ enum SessionCommand {
               64  usage error                      69  the device or its service is missing
             """,
         run: { args in
-            guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
+            guard let device = try args.device() else {
+                throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)")
+            }
             var options = SessionRunner.Options()
             if let m = try args.option("mode") {
                 guard let mode = SessionRunner.Mode(rawValue: m) else {
@@ -105,7 +108,7 @@ enum SessionCommand {
             }
             try args.finish()
 
-            let inputs = DeviceFactory.inputs(device)
+            let inputs = BenchDevice.inputFiles(device)
             try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs)
             let backend = try DeviceFactory.backend(device, options: factory)
             let trace = try Traces.open(

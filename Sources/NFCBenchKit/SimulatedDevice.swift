@@ -1,13 +1,12 @@
 import Foundation
 import NFCFiles
 import NFCTags
-import ReaderFrontend
 import ReaderSession
 import VirtualHardware
 
 /// `sim:SCENARIO`: the in-process simulated reader playing a scenario file
-/// (`hardware/scenarios/FORMAT.md`) with tag files found in `hardware/tags/` (or beside
-/// the scenario, or as paths); `sim:tag:FILE` (or `sim:PATH` of a tag file): the tag file FILE
+/// (`hardware/scenarios/FORMAT.md`) with tag files found beside the scenario, in
+/// `hardware/tags/`, or as paths; `sim:tag:FILE` (or `sim:PATH` of a tag file): the tag file FILE
 /// (a path, or a name in `hardware/tags/`) in the field from the start, as the virtual devices'
 /// `--tag FILE` present it. A bare name is a scenario's; `tag:` can never be one.
 enum SimulatedDevice {
@@ -17,29 +16,27 @@ enum SimulatedDevice {
         case tag(path: String)
     }
 
-    static func backend(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> ReaderFrontend {
-        let reader = try reader(name, clock: clock)
-        return ReaderFrontend(device: reader.field, clock: clock)
-    }
-
     /// Where `sim:NAME` finds its file: `tag:FILE` is a tag file; otherwise a scenario by name
     /// or path, else a tag file by name or path (a path whose file is a tag file, not a scenario).
-    static func source(_ name: String) throws(CLIError) -> Source {
+    static func source(_ name: String) throws(BenchDeviceError) -> Source {
         guard !name.isEmpty else {
-            throw .usage(
+            throw BenchDeviceError(
+                .invalid,
                 "sim: needs a scenario name or a tag file, e.g. sim:tap-uri (see hardware/scenarios/) or sim:tag:ntag215-uri"
             )
         }
         if name.hasPrefix("tag:") {
             let tag = String(name.dropFirst(4))
-            guard !tag.isEmpty else { throw .usage("sim:tag: needs a tag file, e.g. sim:tag:ntag215-uri") }
-            return .tag(path: try DataLocation.require(tag, in: "tags"))
+            guard !tag.isEmpty else {
+                throw BenchDeviceError(.invalid, "sim:tag: needs a tag file, e.g. sim:tag:ntag215-uri")
+            }
+            return .tag(path: try BenchData.require(tag, in: "tags"))
         }
-        if let path = DataLocation.resolve(name, in: "scenarios") {
+        if let path = BenchData.resolve(name, in: "scenarios") {
             return isTagFile(path) ? .tag(path: path) : .scenario(path: path)
         }
-        if let path = DataLocation.resolve(name, in: "tags") { return .tag(path: path) }
-        return .scenario(path: try DataLocation.require(name, in: "scenarios"))
+        if let path = BenchData.resolve(name, in: "tags") { return .tag(path: path) }
+        return .scenario(path: try BenchData.require(name, in: "scenarios"))
     }
 
     /// The files `sim:NAME` reads (the scenario and its tag files, or the tag file), for the
@@ -72,44 +69,43 @@ enum SimulatedDevice {
         let local = [FilePath.join(dir, tag), FilePath.join(dir, tag + ".json")].first {
             FileManager.default.fileExists(atPath: $0)
         }
-        return local ?? DataLocation.resolve(tag, in: "tags")
+        return local ?? BenchData.resolve(tag, in: "tags")
     }
 
-    static func reader(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
-        switch try source(name) {
-        case .tag(let path):
-            let file: TagFile
-            do { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
-            let stem = FilePath.stem(of: FilePath.lastComponent(of: path))
-            let scenario = Scenario(
-                description: "the tag file \(path) in the field", reader: "tag-\(stem)",
-                steps: [.init(at: .zero, action: .present(tag: "t", as: stem, faults: []))])
-            do { return try SimulatedReader(scenario: scenario, tags: ["t": file], clock: clock) } catch {
-                throw CLIError(error.inFile(path))
-            }
-        case .scenario(let path):
-            return try scenarioReader(path, clock: clock)
+    /// The reader with the tag file at `path` in its field from the start (`sim:tag:FILE`); its
+    /// reader name (what sessions lock) is `tag-<the file's name>`.
+    static func tagReader(_ path: String, clock: any ReaderSessionClock) throws(BenchDeviceError) -> SimulatedReader {
+        let file: TagFile
+        do { file = try TagFile.load(path: path) } catch { throw BenchDeviceError(error) }
+        let stem = FilePath.stem(of: FilePath.lastComponent(of: path))
+        let scenario = Scenario(
+            description: "the tag file \(path) in the field", reader: "tag-\(stem)",
+            steps: [.init(at: .zero, action: .present(tag: "t", as: stem, faults: []))])
+        do { return try SimulatedReader(scenario: scenario, tags: ["t": file], clock: clock) } catch {
+            throw BenchDeviceError(error.inFile(path))
         }
     }
 
-    static func scenarioReader(_ path: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
+    /// The reader for the scenario at `path` (a name in `hardware/scenarios/` or a path).
+    static func reader(_ name: String, clock: any ReaderSessionClock) throws(BenchDeviceError) -> SimulatedReader {
+        let path = try BenchData.require(name, in: "scenarios")
         let scenario: Scenario
-        do { scenario = try Scenario.load(path: path) } catch { throw CLIError(error) }
+        do { scenario = try Scenario.load(path: path) } catch { throw BenchDeviceError(error) }
         var tags: [String: TagFile] = [:]
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
             guard let tagPath = tagPath(tag, scenario: path) else {
                 let field = scenario.steps.firstIndex {
                     if case .present(tag, _, _) = $0.action { true } else { false }
                 }
-                throw CLIError(
+                throw BenchDeviceError(
                     DataFileError(
                         .notFound, file: path, field: field.map { "steps[\($0)].present" },
                         "no tag file '\(tag)' beside the scenario or in the bench's hardware/tags"))
             }
-            do { tags[tag] = try TagFile.load(path: tagPath) } catch { throw CLIError(error) }
+            do { tags[tag] = try TagFile.load(path: tagPath) } catch { throw BenchDeviceError(error) }
         }
         do { return try SimulatedReader(scenario: scenario, tags: tags, clock: clock) } catch {
-            throw CLIError(error.inFile(path))
+            throw BenchDeviceError(error.inFile(path))
         }
     }
 }
