@@ -211,6 +211,21 @@ enum WriteCommand {
             outcome.tagState = "The tag reads as the new message"
             return true
         }
+        /// A write or lock that stopped part way: interrupted when a signal asked for the stop
+        /// (`sent` and `state` say where), else failed (`failure`: NFCTags' whole account of
+        /// what reached the tag), with the backup to restore from.
+        func stoppedPartWay(sent: [String], state: String, failure: String, backup: String) -> TagWriteOutcome {
+            outcome.sent += sent
+            outcome.tagState = state
+            if let why = stop.requested {
+                outcome.status = .interrupted
+                outcome.interruptedBy = why
+            } else {
+                outcome.status = .failed
+                outcome.error = failure + "; the old content is in \(backup)"
+            }
+            return outcome
+        }
         func takeBackup() throws -> String {
             let path = try saveBackup(target, connection, to: backup)
             outcome.backup = path
@@ -265,23 +280,14 @@ enum WriteCommand {
                 do {
                     try Type2TagReader(transport: sent, version: version).writeNDEF(message)
                 } catch {
-                    outcome.sent = sent.writes.filter { $0.failure == nil }.map { "page \($0.page)" }
-                    outcome.tagState = NDEFWriteReport.type2State(
-                        writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count)
-                    if let why = stop.requested {
-                        outcome.status = .interrupted
-                        outcome.interruptedBy = why
-                        return outcome
-                    }
-                    outcome.status = .failed
-                    // The whole account of what reached the tag, as NFCTags words it.
-                    outcome.error =
-                        NDEFWriteReport.type2Failure(
+                    return stoppedPartWay(
+                        sent: sent.writes.filter { $0.failure == nil }.map { "page \($0.page)" },
+                        state: NDEFWriteReport.type2State(
+                            writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count),
+                        failure: NDEFWriteReport.type2Failure(
                             error, writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress,
-                            messageLength: message.count) + "; the old content is in \(backupPath)"
-                    outcome.sent = []  // type2Failure lists them
-                    outcome.tagState = nil
-                    return outcome
+                            messageLength: message.count),
+                        backup: backupPath)
                 }
                 guard readBack(try reader.readNDEF(), message, backup: backupPath) else { return outcome }
             }
@@ -290,16 +296,10 @@ enum WriteCommand {
                 do {
                     try Type2TagReader(transport: sent, version: version).setReadOnly(lockBits: true)
                 } catch {
-                    outcome.sent += sent.writes.filter { $0.failure == nil }.map { "lock page \($0.page)" }
-                    outcome.tagState = NDEFWriteReport.lockState(writes: sent.writes)
-                    if let why = stop.requested {
-                        outcome.status = .interrupted
-                        outcome.interruptedBy = why
-                    } else {
-                        outcome.status = .failed
-                        outcome.error = "lock failed: \(error)"
-                    }
-                    return outcome
+                    let state = NDEFWriteReport.lockState(writes: sent.writes)
+                    return stoppedPartWay(
+                        sent: sent.writes.filter { $0.failure == nil }.map { "lock page \($0.page)" }, state: state,
+                        failure: "lock failed: \(error). \(state)", backup: backupPath)
                 }
                 say("locked: the tag is now read-only for good")
                 outcome.sent += sent.writes.map { "lock page \($0.page)" }
@@ -338,21 +338,14 @@ enum WriteCommand {
             do {
                 try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc)
             } catch {
-                let updates = sent.exchanges.filter(\.isUpdate)
-                outcome.sent = updates.map { $0.command.prefix(5).hexString(separator: " ") + "…" }
-                outcome.tagState = NDEFWriteReport.type4State(exchanges: sent.exchanges)
-                if let why = stop.requested {
-                    outcome.status = .interrupted
-                    outcome.interruptedBy = why
-                    return outcome
-                }
-                outcome.status = .failed
-                outcome.error =
-                    NDEFWriteReport.type4Failure(error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize)
-                    + "; the old content is in \(backupPath)"
-                outcome.sent = []
-                outcome.tagState = nil
-                return outcome
+                return stoppedPartWay(
+                    sent: sent.exchanges.filter(\.isUpdate).map {
+                        $0.command.prefix(5).hexString(separator: " ") + "…"
+                    },
+                    state: NDEFWriteReport.type4State(exchanges: sent.exchanges),
+                    failure: NDEFWriteReport.type4Failure(
+                        error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize),
+                    backup: backupPath)
             }
             _ = readBack(try reader.readNDEF(capabilityContainer: cc), message, backup: backupPath)
             return outcome
