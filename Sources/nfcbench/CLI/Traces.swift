@@ -112,7 +112,8 @@ enum Traces {
 
     /// A trace or pcapng file that can't be made (73) or written (74).
     static func failure(_ error: TraceFileError, _ options: Options, what: String) -> CLIError {
-        let message = "can't write \(what): \(error)" + (what == "the trace" ? whereFrom(options) : "")
+        let message =
+            "can't write \(what): \(error)" + (what == "the trace" && options.path == nil ? whereFrom(options) : "")
         return error.kind == .io ? .ioError(message) : .cantCreate(message)
     }
 
