@@ -8,7 +8,7 @@ import Testing
 
 /// An app that answers a 203 its own way (after `retryAfter`, once or in a loop), or waits
 /// on real time, or puts its delegate on the main queue: one habit per test.
-private final class HabitApp: ConformanceApp, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+private final class HabitApp: NSObject, ConformanceApp, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     enum Habit {
         case retryOnceAfter(Duration)
         case retryEvery(Duration)

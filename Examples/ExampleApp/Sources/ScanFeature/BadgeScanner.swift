@@ -10,7 +10,7 @@ public import ReaderSession
 /// article's table: a session begins only on Scan; after a timeout it says so and waits;
 /// when the system is busy it asks the user to try again; after leaving the foreground
 /// it waits for the next tap.
-public final class BadgeScanner: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+public final class BadgeScanner: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     /// What the screen shows.
     public enum State: Sendable, Equatable {
         case idle
