@@ -185,13 +185,7 @@ final class ConformanceRecorder: Sendable {
             if !r.fromHostWork {
                 say(
                     &s, "unattributed-\(Self.callName(r.call))",
-                    "\(Self.callName(r.call)) at \(format(now)) came from work the harness did not start (a real-time timer such as DispatchQueue.asyncAfter or Task.sleep on the continuous clock, DispatchQueue.main, or an async hop to a queue of the app's own): the harness cannot place it in virtual time; use ConformanceEnvironment.asyncAfter and async(on:)"
-                )
-            }
-            if case .begin = r.call, r.delegateQueueIsMain {
-                say(
-                    &s, "main-queue",
-                    "a session's delegate queue is DispatchQueue.main: nothing may run the main queue in a test process, so delegate calls can be missing or late; pass the app's own serial queue (or nil)"
+                    "\(Self.callName(r.call)) at \(format(now)) came from work the harness did not start (a real-time timer such as DispatchQueue.asyncAfter, a RunLoop timer or Task.sleep on the continuous clock, a Task {} on the global executor, or an async hop to a queue of the app's own): the harness cannot place it in virtual time; use ConformanceEnvironment.asyncAfter and async(on:)"
                 )
             }
             switch r.call {
