@@ -113,7 +113,9 @@ public final class NFCNDEFPayload: NSObject, NSSecureCoding, NSCopying, @uncheck
     /// Core NFC: `init(format:type:identifier:payload:chunkSize:)`.
     public init(format: NFCTypeNameFormat, type: Data, identifier: Data, payload: Data, chunkSize: Int) {
         fields = Mutex(
-            Fields(typeNameFormat: format, type: type, identifier: identifier, payload: payload, chunkSize: max(0, chunkSize)))
+            Fields(
+                typeNameFormat: format, type: type, identifier: identifier, payload: payload,
+                chunkSize: max(0, chunkSize)))
         super.init()
     }
 

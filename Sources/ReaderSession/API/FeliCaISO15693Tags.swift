@@ -103,7 +103,8 @@ public protocol NFCFeliCaTag: __NFCTag, NFCNDEFTag {
     func requestService(nodeCodeList: [Data], completionHandler: @escaping ([Data], (any Error)?) -> Void)
     func requestResponse(completionHandler: @escaping (Int, (any Error)?) -> Void)
     func readWithoutEncryption(
-        serviceCodeList: [Data], blockList: [Data], completionHandler: @escaping (Int, Int, [Data], (any Error)?) -> Void)
+        serviceCodeList: [Data], blockList: [Data],
+        completionHandler: @escaping (Int, Int, [Data], (any Error)?) -> Void)
     func writeWithoutEncryption(
         serviceCodeList: [Data], blockList: [Data], blockData: [Data],
         completionHandler: @escaping (Int, Int, (any Error)?) -> Void)
@@ -130,7 +131,9 @@ extension NFCFeliCaTag {
     ) {
         polling(systemCode: systemCode, requestCode: requestCode, timeSlot: timeSlot) { pmm, request, e in
             resultHandler(
-                result(e, NFCFeliCaPollingResponse(manufactureParameter: pmm, requestData: request.isEmpty ? nil : request)))
+                result(
+                    e, NFCFeliCaPollingResponse(manufactureParameter: pmm, requestData: request.isEmpty ? nil : request)
+                ))
         }
     }
     public func requestService(nodeCodeList: [Data]) async throws -> [Data] {
@@ -147,7 +150,9 @@ extension NFCFeliCaTag {
     }
     public func readWithoutEncryption(serviceCodeList: [Data], blockList: [Data]) async throws -> (Int, Int, [Data]) {
         try await awaitResult { k in
-            readWithoutEncryption(serviceCodeList: serviceCodeList, blockList: blockList) { a, b, c, e in k(e, (a, b, c)) }
+            readWithoutEncryption(serviceCodeList: serviceCodeList, blockList: blockList) { a, b, c, e in
+                k(e, (a, b, c))
+            }
         }
     }
     public func readWithoutEncryption(
@@ -171,7 +176,8 @@ extension NFCFeliCaTag {
         serviceCodeList: [Data], blockList: [Data], blockData: [Data],
         resultHandler: @escaping (Result<NFCFeliCaStatusFlag, any Error>) -> Void
     ) {
-        writeWithoutEncryption(serviceCodeList: serviceCodeList, blockList: blockList, blockData: blockData) { a, b, e in
+        writeWithoutEncryption(serviceCodeList: serviceCodeList, blockList: blockList, blockData: blockData) {
+            a, b, e in
             resultHandler(result(e, NFCFeliCaStatusFlag(statusFlag1: a, statusFlag2: b)))
         }
     }
@@ -184,7 +190,9 @@ extension NFCFeliCaTag {
     public func requestServiceV2(nodeCodeList: [Data]) async throws -> (
         Int, Int, NFCFeliCaEncryptionId, [Data], [Data]
     ) {
-        try await awaitResult { k in requestServiceV2(nodeCodeList: nodeCodeList) { a, b, c, d, f, e in k(e, (a, b, c, d, f)) } }
+        try await awaitResult { k in
+            requestServiceV2(nodeCodeList: nodeCodeList) { a, b, c, d, f, e in k(e, (a, b, c, d, f)) }
+        }
     }
     public func requestServiceV2(
         nodeCodeList: [Data], resultHandler: @escaping (Result<NFCFeliCaRequsetServiceV2Response, any Error>) -> Void
@@ -194,7 +202,8 @@ extension NFCFeliCaTag {
                 result(
                     e,
                     NFCFeliCaRequsetServiceV2Response(
-                        statusFlag1: a, statusFlag2: b, encryptionIdentifier: c, nodeKeyVersionListAES: d.isEmpty ? nil : d,
+                        statusFlag1: a, statusFlag2: b, encryptionIdentifier: c,
+                        nodeKeyVersionListAES: d.isEmpty ? nil : d,
                         nodeKeyVersionListDES: f.isEmpty ? nil : f)))
         }
     }
@@ -276,7 +285,9 @@ public final class NFCISO15693CustomCommandConfiguration: NFCTagCommandConfigura
         manufacturerCode: Int, customCommandCode: Int, requestParameters: Data?, maximumRetries: Int,
         retryInterval: TimeInterval
     ) {
-        self.init(manufacturerCode: manufacturerCode, customCommandCode: customCommandCode, requestParameters: requestParameters)
+        self.init(
+            manufacturerCode: manufacturerCode, customCommandCode: customCommandCode,
+            requestParameters: requestParameters)
         self.maximumRetries = maximumRetries
         self.retryInterval = retryInterval
     }
@@ -351,7 +362,8 @@ public protocol NFCISO15693Tag: __NFCTag, NFCNDEFTag {
         requestFlags flags: NFCISO15693RequestFlag, blockNumber: UInt8, dataBlock: Data,
         completionHandler: @escaping ((any Error)?) -> Void)
     func lockBlock(
-        requestFlags flags: NFCISO15693RequestFlag, blockNumber: UInt8, completionHandler: @escaping ((any Error)?) -> Void)
+        requestFlags flags: NFCISO15693RequestFlag, blockNumber: UInt8,
+        completionHandler: @escaping ((any Error)?) -> Void)
     func readMultipleBlocks(
         requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange,
         completionHandler: @escaping ([Data], (any Error)?) -> Void)
@@ -385,12 +397,14 @@ public protocol NFCISO15693Tag: __NFCTag, NFCNDEFTag {
         requestFlag flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data,
         completionHandler: @escaping (Data, (any Error)?) -> Void)
     func extendedReadSingleBlock(
-        requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int, completionHandler: @escaping (Data, (any Error)?) -> Void)
+        requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int,
+        completionHandler: @escaping (Data, (any Error)?) -> Void)
     func extendedWriteSingleBlock(
         requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int, dataBlock: Data,
         completionHandler: @escaping ((any Error)?) -> Void)
     func extendedLockBlock(
-        requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int, completionHandler: @escaping ((any Error)?) -> Void)
+        requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int,
+        completionHandler: @escaping ((any Error)?) -> Void)
     func extendedReadMultipleBlocks(
         requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange,
         completionHandler: @escaping ([Data], (any Error)?) -> Void)
@@ -434,7 +448,9 @@ extension NFCISO15693Tag {
         requestFlags flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data,
         resultHandler: @escaping (Result<Data, any Error>) -> Void
     ) {
-        customCommand(requestFlag: flags, customCommandCode: customCommandCode, customRequestParameters: customRequestParameters) {
+        customCommand(
+            requestFlag: flags, customCommandCode: customCommandCode, customRequestParameters: customRequestParameters
+        ) {
             d, e in resultHandler(result(e, d))
         }
     }
@@ -446,7 +462,8 @@ extension NFCISO15693Tag {
     // Async forms.
     public func stayQuiet() async throws { try await awaitDone { k in stayQuiet(completionHandler: k) } }
     public func readSingleBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: UInt8) async throws -> Data {
-        try await awaitResult { k in readSingleBlock(requestFlags: flags, blockNumber: blockNumber) { d, e in k(e, d) } }
+        try await awaitResult { k in readSingleBlock(requestFlags: flags, blockNumber: blockNumber) { d, e in k(e, d) }
+        }
     }
     public func writeSingleBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: UInt8, dataBlock: Data)
         async throws
@@ -458,14 +475,18 @@ extension NFCISO15693Tag {
     public func lockBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: UInt8) async throws {
         try await awaitDone { k in lockBlock(requestFlags: flags, blockNumber: blockNumber, completionHandler: k) }
     }
-    public func readMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange) async throws -> [Data] {
-        try await awaitResult { k in readMultipleBlocks(requestFlags: flags, blockRange: blockRange) { d, e in k(e, d) } }
+    public func readMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange) async throws
+        -> [Data]
+    {
+        try await awaitResult { k in readMultipleBlocks(requestFlags: flags, blockRange: blockRange) { d, e in k(e, d) }
+        }
     }
     public func writeMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange, dataBlocks: [Data])
         async throws
     {
         try await awaitDone { k in
-            writeMultipleBlocks(requestFlags: flags, blockRange: blockRange, dataBlocks: dataBlocks, completionHandler: k)
+            writeMultipleBlocks(
+                requestFlags: flags, blockRange: blockRange, dataBlocks: dataBlocks, completionHandler: k)
         }
     }
     public func select(requestFlags flags: NFCISO15693RequestFlag) async throws {
@@ -489,48 +510,66 @@ extension NFCISO15693Tag {
     public func systemInfo(requestFlags flags: NFCISO15693RequestFlag) async throws -> NFCISO15693SystemInfo {
         try await awaitResult { k in getSystemInfo(requestFlags: flags) { r in k(r.failure, r.success) } }
     }
-    public func getMultipleBlockSecurityStatus(requestFlag flags: NFCISO15693RequestFlag, blockRange: NSRange) async throws
+    public func getMultipleBlockSecurityStatus(requestFlag flags: NFCISO15693RequestFlag, blockRange: NSRange)
+        async throws
         -> [NSNumber]
     {
-        try await awaitResult { k in getMultipleBlockSecurityStatus(requestFlag: flags, blockRange: blockRange) { d, e in k(e, d) } }
+        try await awaitResult { k in
+            getMultipleBlockSecurityStatus(requestFlag: flags, blockRange: blockRange) { d, e in k(e, d) }
+        }
     }
     public func fastReadMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange) async throws
         -> [Data]
     {
-        try await awaitResult { k in fastReadMultipleBlocks(requestFlags: flags, blockRange: blockRange) { r in k(r.failure, r.success) } }
+        try await awaitResult { k in
+            fastReadMultipleBlocks(requestFlags: flags, blockRange: blockRange) { r in k(r.failure, r.success) }
+        }
     }
     public func customCommand(
         requestFlag flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data
     ) async throws -> Data {
         try await awaitResult { k in
-            customCommand(requestFlag: flags, customCommandCode: customCommandCode, customRequestParameters: customRequestParameters) {
+            customCommand(
+                requestFlag: flags, customCommandCode: customCommandCode,
+                customRequestParameters: customRequestParameters
+            ) {
                 d, e in k(e, d)
             }
         }
     }
-    public func extendedReadSingleBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int) async throws -> Data {
-        try await awaitResult { k in extendedReadSingleBlock(requestFlags: flags, blockNumber: blockNumber) { d, e in k(e, d) } }
+    public func extendedReadSingleBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int) async throws
+        -> Data
+    {
+        try await awaitResult { k in
+            extendedReadSingleBlock(requestFlags: flags, blockNumber: blockNumber) { d, e in k(e, d) }
+        }
     }
     public func extendedWriteSingleBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int, dataBlock: Data)
         async throws
     {
         try await awaitDone { k in
-            extendedWriteSingleBlock(requestFlags: flags, blockNumber: blockNumber, dataBlock: dataBlock, completionHandler: k)
+            extendedWriteSingleBlock(
+                requestFlags: flags, blockNumber: blockNumber, dataBlock: dataBlock, completionHandler: k)
         }
     }
     public func extendedLockBlock(requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int) async throws {
-        try await awaitDone { k in extendedLockBlock(requestFlags: flags, blockNumber: blockNumber, completionHandler: k) }
+        try await awaitDone { k in
+            extendedLockBlock(requestFlags: flags, blockNumber: blockNumber, completionHandler: k)
+        }
     }
     public func extendedReadMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange) async throws
         -> [Data]
     {
-        try await awaitResult { k in extendedReadMultipleBlocks(requestFlags: flags, blockRange: blockRange) { d, e in k(e, d) } }
+        try await awaitResult { k in
+            extendedReadMultipleBlocks(requestFlags: flags, blockRange: blockRange) { d, e in k(e, d) }
+        }
     }
     public func extendedWriteMultipleBlocks(
         requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange, dataBlocks: [Data]
     ) async throws {
         try await awaitDone { k in
-            extendedWriteMultipleBlocks(requestFlags: flags, blockRange: blockRange, dataBlocks: dataBlocks, completionHandler: k)
+            extendedWriteMultipleBlocks(
+                requestFlags: flags, blockRange: blockRange, dataBlocks: dataBlocks, completionHandler: k)
         }
     }
     public func authenticate(requestFlags flags: NFCISO15693RequestFlag, cryptoSuiteIdentifier: Int, message: Data)
@@ -542,18 +581,24 @@ extension NFCISO15693Tag {
             }
         }
     }
-    public func keyUpdate(requestFlags flags: NFCISO15693RequestFlag, keyIdentifier: Int, message: Data) async throws -> (
-        NFCISO15693ResponseFlag, Data
-    ) {
+    public func keyUpdate(requestFlags flags: NFCISO15693RequestFlag, keyIdentifier: Int, message: Data) async throws
+        -> (
+            NFCISO15693ResponseFlag, Data
+        )
+    {
         try await awaitResult { k in
-            keyUpdate(requestFlags: flags, keyIdentifier: keyIdentifier, message: message) { r in k(r.failure, r.success) }
+            keyUpdate(requestFlags: flags, keyIdentifier: keyIdentifier, message: message) { r in
+                k(r.failure, r.success)
+            }
         }
     }
     public func challenge(requestFlags flags: NFCISO15693RequestFlag, cryptoSuiteIdentifier: Int, message: Data)
         async throws
     {
         try await awaitDone { k in
-            challenge(requestFlags: flags, cryptoSuiteIdentifier: cryptoSuiteIdentifier, message: message, completionHandler: k)
+            challenge(
+                requestFlags: flags, cryptoSuiteIdentifier: cryptoSuiteIdentifier, message: message,
+                completionHandler: k)
         }
     }
     public func readBuffer(requestFlags flags: NFCISO15693RequestFlag) async throws -> (NFCISO15693ResponseFlag, Data) {
@@ -563,7 +608,9 @@ extension NFCISO15693Tag {
         async throws -> NFCISO15693MultipleBlockSecurityStatus
     {
         try await awaitResult { k in
-            extendedGetMultipleBlockSecurityStatus(requestFlags: flags, blockRange: blockRange) { r in k(r.failure, r.success) }
+            extendedGetMultipleBlockSecurityStatus(requestFlags: flags, blockRange: blockRange) { r in
+                k(r.failure, r.success)
+            }
         }
     }
     public func extendedFastReadMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange)

@@ -119,6 +119,8 @@ extension NFCReaderSessionDelegate {
 }
 
 /// Core NFC's Objective-C name for a dispatch queue, as its Swift signatures print it.
+// swift-format-ignore: TypeNamesShouldBeCapitalized
+// The C name, spelled as Core NFC's Swift interface prints it.
 public typealias dispatch_queue_t = DispatchQueue
 
 /// What an ``NFCNDEFReaderSession`` delivers, as a value (the `events` sequence).
@@ -519,7 +521,8 @@ public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendab
     override func refuseWithoutSystem() {
         let box = delegateBox
         sessionQueue.async { [self] in
-            let e = NFCReaderError(.readerErrorUnsupportedFeature, detail: "ISO 15693 reader sessions are not modelled yet")
+            let e = NFCReaderError(
+                .readerErrorUnsupportedFeature, detail: "ISO 15693 reader sessions are not modelled yet")
             box.value?.readerSession(self, didInvalidateWithError: e)
         }
     }

@@ -1,4 +1,3 @@
-
 public import Foundation
 public import NFCTags
 
@@ -262,11 +261,19 @@ extension NFCReaderError {
     public static var readerTransceiveErrorTagNotConnected: Code { .readerTransceiveErrorTagNotConnected }
     public static var readerTransceiveErrorPacketTooLong: Code { .readerTransceiveErrorPacketTooLong }
     public static var readerSessionInvalidationErrorUserCanceled: Code { .readerSessionInvalidationErrorUserCanceled }
-    public static var readerSessionInvalidationErrorSessionTimeout: Code { .readerSessionInvalidationErrorSessionTimeout }
-    public static var readerSessionInvalidationErrorSessionTerminatedUnexpectedly: Code { .readerSessionInvalidationErrorSessionTerminatedUnexpectedly }
+    public static var readerSessionInvalidationErrorSessionTimeout: Code {
+        .readerSessionInvalidationErrorSessionTimeout
+    }
+    public static var readerSessionInvalidationErrorSessionTerminatedUnexpectedly: Code {
+        .readerSessionInvalidationErrorSessionTerminatedUnexpectedly
+    }
     public static var readerSessionInvalidationErrorSystemIsBusy: Code { .readerSessionInvalidationErrorSystemIsBusy }
-    public static var readerSessionInvalidationErrorFirstNDEFTagRead: Code { .readerSessionInvalidationErrorFirstNDEFTagRead }
-    public static var tagCommandConfigurationErrorInvalidParameters: Code { .tagCommandConfigurationErrorInvalidParameters }
+    public static var readerSessionInvalidationErrorFirstNDEFTagRead: Code {
+        .readerSessionInvalidationErrorFirstNDEFTagRead
+    }
+    public static var tagCommandConfigurationErrorInvalidParameters: Code {
+        .tagCommandConfigurationErrorInvalidParameters
+    }
     public static var ndefReaderSessionErrorTagNotWritable: Code { .ndefReaderSessionErrorTagNotWritable }
     public static var ndefReaderSessionErrorTagUpdateFailure: Code { .ndefReaderSessionErrorTagUpdateFailure }
     public static var ndefReaderSessionErrorTagSizeTooSmall: Code { .ndefReaderSessionErrorTagSizeTooSmall }

@@ -280,7 +280,9 @@ final class Counter: Sendable {
 /// to take the tag away), a detection of a tag already read or of several tags re-arms it,
 /// and the session's end disarms it. A tag that bounces in and out of the field therefore
 /// postpones the one restart; it never starts a second `restartPolling()` loop.
-private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate,
+    @unchecked Sendable
+{
     let runner: SessionRunner
     let finished: @Sendable (NFCReaderError.Code) -> Void
     var ndefSession: NFCNDEFReaderSession?
