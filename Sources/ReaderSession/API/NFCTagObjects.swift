@@ -576,3 +576,10 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
         }
     }
 }
+
+extension NSObjectProtocol {
+    /// Objective-C's `isKind(of:)` as Core NFC's tag protocols inherit it from
+    /// `NSObjectProtocol` on Apple platforms (Foundation on Linux has it on `NSObject` only):
+    /// true when this object is of `type`, a class or a protocol such as `NFCFeliCaTag.self`.
+    public func isKind<T>(of type: T.Type) -> Bool { self is T }
+}
