@@ -33,7 +33,7 @@ public struct _NFCOptionalMethodNotImplemented: Sendable {
 /// instead: the requirement returns the associated type `_ReadWriteWitness`, which the
 /// compiler infers from the conformance: `Void` when the delegate type declares
 /// `func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag])` (the
-/// iOS signature, nothing else to write), ``_NFCOptionalMethodNotImplemented`` when only the
+/// iOS signature, nothing else to write), `_NFCOptionalMethodNotImplemented` when only the
 /// protocol's default is there. The session reads that type at creation
 /// (``NFCNDEFReaderSession/isReadWrite``). The iOS file compiles unchanged; the one
 /// difference is that the protocol, having an associated type, is spelled
