@@ -44,12 +44,13 @@ public struct ConformanceHarness: Sendable {
     public var maximumHandOffsPerInstant: Int
     /// How long (real time) the harness waits for the main queue to run a block before it
     /// notes that this process does not run the main queue.
-    public var mainQueueTimeout: Duration = .seconds(5)
+    public var mainQueueTimeout: Duration = .seconds(30)
     /// False in a process whose main thread never runs the main queue (the nfcbench CLI's
     /// takes signals): the harness then does not wait for it, and a run whose app hands work
     /// to `DispatchQueue.main` is inconclusive, with the reason. True (the default) where the
     /// main queue runs, as in `swift test` and an app's own test process; if it turns out
-    /// not to, the first run notes it and later runs of the process stop waiting.
+    /// not to (no barrier block ran within ``mainQueueTimeout``), the run notes it and stops
+    /// waiting for the main queue, and its verdict is inconclusive.
     public var waitsForMainQueue = true
 
     public init(
@@ -90,7 +91,7 @@ public struct ConformanceHarness: Sendable {
         -> RunOutput
     {
         let clock = ConformanceClock()
-        let waitsForMain = waitsForMainQueue && !MainQueueProbe.knownNotRunning
+        let waitsForMain = waitsForMainQueue
         let handOffs = HandOffs(waitsForMain: waitsForMain)
         let hops = PendingHops(executor: handOffs)
         let recorder = ConformanceRecorder(
@@ -167,7 +168,6 @@ public struct ConformanceHarness: Sendable {
                         mainDrained = true
                     } else {
                         mainQueueRuns = false
-                        MainQueueProbe.noteNotRunning()
                         recorder.note(
                             "the main queue did not run within \(mainQueueTimeout) of real time at t=\(format(clock.now)): this process does not run DispatchQueue.main (a blocked main thread), so what the app does there is missing from the verdict"
                         )
@@ -389,11 +389,4 @@ final class InstallGate: Sendable {
         next?.resume()
         return r
     }
-}
-
-/// Whether this process's main queue was seen not to run (a barrier block that never ran).
-enum MainQueueProbe {
-    private static let notRunning = Atomic<Bool>(false)
-    static var knownNotRunning: Bool { notRunning.load(ordering: .relaxed) }
-    static func noteNotRunning() { notRunning.store(true, ordering: .relaxed) }
 }

@@ -6,7 +6,8 @@ import Testing
 // NFCMiFareTag.h, NFCISO7816Tag.h, NFCFeliCaTag.h, NFCISO15693Tag.h, NFCISO15693ReaderSession.h,
 // NFCNDEFMessage.h, NFCNDEFPayload.h, NFCError.h and the Swift overlay), used once each as an
 // iOS file would, against `import ReaderSession` alone. Written by us from the declarations;
-// what is left out, and why, is in docs/corenfc.md ("Left out"). This file compiling is the
+// what is left out, and why, is in docs/corenfc.md ("Left out"). NFCVASReaderSession.h is
+// included (declared, not modelled). This file compiling is the
 // first half of the test; the second checks at run time what the shapes promise.
 
 /// A delegate for every session kind, with every method Core NFC declares (optional ones too).
@@ -245,14 +246,14 @@ private func useISO15693(_ t: any NFCISO15693Tag) async throws {
     try await t.select(requestFlags: f)
     t.resetToReady(requestFlags: f) { (_: (any Error)?) in }
     try await t.resetToReady(requestFlags: f)
-    t.writeAFI(requestFlag: f, afi: 0) { (_: (any Error)?) in }
-    try await t.writeAFI(requestFlag: f, afi: 0)
-    t.lockAFI(requestFlag: f) { (_: (any Error)?) in }
-    try await t.lockAFI(requestFlag: f)
-    t.writeDSFID(requestFlag: f, dsfid: 0) { (_: (any Error)?) in }
-    try await t.writeDSFID(requestFlag: f, dsfid: 0)
-    t.lockDSFID(requestFlag: f) { (_: (any Error)?) in }
-    try await t.lockDSFID(requestFlag: f)
+    t.writeAFI(requestFlags: f, afi: 0) { (_: (any Error)?) in }
+    try await t.writeAFI(requestFlags: f, afi: 0)
+    t.lockAFI(requestFlags: f) { (_: (any Error)?) in }
+    try await t.lockAFI(requestFlags: f)
+    t.writeDSFID(requestFlags: f, dsfid: 0) { (_: (any Error)?) in }
+    try await t.writeDSFID(requestFlags: f, dsfid: 0)
+    t.lockDSFID(requestFlags: f) { (_: (any Error)?) in }
+    try await t.lockDSFID(requestFlags: f)
     t.getSystemInfo(requestFlags: f) { (r: Result<NFCISO15693SystemInfo, any Error>) in
         if case .success(let i) = r {
             _ = (i.uniqueIdentifier, i.dataStorageFormatIdentifier, i.applicationFamilyIdentifier)
@@ -260,17 +261,17 @@ private func useISO15693(_ t: any NFCISO15693Tag) async throws {
         }
     }
     _ = try await t.systemInfo(requestFlags: f)
-    t.getMultipleBlockSecurityStatus(requestFlag: f, blockRange: range) { (_: [NSNumber], _: (any Error)?) in }
-    _ = try await t.getMultipleBlockSecurityStatus(requestFlag: f, blockRange: range)
+    t.getMultipleBlockSecurityStatus(requestFlags: f, blockRange: range) { (_: [NSNumber], _: (any Error)?) in }
+    _ = try await t.getMultipleBlockSecurityStatus(requestFlags: f, blockRange: range)
     t.fastReadMultipleBlocks(requestFlags: f, blockRange: range) { (_: Result<[Data], any Error>) in }
     _ = try await t.fastReadMultipleBlocks(requestFlags: f, blockRange: range)
-    t.customCommand(requestFlag: f, customCommandCode: 0xA0, customRequestParameters: Data()) {
+    t.customCommand(requestFlags: f, customCommandCode: 0xA0, customRequestParameters: Data()) {
         (_: Data, _: (any Error)?) in
     }
     t.customCommand(requestFlags: f, customCommandCode: 0xA0, customRequestParameters: Data()) {
         (_: Result<Data, any Error>) in
     }
-    _ = try await t.customCommand(requestFlag: f, customCommandCode: 0xA0, customRequestParameters: Data())
+    _ = try await t.customCommand(requestFlags: f, customCommandCode: 0xA0, customRequestParameters: Data())
     t.extendedReadSingleBlock(requestFlags: f, blockNumber: 300) { (_: Data, _: (any Error)?) in }
     t.extendedReadSingleBlock(requestFlags: f, blockNumber: 300) { (_: Result<Data, any Error>) in }
     _ = try await t.extendedReadSingleBlock(requestFlags: f, blockNumber: 300)
@@ -310,8 +311,8 @@ private func useISO15693(_ t: any NFCISO15693Tag) async throws {
 /// Core NFC's deprecated spellings (deprecated here too, so only a deprecated caller uses them).
 @available(*, deprecated)
 private func useDeprecated(_ t: any NFCISO15693Tag) {
-    t.lockDFSID(requestFlag: [.highDataRate]) { (_: (any Error)?) in }
-    t.getSystemInfo(requestFlag: [.highDataRate]) { (_: Int, _: Int, _: Int, _: Int, _: Int, _: (any Error)?) in }
+    t.lockDFSID(requestFlags: [.highDataRate]) { (_: (any Error)?) in }
+    t.getSystemInfo(requestFlags: [.highDataRate]) { (_: Int, _: Int, _: Int, _: Int, _: Int, _: (any Error)?) in }
     _ = NFCNDEFPayload.wellKnowTypeTextPayload(string: "Hi", locale: Locale(identifier: "en"))
     _ = NFCISO7816ResponseAPDU(statusWord1: 0x90, statusWord2: 0, paylaod: nil)
 }
@@ -377,8 +378,8 @@ struct CoreNFCSymbolsTests {
     )
     func errorsBridge() throws {
         // The uses above compile; these run.
-        let uses: [Any] = [useSessions, useConnect, useTags, useNDEF, useErrors]
-        #expect(uses.count == 5)
+        let uses: [Any] = [useSessions, useConnect, useTags, useNDEF, useErrors, useVAS]
+        #expect(uses.count == 6)
         let timeout: any Error = NFCReaderError(.readerSessionInvalidationErrorSessionTimeout)
         let ns = timeout as NSError
         #expect(ns.domain == "NFCError")
@@ -453,5 +454,36 @@ struct CoreNFCSymbolsTests {
         #expect(!ro.isReadWrite)
         #expect(rw.delegate as? EveryDelegate === every)
         #expect(NFCTagReaderSession(pollingOption: [], delegate: every, queue: nil) == nil)
+        let vas = VASDelegate()
+        #expect(useVAS(vas).delegate as? VASDelegate === vas)
+        #expect(!NFCVASReaderSession.readingAvailable)
     }
+}
+
+/// Value Added Services: declared, not modelled (docs/corenfc.md).
+private final class VASDelegate: NSObject, NFCVASReaderSessionDelegate, @unchecked Sendable {
+    func readerSessionDidBecomeActive(_ session: NFCVASReaderSession) {}
+    func readerSession(_ session: NFCVASReaderSession, didInvalidateWithError error: any Error) {}
+    func readerSession(_ session: NFCVASReaderSession, didReceive responses: [NFCVASResponse]) {
+        for r in responses {
+            let codes: [NFCVASResponse.ErrorCode] = [
+                .success, .dataNotFound, .dataNotActivated, .wrongParameters, .wrongLCField, .userIntervention,
+                .incorrectData, .unsupportedApplicationVersion,
+            ]
+            _ = (codes.contains(r.status), r.vasData, r.mobileToken, r.copy())
+        }
+    }
+}
+
+private func useVAS(_ d: VASDelegate) -> NFCVASReaderSession {
+    let modes: [NFCVASCommandConfiguration.Mode] = [.urlOnly, .normal]
+    let c = NFCVASCommandConfiguration(
+        vasMode: modes[1], passTypeIdentifier: "pass.com.example", url: URL(string: "https://example.com"))
+    c.mode = .urlOnly
+    c.passTypeIdentifier = "pass.com.example.other"
+    c.url = nil
+    _ = c.copy()
+    let _: NFCVASCommandConfiguration.VASMode = .normal
+    let _: NFCVASResponse.VASErrorCode = .success
+    return NFCVASReaderSession(vasCommandConfigurations: [c], delegate: d, queue: nil)
 }

@@ -373,28 +373,28 @@ public protocol NFCISO15693Tag: __NFCTag, NFCNDEFTag {
     func select(requestFlags flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
     func resetToReady(requestFlags flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
     func writeAFI(
-        requestFlag flags: NFCISO15693RequestFlag, afi: UInt8, completionHandler: @escaping ((any Error)?) -> Void)
-    func lockAFI(requestFlag flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
+        requestFlags flags: NFCISO15693RequestFlag, afi: UInt8, completionHandler: @escaping ((any Error)?) -> Void)
+    func lockAFI(requestFlags flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
     func writeDSFID(
-        requestFlag flags: NFCISO15693RequestFlag, dsfid: UInt8, completionHandler: @escaping ((any Error)?) -> Void)
-    @available(*, deprecated, renamed: "lockDSFID(requestFlag:completionHandler:)")
-    func lockDFSID(requestFlag flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
-    func lockDSFID(requestFlag flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
+        requestFlags flags: NFCISO15693RequestFlag, dsfid: UInt8, completionHandler: @escaping ((any Error)?) -> Void)
+    @available(*, deprecated, renamed: "lockDSFID(requestFlags:completionHandler:)")
+    func lockDFSID(requestFlags flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
+    func lockDSFID(requestFlags flags: NFCISO15693RequestFlag, completionHandler: @escaping ((any Error)?) -> Void)
     @available(*, deprecated, message: "use getSystemInfo(requestFlags:resultHandler:)")
     func getSystemInfo(
-        requestFlag flags: NFCISO15693RequestFlag,
+        requestFlags flags: NFCISO15693RequestFlag,
         completionHandler: @escaping (Int, Int, Int, Int, Int, (any Error)?) -> Void)
     func getSystemInfo(
         requestFlags flags: NFCISO15693RequestFlag,
         resultHandler: @escaping (Result<NFCISO15693SystemInfo, any Error>) -> Void)
     func getMultipleBlockSecurityStatus(
-        requestFlag flags: NFCISO15693RequestFlag, blockRange: NSRange,
+        requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange,
         completionHandler: @escaping ([NSNumber], (any Error)?) -> Void)
     func fastReadMultipleBlocks(
         requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange,
         resultHandler: @escaping (Result<[Data], any Error>) -> Void)
     func customCommand(
-        requestFlag flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data,
+        requestFlags flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data,
         completionHandler: @escaping (Data, (any Error)?) -> Void)
     func extendedReadSingleBlock(
         requestFlags flags: NFCISO15693RequestFlag, blockNumber: Int,
@@ -449,7 +449,7 @@ extension NFCISO15693Tag {
         resultHandler: @escaping (Result<Data, any Error>) -> Void
     ) {
         customCommand(
-            requestFlag: flags, customCommandCode: customCommandCode, customRequestParameters: customRequestParameters
+            requestFlags: flags, customCommandCode: customCommandCode, customRequestParameters: customRequestParameters
         ) {
             d, e in resultHandler(result(e, d))
         }
@@ -495,27 +495,27 @@ extension NFCISO15693Tag {
     public func resetToReady(requestFlags flags: NFCISO15693RequestFlag) async throws {
         try await awaitDone { k in resetToReady(requestFlags: flags, completionHandler: k) }
     }
-    public func writeAFI(requestFlag flags: NFCISO15693RequestFlag, afi: UInt8) async throws {
-        try await awaitDone { k in writeAFI(requestFlag: flags, afi: afi, completionHandler: k) }
+    public func writeAFI(requestFlags flags: NFCISO15693RequestFlag, afi: UInt8) async throws {
+        try await awaitDone { k in writeAFI(requestFlags: flags, afi: afi, completionHandler: k) }
     }
-    public func lockAFI(requestFlag flags: NFCISO15693RequestFlag) async throws {
-        try await awaitDone { k in lockAFI(requestFlag: flags, completionHandler: k) }
+    public func lockAFI(requestFlags flags: NFCISO15693RequestFlag) async throws {
+        try await awaitDone { k in lockAFI(requestFlags: flags, completionHandler: k) }
     }
-    public func writeDSFID(requestFlag flags: NFCISO15693RequestFlag, dsfid: UInt8) async throws {
-        try await awaitDone { k in writeDSFID(requestFlag: flags, dsfid: dsfid, completionHandler: k) }
+    public func writeDSFID(requestFlags flags: NFCISO15693RequestFlag, dsfid: UInt8) async throws {
+        try await awaitDone { k in writeDSFID(requestFlags: flags, dsfid: dsfid, completionHandler: k) }
     }
-    public func lockDSFID(requestFlag flags: NFCISO15693RequestFlag) async throws {
-        try await awaitDone { k in lockDSFID(requestFlag: flags, completionHandler: k) }
+    public func lockDSFID(requestFlags flags: NFCISO15693RequestFlag) async throws {
+        try await awaitDone { k in lockDSFID(requestFlags: flags, completionHandler: k) }
     }
     public func systemInfo(requestFlags flags: NFCISO15693RequestFlag) async throws -> NFCISO15693SystemInfo {
         try await awaitResult { k in getSystemInfo(requestFlags: flags) { r in k(r.failure, r.success) } }
     }
-    public func getMultipleBlockSecurityStatus(requestFlag flags: NFCISO15693RequestFlag, blockRange: NSRange)
+    public func getMultipleBlockSecurityStatus(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange)
         async throws
         -> [NSNumber]
     {
         try await awaitResult { k in
-            getMultipleBlockSecurityStatus(requestFlag: flags, blockRange: blockRange) { d, e in k(e, d) }
+            getMultipleBlockSecurityStatus(requestFlags: flags, blockRange: blockRange) { d, e in k(e, d) }
         }
     }
     public func fastReadMultipleBlocks(requestFlags flags: NFCISO15693RequestFlag, blockRange: NSRange) async throws
@@ -526,11 +526,11 @@ extension NFCISO15693Tag {
         }
     }
     public func customCommand(
-        requestFlag flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data
+        requestFlags flags: NFCISO15693RequestFlag, customCommandCode: Int, customRequestParameters: Data
     ) async throws -> Data {
         try await awaitResult { k in
             customCommand(
-                requestFlag: flags, customCommandCode: customCommandCode,
+                requestFlags: flags, customCommandCode: customCommandCode,
                 customRequestParameters: customRequestParameters
             ) {
                 d, e in k(e, d)
