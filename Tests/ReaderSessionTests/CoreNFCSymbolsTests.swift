@@ -487,3 +487,46 @@ private func useVAS(_ d: VASDelegate) -> NFCVASReaderSession {
     let _: NFCVASResponse.VASErrorCode = .success
     return NFCVASReaderSession(vasCommandConfigurations: [c], delegate: d, queue: nil)
 }
+
+/// Hands each session's ending to a continuation. Sessions hold their delegate weakly, as
+/// Core NFC does, so the catcher keeps itself alive until its session has ended.
+private final class EndingCatcher: NSObject, NFCVASReaderSessionDelegate, NFCReaderSessionDelegate,
+    @unchecked Sendable
+{
+    private let ended: @Sendable (NFCReaderError.Code?) -> Void
+    private var keepAlive: EndingCatcher?
+    init(_ ended: @escaping @Sendable (NFCReaderError.Code?) -> Void) {
+        self.ended = ended
+        super.init()
+        keepAlive = self
+    }
+    private func end(_ error: any Error) {
+        ended((error as? NFCReaderError)?.code)
+        keepAlive = nil
+    }
+    func readerSession(_ session: NFCVASReaderSession, didInvalidateWithError error: any Error) { end(error) }
+    func readerSession(_ session: NFCVASReaderSession, didReceive responses: [NFCVASResponse]) {}
+    func readerSessionDidBecomeActive(_ session: NFCReaderSession) {}
+    func readerSession(_ session: NFCReaderSession, didInvalidateWithError error: any Error) { end(error) }
+}
+
+@Suite("Sessions declared but not modelled end as Core NFC ends an unsupported feature")
+struct UnmodelledSessionTests {
+    @Test("NFCVASReaderSession and NFCISO15693ReaderSession: begin() ends with 1 (readerErrorUnsupportedFeature)")
+    func endWithUnsupported() async {
+        for kind in ["vas", "iso15693"] {
+            let code: NFCReaderError.Code? = await withCheckedContinuation { k in
+                let catcher = EndingCatcher { k.resume(returning: $0) }
+                let session: NFCReaderSession =
+                    kind == "vas"
+                    ? NFCVASReaderSession(
+                        vasCommandConfigurations: [
+                            NFCVASCommandConfiguration(vasMode: .normal, passTypeIdentifier: "pass.example", url: nil)
+                        ], delegate: catcher, queue: nil)
+                    : NFCISO15693ReaderSession(delegate: catcher, queue: nil)
+                session.begin()
+            }
+            #expect(code == .readerErrorUnsupportedFeature, "\(kind)")
+        }
+    }
+}

@@ -220,6 +220,13 @@ public class NFCReaderSession: NSObject, NFCReaderSessionProtocol, @unchecked Se
 
     func refuseWithoutSystem() {}
 
+    /// Ends a session of a kind this bench does not model: its delegate's
+    /// `didInvalidateWithError` gets 1 `readerErrorUnsupportedFeature` on the session's queue,
+    /// as Core NFC ends a session whose feature the device or app does not have.
+    func endUnmodelled(_ detail: String, _ tell: @escaping @Sendable (NFCReaderError) -> Void) {
+        sessionQueue.async { tell(NFCReaderError(.readerErrorUnsupportedFeature, detail: detail)) }
+    }
+
     func deliverer() -> @Sendable (@escaping @Sendable () -> Void) -> Void {
         let q = sessionQueue
         guard let runtime else { return { work in q.async(execute: work) } }
@@ -520,9 +527,7 @@ public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendab
 
     override func refuseWithoutSystem() {
         let box = delegateBox
-        sessionQueue.async { [self] in
-            let e = NFCReaderError(
-                .readerErrorUnsupportedFeature, detail: "ISO 15693 reader sessions are not modelled yet")
+        endUnmodelled("ISO 15693 reader sessions are not modelled yet") { [self] e in
             box.value?.readerSession(self, didInvalidateWithError: e)
         }
     }

@@ -104,10 +104,7 @@ public final class NFCVASReaderSession: NFCReaderSession, @unchecked Sendable {
 
     override func refuseWithoutSystem() {
         let box = delegateBox
-        sessionQueue.async { [self] in
-            let e = NFCReaderError(
-                .readerErrorUnsupportedFeature, detail: "VAS reader sessions are not modelled (Apple's VAS entitlement)"
-            )
+        endUnmodelled("VAS reader sessions are not modelled (Apple's VAS entitlement)") { [self] e in
             box.value?.readerSession(self, didInvalidateWithError: e)
         }
     }
