@@ -1,6 +1,8 @@
 // swift-tools-version:6.0
 // nfcbench: an NFC reader-session and HCE reader-event harness on libnfc and PC/SC.
-// Module map (arrows = imports) is in README.md; only NFCHardware imports the C targets.
+// The module arrows are the dependency lists below, and nowhere else: scripts/check-module-boundaries
+// checks every import against them (and no unused arrow), generates README "Layout"'s table from
+// them, and keeps the pure modules free of I/O; only NFCHardware imports the C targets.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -12,14 +14,18 @@ let package = Package(
     name: "nfcbench",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "NFCBase", targets: ["NFCBase"]),
         .library(name: "NFCTags", targets: ["NFCTags"]),
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
-        .library(name: "ReaderSession", targets: ["ReaderSession"]),
+        // With the lock folder: code that used SessionArbiter(lockDirectory:) adds `import ReaderSessionLocks`.
+        .library(name: "ReaderSession", targets: ["ReaderSession", "ReaderSessionLocks"]),
         .library(name: "HCEEvents", targets: ["HCEEvents"]),
+        .library(name: "ReaderSessionLocks", targets: ["ReaderSessionLocks"]),
         .library(name: "ReaderFrontend", targets: ["ReaderFrontend"]),
         .library(name: "NFCHardware", targets: ["NFCHardware"]),
         .library(name: "VirtualHardware", targets: ["VirtualHardware"]),
         .library(name: "ReaderSessionConformance", targets: ["ReaderSessionConformance"]),
+        .library(name: "NFCBenchKit", targets: ["NFCBenchKit"]),
         .executable(name: "nfcbench", targets: ["nfcbench"]),
     ],
     targets: [
@@ -29,15 +35,21 @@ let package = Package(
         // build warn about -pthread); include/ forwards <pcsclite.h> and <wintypes.h>.
         .target(name: "CPCSC", linkerSettings: [.linkedLibrary("pcsclite")]),
 
-        .target(name: "NFCTags", swiftSettings: strict),
+        // Under everything: the thin-device protocol and its target types, the clock, SplitMix64.
+        .target(name: "NFCBase", swiftSettings: strict),
+        .target(name: "NFCTags", dependencies: ["NFCBase"], swiftSettings: strict),
         // The JSON Lines trace: JSON values, the one header writer, location and rotation, and
         // what is made from traces (pcapng export, event diff, SVG timeline).
         .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
-        .target(name: "ReaderSession", dependencies: ["NFCTags", "NFCTrace"], swiftSettings: strict),
+        .target(
+            name: "ReaderSession", dependencies: ["NFCBase", "NFCTags", "NFCTrace"], swiftSettings: strict),
+        // The arbiter's cross-process half as files (lock files, queue tickets, heat files), which
+        // whoever opens real readers installs: ReaderSession itself does no file I/O.
+        .target(name: "ReaderSessionLocks", dependencies: ["ReaderSession", "NFCTrace"], swiftSettings: strict),
         .target(name: "HCEEvents", dependencies: ["NFCTags"], swiftSettings: strict),
         // The one reader frontend: discovery over thin devices, the session runtime's backend.
         .target(
-            name: "ReaderFrontend", dependencies: ["NFCTags", "ReaderSession"], exclude: ["README.md"],
+            name: "ReaderFrontend", dependencies: ["NFCBase", "NFCTags", "ReaderSession"], exclude: ["README.md"],
             swiftSettings: strict),
         .target(
             name: "NFCHardware",
@@ -45,11 +57,19 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
-            dependencies: ["NFCTags", "ReaderSession", "HCEEvents"],
+            dependencies: ["NFCBase", "NFCTags", "HCEEvents"],
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
             dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace"],
+            swiftSettings: strict),
+        // The bench as a library: readers opened by the --device strings (sim:, pcsc:NAME, pcsc:0,
+        // libnfc connstrings), the bench data, device listing. The CLI is a shell over it.
+        .target(
+            name: "NFCBenchKit",
+            dependencies: [
+                "NFCTags", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware", "VirtualHardware",
+            ],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
@@ -58,8 +78,8 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "NFCTrace", "ReaderSession", "ReaderFrontend", "HCEEvents", "NFCHardware", "VirtualHardware",
-                "ReaderSessionConformance", "ReferenceApps",
+                "NFCBase", "NFCTags", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "HCEEvents",
+                "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps", "NFCBenchKit",
             ],
             swiftSettings: strict),
 
@@ -67,7 +87,7 @@ let package = Package(
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace", "VirtualHardware"],
+            dependencies: ["ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCTrace"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
@@ -75,7 +95,7 @@ let package = Package(
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
-            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend"],
+            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "HCEEvents"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
@@ -85,11 +105,16 @@ let package = Package(
             name: "ReaderSessionConformanceTests",
             dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
+        .testTarget(
+            name: "NFCBenchKitTests", dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "ReaderSession"],
+            swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).
         .testTarget(
             name: "NFCBenchTests",
-            dependencies: ["nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            dependencies: [
+                "nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware", "HCEEvents",
+            ],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

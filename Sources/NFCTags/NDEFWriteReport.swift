@@ -94,7 +94,7 @@ public enum NDEFWriteReport {
     }
 }
 
-/// A ``Type2TagTransport`` that forwards everything and records every WRITE and its outcome
+/// A ``/NFCBase/Type2TagTransport`` that forwards everything and records every WRITE and its outcome
 /// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:ndefTLVAddress:messageLength:)``.
 public final class Type2WriteRecorder: Type2TagTransport {
     public let base: any Type2TagTransport
@@ -119,7 +119,7 @@ public final class Type2WriteRecorder: Type2TagTransport {
     }
 }
 
-/// An ``APDUTransport`` that forwards every APDU and records it with its answer
+/// An ``/NFCBase/APDUTransport`` that forwards every APDU and records it with its answer
 /// (``NDEFWriteReport/APDUExchange``), for ``NDEFWriteReport/type4Failure(_:exchanges:lengthFieldSize:)``.
 public final class APDURecorder: APDUTransport {
     public let base: any APDUTransport

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Remembers whether a carrier reported the tag lost (``TagCommunicationError/tagLost``),
+/// Remembers whether a carrier reported the tag lost (``/NFCBase/TagCommunicationError/tagLost``),
 /// whatever a procedure above it wrapped that error in: a reader wraps its transports with
 /// ``type2(_:)`` / ``apdu(_:)`` for one exchange, then asks ``tagLost`` to know that the tag
 /// has left the field.

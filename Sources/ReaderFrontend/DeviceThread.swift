@@ -1,6 +1,6 @@
 import Foundation
+import NFCBase
 import NFCTags
-import ReaderSession
 import Synchronization
 
 /// The one thread a hardware device's C calls run on (see README.md beside this file).

@@ -6,7 +6,7 @@ public import ReaderSession
 ///
 /// A value type with one method per input and the actions to perform as its answer; it
 /// reads no clock and calls nothing (the house style of a state machine: inputs in, actions
-/// out). ``ReaderFrontend`` interprets it over an ``/NFCTags/NFCDevice``.
+/// out). ``ReaderFrontend`` interprets it over an ``/NFCBase/NFCDevice``.
 ///
 /// Rules:
 /// - Ids are unique per presentation and never reused: a card that leaves and comes back is

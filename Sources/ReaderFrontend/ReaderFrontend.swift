@@ -4,16 +4,16 @@ public import ReaderSession
 import Synchronization
 
 /// The one reader frontend: discovery (``DiscoveryMachine``), classification, restart and
-/// loss over any thin ``/NFCTags/NFCDevice``, as the session runtime's ``/ReaderSession/ReaderBackend``.
+/// loss over any thin ``/NFCBase/NFCDevice``, as the session runtime's ``/ReaderSession/ReaderBackend``.
 ///
 /// Two ways to drive a device, one machine (see README.md beside this file):
 /// - **Hardware** (libnfc, PC/SC): the device gets one thread of its own, which opens it,
-///   senses, checks presence every ``/NFCTags/NFCDeviceTraits/presenceInterval`` on the injected
+///   senses, checks presence every ``/NFCBase/NFCDeviceTraits/presenceInterval`` on the injected
 ///   clock, and runs every exchange (``withTag(_:_:)`` hands the body to that thread and
-///   waits). Every C call of the device happens on that thread; only ``/NFCTags/NFCDevice/cancel()``
+///   waits). Every C call of the device happens on that thread; only ``/NFCBase/NFCDevice/cancel()``
 ///   (`nfc_abort_command`, `SCardCancel`) comes from another. ``close()`` ends the thread
 ///   and closes the device before it returns, so nothing calls the C library at exit.
-/// - **In-memory** devices (``/NFCTags/NFCDeviceTraits/reportsFieldChanges``: the simulator, the
+/// - **In-memory** devices (``/NFCBase/NFCDeviceTraits/reportsFieldChanges``: the simulator, the
 ///   conformance reader, tests' fakes): no thread; the device reports each field change,
 ///   the frontend senses at once on the reporting thread, and exchanges run on the caller's.
 ///
@@ -25,11 +25,11 @@ import Synchronization
 public final class ReaderFrontend: ReaderBackend, Sendable {
     /// Tunables.
     public struct Configuration: Sendable {
-        /// The longest a hardware device blocks in one ``/NFCTags/NFCDevice/sense(_:timeout:)`` (a
+        /// The longest a hardware device blocks in one ``/NFCBase/NFCDevice/sense(_:timeout:)`` (a
         /// cancellation lost in a race costs at most this). Default 500 ms.
         public var senseSlice: Duration = .milliseconds(500)
         /// Presence checks of hardware devices; `nil` = the device's own
-        /// ``/NFCTags/NFCDeviceTraits/presenceInterval``.
+        /// ``/NFCBase/NFCDeviceTraits/presenceInterval``.
         public var presenceInterval: Duration? = nil
         public init(senseSlice: Duration = .milliseconds(500), presenceInterval: Duration? = nil) {
             self.senseSlice = senseSlice
@@ -73,7 +73,7 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     /// A frontend over a device opened on first use (hardware: on its own thread).
     /// - Parameters:
     ///   - identifier: the device's name, e.g. `"pn532_uart:/dev/ttyUSB0"`.
-    ///   - clock: paces presence checks (a ``/ReaderSession/ManualClock`` in tests).
+    ///   - clock: paces presence checks (a ``/NFCBase/ManualClock`` in tests).
     ///   - configuration: the tunables (``Configuration``); the defaults suit hardware.
     ///   - streamOwner: names who opens a polling stream (the session whose `begin()` is
     ///     starting to poll), for ``isIdle(ended:)``.
@@ -113,7 +113,7 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
 
     /// How often the tag's presence is checked while it is in the field: the configuration's
     /// ``Configuration/presenceInterval``, else the device's
-    /// (``/NFCTags/NFCDeviceTraits/presenceInterval``: 250 ms for PC/SC, 100 ms for libnfc).
+    /// (``/NFCBase/NFCDeviceTraits/presenceInterval``: 250 ms for PC/SC, 100 ms for libnfc).
     /// `nil` while no device is open and none was configured.
     public var presenceInterval: Duration? { configuration.presenceInterval ?? device?.traits.presenceInterval }
 

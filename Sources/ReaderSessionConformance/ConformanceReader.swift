@@ -1,6 +1,6 @@
 public import NFCTags
 public import ReaderFrontend
-public import ReaderSession
+import ReaderSession
 
 /// The harness's reader: an in-memory field (``/NFCTags/EmulatedField``) that the harness
 /// fills and empties at virtual instants, behind the one reader frontend every device uses,

@@ -2,6 +2,7 @@ import Foundation
 import NFCTags
 import NFCTrace
 import ReaderSession
+import ReaderSessionLocks
 import Testing
 
 /// A fresh lock directory per test, removed afterwards.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import ReaderSession
+@testable import ReaderSessionLocks
 
 /// Lock files: one per reader, there only while it is held; taking a lock checks that the
 /// locked file is still the one at its path (unlink and flock race).

@@ -2,6 +2,7 @@ import Foundation
 import NFCTags
 import ReaderFrontend
 import ReaderSession
+import ReaderSessionLocks
 import Synchronization
 import Testing
 

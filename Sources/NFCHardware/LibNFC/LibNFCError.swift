@@ -72,7 +72,7 @@ public struct LibNFCError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func == (a: Self, b: Self) -> Bool { a.code == b.code }
     public func hash(into h: inout Hasher) { h.combine(code) }
 
-    /// The carrier-level error the tag procedures see (``/NFCTags/TagCommunicationError``):
+    /// The carrier-level error the tag procedures see (``/NFCBase/TagCommunicationError``):
     /// `NFC_ETGRELEASED` → `.tagLost`; `NFC_ETIMEOUT` and `NFC_ERFTRANS` → `.noResponse`
     /// (libnfc folds "no answer" and "bad answer" into ERFTRANS; the Type 2 transport
     /// tells a NAK apart itself); `NFC_EOVFLOW` → `.malformedResponse`; `NFC_EIO`,

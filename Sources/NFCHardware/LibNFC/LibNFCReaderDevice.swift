@@ -1,6 +1,6 @@
 public import NFCTags
 
-/// A libnfc device as a thin reader device (``/NFCTags/NFCDevice``) under the reader frontend: a
+/// A libnfc device as a thin reader device (``/NFCBase/NFCDevice``) under the reader frontend: a
 /// PN532 on a UART (`pn532_uart:/dev/ttyUSB0`), the virtual PN532 on a pty, or a device of
 /// any other driver the installed libnfc has (``LibNFCContext/driverNames``).
 ///
@@ -51,7 +51,7 @@ public final class LibNFCReaderDevice: NFCDevice {
     /// Opens `connstring` (`nfc_open`) and makes the device an initiator
     /// (`nfc_initiator_init`), with infinite select off so a select of a tag that left
     /// answers at once. The frontend calls this on its device thread.
-    /// - Throws: ``/NFCTags/NFCDeviceError`` `.failed` naming the connstring and libnfc's error
+    /// - Throws: ``/NFCBase/NFCDeviceError`` `.failed` naming the connstring and libnfc's error
     ///   (`NFC_ENOTSUCHDEV` when libnfc cannot open it: wrong path, or another program
     ///   holds the port).
     public init(connstring: String, context: LibNFCContext? = nil) throws(NFCDeviceError) {
@@ -80,7 +80,7 @@ public final class LibNFCReaderDevice: NFCDevice {
     /// poll within about `timeout` (a PN532 polls count × modulations × 150 ms; at least one
     /// round), endless for `nil`. A target already current and still present is answered at
     /// once. `[]` when the poll ends empty or ``cancel()`` ended it.
-    /// - Throws: ``/NFCTags/NFCDeviceError`` `.gone` when the device fails twice in a row with
+    /// - Throws: ``/NFCBase/NFCDeviceError`` `.gone` when the device fails twice in a row with
     ///   `NFC_EIO` (its port closed, the reader unplugged; one corrupt frame is retried),
     ///   `.failed` for a technology set libnfc cannot poll (only ISO 15693) or another error.
     public func sense(_ technologies: Set<NFCTechnology>, timeout: Duration?) throws(NFCDeviceError)
@@ -116,7 +116,7 @@ public final class LibNFCReaderDevice: NFCDevice {
     /// `nfc_initiator_target_is_present` on the current target (libnfc pings it: READ 0
     /// for an Ultralight/NTAG, R(NAK) for ISO-DEP, a re-select for MIFARE Classic); for a
     /// target libnfc has no ping for (`NFC_EDEVNOTSUPP`), a select by UID. `false` for any
-    /// other presentation. Throws ``/NFCTags/NFCDeviceError`` `.gone` as ``sense(_:timeout:)``.
+    /// other presentation. Throws ``/NFCBase/NFCDeviceError`` `.gone` as ``sense(_:timeout:)``.
     public func isPresent(_ target: SensedTarget) throws(NFCDeviceError) -> Bool {
         guard let c = current, c.presentation == target.presentation else { return false }
         let present: Bool

@@ -5,7 +5,7 @@ public import NFCTags
 /// Every command goes raw (easy framing and chip CRC off, as `nfc-mfultralight` does for
 /// GET_VERSION), with the CRC_A appended and checked here, so a 4-bit NAK (one byte
 /// back) is told apart from silence (`NFC_ERFTRANS`). ``reactivate()`` re-selects the tag
-/// by UID with the chip's framing back on. Errors are ``/NFCTags/TagCommunicationError``.
+/// by UID with the chip's framing back on. Errors are ``/NFCBase/TagCommunicationError``.
 ///
 /// The device's owner puts the chip's framing and CRC back after use (``LibNFCReaderDevice``
 /// does in `release`), and wakes the tag when ``leftTagIdle``.
@@ -19,7 +19,7 @@ public final class LibNFCType2Transport: Type2TagTransport {
     /// Ultralight without GET_VERSION stays silent to `60` and goes IDLE the same way).
     public private(set) var leftTagIdle = false
 
-    /// Switches the device to raw exchanges; throws ``/NFCTags/TagCommunicationError/readerFailure(_:)``.
+    /// Switches the device to raw exchanges; throws ``/NFCBase/TagCommunicationError/readerFailure(_:)``.
     public init(device: LibNFCDevice, target: LibNFCTarget, timeout: TransceiveTimeout = .after(.milliseconds(100)))
         throws
     {
@@ -116,7 +116,7 @@ public final class LibNFCType2Transport: Type2TagTransport {
     }
 
     /// Any command frame, raw (`nfc_initiator_transceive_bytes` with the CRC_A added here):
-    /// FAST_READ, READ_SIG, PWD_AUTH, READ_CNT… Silence is ``/NFCTags/Type2Answer/silent``.
+    /// FAST_READ, READ_SIG, PWD_AUTH, READ_CNT… Silence is ``/NFCBase/Type2Answer/silent``.
     public func transceive(_ frame: [UInt8]) throws -> Type2Answer {
         do { return try exchange(frame) } catch TagCommunicationError.noResponse { return .silent }
     }

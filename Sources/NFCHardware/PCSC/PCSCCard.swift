@@ -196,7 +196,7 @@ public final class PCSCCard: Sendable {
     /// The first call detects which one works (a refusal costs one or two APDUs) and
     /// remembers it.
     /// - Returns: the tag's answer; `nil` when the reader has neither channel.
-    /// - Throws: ``/NFCTags/TagCommunicationError/noResponse`` when the tag did not answer (e.g. an
+    /// - Throws: ``/NFCBase/TagCommunicationError/noResponse`` when the tag did not answer (e.g. an
     ///   Ultralight without GET_VERSION), `.malformedResponse` for an answer neither form
     ///   explains, and ``PCSCError`` from `SCardTransmit`.
     public func transparentExchange(_ frame: [UInt8]) throws -> [UInt8]? {

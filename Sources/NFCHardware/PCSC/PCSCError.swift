@@ -193,7 +193,7 @@ public struct PCSCError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The tag-level meaning of this PC/SC failure, for the tag procedures and the session:
     ///
-    /// | PC/SC | ``/NFCTags/TagCommunicationError`` |
+    /// | PC/SC | ``/NFCBase/TagCommunicationError`` |
     /// | --- | --- |
     /// | `SCARD_W_REMOVED_CARD`, `SCARD_E_NO_SMARTCARD`, `SCARD_W_RESET_CARD`, `SCARD_E_NOT_TRANSACTED` | `.tagLost` |
     /// | `SCARD_W_UNRESPONSIVE_CARD`, `SCARD_W_UNPOWERED_CARD`, `SCARD_E_TIMEOUT` | `.noResponse` |

@@ -1,6 +1,6 @@
 public import NFCTags
 
-/// One PC/SC reader as a thin reader device (``/NFCTags/NFCDevice``) under the reader frontend.
+/// One PC/SC reader as a thin reader device (``/NFCBase/NFCDevice``) under the reader frontend.
 ///
 /// | NFCDevice | PC/SC |
 /// | --- | --- |
@@ -22,7 +22,7 @@ public import NFCTags
 /// SAK. No GET_VERSION at detection: procedures ask when they need to.
 ///
 /// Failures: pcscd gone (`SCARD_E_NO_SERVICE`, `SCARD_E_SERVICE_STOPPED`,
-/// `SCARD_F_COMM_ERROR`, `SCARD_E_INVALID_HANDLE`) is ``/NFCTags/NFCDeviceError`` `.serviceStopped`;
+/// `SCARD_F_COMM_ERROR`, `SCARD_E_INVALID_HANDLE`) is ``/NFCBase/NFCDeviceError`` `.serviceStopped`;
 /// the reader gone (`SCARD_E_UNKNOWN_READER`, `SCARD_STATE_UNKNOWN`/`UNAVAILABLE`,
 /// `SCARD_E_READER_UNAVAILABLE`) is `.gone`.
 ///
@@ -56,7 +56,7 @@ public final class PCSCReaderDevice: NFCDevice {
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
 
     /// Connects to pcscd (`SCardEstablishContext`) and checks that it has `reader`.
-    /// - Throws: ``/NFCTags/NFCDeviceError`` `.serviceStopped` when pcscd does not answer, `.gone`
+    /// - Throws: ``/NFCBase/NFCDeviceError`` `.serviceStopped` when pcscd does not answer, `.gone`
     ///   when it has no reader of that name (the reason lists the readers it has).
     public init(reader: String, shareMode: PCSCShareMode = .shared) throws(NFCDeviceError) {
         self.reader = reader
@@ -90,7 +90,7 @@ public final class PCSCReaderDevice: NFCDevice {
     /// not connect), waits for pcscd to report a change, at most `timeout` (`nil`: no limit),
     /// ended early by ``cancel()``. A new card is connected (shared) and read: its ATR
     /// (`SCardStatus`) and its UID (`FF CA 00 00 00`; empty when the reader refuses it).
-    /// - Throws: ``/NFCTags/NFCDeviceError`` (see the type's note).
+    /// - Throws: ``/NFCBase/NFCDeviceError`` (see the type's note).
     public func sense(_ technologies: Set<NFCTechnology>, timeout: Duration?) throws(NFCDeviceError)
         -> [SensedTarget]
     {

@@ -2,7 +2,7 @@ public import NFCTags
 
 /// An ISO/IEC 14443-4 tag reached through a PC/SC reader: each APDU is one `SCardTransmit`.
 ///
-/// Errors are ``/NFCTags/TagCommunicationError`` (``PCSCError/tagCommunicationError``), plus the
+/// Errors are ``/NFCBase/TagCommunicationError`` (``PCSCError/tagCommunicationError``), plus the
 /// vpcd/pcscd case of a card that leaves mid-exchange: `SCardTransmit` succeeds with 0 bytes
 /// and the next call fails with `SCARD_W_REMOVED_CARD`; both are `.tagLost`, unless the
 /// status check made right then finds pcscd or the reader gone (`.readerFailure`).
@@ -16,7 +16,7 @@ public struct PCSCAPDUTransport: RepeatingAPDUTransport, Sendable {
     public var maximumResponseLength: Int { max(256, min(65536, card.maximumAPDUDataSize ?? 256)) }
 
     /// `SCardTransmit` of `command`; the response APDU with its status word.
-    /// - Throws: ``/NFCTags/TagCommunicationError``: `.tagLost` for an empty answer or a removed card,
+    /// - Throws: ``/NFCBase/TagCommunicationError``: `.tagLost` for an empty answer or a removed card,
     ///   `.packetTooLong` for a command over 65544 bytes (the PC/SC client's limit).
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
         guard command.count <= 65_544 else { throw TagCommunicationError.packetTooLong(command.count) }

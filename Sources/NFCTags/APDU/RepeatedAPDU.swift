@@ -49,17 +49,17 @@ public struct TimedAPDUExchanges: Sendable {
     }
 }
 
-/// An ``APDUTransport`` that sends one command APDU over and over and times each round trip
+/// An ``/NFCBase/APDUTransport`` that sends one command APDU over and over and times each round trip
 /// itself, with nothing but the library call between its two clock readings: no allocation,
 /// lock or trace record of ours runs inside the figure. For `nfcbench measure apdu`, whose
 /// figure should be the reader's and the card's, as a C loop around the same call gets it.
 ///
 /// Conformer: the PC/SC transport (`SCardTransmit`). Others are timed around
-/// ``APDUTransport/transmit(_:)`` by the caller.
+/// ``/NFCBase/APDUTransport/transmit(_:)`` by the caller.
 public protocol RepeatingAPDUTransport: APDUTransport {
     /// Sends `command` `count` times, or until `shouldStop()` (asked before each round trip)
     /// says to stop, appending each round trip to `exchanges` (its storage is reserved here).
-    /// A failed round trip throws ``TagCommunicationError`` as ``APDUTransport/transmit(_:)``
+    /// A failed round trip throws ``/NFCBase/TagCommunicationError`` as ``/NFCBase/APDUTransport/transmit(_:)``
     /// does; the round trips before it stay in `exchanges`.
     func transmitRepeatedly(
         _ command: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool

@@ -63,12 +63,12 @@ public struct EmulatedTag: Sendable {
     }
 }
 
-/// An in-memory field of emulated tags as an ``NFCDevice``: the in-process simulator
+/// An in-memory field of emulated tags as an ``/NFCBase/NFCDevice``: the in-process simulator
 /// (`sim:`), the conformance harness's reader and tests put tags in and take them out; the
 /// frontend above senses them like any reader's.
 ///
 /// Each presentation has a name (the scenario's `as`) and a serial number (its
-/// ``SensedTarget/presentation``). A tag whose `tag_lost` fault fired is no longer sensed
+/// ``/NFCBase/SensedTarget/presentation``). A tag whose `tag_lost` fault fired is no longer sensed
 /// (it left the field). Thread-safe; reports every change to the observer.
 public final class EmulatedField: NFCDevice {
     public let name: String

@@ -1,9 +1,9 @@
 import Synchronization
 
-/// A ``Type2TagTransport`` straight into an ``NTAG21xCore`` in memory: each call becomes
+/// A ``/NFCBase/Type2TagTransport`` straight into an ``NTAG21xCore`` in memory: each call becomes
 /// one command frame (READ `30`, WRITE `A2`, GET_VERSION `60`) and the core's answer.
 ///
-/// NAK → ``TagCommunicationError/nak(_:)``, silence → `.noResponse` (`.tagLost` once a
+/// NAK → ``/NFCBase/TagCommunicationError/nak(_:)``, silence → `.noResponse` (`.tagLost` once a
 /// `tag_lost` fault made the tag leave), an answer of the wrong shape → `.malformedResponse`.
 /// Scheduled ``TagFault``s play through ``FaultyType2Core``, as on every device.
 /// Thread-safe; the core sits behind a mutex.

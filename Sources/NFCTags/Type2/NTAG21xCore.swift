@@ -15,7 +15,7 @@ public struct NTAG21xCoreError: Error, Sendable, Hashable, CustomStringConvertib
 /// COMPATIBILITY_WRITE `A0` (two frames), GET_VERSION `60`, READ_SIG `3C`, PWD_AUTH `1B`,
 /// READ_CNT `39`, HLTA `50 00`; Ultralight EV1 also INCR_CNT `A5` and CHECK_TEARING_EVENT `3E`.
 /// An invalid address, a malformed frame of a known command, or a locked or protected page
-/// answers NAK `0h` and the tag goes idle: every later frame is ``Type2Answer/silent``
+/// answers NAK `0h` and the tag goes idle: every later frame is ``/NFCBase/Type2Answer/silent``
 /// until ``wakeUp()`` or ``reactivate()``.
 ///
 /// A command the chip does not implement gets what that chip's datasheet gives
@@ -223,7 +223,7 @@ public struct NTAG21xCore: Sendable {
         activeKey = TDEA(key: Array(stored[0..<8].reversed()) + Array(stored[8..<16].reversed()))
     }
 
-    /// What a reader does after a NAK (``Type2TagTransport/reactivate()``): same as ``wakeUp()``.
+    /// What a reader does after a NAK (``/NFCBase/Type2TagTransport/reactivate()``): same as ``wakeUp()``.
     public mutating func reactivate() { wakeUp() }
 
     // MARK: Commands

@@ -1,7 +1,7 @@
 // The NFC Forum Type 2 Tag reader procedures (T2T 1.0 §6: NDEF detection, read, write,
 // transition to read-only) over a Type2TagTransport.
 
-/// Reads and writes NDEF on a Type 2 tag through a ``Type2TagTransport``.
+/// Reads and writes NDEF on a Type 2 tag through a ``/NFCBase/Type2TagTransport``.
 ///
 /// Each call starts from fresh READs (nothing is cached between calls). Reads come in
 /// 16-byte READs (`30h`) that start inside the data area the CC declares; bytes past it
@@ -11,7 +11,7 @@
 /// FAST_READ: when a procedure knows it will need more than three READs in a row (an NDEF
 /// message's value, the data area, a dump), and the tag's GET_VERSION names a product with
 /// FAST_READ (``version``, or one GET_VERSION sent then), it reads the same pages with
-/// FAST_READ (`3Ah`) in ranges of at most the reader's ``Type2TagTransport/fastReadPageLimit``
+/// FAST_READ (`3Ah`) in ranges of at most the reader's ``/NFCBase/Type2TagTransport/fastReadPageLimit``
 /// pages: each range covers exactly the 4-page windows the READs would have covered, so the
 /// tag sees the same pages read (a scheduled fault hits the same read). The CC is read with
 /// READ 0 first, before any GET_VERSION. A NAK to FAST_READ re-activates the tag and the
@@ -32,7 +32,7 @@ public struct Type2TagReader {
     }
 
     /// Sends GET_VERSION (`60h`) and decodes it. A tag that NAKs or stays silent (a plain
-    /// Ultralight) is re-activated (``Type2TagTransport/reactivate()``) and `nil` returned;
+    /// Ultralight) is re-activated (``/NFCBase/Type2TagTransport/reactivate()``) and `nil` returned;
     /// so is a reader that cannot send it. Other transport failures throw `.communication`.
     public mutating func identify() throws(Type2TagError) -> TagVersion? {
         identified = true

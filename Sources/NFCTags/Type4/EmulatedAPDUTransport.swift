@@ -1,6 +1,6 @@
 import Synchronization
 
-/// An ``APDUTransport`` straight into a ``Type4NDEFApplication`` in memory: each call is one
+/// An ``/NFCBase/APDUTransport`` straight into a ``Type4NDEFApplication`` in memory: each call is one
 /// command APDU and the core's response APDU. Scheduled ``TagFault``s play through
 /// ``FaultyType4Core``, as on every device: silence → `.noResponse`, a tag that left →
 /// `.tagLost`. Thread-safe.

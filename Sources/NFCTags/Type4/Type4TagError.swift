@@ -2,7 +2,7 @@
 /// only; ``reason`` is the human-readable detail.
 ///
 /// Core NFC equivalents: `communication(…)` → the transceive errors 100–105 as
-/// ``TagCommunicationError`` says; `readOnly` → `ndefReaderSessionErrorTagNotWritable` (400);
+/// ``/NFCBase/TagCommunicationError`` says; `readOnly` → `ndefReaderSessionErrorTagNotWritable` (400);
 /// `messageTooLarge` → `ndefReaderSessionErrorTagSizeTooSmall` (402);
 /// the others → `ndefReaderSessionErrorTagUpdateFailure` (401) on write and
 /// `readerTransceiveErrorTagResponseError` (102) on read.

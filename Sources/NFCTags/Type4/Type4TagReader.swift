@@ -49,7 +49,7 @@ public struct Type4TagReader<Transport: APDUTransport> {
     public let transport: Transport
     /// When `true`, READ/UPDATE BINARY may use extended lengths (Ne up to MLe, Nc up to MLc)
     /// whatever the transport says; otherwise a READ BINARY asks for the largest Le the CC
-    /// (MLe) and the transport (``APDUTransport/maximumResponseLength``, 256 for a short
+    /// (MLe) and the transport (``/NFCBase/APDUTransport/maximumResponseLength``, 256 for a short
     /// APDU) allow, and UPDATE BINARY stays within short APDUs (Nc ≤ 255).
     public var allowsExtendedLength: Bool
     /// The longest NDEF message ``readNDEF()`` reads (default ``NDEFLimits/default``'s 1 MiB,

@@ -164,17 +164,3 @@ public enum ReaderSessionBenchmark {
 
     static let sampleMessage = NDEFMessageBytes([0xD1, 0x01, 0x0C, 0x55, 0x04] + Array("example.com".utf8))
 }
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a small seeded generator, same sequence everywhere,
-/// so the random walk and the bench's fuzz runs are reproducible from their seeds.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -7,7 +7,7 @@ public enum NFCNDEFStatus: UInt, Sendable, Hashable {
     case readOnly = 3
 }
 
-/// The NDEF procedures the runtime runs over a ``/NFCTags/TagConnection``: status, read, write.
+/// The NDEF procedures the runtime runs over a ``/NFCBase/TagConnection``: status, read, write.
 /// Errors are ``NFCReaderError`` or `TagCommunicationError` (mapped by the runtime).
 public protocol NDEFTagProcedures: Sendable {
     /// Core NFC `queryNDEFStatus`: the status and the capacity in bytes of the NDEF message.

@@ -7,9 +7,10 @@ import Synchronization
 /// then calls the Core NFC initialisers unchanged. Tests pass a system to the sessions'
 /// `system:` initialisers instead, so suites running in parallel do not share one.
 ///
-/// The thermal model is one per system (one phone, one NFC subsystem); with a file-lock
-/// arbiter its state is kept beside the reader's lock (``SessionArbiter/heatFilePath(for:)``),
-/// so heat follows the lock scope across processes. The choices Core NFC leaves open (busy
+/// The thermal model is one per system (one phone, one NFC subsystem); with an arbiter that has
+/// cross-process locks its state is kept where they keep it (``SessionArbiter/thermalStore(for:)``:
+/// the lock folder's heat file beside the reader's lock), so heat follows the lock scope across
+/// processes. The choices Core NFC leaves open (busy
 /// policy, quick restarts, the app in the background, connections, ISO 7816 selection) are
 /// the ``model``.
 public final class NFCReaderSystem: Sendable {
@@ -35,7 +36,7 @@ public final class NFCReaderSystem: Sendable {
     let callObserver: @Sendable (SessionCallRecord) -> Void
     let work: PendingWork
     private let thermal: Mutex<ThermalModel>
-    private let heatFile: HeatFile?
+    private let thermalStore: (any ThermalStateStore)?
     private let active = Mutex<[UInt64: ReaderSessionRuntime]>([:])
     private let counter = Atomic<UInt64>(0)
     private let appStateBox = Mutex(AppState.foreground)
@@ -47,8 +48,9 @@ public final class NFCReaderSystem: Sendable {
 
     /// - Parameters:
     ///   - backend: the reader.
-    ///   - clock: real time by default; a ``ManualClock`` for virtual time.
-    ///   - arbiter: ``SessionArbiter/shared`` by default (per reader, lock files).
+    ///   - clock: real time by default; a ``/NFCBase/ManualClock`` for virtual time.
+    ///   - arbiter: ``SessionArbiter/shared`` by default (per reader, with the cross-process
+    ///     locks the host installed: the lock folder's files under `nfcbench` and NFCBenchKit).
     ///   - thermal: the thermal model with its documented defaults; ``ThermalModel/disabled`` to switch it off.
     ///   - model: the choices Core NFC leaves open and the numbers Apple does not publish,
     ///     each with its source (``ReaderSystemModel``).
@@ -80,8 +82,7 @@ public final class NFCReaderSystem: Sendable {
         self.thermal = Mutex(thermal)
         self.model = model
         self.busyPolicyBox = Mutex(model.busyPolicy)
-        self.heatFile =
-            thermal.parameters.enabled ? arbiter.heatFilePath(for: backend.identifier).map { HeatFile(path: $0) } : nil
+        self.thermalStore = thermal.parameters.enabled ? arbiter.thermalStore(for: backend.identifier) : nil
         self.procedures = procedures
         self.observer = observer
         self.callObserver = callObserver
@@ -89,7 +90,7 @@ public final class NFCReaderSystem: Sendable {
 
     /// Asynchronous hand-offs started and not yet finished: delegate calls queued on a
     /// session's queue, backend events on their way to the machine, tag I/O. A host driving
-    /// a ``ManualClock`` waits for 0 (with its backend idle) before moving time on, so what
+    /// a ``/NFCBase/ManualClock`` waits for 0 (with its backend idle) before moving time on, so what
     /// happens at one instant has happened before the next. Work the app starts on its own
     /// queues is not counted.
     public var pendingWork: Int { work.count }
@@ -200,14 +201,14 @@ public final class NFCReaderSystem: Sendable {
         }
     }
 
-    /// Runs `body` on the thermal model, first taking up what the lock folder's heat file
-    /// holds (written by this or an earlier process) and writing the result back.
+    /// Runs `body` on the thermal model, first taking up what the thermal store holds (the lock
+    /// folder's heat file, written by this or an earlier process) and writing the result back.
     private func withThermal<R: Sendable>(at now: Duration, _ body: (inout ThermalModel) -> R) -> R {
-        guard let heatFile else { return thermal.withLock { t -> R in body(&t) } }
-        // The file's lock is taken first, then the model's: the order is always the same.
-        return heatFile.update { saved -> R in
+        guard let thermalStore else { return thermal.withLock { t -> R in body(&t) } }
+        // The store's lock is taken first, then the model's: the order is always the same.
+        return thermalStore.update { saved -> R in
             thermal.withLock { t -> R in
-                let bootNow = HeatFile.bootNanoseconds()
+                let bootNow = thermalStore.bootNanoseconds()
                 if let s = saved, !t.isOn {
                     // A saved "on" with the field off here belongs to a process that ended
                     // mid-session (whoever calls this holds the reader's lock): off since then.
@@ -218,7 +219,7 @@ public final class NFCReaderSystem: Sendable {
                 }
                 let r = body(&t)
                 let snap = t.snapshot(at: now)
-                saved = HeatFile.Saved(heat: snap.heat, fieldOn: snap.fieldOn, bootNanoseconds: bootNow)
+                saved = SavedThermalState(heat: snap.heat, fieldOn: snap.fieldOn, bootNanoseconds: bootNow)
                 return r
             }
         }

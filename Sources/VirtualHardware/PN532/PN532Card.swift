@@ -1,7 +1,7 @@
 public import NFCTags
 
 /// A Type 2 tag's command handler as a PN532 reaches it over the air: one ISO/IEC 14443-3
-/// frame in (CRC_A excluded), one ``/NFCTags/Type2Answer`` out. NFCTags' `NTAG21xCore` has this shape.
+/// frame in (CRC_A excluded), one ``/NFCBase/Type2Answer`` out. NFCTags' `NTAG21xCore` has this shape.
 public protocol PN532Type2Responder: Sendable {
     /// Answers one frame (e.g. `30 04` READ, `A2 …` WRITE, `60` GET_VERSION).
     mutating func respond(to frame: [UInt8]) -> Type2Answer

@@ -1,5 +1,5 @@
+public import NFCBase
 public import NFCTags
-public import ReaderSession
 import Synchronization
 
 /// The in-process simulated reader (`--device sim:SCENARIO`): an in-memory field
@@ -9,7 +9,7 @@ import Synchronization
 /// any device.
 ///
 /// Time: each time the reader's field comes on (polling starts) the scenario starts at the
-/// clock's `now`; steps fire on the injected clock, so a ``/ReaderSession/ManualClock`` gives virtual time.
+/// clock's `now`; steps fire on the injected clock, so a ``/NFCBase/ManualClock`` gives virtual time.
 /// A tag's memory persists while it stays in the field (across sessions) and is fresh when
 /// it is presented again. Faults come from the tag file and from the scenario step, through
 /// the fault wrapper every device shares.
@@ -27,7 +27,7 @@ public final class SimulatedReader: Sendable {
     /// - Parameters:
     ///   - scenario: when tags arrive and leave.
     ///   - tags: every tag file the scenario names, by the name it uses.
-    ///   - clock: the session's clock (a ``/ReaderSession/ManualClock`` in tests).
+    ///   - clock: the session's clock (a ``/NFCBase/ManualClock`` in tests).
     /// - Throws: ``/NFCTags/DataFileError`` `.notFound` when a step names a tag missing from `tags`;
     ///   the tag file's own error (naming the tag) when it cannot be emulated.
     public init(scenario: Scenario, tags: [String: TagFile], clock: any ReaderSessionClock) throws(DataFileError) {

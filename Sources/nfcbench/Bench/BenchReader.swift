@@ -3,6 +3,7 @@ import NFCTags
 import NFCTrace
 import ReaderFrontend
 import ReaderSession
+import ReaderSessionLocks
 
 /// A reader for a one-shot bench command (dump, measure, write, format, lock), the same for
 /// every device kind: the reader's lock first, then the frontend (which opens the device on
@@ -254,11 +255,11 @@ func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asyn
     }
 }
 
-/// Checks the readers' lock folder (``SessionArbiter/prepareLockDirectory(_:)``): a folder
+/// Checks the readers' lock folder (``LockFolder/prepare(_:)``): a folder
 /// that is a link, someone else's or writable by others is refused with exit 69, naming it.
 @discardableResult
 func requireLockFolder() throws(CLIError) -> String {
-    do { return try SessionArbiter.prepareLockDirectory() } catch {
+    do { return try LockFolder.prepare() } catch {
         throw .unavailable(
             "lock folder \(error) (it is $NFCBENCH_LOCK_DIR, else $XDG_RUNTIME_DIR/nfcbench, else /tmp/nfcbench-<uid>: set NFCBENCH_LOCK_DIR to a folder only you write)"
         )

@@ -1,5 +1,5 @@
 import Foundation
-import ReaderSession
+import ReaderSessionLocks
 import Synchronization
 
 /// The one signal policy of every nfcbench command (README "Signals").
@@ -157,7 +157,7 @@ enum Signals {
             return r.cleanups.map(\.body)
         }
         for c in cleanups.reversed() { c() }
-        SessionArbiter.removeHeldLockFilesBeforeExit()
+        LockFolder.removeHeldLockFilesBeforeExit()
         signal(sig, SIG_DFL)
         var one = sigset_t()
         sigemptyset(&one)

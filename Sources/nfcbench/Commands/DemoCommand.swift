@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchKit
 import NFCHardware
 import NFCTags
 import NFCTrace

@@ -1,3 +1,4 @@
+import NFCBenchKit
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -11,12 +12,17 @@ enum DevicesCommand {
         usage: "devices [--json]",
         help: """
             OPTIONS:
-              --json   one JSON object per device: backend, device (the --device string), state, atr
+              --json   one JSON object per device: backend, device (the --device string), index (pcsc:N), state, atr
 
             PC/SC readers come from pcscd (SCardListReaders, SCardGetStatusChange). libnfc devices
             come from libnfc's scan (nfc_list_devices; UART devices only with LIBNFC_DEVICE or a
             libnfc.conf entry). When pcscd is not running this says so. Exit status: 0 when at
             least one reader or device is listed, 69 when there is none to use.
+
+            A command's device is a PC/SC reader by its full name (pcsc:NAME), by its place in this
+            list (pcsc:0, pcsc:1…, as pcsc_scan numbers them) or by a piece of its name that fits only
+            it (pcsc:ACR122); an exact name always wins. Left out, the device of session, dump,
+            measure, write, format, lock and emulate is $NFCBENCH_DEVICE.
             """,
         run: { args in
             let json = args.flag("json")
@@ -25,67 +31,49 @@ enum DevicesCommand {
         })
 
     static func list(json: Bool) -> Int32 {
-        var listed = 0
-        do {
-            let context = try PCSCContext()
-            let readers = try context.readers()
-            listed += readers.count
-            if readers.isEmpty && !json { Output.out("pcsc: pcscd runs, no reader connected") }
-            let states: [PCSCReaderState]
-            if readers.isEmpty {
-                states = []
-            } else if case .changed(let s) = try context.waitForStatusChange(
-                readers: readers.map(PCSCReaderState.unaware), timeout: .milliseconds(500))
-            {
-                states = s
-            } else {
-                states = readers.map { PCSCReaderState(reader: $0, flags: []) }
-            }
-            for s in states {
-                let card = s.hasCard ? TargetClassification.classify(atr: s.atr) : nil
-                if json {
-                    var o: JSONObject = [
-                        "backend": "pcsc", "device": .string("pcsc:\(s.reader)"), "reader": .string(s.reader),
-                        "state": .array(stateNames(s.flags).map { .string($0) }),
-                        "events": .int(Int64(s.eventCount)),
-                    ]
-                    if s.hasCard {
-                        o["atr"] = .string(s.atr.hexString())
-                        o["card"] = .string(kindName(card?.family))
-                    }
-                    Output.out(JSONValue.object(o).serialized)
-                } else {
-                    var line = "pcsc:\(s.reader)  \(stateNames(s.flags).joined(separator: ","))"
-                    if s.hasCard { line += "  ATR \(s.atr.hexString(separator: " "))  (\(kindName(card?.family)))" }
-                    Output.out(line)
-                }
-            }
-        } catch {
+        let list = BenchDevice.list()
+        if let error = list.pcscError {
             let why = error == .noService ? "pcscd is not running" : "\(error)"
             if json {
                 Output.out(JSONValue.object(["backend": "pcsc", "error": .string(why)]).serialized)
             } else {
                 Output.err("pcsc: \(why) (start it, or run through \(DataLocation.withPCSCDHint))")
             }
+        } else if list.pcscReaders.isEmpty && !json {
+            Output.out("pcsc: pcscd runs, no reader connected")
         }
-        do {
-            let libnfc = try LibNFCContext()
-            let devices = libnfc.listDevices()
-            listed += devices.count
-            if devices.isEmpty && !json {
-                Output.out("libnfc: no device found (UART readers need LIBNFC_DEVICE or a libnfc.conf entry)")
-            }
-            for device in devices {
-                if json {
-                    Output.out(JSONValue.object(["backend": "libnfc", "device": .string(device)]).serialized)
-                } else {
-                    Output.out("\(device)  (libnfc)")
+        for r in list.pcscReaders {
+            let s = r.state
+            if json {
+                var o: JSONObject = [
+                    "backend": "pcsc", "device": .string(r.device), "reader": .string(s.reader),
+                    "index": .int(Int64(r.index)), "state": .array(stateNames(s.flags).map { .string($0) }),
+                    "events": .int(Int64(s.eventCount)),
+                ]
+                if s.hasCard {
+                    o["atr"] = .string(s.atr.hexString())
+                    o["card"] = .string(kindName(r.card?.family))
                 }
+                Output.out(JSONValue.object(o).serialized)
+            } else {
+                var line = "\(r.device)  \(stateNames(s.flags).joined(separator: ","))"
+                if s.hasCard { line += "  ATR \(s.atr.hexString(separator: " "))  (\(kindName(r.card?.family)))" }
+                Output.out(line)
             }
-        } catch {
-            if !json { Output.err("libnfc: \(error)") }
         }
-        return listed == 0 ? 69 : 0
+        if let error = list.libnfcError {
+            if !json { Output.err("libnfc: \(error)") }
+        } else if list.libnfcDevices.isEmpty && !json {
+            Output.out("libnfc: no device found (UART readers need LIBNFC_DEVICE or a libnfc.conf entry)")
+        }
+        for device in list.libnfcDevices {
+            if json {
+                Output.out(JSONValue.object(["backend": "libnfc", "device": .string(device)]).serialized)
+            } else {
+                Output.out("\(device)  (libnfc)")
+            }
+        }
+        return list.pcscReaders.count + list.libnfcDevices.count == 0 ? 69 : 0
     }
 
     static func stateNames(_ f: PCSCReaderFlags) -> [String] {

@@ -24,7 +24,9 @@ enum DumpCommand {
             procedure runs on every reader.
             """,
         run: { args in
-            guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
+            guard let device = try args.device() else {
+                throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)")
+            }
             let out = try args.option("out")
             let wait = try args.seconds("wait") ?? .seconds(10)
             let traceOptions = try Traces.Options.parse(&args)

@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCBenchKit
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -37,7 +38,9 @@ enum EmulateCommand {
             ~/.local/state/nfcbench/traces.
             """,
         run: { args in
-            guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
+            guard let device = try args.device() else {
+                throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)")
+            }
             let prefixes = try HCELiveCLI.prefixes(try args.option("app-prefixes"))
             let uidText = try args.option("uid")
             let json = args.flag("json")
@@ -69,7 +72,7 @@ enum EmulateCommand {
                 nfc = try LibNFCContext().open(device)  // the device keeps its context alive
             } catch {
                 throw CLIError.unavailable(
-                    "can't open libnfc device '\(device)': \(error)" + HardwareDevices.openHint(connstring: device))
+                    "can't open libnfc device '\(device)': \(error)" + LibNFCDevices.openHint(connstring: device))
             }
             let trace = try Traces.open(
                 command: "emulate", device: device, model: HCELiveCLI.model(app: app, identity: identity),

@@ -60,7 +60,7 @@ enum MeasureCommand {
 
     static func run(_ args: inout Arguments) async throws -> Int32 {
         // Options first, so the value of --device is never taken for WHAT.
-        let device = try args.option("device")
+        let device = try args.device()
         let countArg = try args.int("count", in: 1...1_000_000)
         let json = args.flag("json")
         let interval = try args.int("presence-interval", in: 1...60_000)
@@ -75,7 +75,7 @@ enum MeasureCommand {
         }
         let count = countArg ?? ((what == .detect || what == .removal) ? 10 : 100)
         try args.finish()
-        guard let device else { throw CLIError.usage("--device is required") }
+        guard let device else { throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)") }
         if virtualTag == nil, what == .detect || what == .removal {
             throw CLIError.usage(
                 "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"

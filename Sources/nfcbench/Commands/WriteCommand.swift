@@ -54,8 +54,10 @@ enum WriteCommand {
         })
 
     static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
-        guard let device = try args.option("device") else {
-            throw .usage("--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices')")
+        guard let device = try args.device() else {
+            throw .usage(
+                "--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices'), or set NFCBENCH_DEVICE"
+            )
         }
         return device
     }

@@ -59,7 +59,9 @@ enum SessionCommand {
               64  usage error                      69  the device or its service is missing
             """,
         run: { args in
-            guard let device = try args.option("device") else { throw CLIError.usage("--device is required") }
+            guard let device = try args.device() else {
+                throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)")
+            }
             var options = SessionRunner.Options()
             if let m = try args.option("mode") {
                 guard let mode = SessionRunner.Mode(rawValue: m) else {

@@ -1,4 +1,4 @@
-import ReaderSession
+import NFCBase
 
 /// The seeded mutations of `bench ndef-fuzz` and `bench fuzz`: what a stranger's file, a
 /// hostile card or a rogue host could hand the tool, made from valid inputs.

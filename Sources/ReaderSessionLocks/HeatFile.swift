@@ -1,7 +1,9 @@
+import Foundation
 import Glibc
+import ReaderSession
 
 /// The thermal model's state between processes: one small JSON file beside the reader's lock
-/// (``SessionArbiter/heatFilePath(for:)``: `<lock folder>/<lock name>.heat`, mode 0600), so
+/// (``LockFolder/heatFilePath(forLockName:)``: `<lock folder>/<lock name>.heat`, mode 0600), so
 /// heat follows the lock scope (per reader, or `host.heat` with a host-wide arbiter) and two
 /// CLI runs in a row on one reader see it.
 ///
@@ -10,16 +12,14 @@ import Glibc
 /// at boot: a saved instant later than now means a reboot, and the system has cooled).
 /// Every read-modify-write holds an exclusive `flock(2)` on the file. This is the only place
 /// that touches heat files.
-struct HeatFile: Sendable {
+struct HeatFile: ThermalStateStore {
     let path: String
 
-    struct Saved: Equatable {
-        var heat: Double
-        var fieldOn: Bool
-        var bootNanoseconds: UInt64
-    }
+    typealias Saved = SavedThermalState
 
     /// `CLOCK_BOOTTIME` now, in nanoseconds.
+    func bootNanoseconds() -> UInt64 { Self.bootNanoseconds() }
+
     static func bootNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_BOOTTIME, &ts)

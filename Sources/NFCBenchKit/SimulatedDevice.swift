@@ -1,25 +1,17 @@
 import Foundation
 import NFCTags
-import ReaderFrontend
 import ReaderSession
 import VirtualHardware
 
 /// `sim:SCENARIO`: the in-process simulated reader playing a scenario file
-/// (`hardware/scenarios/FORMAT.md`) with tag files found in `hardware/tags/` (or beside
-/// the scenario, or as paths).
+/// (`hardware/scenarios/FORMAT.md`) with tag files found beside the scenario, in
+/// `hardware/tags/`, or as paths.
 enum SimulatedDevice {
-    static func backend(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> ReaderFrontend {
-        let reader = try reader(name, clock: clock)
-        return ReaderFrontend(device: reader.field, clock: clock)
-    }
-
-    static func reader(_ name: String, clock: any ReaderSessionClock) throws(CLIError) -> SimulatedReader {
-        guard !name.isEmpty else {
-            throw .usage("sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
-        }
-        let path = try DataLocation.require(name, in: "scenarios")
+    /// The reader for the scenario at `path` (a name in `hardware/scenarios/` or a path).
+    static func reader(_ name: String, clock: any ReaderSessionClock) throws(BenchDeviceError) -> SimulatedReader {
+        let path = try BenchData.require(name, in: "scenarios")
         let scenario: Scenario
-        do { scenario = try Scenario.load(path: path) } catch { throw CLIError(error) }
+        do { scenario = try Scenario.load(path: path) } catch { throw BenchDeviceError(error) }
         var tags: [String: TagFile] = [:]
         let dir = (path as NSString).deletingLastPathComponent
         for case .present(let tag, _, _) in scenario.steps.map(\.action) where tags[tag] == nil {
@@ -27,21 +19,21 @@ enum SimulatedDevice {
             let tagPath: String
             if let local {
                 tagPath = local
-            } else if let found = DataLocation.resolve(tag, in: "tags") {
+            } else if let found = BenchData.resolve(tag, in: "tags") {
                 tagPath = found
             } else {
                 let field = scenario.steps.firstIndex {
                     if case .present(tag, _, _) = $0.action { true } else { false }
                 }
-                throw CLIError(
+                throw BenchDeviceError(
                     DataFileError(
                         .notFound, file: path, field: field.map { "steps[\($0)].present" },
                         "no tag file '\(tag)' beside the scenario or in the bench's hardware/tags"))
             }
-            do { tags[tag] = try TagFile.load(path: tagPath) } catch { throw CLIError(error) }
+            do { tags[tag] = try TagFile.load(path: tagPath) } catch { throw BenchDeviceError(error) }
         }
         do { return try SimulatedReader(scenario: scenario, tags: tags, clock: clock) } catch {
-            throw CLIError(error.inFile(path))
+            throw BenchDeviceError(error.inFile(path))
         }
     }
 }
