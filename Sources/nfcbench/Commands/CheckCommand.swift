@@ -16,9 +16,24 @@ enum CheckCommand {
     static let equivalence = Command(
         path: ["check", "equivalence"],
         abstract: "Run the same sessions on sim:, pcsc: (vpcd card) and pn532_uart: (virtual PN532); compare",
-        usage:
-            "check equivalence [--tags T,…] [--modes ndef,ndef-rw,tag] [--devices sim,pcsc,pn532] [--time-limit S] [--traces DIR] [--json]",
-        help: """
+        options: [
+            OptionSpec(
+                "tags", .list(of: nil), value: "T,…", help: "tag files (names in hardware/tags/ or paths); default: all"
+            ),
+            OptionSpec(
+                "modes", .list(of: SessionRunner.Mode.allCases.map(\.rawValue)), value: "M,…",
+                help: "session modes", default: .list(SessionRunner.Mode.allCases.map(\.rawValue))),
+            OptionSpec(
+                "devices", .list(of: Device.allCases.map(\.rawValue)), value: "D,…", help: "the devices",
+                default: .list(Device.allCases.map(\.rawValue))),
+            OptionSpec(
+                "time-limit", .duration(bare: .seconds, moreThanZero: true),
+                help: "each session's time limit: tags no session\ndelivers end with 201",
+                default: .duration(.seconds(3))),
+            OptionSpec("traces", value: "DIR", help: "keep each run's trace there (TAG-MODE-DEVICE.jsonl)"),
+            OutputOptions.json("one JSON object per row"),
+        ],
+        discussion: """
             For every tag file in hardware/tags/ (or --tags) and every session mode, presents the
             tag on each device — the in-process simulator, a vpcd card behind the real pcscd
             ('Virtual PCD 00 00'), and the virtual PN532 through libnfc's own pn532_uart driver —
@@ -34,42 +49,22 @@ enum CheckCommand {
             Without a pcscd offering the vpcd reader, the command runs itself inside
             scripts/with-pcscd (a private pcscd), as the demo does.
 
-            OPTIONS:
-              --tags T,…        tag files (names in hardware/tags/ or paths); default: all
-              --modes M,…       ndef, ndef-rw, tag (default: all three)
-              --devices D,…     sim, pcsc, pn532 (default: all three)
-              --time-limit S    each session's time limit (default 3 s): tags no session
-                                delivers end with 201
-              --traces DIR      keep each run's trace there (TAG-MODE-DEVICE.jsonl)
-              --json            one JSON object per row
-
             Exit status: 0 when every row is the same on every device, 1 when one differs,
             69 when a device can't be had.
             """,
-        run: { args in try await run(&args) })
+        run: { o in try await run(o) })
 
     enum Device: String, CaseIterable, Sendable {
         case sim, pcsc, pn532
     }
 
-    static func run(_ args: inout Arguments) async throws -> Int32 {
-        let tagNames = try args.option("tags")?.split(separator: ",").map(String.init)
-        let modes = try (args.option("modes")?.split(separator: ",").map(String.init) ?? ["ndef", "ndef-rw", "tag"])
-            .map { m throws(CLIError) -> SessionRunner.Mode in
-                guard let mode = SessionRunner.Mode(rawValue: m) else { throw .usage("unknown mode '\(m)'") }
-                return mode
-            }
-        let devices = try (args.option("devices")?.split(separator: ",").map(String.init) ?? ["sim", "pcsc", "pn532"])
-            .map { d throws(CLIError) -> Device in
-                guard let device = Device(rawValue: d) else {
-                    throw .usage("unknown device '\(d)': sim, pcsc or pn532")
-                }
-                return device
-            }
-        let limit = try args.seconds("time-limit", moreThanZero: true) ?? .seconds(3)
-        let traces = try args.option("traces")
-        let json = args.flag("json")
-        try args.finish()
+    static func run(_ o: ParsedOptions) async throws -> Int32 {
+        let tagNames = o.list("tags")
+        let modes = o.list("modes")!.map { SessionRunner.Mode(rawValue: $0)! }
+        let devices = o.list("devices")!.map { Device(rawValue: $0)! }
+        let limit = o.duration("time-limit")!
+        let traces = o.string("traces")
+        let json = o.flag("json")
 
         if devices.contains(.pcsc), ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private",
             !DemoCommand.vpcdReaderAvailable()
