@@ -43,6 +43,9 @@ enum EmulateCommand {
         validate: { o throws(CLIError) in
             _ = try Traces.Options(o)
             _ = try HCELiveCLI.prefixes(o.string("app-prefixes"))
+            if let uidText = o.string("uid"), [UInt8](hex: uidText)?.count != 4 {
+                throw CLIError.usage("--uid takes 4 bytes of hex (e.g. 085A3C91), not '\(uidText)'")
+            }
         },
         run: { o in
             let device = o.string("device")!

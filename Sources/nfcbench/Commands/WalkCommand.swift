@@ -104,6 +104,9 @@ enum WalkCommand {
         validate: { o throws(CLIError) in
             _ = try Traces.Options(o)
             if !o.has("device"), o.has("port") { throw CLIError.usage("--port goes with --device pcsc:READER") }
+            if let device = o.string("device"), !device.hasPrefix("pcsc:") || device.count <= 5 {
+                throw CLIError.usage("--device takes pcsc:READER (e.g. 'pcsc:Virtual PCD 00 00'), not '\(device)'")
+            }
         },
         run: { o in
             let profilesArg = o.string("profiles")
