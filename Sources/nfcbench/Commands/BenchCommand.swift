@@ -1,3 +1,5 @@
+import NFCBenchFuzz
+import NFCBenchKit
 import NFCTrace
 import ReaderSession
 import ReferenceApps

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFCBenchKit
 import NFCTags
 import NFCTrace
 import ReaderSession

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchFuzz
 import NFCTags
 
 extension BenchCommand {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NFCBenchKit
 import NFCFiles
 import NFCTags
 import NFCTrace

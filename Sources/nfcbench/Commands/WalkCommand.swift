@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCBenchKit
 import NFCFiles
 import NFCHardware
 import NFCTags
