@@ -130,7 +130,7 @@ let package = Package(
             name: "NFCBenchTests",
             dependencies: [
                 "nfcbench", "NFCTrace", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
-                "HCEEvents", "NFCBenchKit",
+                "HCEEvents", "NFCBenchKit", "NFCBenchFuzz", "NFCBase",
             ],
             swiftSettings: strict),
     ],
