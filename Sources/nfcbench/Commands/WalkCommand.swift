@@ -108,6 +108,9 @@ enum WalkCommand {
             if let device = o.string("device"), !device.hasPrefix("pcsc:") || device.count <= 5 {
                 throw CLIError.usage("--device takes pcsc:READER (e.g. 'pcsc:Virtual PCD 00 00'), not '\(device)'")
             }
+            if o.has("device"), o.string("policy") != "stay" {
+                throw CLIError.usage("give --policy or --device, not both")
+            }
         },
         run: { o in
             let profilesArg = o.string("profiles")
@@ -146,11 +149,7 @@ enum WalkCommand {
                 express.append(.init(name: "express\(i + 1)", ecpFrame: b))
             }
             let profiles = try loadProfiles(profilesArg)
-            if let device {
-                guard device.hasPrefix("pcsc:"), device.count > 5 else {
-                    throw CLIError.usage("--device takes pcsc:READER (e.g. 'pcsc:Virtual PCD 00 00'), not '\(device)'")
-                }
-                guard policyArg == "stay" else { throw CLIError.usage("--policy is not available with --device") }
+            if let device {  // pcsc:READER, and no --policy: validate
                 return try await PCSCWalk(
                     reader: String(device.dropFirst(5)), port: UInt16(port ?? 35963), profiles: profiles,
                     app: .init(name: "app", selectIdentifierPrefixes: prefixes), express: express,
