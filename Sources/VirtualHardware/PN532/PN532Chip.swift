@@ -66,6 +66,9 @@ public struct PN532Chip: Sendable {
     /// The CIU register file, addresses `6301`–`633E`.
     public private(set) var registers = [UInt8](repeating: 0, count: 62)
     public private(set) var card: PN532Card?
+    /// The card as it last left the field (``remove()``, a wire fault's field loss), its
+    /// memory and fault schedule kept for ``presentAgain()``.
+    public private(set) var cardOutOfField: PN532Card?
     public private(set) var cardHalted = false
     /// Whether the card is the current target (Tg 1) after InListPassiveTarget/InAutoPoll.
     public private(set) var targetSelected = false
@@ -167,9 +170,25 @@ public struct PN532Chip: Sendable {
         return out.isEmpty ? nil : PN532ChipOutput(bytes: out, isAcknowledgement: false, air: lastCommandAir)
     }
 
-    /// Puts a card in the field, replacing any other; answers an outstanding endless InAutoPoll.
+    /// Takes `card` as the card of this run, out of the field: ``presentAgain()`` brings it in.
+    /// Replaces a card that is out of the field; nothing when a card is in the field.
+    public mutating func load(_ card: PN532Card) {
+        guard self.card == nil else { return }
+        cardOutOfField = card
+    }
+
+    /// ``presentAgain()`` with what it did on the air.
+    public mutating func presentAgainTimed() -> PN532ChipOutput? {
+        lastCommandAir = PN532CommandAirTime()
+        let out = presentAgain()
+        return out.isEmpty ? nil : PN532ChipOutput(bytes: out, isAcknowledgement: false, air: lastCommandAir)
+    }
+
+    /// Puts a card in the field, replacing any other (as it is: see ``presentAgain()`` for the
+    /// same card coming back); answers an outstanding endless InAutoPoll.
     public mutating func present(_ card: PN532Card) -> [UInt8] {
         self.card = card
+        cardOutOfField = nil
         cardHalted = false
         targetSelected = false
         if case .autoPoll(let types, _)? = pending, let answer = autoPollAnswer(types: types) {
@@ -188,11 +207,26 @@ public struct PN532Chip: Sendable {
         return respond(0x61, [0x00])
     }
 
-    /// Takes the card out of the field. The next exchange with it times out (status `01`).
+    /// Takes the card out of the field (kept as ``cardOutOfField``). The next exchange with it
+    /// times out (status `01`).
     public mutating func remove() {
+        if let card { cardOutOfField = card }
         card = nil
         targetSelected = false
     }
+
+    /// The card that last left the field comes back: the same tag, its memory as it left and
+    /// its tag file's faults that fired spent (``PN532Card/enterField()``: once per load of the
+    /// file, as on every device). Nothing when a card is in the field or none left it.
+    public mutating func presentAgain() -> [UInt8] {
+        guard card == nil, var again = cardOutOfField else { return [] }
+        again.enterField()
+        cardOutOfField = nil
+        return present(again)
+    }
+
+    /// The card of this run as it is now, in the field or out of it.
+    public var currentCard: PN532Card? { card ?? cardOutOfField }
 
     /// An external reader comes: it activates the emulated card at once if TgInitAsTarget
     /// is outstanding, else when it arrives.

@@ -73,6 +73,7 @@ enum VirtualCardCommand {
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
         let (path, file, personality) = try loadVirtualCard(tagName)
+        if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
 
         var configuration = VirtualCard.Configuration(port: port)
         configuration.reversed = reversed
