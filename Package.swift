@@ -58,6 +58,7 @@ let package = Package(
         .target(
             name: "VirtualHardware",
             dependencies: ["NFCBase", "NFCTags", "HCEEvents"],
+            exclude: ["PN532/README.md"],
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
