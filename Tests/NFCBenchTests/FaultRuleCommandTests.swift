@@ -48,7 +48,8 @@ struct FaultRuleCommandTests {
 
         #expect(r.stdout.contains("again exit 0"), "presented again, the tag reads (\(device)): \(r.stdout)")
         let again = records(r.stdout, "again")
-        #expect(again.contains { $0["event"]?.stringValue == "didDetectNDEFs" }, "\(device): \(again.map(\.serialized))")
+        #expect(
+            again.contains { $0["event"]?.stringValue == "didDetectNDEFs" }, "\(device): \(again.map(\.serialized))")
         #expect(again.last?["code"]?.intValue == 204, "\(device)")
     }
 

@@ -66,7 +66,8 @@ struct PN532NfcpyFramesTests {
         var chip = PN532Chip()
         #expect(Self.send(&chip, [0x00, 0x01]) == [0x01, 0x00], "ROM test: OK")
         #expect(Self.send(&chip, [0x00, 0x02]) == [0x01, 0x00], "RAM test: OK")
-        #expect(Self.send(&chip, Self.hex("00 00 6C69626E6663")) == Self.hex("01 00 6C69626E6663"), "libnfc's line test")
+        #expect(
+            Self.send(&chip, Self.hex("00 00 6C69626E6663")) == Self.hex("01 00 6C69626E6663"), "libnfc's line test")
         #expect(Self.send(&chip, [0x00, 0x07, 0x00]) == [0x01, 0x00], "antenna self-test: OK")
         #expect(Self.send(&chip, [0x00, 0x06]) == [0x01, 0x01], "card presence, no target: timeout")
         #expect(Self.send(&chip, [0x00, 0x05, 0x00, 0x00, 0x00]) == [0x7F], "echo back: not modelled")
@@ -84,7 +85,8 @@ struct PN532NfcpyFramesTests {
         var chip = try Self.initialized()
         var pages = PN532TestNTAG215.image(uid: Self.uid)
         pages[4] = [0x03, 0x00, 0xFE, 0x00]
-        let card = PN532Card(uid: Self.uid, atqa: [0x44, 0x00], sak: 0x00, function: .type2(try PN532TestNTAG215.core(pages: pages)))
+        let card = PN532Card(
+            uid: Self.uid, atqa: [0x44, 0x00], sak: 0x00, function: .type2(try PN532TestNTAG215.core(pages: pages)))
         _ = chip.present(card)
         #expect(Self.send(&chip, Self.hex("4A 0100")) == Self.hex("4B 01 01 0044 00 07") + Self.uid)
         // nfcpy clears RxMode's CRC bit for a Type 2 tag: the chip left it on (SELECT had CRC_A).

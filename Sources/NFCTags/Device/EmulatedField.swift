@@ -51,12 +51,14 @@ public struct EmulatedTag: Sendable {
             var c = t.card
             c.enterField(adding: presentation)
             return EmulatedTag(
-                activation: activation, card: .type2(EmulatedType2Transport(card: c, fastReadPageLimit: t.fastReadPageLimit)),
+                activation: activation,
+                card: .type2(EmulatedType2Transport(card: c, fastReadPageLimit: t.fastReadPageLimit)),
                 faults: c.plan.faults)
         case .type4(let t):
             var c = t.card
             c.enterField(adding: presentation)
-            return EmulatedTag(activation: activation, card: .type4(EmulatedAPDUTransport(card: c)), faults: c.plan.faults)
+            return EmulatedTag(
+                activation: activation, card: .type4(EmulatedAPDUTransport(card: c)), faults: c.plan.faults)
         case .inert:
             return EmulatedTag(activation: activation, card: .inert, faults: faults)
         }

@@ -633,7 +633,8 @@ public struct PN532Chip: Sendable {
             // MIFARE commands through InDataExchange): on a Type 2 tag that is
             // COMPATIBILITY_WRITE, whose first 4 bytes the tag writes.
             let frames =
-                !raw && frame.count == 18 && frame[0] == 0xA0 ? [Array(frame.prefix(2)), Array(frame.dropFirst(2))] : [frame]
+                !raw && frame.count == 18 && frame[0] == 0xA0
+                ? [Array(frame.prefix(2)), Array(frame.dropFirst(2))] : [frame]
             var answer = Type2Answer.silent
             for (i, part) in frames.enumerated() {
                 answer = core.respond(to: part)

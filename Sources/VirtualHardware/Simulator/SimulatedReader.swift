@@ -119,7 +119,9 @@ public final class SimulatedReader: Sendable {
         for action in actions {
             switch action {
             case .present(let tag, let name, let faults):
-                if let prototype = prototypes[tag] { presented.append((tag + "\u{1F}" + name, name, prototype, faults)) }
+                if let prototype = prototypes[tag] {
+                    presented.append((tag + "\u{1F}" + name, name, prototype, faults))
+                }
             case .remove(let name):
                 removed.append(name)
             }
