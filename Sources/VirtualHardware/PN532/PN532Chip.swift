@@ -165,6 +165,37 @@ public struct PN532Chip: Sendable {
         return out
     }
 
+    /// What the chip answers one host command, without the frame layer.
+    public enum HostAnswer: Sendable, Equatable {
+        /// The response payload after TFI `D5`: the command code + 1, then its data.
+        case response([UInt8])
+        /// The syntax-error frame (an unknown command, bad parameters).
+        case error
+        /// Nothing yet (a pending InAutoPoll or TgInitAsTarget), or nothing at all (a wire fault).
+        case none
+    }
+
+    /// One host command (the payload after TFI `D4`: command code and parameters) straight
+    /// into the dispatcher, as the firmware of a reader built around the chip passes it on
+    /// (the ACR122U's direct transmit, ``ACR122UPersonality``). The same rules as a frame from
+    /// the UART (README.md beside this file).
+    public mutating func command(_ payload: [UInt8]) -> HostAnswer {
+        let out = receive(PN532FrameEncoder.informationFrame(tfi: 0xD4, payload: payload))
+        var rest = out[...]
+        if Array(rest.prefix(6)) == PN532FrameEncoder.ack { rest = rest.dropFirst(6) }
+        if Array(rest.prefix(8)) == PN532FrameEncoder.errorFrame { return .error }
+        let b = Array(rest)
+        guard b.count >= 7, b[0] == 0x00, b[1] == 0x00, b[2] == 0xFF else { return .none }
+        if b[3] == 0xFF && b[4] == 0xFF {
+            let length = Int(b[5]) << 8 | Int(b[6])
+            guard length >= 1, b.count >= 10 + length else { return .none }
+            return .response(Array(b[9..<(8 + length)]))
+        }
+        let length = Int(b[3])
+        guard length >= 1, b.count >= 7 + length else { return .none }
+        return .response(Array(b[6..<(5 + length)]))
+    }
+
     /// ``present(_:)`` with what it did on the air (the activation answering an InAutoPoll).
     public mutating func presentTimed(_ card: PN532Card) -> PN532ChipOutput? {
         lastCommandAir = PN532CommandAirTime()
