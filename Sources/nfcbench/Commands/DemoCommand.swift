@@ -287,11 +287,12 @@ enum DemoCommand {
     /// masks, standard input a pipe that closes when this process ends), forwarding every
     /// signal to it and relaying its standard error as it comes, except with-pcscd's own
     /// complaints, which say why the private bench is missing (exit 69).
-    static func runUnderPrivatePCSCD() async throws(CLIError) -> PrivateRun {
+    static func runUnderPrivatePCSCD(environment extra: [String: String] = [:]) async throws(CLIError) -> PrivateRun {
         guard let script = DataLocation.withPCSCDScript() else {
             return .unavailable("scripts/with-pcscd is not beside the bench data (not a clone)")
         }
         var env = ProcessInfo.processInfo.environment
+        env.merge(extra) { _, new in new }
         env["PCSCD_LOG"] = "/dev/null"
         env[innerMarker] = "private-pcscd"
         let forward = SignalForwarder()
