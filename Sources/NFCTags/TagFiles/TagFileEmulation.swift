@@ -55,3 +55,21 @@ extension TagFile {
             + pagesUID.hexString(separator: " ") + "; readers see the pages' UID"
     }
 }
+
+extension TagFile {
+    /// This file with a device's memory as it is now (a Type 2 core's pages, or a Type 4
+    /// application's NDEF file): what a virtual tag holds after a reader wrote to it. A page a
+    /// reader changed is known now; the file's other unread pages stay unknown.
+    public func withMemory(type2 core: NTAG21xCore?, type4 app: Type4NDEFApplication?) -> TagFile {
+        var out = self
+        if let core {
+            out.pages = core.pages
+            out.unreadPages = unreadPages.filter { core.pages.indices.contains($0) && core.pages[$0] == pages[$0] }
+        }
+        if let app, var t4 = out.type4 {
+            t4.ndefFile = app.ndefFile
+            out.type4 = t4
+        }
+        return out
+    }
+}

@@ -90,19 +90,7 @@ extension PN532Card {
     /// `file` with this card's current memory (Type 2 pages, or the Type 4 NDEF file):
     /// what a virtual tag holds after a reader wrote to it.
     public func updating(_ file: TagFile) -> TagFile {
-        var out = file
-        if let core = ntag21xCore {
-            out.pages = core.pages
-            // A page a reader changed is known now; the others stay unknown.
-            out.unreadPages = file.unreadPages.filter {
-                core.pages.indices.contains($0) && core.pages[$0] == file.pages[$0]
-            }
-        }
-        if let app = type4Application, var t4 = out.type4 {
-            t4.ndefFile = app.ndefFile
-            out.type4 = t4
-        }
-        return out
+        file.withMemory(type2: ntag21xCore, type4: type4Application)
     }
 }
 
