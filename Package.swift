@@ -69,7 +69,8 @@ let package = Package(
         .target(
             name: "NFCBenchKit",
             dependencies: [
-                "NFCTags", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware", "VirtualHardware",
+                "NFCTags", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware",
+                "VirtualHardware",
             ],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
@@ -107,7 +108,8 @@ let package = Package(
             dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         .testTarget(
-            name: "NFCBenchKitTests", dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "ReaderSession"],
+            name: "NFCBenchKitTests",
+            dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).
