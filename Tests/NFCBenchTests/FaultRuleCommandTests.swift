@@ -3,7 +3,7 @@ import NFCTrace
 import Testing
 
 /// A tag file's faults through the commands people run, `virtual pn532` and `virtual card`,
-/// with `nfcbench session` as the reader: `ntag215-flaky` leaves the field while page 8 is
+/// with `nfcbench session` as the reader (the vpcd card as a part 3 reader and as an ACR122U): `ntag215-flaky` leaves the field while page 8 is
 /// read, so a first-read session gets 100 and then, the tag gone, 201; held again (stdin
 /// `remove`, `present`) it is the same tag with its fault spent (once per load of the file,
 /// `hardware/tags/FORMAT.md` Faults) and reads (204). Each device in its own private pcscd.
@@ -73,5 +73,16 @@ struct FaultRuleCommandTests {
             timeout: .seconds(90))
         guard PrivateBench.available(r) else { return }
         Self.check(r, device: "pcsc:")
+    }
+
+    @Test("virtual card --personality acr122u: 100, then 201; presented again, 204 (the fault is spent)")
+    func virtualCardACR122U() async throws {
+        let r = try await PrivateBench.run(
+            Self.script(
+                serve: #""$B" virtual card --port 35963 --personality acr122u"#, device: "pcsc:Virtual PCD 00 00",
+                ready: "sleep 1.5"),
+            timeout: .seconds(90))
+        guard PrivateBench.available(r) else { return }
+        Self.check(r, device: "pcsc: (ACR122U)")
     }
 }
