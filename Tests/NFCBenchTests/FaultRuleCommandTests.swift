@@ -64,25 +64,16 @@ struct FaultRuleCommandTests {
         Self.check(r, device: "pn532_uart:")
     }
 
-    @Test("virtual card: 100, then 201; presented again, 204 (the fault is spent)")
-    func virtualCard() async throws {
+    @Test(
+        "virtual card (as a part 3 reader and as an ACR122U): 100, then 201; presented again, 204 (the fault is spent)",
+        arguments: ["part3", "acr122u"])
+    func virtualCard(personality: String) async throws {
         let r = try await PrivateBench.run(
             Self.script(
-                serve: #""$B" virtual card --port 35963"#, device: "pcsc:Virtual PCD 00 00",
-                ready: "sleep 1.5"),
+                serve: #""$B" virtual card --port 35963 --personality "# + personality,
+                device: "pcsc:Virtual PCD 00 00", ready: "sleep 1.5"),
             timeout: .seconds(90))
         guard PrivateBench.available(r) else { return }
-        Self.check(r, device: "pcsc:")
-    }
-
-    @Test("virtual card --personality acr122u: 100, then 201; presented again, 204 (the fault is spent)")
-    func virtualCardACR122U() async throws {
-        let r = try await PrivateBench.run(
-            Self.script(
-                serve: #""$B" virtual card --port 35963 --personality acr122u"#, device: "pcsc:Virtual PCD 00 00",
-                ready: "sleep 1.5"),
-            timeout: .seconds(90))
-        guard PrivateBench.available(r) else { return }
-        Self.check(r, device: "pcsc: (ACR122U)")
+        Self.check(r, device: "pcsc: (\(personality))")
     }
 }
