@@ -37,13 +37,14 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "ExampleApp",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v15)],
     products: [.library(name: "ScanFeature", targets: ["ScanFeature"])],
     dependencies: [.package(path: benchPath)],
     targets: [
         .target(
             name: "ScanFeature",
-            dependencies: [.product(name: "ReaderSession", package: bench), .product(name: "NFCTags", package: bench)],
+            // Linux only: on iOS the same files import Core NFC (see README.md).
+            dependencies: [.product(name: "ReaderSession", package: bench, condition: .when(platforms: [.linux]))],
             swiftSettings: strict),
         .testTarget(
             name: "ScanFeatureTests",

@@ -417,6 +417,9 @@ public final class TagScanController: @unchecked Sendable {
                 self?._commandResults.append((command, error == nil ? data + Data([sw1, sw2]) : nil, code))
                 next(code)
             }
+        case .feliCa, .iso15693:
+            // Not this feature's tags: its sessions poll ISO 14443 only.
+            return done()
         }
     }
 
@@ -452,7 +455,7 @@ public final class TagScanController: @unchecked Sendable {
 }
 
 /// Read-only mode: the delegate implements only `didDetectNDEFs`.
-private final class ReadOnlyDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+private final class ReadOnlyDelegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     unowned let owner: TagScanController
     init(_ owner: TagScanController) { self.owner = owner }
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
@@ -464,7 +467,7 @@ private final class ReadOnlyDelegate: NFCNDEFReaderSessionDelegate, @unchecked S
 }
 
 /// Read-write mode: the delegate implements `readerSession(_:didDetect:)`.
-private final class ReadWriteDelegate: NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
+private final class ReadWriteDelegate: NSObject, NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
     unowned let owner: TagScanController
     init(_ owner: TagScanController) { self.owner = owner }
     func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {
@@ -476,7 +479,7 @@ private final class ReadWriteDelegate: NFCNDEFReaderSessionTagDelegate, @uncheck
 }
 
 /// The tag features' delegate (`NFCTagReaderSessionDelegate`).
-private final class TagSessionDelegate: NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class TagSessionDelegate: NSObject, NFCTagReaderSessionDelegate, @unchecked Sendable {
     unowned let owner: TagScanController
     init(_ owner: TagScanController) { self.owner = owner }
     func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {

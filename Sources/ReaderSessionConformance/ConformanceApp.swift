@@ -52,10 +52,12 @@ public struct ScanRequest: Sendable, Hashable {
 /// `NFCTagReaderSession(pollingOption:delegate:queue:)`), against the system the harness
 /// installs (``/ReaderSession/NFCReaderSystem/current``, or ``ConformanceEnvironment/system``), and waits
 /// with ``ConformanceEnvironment/asyncAfter(_:on:_:)`` (virtual time) rather than
-/// `DispatchQueue.asyncAfter` (real time, invisible to the harness). Delegate queues are
-/// the app's own serial queues or `nil`, not `DispatchQueue.main` (nothing drains it in a
-/// test process). Work the app hands to its own queues outside these paths is not waited
-/// for: use ``ConformanceEnvironment/async(on:_:)``.
+/// `DispatchQueue.asyncAfter` (real time, invisible to the harness). Delegate queues may be
+/// the app's own serial queues, `nil` or `DispatchQueue.main`; the harness waits for the
+/// main queue after every event, so UI updates through `DispatchQueue.main.async` run at the
+/// event's instant. Work the app hands to its own queues with `async` outside these paths,
+/// and `Task {}` work on the global executor, is not waited for: use
+/// ``ConformanceEnvironment/async(on:_:)``.
 public protocol ConformanceApp: AnyObject, Sendable {
     /// The user taps the app's Scan button (UIKit: a button action).
     func scanTapped(_ request: ScanRequest)
@@ -114,19 +116,15 @@ public final class ConformanceEnvironment: Sendable {
 final class PendingHops: Sendable {
     private let counter = AtomicCounter()
     private let total = AtomicCounter()
-    private let onMain = AtomicCounter()
     private let executor: HandOffs
     init(executor: HandOffs) { self.executor = executor }
     /// Hand-offs in flight.
     var count: Int { counter.value }
     /// Hand-offs ever started.
     var started: Int { total.value }
-    /// Hand-offs the app asked for onto `DispatchQueue.main`.
-    var mainQueueHops: Int { onMain.value }
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         total.add(1)
         counter.add(1)
-        if queue.label == DispatchQueue.main.label { onMain.add(1) }
         executor.async(on: queue) {
             HostWork.run { work() }
             self.counter.add(-1)
@@ -138,16 +136,38 @@ final class PendingHops: Sendable {
 /// ``ReaderSession/ReaderSessionExecutor``, and the harness's own), kept in one first-in,
 /// first-out list that the harness runs on its own thread with `queue.sync`: each runs on
 /// its queue, serially with whatever else runs there, in the order handed over, with no
-/// thread hop. `DispatchQueue.main` is left to the main thread (`async`), as before.
+/// thread hop. `DispatchQueue.main`'s go to the main queue (`async`), marked as the host's
+/// work and counted, so the harness waits for them too.
 final class HandOffs: ReaderSessionExecutor {
     private let list = Mutex<[(queue: DispatchQueue, work: @Sendable () -> Void)]>([])
+    private let onMain = AtomicCounter()
+    private let mainUnwaited = AtomicCounter()
+    /// False where the main queue does not run (the harness does not wait for it): main-queue
+    /// hand-offs are then only counted, for the note.
+    let waitsForMain: Bool
+
+    init(waitsForMain: Bool = true) { self.waitsForMain = waitsForMain }
+
+    /// Hand-offs sent to a main queue that the harness does not wait for.
+    var unwaitedMainHandOffs: Int { mainUnwaited.value }
 
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
-        if queue.label == DispatchQueue.main.label { return queue.async(execute: work) }
+        if queue.label == DispatchQueue.main.label {
+            guard waitsForMain else {
+                mainUnwaited.add(1)
+                return queue.async(execute: work)
+            }
+            onMain.add(1)
+            return queue.async {
+                HostWork.run { work() }
+                self.onMain.add(-1)
+            }
+        }
         list.withLock { $0.append((queue, work)) }
     }
 
-    var isEmpty: Bool { list.withLock { $0.isEmpty } }
+    /// True when nothing waits: no hand-off in the list, none on the main queue.
+    var isEmpty: Bool { list.withLock { $0.isEmpty } && onMain.value == 0 }
 
     /// Runs the hand-offs waiting now, in order (those they hand over wait for the next
     /// call); returns how many ran. Call it from one thread only.

@@ -42,7 +42,7 @@ public struct ConformanceExploration: Sendable {
     }
 
     /// An inconclusive run: neither a breach nor a pass (the app used real time,
-    /// `DispatchQueue.main`, or a Scan brought no `begin()`; see ``ConformanceResult/notes``).
+    /// a `Task {}` on the global executor, or a Scan brought no `begin()`; see ``ConformanceResult/notes``).
     public struct Inconclusive: Sendable {
         /// The generated scenario (not shrunk) and the harness's reasons.
         public var scenario: ConformanceScenario

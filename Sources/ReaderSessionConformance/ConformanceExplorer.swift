@@ -27,8 +27,8 @@ import ReaderSession
 ///
 /// Each generated scenario runs for its moves' time plus ``tail`` (65 s: past the time
 /// limit and the quick-restart window of anything the last move began). A run whose verdict
-/// is **inconclusive** (the app used real time, `DispatchQueue.main`, or a Scan brought no
-/// `begin()`) is neither a breach nor a pass: it is counted apart, its first example kept
+/// is **inconclusive** (the app used real time, a `Task {}` on the global executor, or a Scan
+/// brought no `begin()`) is neither a breach nor a pass: it is counted apart, its first example kept
 /// (``ConformanceExploration/inconclusive``), never shrunk, and makes ``ConformanceExploration/passed``
 /// false. The first breach of each rule is shrunk at once (fewer moves, earlier timings,
 /// simpler tags and Scans, then the scenario cut at the breach) to a scenario that breaks
@@ -105,13 +105,14 @@ public struct ConformanceExplorer: Sendable {
     /// or without `.json`), e.g. nfcbench's `hardware/conformance/tags` and `hardware/tags`.
     /// - Throws: ``/NFCTags/DataFileError``: `notFound` for a tag no folder holds, or the tag file's own error.
     public init(
-        tagDirectories: [String], seed: UInt64 = 1, runs: Int = 10_000, depth: Int = 2, budget: Duration? = nil
+        tagDirectories: [String], seed: UInt64 = 1, runs: Int = 10_000, depth: Int = 2, budget: Duration? = nil,
+        harness: ConformanceHarness = ConformanceHarness()
     ) throws(DataFileError) {
         var tags: [String: TagFile] = [:]
         for r in TagKind.allCases.flatMap(\.references) {
             tags[r] = try ConformanceScenario.loadTagFile(r, in: tagDirectories)
         }
-        try self.init(tags: tags, seed: seed, runs: runs, depth: depth, budget: budget)
+        try self.init(tags: tags, seed: seed, runs: runs, depth: depth, budget: budget, harness: harness)
     }
 
     // MARK: Exploring

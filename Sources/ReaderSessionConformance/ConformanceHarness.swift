@@ -16,10 +16,14 @@ import Synchronization
 /// It judges only what it observes: each `begin()` and the user action behind it, sheets
 /// presented, tag operations and their polling generation, calls on invalidated sessions
 /// (see ``ConformanceRule``). Time is virtual: the app's timers must run on the harness's
-/// clock (``ConformanceEnvironment/asyncAfter(_:on:_:)``). A call that comes from work the
-/// harness did not start (a real-time timer, `DispatchQueue.main`, an async hop of the
-/// app's own), a delegate queue that is `DispatchQueue.main`, or a Scan that brings no
-/// `begin()` makes the verdict **inconclusive**, with the reason: never a silent pass.
+/// clock (``ConformanceEnvironment/asyncAfter(_:on:_:)``). After every event the harness also
+/// waits for the main queue (a barrier block), so `DispatchQueue.main.async` blocks, a
+/// `DispatchQueue.main` delegate queue and `@MainActor` work the app set off run at that
+/// event's instant, and their calls count as the harness's. A call that comes from work the
+/// harness did not start (a real-time timer such as `DispatchQueue.asyncAfter`, a
+/// `RunLoop` timer, `Task.sleep`, a `Task {}` on the global executor, an async hop to a
+/// queue of the app's own), or a Scan that brings no `begin()`, makes the verdict
+/// **inconclusive**, with the reason: never a silent pass.
 public struct ConformanceHarness: Sendable {
     /// A begin counts as the user's when it comes this soon after a Scan tap (once per tap).
     public var userActionWindow: Duration
@@ -38,6 +42,16 @@ public struct ConformanceHarness: Sendable {
     /// the app's timers' work) run at one virtual instant: a loop that takes no virtual time,
     /// such as `restartPolling()` after every failed read of a tag that stays in the field.
     public var maximumHandOffsPerInstant: Int
+    /// How long (real time) the harness waits for the main queue to run a block before it
+    /// notes that this process does not run the main queue.
+    public var mainQueueTimeout: Duration = .seconds(30)
+    /// False in a process whose main thread never runs the main queue (the nfcbench CLI's
+    /// takes signals): the harness then does not wait for it, and a run whose app hands work
+    /// to `DispatchQueue.main` is inconclusive, with the reason. True (the default) where the
+    /// main queue runs, as in `swift test` and an app's own test process; if it turns out
+    /// not to (no barrier block ran within ``mainQueueTimeout``), the run notes it and stops
+    /// waiting for the main queue, and its verdict is inconclusive.
+    public var waitsForMainQueue = true
 
     public init(
         userActionWindow: Duration = .seconds(2), maximumBegins: Int = 500, settleTimeout: Duration = .seconds(5),
@@ -77,7 +91,8 @@ public struct ConformanceHarness: Sendable {
         -> RunOutput
     {
         let clock = ConformanceClock()
-        let handOffs = HandOffs()
+        let waitsForMain = waitsForMainQueue
+        let handOffs = HandOffs(waitsForMain: waitsForMain)
         let hops = PendingHops(executor: handOffs)
         let recorder = ConformanceRecorder(
             scenario: scenario.name, clock: clock, userActionWindow: userActionWindow,
@@ -92,7 +107,13 @@ public struct ConformanceHarness: Sendable {
             thermal: scenario.thermal ? ThermalModel() : .disabled, model: model,
             observer: { recorder.trace($0) }, callObserver: { recorder.call($0) }, executor: handOffs)
         NFCReaderSystem.install(system)
-        defer { NFCReaderSystem.install(nil) }
+        // The main queue is the harness's during the run: it waits for the main queue after
+        // every event, so the app's DispatchQueue.main blocks run at that event's instant.
+        HostWork.claimMainQueue(true)
+        defer {
+            HostWork.claimMainQueue(false)
+            NFCReaderSystem.install(nil)
+        }
         let env = ConformanceEnvironment(system: system, clock: clock, hops: hops)
         let app = HostWork.run { makeApp(env) }
         let other = OtherApp(system: system)
@@ -101,10 +122,26 @@ public struct ConformanceHarness: Sendable {
         // Runs what one event set off until nothing is left: the hand-offs on this thread,
         // and the sessions' polling tasks (the only work on other threads) by yielding.
         // False when the app ran away at one instant (a loop in no virtual time).
+        // A block on the main queue that runs once everything enqueued there before it ran.
+        var mainQueueRuns = waitsForMain
+        func mainBarrier() async -> Bool {
+            let done = AtomicCounter()
+            DispatchQueue.main.async { done.add(1) }
+            let start = ContinuousClock.now
+            var spins = 0
+            while done.value == 0 {
+                spins += 1
+                if spins < 64 { await Task.yield() } else { try? await Task.sleep(for: .microseconds(100)) }
+                if ContinuousClock.now - start > mainQueueTimeout { return false }
+            }
+            return true
+        }
+
         func settle() async -> Bool {
             let start = ContinuousClock.now
             var spins = 0
             var ran = 0
+            var mainDrained = false
             while true {
                 let n = handOffs.drain()
                 ran += n
@@ -116,12 +153,27 @@ public struct ConformanceHarness: Sendable {
                 }
                 if n > 0 {
                     spins = 0
+                    mainDrained = false
                     continue
                 }
                 // The polling task hands an event over before it asks for the next: idle
                 // readers first, then the work they may have handed over.
                 let idle = reader.isIdle(ended: recorder.endedSessions) && hops.count == 0 && system.pendingWork == 0
-                if idle && handOffs.isEmpty { return true }
+                if idle && handOffs.isEmpty {
+                    // Then the main queue: what the app enqueued there in answer (UI updates
+                    // with DispatchQueue.main.async, MainActor tasks) runs now, and whatever it
+                    // sets off is settled in turn.
+                    if mainDrained || !mainQueueRuns { return true }
+                    if await mainBarrier() {
+                        mainDrained = true
+                    } else {
+                        mainQueueRuns = false
+                        recorder.note(
+                            "the main queue did not run within \(mainQueueTimeout) of real time at t=\(format(clock.now)): this process does not run DispatchQueue.main (a blocked main thread), so what the app does there is missing from the verdict"
+                        )
+                    }
+                    continue
+                }
                 spins += 1
                 if spins < 64 { await Task.yield() } else { try? await Task.sleep(for: .microseconds(100)) }
                 if ContinuousClock.now - start > settleTimeout {
@@ -231,9 +283,9 @@ public struct ConformanceHarness: Sendable {
                     nextLimit: Self.limitBucket(system.thermalModel.decision(at: clock.now)))
             }
         }
-        if hops.mainQueueHops > 0 {
+        if handOffs.unwaitedMainHandOffs > 0 {
             recorder.note(
-                "the app handed \(hops.mainQueueHops) piece(s) of work to DispatchQueue.main through the environment: a test process may never run the main queue, so what the app did there may be missing; use its own serial queue"
+                "the app handed \(handOffs.unwaitedMainHandOffs) piece(s) of work to DispatchQueue.main (its delegate queue, or through the environment), which this process does not run: what the app did there is missing from the verdict; run it where the main queue runs (swift test) or use its own serial queue"
             )
         }
         recorder.freeze()
@@ -287,7 +339,7 @@ func format(_ d: Duration) -> String {
 
 /// Another app's reader session: begins when told, ends itself after its length. The
 /// harness excludes it from judging.
-private final class OtherApp: NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class OtherApp: NSObject, NFCTagReaderSessionDelegate, @unchecked Sendable {
     let system: NFCReaderSystem
     private let sessions = Mutex<[NFCTagReaderSession]>([])
 

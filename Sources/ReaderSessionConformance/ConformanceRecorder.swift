@@ -11,6 +11,25 @@ final class ConformanceRecorder: Sendable {
         var generation: UInt32 = 0
         /// `didDetect…` deliveries so far.
         var deliveries = 0
+        /// Tags (one presentation each) delivered as tag objects that the app has not answered
+        /// yet, with when they were first delivered; and those it answered (a tag operation
+        /// on one of its tag objects, or restartPolling / invalidate while it was waiting).
+        /// For ``ConformanceRule/readsPresentedTag``.
+        /// Keyed by the tag's UID (a tag rediscovered after restartPolling is a new target
+        /// but the same tag), its target number when no UID was seen.
+        var unanswered: [[UInt8]: Duration] = [:]
+        var answered: Set<[UInt8]> = []
+        /// The UIDs of the targets detected in this session.
+        var uids: [DetectedTargetID: [UInt8]] = [:]
+
+        func tag(_ id: DetectedTargetID) -> [UInt8] {
+            uids[id] ?? Array("#\(id.rawValue)".utf8)
+        }
+
+        mutating func answerAll() {
+            answered.formUnion(unanswered.keys)
+            unanswered = [:]
+        }
     }
 
     private struct Credit {
@@ -166,14 +185,17 @@ final class ConformanceRecorder: Sendable {
             if !r.fromHostWork {
                 say(
                     &s, "unattributed-\(Self.callName(r.call))",
-                    "\(Self.callName(r.call)) at \(format(now)) came from work the harness did not start (a real-time timer such as DispatchQueue.asyncAfter or Task.sleep on the continuous clock, DispatchQueue.main, or an async hop to a queue of the app's own): the harness cannot place it in virtual time; use ConformanceEnvironment.asyncAfter and async(on:)"
+                    "\(Self.callName(r.call)) at \(format(now)) came from work the harness did not start (a real-time timer such as DispatchQueue.asyncAfter, a RunLoop timer or Task.sleep on the continuous clock, a Task {} on the global executor, or an async hop to a queue of the app's own): the harness cannot place it in virtual time; use ConformanceEnvironment.asyncAfter and async(on:)"
                 )
             }
-            if case .begin = r.call, r.delegateQueueIsMain {
-                say(
-                    &s, "main-queue",
-                    "a session's delegate queue is DispatchQueue.main: nothing may run the main queue in a test process, so delegate calls can be missing or late; pass the app's own serial queue (or nil)"
-                )
+            switch r.call {
+            case .tagOperation(_, let h):
+                if let tag = s.sessions[r.session]?.tag(h.target) {
+                    s.sessions[r.session]?.answered.insert(tag)
+                    s.sessions[r.session]?.unanswered[tag] = nil
+                }
+            case .restartPolling, .invalidate: s.sessions[r.session]?.answerAll()
+            case .begin, .alertMessage: break
             }
             switch (r.call, r.state) {
             case (.begin, .notStarted):
@@ -258,6 +280,13 @@ final class ConformanceRecorder: Sendable {
             case .alertMessage:
                 if s.sessions[r.session]?.summary.becameActive == true { s.alertMessages += 1 }
             case .didInvalidateWithError(let code, let message):
+                if let waiting = s.sessions[r.session]?.unanswered, let since = waiting.values.min(), now > since {
+                    breach(
+                        &s, .readsPresentedTag, now, r.session,
+                        "\(waiting.count) tag(s) delivered from \(format(since)) on got no connect, read, write or command, and the app neither restarted polling nor invalidated; the session ended \(format(now - since)) later with \(Self.name(code))"
+                    )
+                }
+                s.sessions[r.session]?.answerAll()
                 s.sessions[r.session]?.summary.endedAt = now
                 s.sessions[r.session]?.summary.ending = code
                 s.sessions[r.session]?.summary.errorMessage = message
@@ -265,8 +294,19 @@ final class ConformanceRecorder: Sendable {
                 if code == .readerSessionInvalidationErrorSystemIsBusy { s.busyRetryArmed = true }
             case .restartPolling(let g):
                 s.sessions[r.session]?.generation = g
-            case .didDetectNDEFs, .didDetectTags:
+            case .didDetectNDEFs:
                 s.sessions[r.session]?.deliveries += 1
+            case .didDetectTags(let handles):
+                s.sessions[r.session]?.deliveries += 1
+                for h in handles {
+                    guard let tag = s.sessions[r.session]?.tag(h.target),
+                        s.sessions[r.session]?.answered.contains(tag) == false,
+                        s.sessions[r.session]?.unanswered[tag] == nil
+                    else { continue }
+                    s.sessions[r.session]?.unanswered[tag] = now
+                }
+            case .detected(let targets):
+                for t in targets { s.sessions[r.session]?.uids[t.id] = t.uid }
             default:
                 break
             }
@@ -412,7 +452,7 @@ final class ConformanceRecorder: Sendable {
                 openSessions: open.map {
                     RecorderSituation.OpenSession(
                         active: $0.summary.becameActive, generation: $0.generation, deliveries: min($0.deliveries, 3),
-                        asked: $0.summary.userAction != nil)
+                        asked: $0.summary.userAction != nil, unanswered: $0.unanswered.values.min().map { now - $0 })
                 },
                 lastEnding: s.lastEnding?.code.rawValue,
                 creditAge: s.credit.map { now - $0.at }.flatMap { $0 <= window ? $0 : nil },
@@ -466,6 +506,8 @@ struct RecorderSituation: Hashable {
         var generation: UInt32
         var deliveries: Int
         var asked: Bool
+        /// How long delivered tags have waited for an answer (nil: none waiting).
+        var unanswered: Duration?
     }
     var openSessions: [OpenSession]
     var lastEnding: Int?

@@ -24,6 +24,13 @@ public enum ConformanceRule: String, Sendable, Hashable, CaseIterable, Codable {
     /// reported, is the app's own breach of ``noCallsAfterInvalidation`` and not counted).
     /// A breach is a fault of the session model under the app, not of the app.
     case oneDidInvalidateWithErrorLast = "one-didInvalidateWithError-last"
+    /// A tag delivered to the app's session (`didDetect` with tag objects: a read-write NDEF
+    /// or tag session) gets an answer before the session ends: a connect, read, write or
+    /// command on one of its tags, `restartPolling()` or `invalidate()`. An app that lets the
+    /// session run out with the tag in the field did nothing the user can see; on an iPhone
+    /// the sheet just waits. (Read-only NDEF sessions read the tag themselves.) Never a pass:
+    /// a breach.
+    case readsPresentedTag = "reads-a-presented-tag"
 
     /// One line: what the rule asks.
     public var summary: String {
@@ -37,6 +44,8 @@ public enum ConformanceRule: String, Sendable, Hashable, CaseIterable, Codable {
             "an invalidated session is over: no begin, restartPolling, alertMessage or tag call"
         case .oneDidInvalidateWithErrorLast:
             "(the system's promise) didInvalidateWithError once per session, last: no callback after it"
+        case .readsPresentedTag:
+            "a delivered tag is connected to, read, written or sent a command (or the app ends or restarts the session)"
         }
     }
 }

@@ -26,8 +26,8 @@ struct NewAppCLITests {
         let identity = URL(fileURLWithPath: Self.clone).lastPathComponent.lowercased()
         #expect(manifest.contains(#"let nfcbench = "\#(identity)""#))
 
-        // The example's sources and tests, byte for byte; nothing else but the manifest and
-        // .gitignore.
+        // The example's sources and tests, byte for byte; nothing else but the manifest, the
+        // README (how to share the files with an Xcode project) and .gitignore.
         let example = Self.clone + "/Examples/ExampleApp"
         let written = FileManager.default.enumerator(atPath: dir)!.compactMap { $0 as? String }.filter {
             var isFolder: ObjCBool = false
@@ -37,7 +37,20 @@ struct NewAppCLITests {
             ($0.hasPrefix("Sources/") || $0.hasPrefix("Tests/")) && $0.hasSuffix(".swift")
         }
         #expect(!sources.isEmpty)
-        #expect(written == ([".gitignore", "Package.swift"] + sources).sorted())
+        #expect(written == ([".gitignore", "Package.swift", "README.md"] + sources).sorted())
+        #expect(
+            FileManager.default.contents(atPath: dir + "/README.md")
+                == FileManager.default.contents(atPath: example + "/README.md"))
+        // The NFC logic compiles in both worlds: Core NFC on iOS, ReaderSession here.
+        let logic = try String(contentsOfFile: dir + "/Sources/ScanFeature/BadgeScanner.swift", encoding: .utf8)
+        let imports = logic.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            $0.hasPrefix("#") || $0.hasPrefix("import ") || $0.hasPrefix("public import ")
+        }
+        #expect(
+            imports == [
+                "#if canImport(CoreNFC)", "public import CoreNFC", "#else", "public import ReaderSession", "#endif",
+            ])
+        #expect(manifest.contains("condition: .when(platforms: [.linux])"))
         for file in sources {
             #expect(
                 FileManager.default.contents(atPath: dir + "/" + file)

@@ -69,7 +69,7 @@ extension LibNFCInProcessTests {
             }
             let system = NFCReaderSystem(
                 backend: frontend, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled)
-            final class Delegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+            final class Delegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
                 func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
                 func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
             }

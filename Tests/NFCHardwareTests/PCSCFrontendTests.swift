@@ -523,7 +523,7 @@ struct PCSCServiceDeathTests {
     }
 }
 
-final class PCSCRWDelegate: NFCNDEFReaderSessionTagDelegate, Sendable {
+final class PCSCRWDelegate: NSObject, NFCNDEFReaderSessionTagDelegate, Sendable {
     func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
 }

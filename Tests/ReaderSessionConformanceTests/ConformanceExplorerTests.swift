@@ -8,7 +8,7 @@ import Testing
 
 /// A small app for the explorer: begins on Scan (a read-only NDEF session that ends after
 /// the first read) and otherwise does what its habits say.
-private final class ExploredApp: ConformanceApp, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+private final class ExploredApp: NSObject, ConformanceApp, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     struct Habits: OptionSet {
         let rawValue: Int
         static let restartsAfterTimeout = Habits(rawValue: 1)

@@ -6,7 +6,7 @@ import Testing
 
 /// A small app under test built on `NFCTagReaderSession`: begins on Scan and otherwise does
 /// what its switches say, so each test shows one rule being judged.
-private final class TinyApp: ConformanceApp, NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class TinyApp: NSObject, ConformanceApp, NFCTagReaderSessionDelegate, @unchecked Sendable {
     struct Habits: OptionSet {
         let rawValue: Int
         static let beginsAtLaunch = Habits(rawValue: 1)
@@ -26,6 +26,7 @@ private final class TinyApp: ConformanceApp, NFCTagReaderSessionDelegate, @unche
     init(_ env: ConformanceEnvironment, _ habits: Habits = []) {
         self.env = env
         self.habits = habits
+        super.init()
         if habits.contains(.beginsAtLaunch) { queue.sync { start() } }
     }
 

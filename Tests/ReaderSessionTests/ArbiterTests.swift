@@ -150,7 +150,7 @@ struct ArbiterTests {
     }
 }
 
-private final class Delegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+private final class Delegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
 }

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// What a delegate saw, in order.
-private final class Seen: NFCNDEFReaderSessionDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class Seen: NSObject, NFCNDEFReaderSessionDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
     let log = Mutex<[String]>([])
     var all: [String] { log.withLock { $0 } }
     func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) { log.withLock { $0.append("active") } }

@@ -11,7 +11,7 @@ where S.Element: Sendable {
     try? await it.next()
 }
 
-private final class NDEFDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+private final class NDEFDelegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     let log = Mutex<[String]>([])
     func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) { log.withLock { $0.append("active") } }
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
@@ -22,12 +22,12 @@ private final class NDEFDelegate: NFCNDEFReaderSessionDelegate, @unchecked Senda
     }
 }
 
-private final class RWDelegate: NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
+private final class RWDelegate: NSObject, NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
     func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
 }
 
-private final class TagDelegate: NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class TagDelegate: NSObject, NFCTagReaderSessionDelegate, @unchecked Sendable {
     func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {}
     func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {}
 }

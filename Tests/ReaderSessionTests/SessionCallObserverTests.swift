@@ -10,7 +10,7 @@ private final class CallLog: Sendable {
     var all: [SessionCallRecord] { records.withLock { $0 } }
 }
 
-private final class QuietRWDelegate: NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
+private final class QuietRWDelegate: NSObject, NFCNDEFReaderSessionTagDelegate, @unchecked Sendable {
     let tags = Mutex<[any NFCNDEFTag]>([])
     func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {
         self.tags.withLock { $0 += tags }

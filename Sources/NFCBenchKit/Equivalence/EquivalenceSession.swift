@@ -59,7 +59,7 @@ final class RecordBuffer: Sendable {
 }
 
 /// The app: one tag, then Done (or the first read for `ndef`).
-private final class EquivalenceApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate,
+private final class EquivalenceApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate,
     @unchecked Sendable
 {
     let mode: EquivalenceMode
@@ -111,7 +111,7 @@ private final class EquivalenceApp: NFCNDEFReaderSessionTagDelegate, NFCTagReade
     }
 
     /// The read-only delegate of `ndef` mode.
-    private final class ReadOnly: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+    private final class ReadOnly: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
         let app: EquivalenceApp
         init(app: EquivalenceApp) { self.app = app }
         func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}

@@ -161,7 +161,7 @@ enum NDEFParser {
                     }
                     chunk = open
                 } else {
-                    var record = NFCNDEFPayload(
+                    let record = NFCNDEFPayload(
                         format: open.format, type: Data(open.type), identifier: Data(open.identifier),
                         payload: Data(open.payload), chunkSize: open.initialSize)
                     record.readWarnings = open.warnings
@@ -188,7 +188,7 @@ enum NDEFParser {
                         format: format, type: type, identifier: identifier, payload: Array(payload),
                         initialSize: payload.count, warnings: warnings)
                 } else {
-                    var record = NFCNDEFPayload(
+                    let record = NFCNDEFPayload(
                         format: format, type: Data(type), identifier: Data(identifier),
                         payload: Data(payload))
                     record.readWarnings = warnings

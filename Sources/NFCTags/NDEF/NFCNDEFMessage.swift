@@ -1,21 +1,32 @@
-public import FoundationEssentials
+public import Foundation
+import Synchronization
 
 /// An NDEF message: one or more records (NFC Forum NDEF 1.0 §2.3), as Core NFC's
 /// `NFCNDEFMessage`.
-public struct NFCNDEFMessage: Sendable, Hashable {
+///
+/// A class, as Core NFC's is (`NSObject`, `NSSecureCoding`, `NSCopying`); its records are
+/// guarded by a lock, so a message can cross threads. Equality (`==`, `isEqual(_:)`)
+/// compares the records.
+public final class NFCNDEFMessage: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    private let storage: Mutex<[NFCNDEFPayload]>
+
     /// The records in order; chunked records appear once, reassembled.
-    public var records: [NFCNDEFPayload]
+    public var records: [NFCNDEFPayload] {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
 
     /// Core NFC: `init(records:)`.
     public init(records: [NFCNDEFPayload]) {
-        self.records = records
+        storage = Mutex(records)
+        super.init()
     }
 
     /// Core NFC's failable parse: `nil` wherever ``init(bytes:limits:)`` throws.
     /// Core NFC: `init?(data:)`.
-    public init?(data: Data) {
-        guard let m = try? NFCNDEFMessage(bytes: data) else { return nil }
-        self = m
+    public convenience init?(data: Data) {
+        guard let records = try? NDEFParser.parse(ArraySlice(data), limits: .default) else { return nil }
+        self.init(records: records)
     }
 
     /// Parses a whole NDEF message, strictly (NFC Forum NDEF 1.0 §3): MB on the first
@@ -24,8 +35,8 @@ public struct NFCNDEFMessage: Sendable, Hashable {
     /// before use. Record bodies (RTDs) are not judged here; see ``NFCNDEFPayload/content``.
     ///
     /// - Throws: ``NDEFError`` with the broken rule and the byte offset in `bytes`.
-    public init(bytes: some Collection<UInt8>, limits: NDEFLimits = .default) throws(NDEFError) {
-        self.records = try NDEFParser.parse(ArraySlice(bytes), limits: limits)
+    public convenience init(bytes: some Collection<UInt8>, limits: NDEFLimits = .default) throws(NDEFError) {
+        self.init(records: try NDEFParser.parse(ArraySlice(bytes), limits: limits))
     }
 
     /// The serialized message (NDEF 1.0 §3.2): MB on the first record, ME on the last, SR
@@ -37,8 +48,9 @@ public struct NFCNDEFMessage: Sendable, Hashable {
     ///
     /// - Precondition: every TYPE and ID is at most 255 bytes (they have 1-byte lengths).
     public var bytes: [UInt8] {
+        let records = self.records
         var out: [UInt8] = []
-        out.reserveCapacity(length)
+        out.reserveCapacity(records.reduce(0) { $0 + NDEFSerializer.size(of: $1) })
         NDEFSerializer.write(records, into: &out)
         return out
     }
@@ -51,6 +63,42 @@ public struct NFCNDEFMessage: Sendable, Hashable {
     /// One flat summary per record, bodies decoded (for `tag show` and JSON).
     public var descriptions: [NDEFRecordDescription] {
         records.map { NDEFRecordDescription($0) }
+    }
+
+    // MARK: NSSecureCoding, NSCopying
+
+    /// Core NFC: `supportsSecureCoding` (true).
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Core NFC: `encode(with:)`: the message's bytes (NDEF 1.0 §3.2).
+    public func encode(with coder: NSCoder) {
+        coder.encode(Data(bytes), forKey: "ndef")
+    }
+
+    /// Core NFC: `init?(coder:)`; `nil` when the bytes are missing or do not parse.
+    public required convenience init?(coder: NSCoder) {
+        guard let d = coder.decodeObject(of: NSData.self, forKey: "ndef"),
+            let records = try? NDEFParser.parse(ArraySlice(Data(d)), limits: .default)
+        else { return nil }
+        self.init(records: records)
+    }
+
+    /// Core NFC: `copy(with:)`: a message of copies of the records.
+    public func copy(with zone: NSZone? = nil) -> Any {
+        NFCNDEFMessage(records: records.map { $0.copy() as! NFCNDEFPayload })
+    }
+
+    // MARK: Equality
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let o = object as? NFCNDEFMessage else { return false }
+        return o === self || o.records == records
+    }
+
+    public override var hash: Int { records.hashValue }
+
+    public override var description: String {
+        "NFCNDEFMessage(\(records.count) record(s), \(length) B)"
     }
 }
 

@@ -1,4 +1,5 @@
-public import FoundationEssentials
+public import Foundation
+import Synchronization
 
 /// The 3-bit TNF field of an NDEF record header (NFC Forum NDEF 1.0 §3.2.6), with Core
 /// NFC's case names (`NFCTypeNameFormat`).
@@ -53,50 +54,135 @@ public enum NDEFReadWarning: Sendable, Hashable {
 /// (NFC Forum NDEF 1.0 §3.2). A chunked record read from the wire is one value holding the
 /// reassembled payload.
 ///
-/// Equality and hashing cover the five Core NFC fields, not ``readWarnings`` (how the bytes
-/// were read is not part of the value).
-public struct NFCNDEFPayload: Sendable, Hashable {
+/// A class, as Core NFC's is (`NSObject`, `NSSecureCoding`, `NSCopying`): two references
+/// to one record see each other's changes; `copy()` makes an independent record. Its
+/// fields are guarded by a lock, so a record can cross threads (Core NFC's are
+/// `nonatomic`; this is stricter, never looser).
+///
+/// Equality (`==`, `isEqual(_:)`) and hashing cover the five Core NFC fields, not
+/// ``readWarnings`` (how the bytes were read is not part of the value).
+public final class NFCNDEFPayload: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    private struct Fields: Sendable {
+        var typeNameFormat: NFCTypeNameFormat
+        var type: Data
+        var identifier: Data
+        var payload: Data
+        var chunkSize: Int
+        var readWarnings: [NDEFReadWarning] = []
+    }
+    private let fields: Mutex<Fields>
+
     /// The TNF field.
-    public var typeNameFormat: NFCTypeNameFormat
+    public var typeNameFormat: NFCTypeNameFormat {
+        get { fields.withLock { $0.typeNameFormat } }
+        set { fields.withLock { $0.typeNameFormat = newValue } }
+    }
     /// The TYPE field, at most 255 bytes to be serializable.
-    public var type: Data
+    public var type: Data {
+        get { fields.withLock { $0.type } }
+        set { fields.withLock { $0.type = newValue } }
+    }
     /// The ID field, at most 255 bytes to be serializable; empty when there is none.
-    public var identifier: Data
+    public var identifier: Data {
+        get { fields.withLock { $0.identifier } }
+        set { fields.withLock { $0.identifier = newValue } }
+    }
     /// The PAYLOAD field (the whole reassembled payload for a chunked record).
-    public var payload: Data
+    public var payload: Data {
+        get { fields.withLock { $0.payload } }
+        set { fields.withLock { $0.payload = newValue } }
+    }
     /// Bytes per chunk when serialized; 0 writes one unchunked record (Core NFC's
     /// `chunkSize`). A parsed chunked record has the size of its initial chunk here.
-    public var chunkSize: Int
+    public var chunkSize: Int {
+        get { fields.withLock { $0.chunkSize } }
+        set { fields.withLock { $0.chunkSize = max(0, newValue) } }
+    }
     /// What the parser noticed while reading this record; empty for records made in code.
-    public internal(set) var readWarnings: [NDEFReadWarning] = []
+    public internal(set) var readWarnings: [NDEFReadWarning] {
+        get { fields.withLock { $0.readWarnings } }
+        set { fields.withLock { $0.readWarnings = newValue } }
+    }
 
     /// A record from its fields, unchunked. Core NFC: `init(format:type:identifier:payload:)`.
-    public init(format: NFCTypeNameFormat, type: Data, identifier: Data, payload: Data) {
+    public convenience init(format: NFCTypeNameFormat, type: Data, identifier: Data, payload: Data) {
         self.init(format: format, type: type, identifier: identifier, payload: payload, chunkSize: 0)
     }
 
     /// A record from its fields, serialized in chunks of `chunkSize` bytes (0: unchunked).
     /// Core NFC: `init(format:type:identifier:payload:chunkSize:)`.
     public init(format: NFCTypeNameFormat, type: Data, identifier: Data, payload: Data, chunkSize: Int) {
-        self.typeNameFormat = format
-        self.type = type
-        self.identifier = identifier
-        self.payload = payload
-        self.chunkSize = max(0, chunkSize)
+        fields = Mutex(
+            Fields(
+                typeNameFormat: format, type: type, identifier: identifier, payload: payload,
+                chunkSize: max(0, chunkSize)))
+        super.init()
     }
 
-    public static func == (lhs: NFCNDEFPayload, rhs: NFCNDEFPayload) -> Bool {
-        lhs.typeNameFormat == rhs.typeNameFormat && lhs.type == rhs.type
-            && lhs.identifier == rhs.identifier && lhs.payload == rhs.payload
-            && lhs.chunkSize == rhs.chunkSize
+    // MARK: NSSecureCoding, NSCopying
+
+    /// Core NFC: `supportsSecureCoding` (true).
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Core NFC: `encode(with:)`: the five fields under their Core NFC names.
+    public func encode(with coder: NSCoder) {
+        let f = fields.withLock { $0 }
+        coder.encode(Int(f.typeNameFormat.rawValue), forKey: "typeNameFormat")
+        coder.encode(f.type, forKey: "type")
+        coder.encode(f.identifier, forKey: "identifier")
+        coder.encode(f.payload, forKey: "payload")
+        coder.encode(f.chunkSize, forKey: "chunkSize")
     }
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(typeNameFormat)
-        hasher.combine(type)
-        hasher.combine(identifier)
-        hasher.combine(payload)
-        hasher.combine(chunkSize)
+    /// Core NFC: `init?(coder:)`; `nil` when a field is missing or the TNF is not 0–6.
+    public required convenience init?(coder: NSCoder) {
+        let tnf = coder.decodeInteger(forKey: "typeNameFormat")
+        guard let format = UInt8(exactly: tnf).flatMap(NFCTypeNameFormat.init(rawValue:)),
+            let type = coder.decodeObject(of: NSData.self, forKey: "type"),
+            let identifier = coder.decodeObject(of: NSData.self, forKey: "identifier"),
+            let payload = coder.decodeObject(of: NSData.self, forKey: "payload")
+        else { return nil }
+        self.init(
+            format: format, type: Data(type), identifier: Data(identifier), payload: Data(payload),
+            chunkSize: coder.decodeInteger(forKey: "chunkSize"))
+    }
+
+    /// Core NFC: `copy(with:)`: an independent record with the same fields.
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let f = fields.withLock { $0 }
+        let c = NFCNDEFPayload(
+            format: f.typeNameFormat, type: f.type, identifier: f.identifier, payload: f.payload,
+            chunkSize: f.chunkSize)
+        c.readWarnings = f.readWarnings
+        return c
+    }
+
+    // MARK: Equality
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let o = object as? NFCNDEFPayload else { return false }
+        if o === self { return true }
+        let a = fields.withLock { $0 }
+        let b = o.fields.withLock { $0 }
+        return a.typeNameFormat == b.typeNameFormat && a.type == b.type && a.identifier == b.identifier
+            && a.payload == b.payload && a.chunkSize == b.chunkSize
+    }
+
+    public override var hash: Int {
+        let f = fields.withLock { $0 }
+        var hasher = Hasher()
+        hasher.combine(f.typeNameFormat)
+        hasher.combine(f.type)
+        hasher.combine(f.identifier)
+        hasher.combine(f.payload)
+        hasher.combine(f.chunkSize)
+        return hasher.finalize()
+    }
+
+    public override var description: String {
+        let f = fields.withLock { $0 }
+        return
+            "NFCNDEFPayload(\(f.typeNameFormat.name), type \(f.type.count) B, id \(f.identifier.count) B, payload \(f.payload.count) B)"
     }
 }
 
@@ -138,6 +224,13 @@ extension NFCNDEFPayload {
         body += lang
         body += Array(string.utf8)
         return NFCNDEFPayload(format: .nfcWellKnown, type: Data([0x54]), identifier: Data(), payload: Data(body))
+    }
+
+    /// Apple's deprecated misspelling of ``wellKnownTypeTextPayload(string:locale:)``, which
+    /// older copies of Apple's tag-writer sample call. Core NFC: `wellKnowTypeTextPayload(string:locale:)`.
+    @available(*, deprecated, renamed: "wellKnownTypeTextPayload(string:locale:)")
+    public static func wellKnowTypeTextPayload(string: String, locale: Locale) -> NFCNDEFPayload? {
+        wellKnownTypeTextPayload(string: string, locale: locale)
     }
 
     /// The URL of a valid URI record; `nil` for any other record, an invalid body or a URI

@@ -1,18 +1,61 @@
 public import Dispatch
+public import Foundation
 public import NFCTags
 import Synchronization
 
+/// Core NFC `NFCReaderSessionProtocol`: what every reader session offers.
+public protocol NFCReaderSessionProtocol: NSObjectProtocol, Sendable {
+    /// Core NFC `isReady`.
+    var isReady: Bool { get }
+    /// Core NFC `alertMessage`.
+    var alertMessage: String { get set }
+    /// Core NFC `begin()`.
+    func begin()
+    /// Core NFC `invalidate()`.
+    func invalidate()
+    /// Core NFC `invalidate(errorMessage:)`.
+    func invalidate(errorMessage: String)
+}
+
+/// The type Core NFC's optional delegate methods return when a delegate does not
+/// implement them; see ``NFCNDEFReaderSessionDelegate``. Not for app code.
+public struct _NFCOptionalMethodNotImplemented: Sendable {
+    public init() {}
+}
+
 /// Core NFC `NFCNDEFReaderSessionDelegate`. Called on the session's queue.
 ///
-/// Read-only mode (`didDetectNDEFs`) is the default. Swift on Linux has no optional
-/// protocol methods, so **read-write mode is chosen by conforming to the refining
-/// protocol ``NFCNDEFReaderSessionTagDelegate``** (Core NFC: "the delegate implements
-/// `readerSession(_:didDetect:)`").
-public protocol NFCNDEFReaderSessionDelegate: AnyObject {
+/// **Read-write mode from the delegate's shape, as in Core NFC.** Core NFC runs the session
+/// in read-write mode (tag objects to `readerSession(_:didDetect:)`, no
+/// `didDetectNDEFs`, no automatic 204) when the delegate *implements* the optional
+/// `readerSession(_:didDetect:)`; it asks the Objective-C runtime (`respondsToSelector:`).
+/// Swift on Linux has no optional requirements and no such runtime, so the compiler is asked
+/// instead: the requirement returns the associated type `_ReadWriteWitness`, which the
+/// compiler infers from the conformance: `Void` when the delegate type declares
+/// `func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag])` (the
+/// iOS signature, nothing else to write), `_NFCOptionalMethodNotImplemented` when only the
+/// protocol's default is there. The session reads that type at creation
+/// (``NFCNDEFReaderSession/isReadWrite``). The iOS file compiles unchanged; the one
+/// difference is that the protocol, having an associated type, is spelled
+/// `any NFCNDEFReaderSessionDelegate` where code stores it in a variable (Swift 5 mode warns
+/// on the bare name). A subclass that adds the method to a superclass that conforms without
+/// it stays read-only: Swift calls the superclass's witness there, so the method would
+/// never be called anyway.
+///
+/// The conforming type says `NFCNDEFReaderSessionTagDelegate` too, as before; that is the
+/// same thing spelled as a protocol.
+public protocol NFCNDEFReaderSessionDelegate: NSObjectProtocol {
+    /// Inferred from the conformance; never written by app code. See the protocol's
+    /// discussion.
+    associatedtype _ReadWriteWitness = _NFCOptionalMethodNotImplemented
     /// Core NFC `readerSessionDidBecomeActive(_:)` (optional there; empty by default here).
     func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession)
-    /// Core NFC `readerSession(_:didDetectNDEFs:)`: read-only mode's messages.
+    /// Core NFC `readerSession(_:didDetectNDEFs:)`: read-only mode's messages (required).
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage])
+    /// Core NFC `readerSession(_:didDetect:)` (optional): implementing it makes the session
+    /// read-write. Tag objects, several together when several are in the field; connect
+    /// before reading or writing.
+    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) -> _ReadWriteWitness
     /// Core NFC `readerSession(_:didInvalidateWithError:)`: always last, exactly once.
     /// The error is an ``NFCReaderError``.
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error)
@@ -20,13 +63,21 @@ public protocol NFCNDEFReaderSessionDelegate: AnyObject {
 
 extension NFCNDEFReaderSessionDelegate {
     public func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) {}
+    /// The optional method's absence (read-only mode). Never called by the session.
+    public func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag])
+        -> _NFCOptionalMethodNotImplemented
+    { _NFCOptionalMethodNotImplemented() }
+
+    /// True when this delegate's type implements `readerSession(_:didDetect:)`.
+    static var implementsDidDetectTags: Bool { _ReadWriteWitness.self != _NFCOptionalMethodNotImplemented.self }
 }
 
 /// A delegate that implements `readerSession(_:didDetect:)`: the session runs in
-/// read-write mode and delivers tag objects instead of messages.
-public protocol NFCNDEFReaderSessionTagDelegate: NFCNDEFReaderSessionDelegate {
-    /// Core NFC `readerSession(_:didDetect:)`: tag objects, several together when several
-    /// are in the field. Connect before reading or writing.
+/// read-write mode and delivers tag objects instead of messages. Conforming to it is no
+/// longer needed (implementing the method is what counts, as in Core NFC); kept for code
+/// that says so, and it gives `didDetectNDEFs` an empty default.
+public protocol NFCNDEFReaderSessionTagDelegate: NFCNDEFReaderSessionDelegate where _ReadWriteWitness == Void {
+    /// Core NFC `readerSession(_:didDetect:)`.
     func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag])
 }
 
@@ -34,8 +85,11 @@ extension NFCNDEFReaderSessionTagDelegate {
     public func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
 }
 
-/// Core NFC `NFCTagReaderSessionDelegate`. Called on the session's queue.
-public protocol NFCTagReaderSessionDelegate: AnyObject {
+/// Core NFC `NFCTagReaderSessionDelegate`. Called on the session's queue. Its
+/// `didBecomeActive` and `didDetect` are optional in Core NFC and change nothing by their
+/// presence: their defaults here do nothing (a session whose delegate lacks `didDetect`
+/// polls and delivers to no one, as on iOS).
+public protocol NFCTagReaderSessionDelegate: NSObjectProtocol {
     /// Core NFC `tagReaderSessionDidBecomeActive(_:)`.
     func tagReaderSessionDidBecomeActive(_ session: NFCTagReaderSession)
     /// Core NFC `tagReaderSession(_:didDetect:)`.
@@ -46,7 +100,28 @@ public protocol NFCTagReaderSessionDelegate: AnyObject {
 
 extension NFCTagReaderSessionDelegate {
     public func tagReaderSessionDidBecomeActive(_ session: NFCTagReaderSession) {}
+    public func tagReaderSession(_ session: NFCTagReaderSession, didDetect tags: [NFCTag]) {}
 }
+
+/// Core NFC `NFCReaderSessionDelegate`: the delegate of the legacy
+/// ``NFCISO15693ReaderSession``.
+public protocol NFCReaderSessionDelegate: NSObjectProtocol {
+    /// Core NFC `readerSessionDidBecomeActive(_:)` (required there).
+    func readerSessionDidBecomeActive(_ session: NFCReaderSession)
+    /// Core NFC `readerSession(_:didDetect:)` (optional; empty by default here).
+    func readerSession(_ session: NFCReaderSession, didDetect tags: [any __NFCTag])
+    /// Core NFC `readerSession(_:didInvalidateWithError:)`.
+    func readerSession(_ session: NFCReaderSession, didInvalidateWithError error: any Error)
+}
+
+extension NFCReaderSessionDelegate {
+    public func readerSession(_ session: NFCReaderSession, didDetect tags: [any __NFCTag]) {}
+}
+
+/// Core NFC's Objective-C name for a dispatch queue, as its Swift signatures print it.
+// swift-format-ignore: TypeNamesShouldBeCapitalized
+// The C name, spelled as Core NFC's Swift interface prints it.
+public typealias dispatch_queue_t = DispatchQueue
 
 /// What an ``NFCNDEFReaderSession`` delivers, as a value (the `events` sequence).
 public enum NFCNDEFReaderSessionEvent: Sendable {
@@ -74,8 +149,22 @@ private final class TagDelegateBox: @unchecked Sendable {
     init(_ v: any NFCTagReaderSessionDelegate) { value = v }
 }
 
-/// Shared by both session classes: the runtime, the queue, alertMessage.
-public class NFCReaderSessionCore: @unchecked Sendable {
+private final class LegacyDelegateBox: @unchecked Sendable {
+    weak var value: (any NFCReaderSessionDelegate)?
+    init(_ v: any NFCReaderSessionDelegate) { value = v }
+}
+
+/// Whether a delegate's type implements `readerSession(_:didDetect:)` (opens the existential).
+private func implementsDidDetectTags<D: NFCNDEFReaderSessionDelegate>(_ d: D) -> Bool {
+    D.implementsDidDetectTags
+}
+
+/// The name this class had before it took Core NFC's.
+public typealias NFCReaderSessionCore = NFCReaderSession
+
+/// Core NFC `NFCReaderSession`: shared by the session classes: the runtime, the queue,
+/// alertMessage. An `NSObject`, as Core NFC's is.
+public class NFCReaderSession: NSObject, NFCReaderSessionProtocol, @unchecked Sendable {
     let runtime: ReaderSessionRuntime?
     /// The delegate queue (Core NFC: `nil` → a private serial queue).
     public let sessionQueue: DispatchQueue
@@ -86,7 +175,12 @@ public class NFCReaderSessionCore: @unchecked Sendable {
         // `DispatchQueue.main` is a new wrapper each time on Linux: compare labels.
         let onMain = queue.map { $0.label == DispatchQueue.main.label } ?? false
         self.runtime = system.map { ReaderSessionRuntime(kind: kind, system: $0, delegateQueueIsMain: onMain) }
+        super.init()
     }
+
+    /// Core NFC `delegate`: the session's delegate (held weakly), `nil` once it is gone.
+    public var delegate: Any? { delegateObject }
+    var delegateObject: AnyObject? { nil }
 
     /// Core NFC `readingAvailable`: true when a reader system is installed.
     public class var readingAvailable: Bool { NFCReaderSystem.current != nil }
@@ -126,6 +220,13 @@ public class NFCReaderSessionCore: @unchecked Sendable {
 
     func refuseWithoutSystem() {}
 
+    /// Ends a session of a kind this bench does not model: its delegate's
+    /// `didInvalidateWithError` gets 1 `readerErrorUnsupportedFeature` on the session's queue,
+    /// as Core NFC ends a session whose feature the device or app does not have.
+    func endUnmodelled(_ detail: String, _ tell: @escaping @Sendable (NFCReaderError) -> Void) {
+        sessionQueue.async { tell(NFCReaderError(.readerErrorUnsupportedFeature, detail: detail)) }
+    }
+
     func deliverer() -> @Sendable (@escaping @Sendable () -> Void) -> Void {
         let q = sessionQueue
         guard let runtime else { return { work in q.async(execute: work) } }
@@ -139,13 +240,14 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
     private let continuation: AsyncStream<NFCNDEFReaderSessionEvent>.Continuation
     /// The session's events as a sequence (one consumer); finishes after `didInvalidate`.
     public let events: AsyncStream<NFCNDEFReaderSessionEvent>
-    /// True when the delegate is an ``NFCNDEFReaderSessionTagDelegate`` (read-write mode).
+    /// True when the delegate implements `readerSession(_:didDetect:)` (read-write mode,
+    /// as Core NFC decides; see ``NFCNDEFReaderSessionDelegate``).
     public let isReadWrite: Bool
 
     /// Core NFC `init(delegate:queue:invalidateAfterFirstRead:)`, against
     /// ``NFCReaderSystem/current``. The delegate is held weakly.
     public convenience init(
-        delegate: any NFCNDEFReaderSessionDelegate, queue: DispatchQueue?, invalidateAfterFirstRead: Bool
+        delegate: any NFCNDEFReaderSessionDelegate, queue: dispatch_queue_t?, invalidateAfterFirstRead: Bool
     ) {
         self.init(
             delegate: delegate, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead,
@@ -158,13 +260,15 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
         system: NFCReaderSystem?
     ) {
         delegateBox = NDEFDelegateBox(delegate)
-        isReadWrite = delegate is any NFCNDEFReaderSessionTagDelegate
+        isReadWrite = implementsDidDetectTags(delegate)
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         super.init(
             kind: isReadWrite ? .ndefReadWrite : .ndef(invalidateAfterFirstRead: invalidateAfterFirstRead),
             queue: queue, system: system)
         runtime?.attach(owner: self) { [weak self] e in self?.deliver(e) }
     }
+
+    override var delegateObject: AnyObject? { delegateBox.value }
 
     private func deliver(_ event: RuntimeEvent) {
         guard let runtime else { return }
@@ -182,9 +286,9 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
                 k.yield(.didDetectNDEFs(m))
             case .didDetectTags(let delivered):
                 let tags: [any NFCNDEFTag] = delivered.map {
-                    SessionTagObject(runtime: runtime, tag: $0, deliver: deliver)
+                    SessionTagObject(runtime: runtime, tag: $0, session: self, deliver: deliver)
                 }
-                (box.value as? any NFCNDEFReaderSessionTagDelegate)?.readerSession(self, didDetect: tags)
+                if isReadWrite, let d = box.value { _ = d.readerSession(self, didDetect: tags) }
                 k.yield(.didDetectTags(tags))
             case .didInvalidate(let e):
                 box.value?.readerSession(self, didInvalidateWithError: e)
@@ -207,8 +311,8 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
 
     /// Core NFC `connect(to:completionHandler:)`: connects a tag object delivered by this
     /// session; 104 when stale, 103 after the end, 100 when the tag left.
-    public func connect(to tag: any NFCNDEFTag, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        Self.connect(tag, runtime: runtime, deliver: deliverer(), completionHandler)
+    public func connect(to tag: any NFCNDEFTag, completionHandler: @escaping ((any Error)?) -> Void) {
+        Self.connect(tag, runtime: runtime, deliver: deliverer(), Handler(completionHandler))
     }
 
     /// Async `connect(to:)`.
@@ -221,7 +325,7 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
     static func connect(
         _ tag: any NFCNDEFTag, runtime: ReaderSessionRuntime?,
         deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
-        _ completion: @escaping @Sendable ((any Error)?) -> Void
+        _ completion: Handler<(any Error)?>
     ) {
         guard let t = tag as? SessionTagObject, let runtime, t.runtime === runtime else {
             return deliver {
@@ -284,7 +388,7 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
     /// ``NFCReaderSystem/current``. `nil` for an empty polling option (Core NFC returns nil
     /// for invalid options).
     public convenience init?(
-        pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: DispatchQueue?
+        pollingOption: PollingOption, delegate: any NFCTagReaderSessionDelegate, queue: dispatch_queue_t? = nil
     ) {
         self.init(pollingOption: pollingOption, delegate: delegate, queue: queue, system: NFCReaderSystem.current)
     }
@@ -322,6 +426,8 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
         runtime?.attach(owner: self) { [weak self] e in self?.deliver(e) }
     }
 
+    override var delegateObject: AnyObject? { delegateBox.value }
+
     /// Core NFC `connectedTag`: the tag connected to the session (`nil` before a connect,
     /// after `restartPolling()`, once another tag was connected, or after the end).
     public var connectedTag: NFCTag? {
@@ -354,8 +460,11 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
                 break
             case .didDetectTags(let found):
                 let tags: [NFCTag] = found.map { d in
-                    let o = SessionTagObject(runtime: runtime, tag: d, deliver: deliver)
-                    let tag: NFCTag = d.target.kind == .type4 && d.initialSelectedAID != nil ? .iso7816(o) : .miFare(o)
+                    let iso7816 = d.target.kind == .type4 && d.initialSelectedAID != nil
+                    let o = SessionTagObject(
+                        runtime: runtime, tag: d, type: iso7816 ? .iso7816Compatible : .miFare, session: self,
+                        deliver: deliver)
+                    let tag: NFCTag = iso7816 ? .iso7816(o) : .miFare(o)
                     self.delivered.withLock { $0[d.handle] = tag }
                     return tag
                 }
@@ -384,8 +493,8 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
     /// the tag connected before (documented: "A tag stays connected until your app connects
     /// to a different tag or restarts polling"); operations on that one then fail with 104,
     /// Core NFC's code for a tag that is not connected (assumed: no report shows it).
-    public func connect(to tag: NFCTag, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        NFCNDEFReaderSession.connect(tag.ndefTag, runtime: runtime, deliver: deliverer(), completionHandler)
+    public func connect(to tag: NFCTag, completionHandler: @escaping ((any Error)?) -> Void) {
+        NFCNDEFReaderSession.connect(tag.ndefTag, runtime: runtime, deliver: deliverer(), Handler(completionHandler))
     }
 
     /// Async `connect(to:)`.
@@ -394,4 +503,40 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
             connect(to: tag) { e in if let e { k.resume(throwing: e) } else { k.resume() } }
         }
     }
+}
+
+/// Core NFC `NFCISO15693ReaderSession` (the legacy ISO 15693 session, iOS 11; Core NFC asks for
+/// the `com.apple.developer.nfc.readersession.iso15693.tag-identifiers` entitlement).
+///
+/// Declared with Core NFC's shape; ISO 15693 tags are not polled on this bench yet, so
+/// `begin()` ends the session at once with 1 `readerErrorUnsupportedFeature` (Core NFC's
+/// code for a feature the reader does not offer). The ISO 15693 issue fills it in.
+public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendable {
+    private let delegateBox: LegacyDelegateBox
+
+    /// Core NFC `init(delegate:queue:)`.
+    public init(delegate: any NFCReaderSessionDelegate, queue: dispatch_queue_t?) {
+        delegateBox = LegacyDelegateBox(delegate)
+        super.init(kind: .tag(.iso15693), queue: queue, system: nil)
+    }
+
+    override var delegateObject: AnyObject? { delegateBox.value }
+
+    /// Core NFC `readingAvailable`: false here (no ISO 15693 polling yet).
+    public override class var readingAvailable: Bool { false }
+
+    override func refuseWithoutSystem() {
+        let box = delegateBox
+        endUnmodelled("ISO 15693 reader sessions are not modelled yet") { [self] e in
+            box.value?.readerSession(self, didInvalidateWithError: e)
+        }
+    }
+}
+
+/// A completion handler of an app (not `@Sendable`, as Core NFC's are not) carried to the
+/// session's delegate queue, where alone it is called.
+struct Handler<each T>: @unchecked Sendable {
+    private let body: (repeat each T) -> Void
+    init(_ body: @escaping (repeat each T) -> Void) { self.body = body }
+    func callAsFunction(_ value: repeat each T) { body(repeat each value) }
 }

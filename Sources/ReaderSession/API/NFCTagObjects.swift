@@ -1,20 +1,52 @@
-public import FoundationEssentials
+public import Foundation
 public import NFCTags
 import Synchronization
 
+/// Core NFC `NFCTagType`.
+public enum NFCTagType: UInt, Sendable, Hashable {
+    case iso15693 = 1
+    case feliCa = 2
+    case iso7816Compatible = 3
+    case miFare = 4
+}
+
+/// Core NFC's Objective-C `NFCTag` protocol, which Swift names `__NFCTag` (the Swift name
+/// `NFCTag` is the enum): what every tag object has.
+public protocol __NFCTag: NSObjectProtocol, NSSecureCoding, NSCopying, Sendable {
+    /// Core NFC `type`.
+    var type: NFCTagType { get }
+    /// Core NFC `session`: the session that delivered the tag (held weakly).
+    var session: (any NFCReaderSessionProtocol)? { get }
+    /// Core NFC `isAvailable`: in the field and of the session's current polling.
+    var isAvailable: Bool { get }
+    /// Core NFC `asNFCISO15693Tag()`: self when it is an ISO 15693 tag, else `nil`.
+    func asNFCISO15693Tag() -> (any NFCISO15693Tag)?
+    /// Core NFC `asNFCISO7816Tag()`.
+    func asNFCISO7816Tag() -> (any NFCISO7816Tag)?
+    /// Core NFC `asNFCFeliCaTag()`.
+    func asNFCFeliCaTag() -> (any NFCFeliCaTag)?
+    /// Core NFC `asNFCMiFareTag()`.
+    func asNFCMiFareTag() -> (any NFCMiFareTag)?
+}
+
 /// Core NFC `NFCNDEFTag`: a tag object whose NDEF area can be queried, read and written.
 /// Valid until the session ends or `restartPolling()` (then 103 / 104). Completion
-/// handlers run on the session's delegate queue.
-public protocol NFCNDEFTag: AnyObject, Sendable {
+/// handlers run on the session's delegate queue. The handlers are not `@Sendable`, as Core
+/// NFC's are not: the session calls them only on its delegate queue.
+public protocol NFCNDEFTag: NSObjectProtocol, NSSecureCoding, NSCopying, Sendable {
     /// True while the tag is in the field and its session generation is current.
     var isAvailable: Bool { get }
     /// Core NFC `queryNDEFStatus(completionHandler:)`: status and capacity in bytes.
-    func queryNDEFStatus(completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, (any Error)?) -> Void)
+    func queryNDEFStatus(completionHandler: @escaping (NFCNDEFStatus, Int, (any Error)?) -> Void)
     /// Core NFC `readNDEF(completionHandler:)`. An NDEF-formatted tag holding an empty
     /// message fails with 403 `ndefReaderSessionErrorZeroLengthMessage`.
-    func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void)
+    func readNDEF(completionHandler: @escaping (NFCNDEFMessage?, (any Error)?) -> Void)
     /// Core NFC `writeNDEF(_:completionHandler:)`: 400 read-only, 402 too large.
-    func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
+    func writeNDEF(_ ndefMessage: NFCNDEFMessage, completionHandler: @escaping ((any Error)?) -> Void)
+    /// Core NFC `writeLock(completionHandler:)`: makes the tag read-only for good. Not
+    /// modelled on this bench: fails with 1 `readerErrorUnsupportedFeature` and touches
+    /// nothing (a bench never locks a tag on an app's behalf).
+    func writeLock(completionHandler: @escaping ((any Error)?) -> Void)
 }
 
 extension NFCNDEFTag {
@@ -37,15 +69,21 @@ extension NFCNDEFTag {
         }
     }
     /// Async `writeNDEF(_:)`.
-    public func writeNDEF(_ message: NFCNDEFMessage) async throws {
+    public func writeNDEF(_ ndefMessage: NFCNDEFMessage) async throws {
         try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
-            writeNDEF(message) { e in if let e { k.resume(throwing: e) } else { k.resume() } }
+            writeNDEF(ndefMessage) { e in if let e { k.resume(throwing: e) } else { k.resume() } }
+        }
+    }
+    /// Async `writeLock()`.
+    public func writeLock() async throws {
+        try await withCheckedThrowingContinuation { (k: CheckedContinuation<Void, any Error>) in
+            writeLock { e in if let e { k.resume(throwing: e) } else { k.resume() } }
         }
     }
 }
 
 /// Core NFC `NFCMiFareFamily`.
-public enum NFCMiFareFamily: Int, Sendable, Hashable {
+public enum NFCMiFareFamily: UInt, Sendable, Hashable {
     case unknown = 1
     case ultralight = 2
     case plus = 3
@@ -53,10 +91,13 @@ public enum NFCMiFareFamily: Int, Sendable, Hashable {
 }
 
 /// Core NFC `NFCMiFareTag`: a MIFARE / NFC Forum Type 2 tag.
-public protocol NFCMiFareTag: NFCNDEFTag {
+public protocol NFCMiFareTag: __NFCTag, NFCNDEFTag {
     /// UID (7 bytes for Ultralight / NTAG).
     var identifier: Data { get }
     var mifareFamily: NFCMiFareFamily { get }
+    /// Core NFC `historicalBytes`: the ATS's historical bytes of an ISO 14443-4 MIFARE
+    /// (DESFire, Plus), `nil` for Ultralight.
+    var historicalBytes: Data? { get }
     /// Core NFC `sendMiFareCommand(commandPacket:completionHandler:)`, CRC excluded: any
     /// frame reaches the tag (READ `30`, WRITE `A2`, GET_VERSION `60`, FAST_READ `3A`,
     /// READ_SIG `3C`, PWD_AUTH `1B`, READ_CNT `39`…) and its answer comes back (an ACK as
@@ -65,32 +106,67 @@ public protocol NFCMiFareTag: NFCNDEFTag {
     /// a packet over ``ReaderSystemModel/maximumMiFareCommandLength`` fails with 105
     /// `readerTransceiveErrorPacketTooLong` before anything is sent. A DESFire delivered as
     /// MIFARE gets the frame as one ISO-DEP exchange.
-    func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping @Sendable (Data, (any Error)?) -> Void)
+    func sendMiFareCommand(commandPacket command: Data, completionHandler: @escaping (Data, (any Error)?) -> Void)
+    /// Core NFC `sendMiFareISO7816Command(_:completionHandler:)`: an APDU to an ISO 7816
+    /// compatible MIFARE (DESFire) over ISO-DEP; response data, SW1, SW2. On a tag without
+    /// ISO-DEP (Ultralight) it fails with 1 `readerErrorUnsupportedFeature` (assumed).
+    func sendMiFareISO7816Command(
+        _ apdu: NFCISO7816APDU, completionHandler: @escaping (Data, UInt8, UInt8, (any Error)?) -> Void)
 }
 
 extension NFCMiFareTag {
     /// Async `sendMiFareCommand(commandPacket:)`.
-    public func sendMiFareCommand(commandPacket: Data) async throws -> Data {
+    public func sendMiFareCommand(commandPacket command: Data) async throws -> Data {
         try await withCheckedThrowingContinuation { k in
-            sendMiFareCommand(commandPacket: commandPacket) { d, e in
+            sendMiFareCommand(commandPacket: command) { d, e in
                 if let e { k.resume(throwing: e) } else { k.resume(returning: d) }
             }
         }
     }
+    /// Core NFC `sendMiFareCommand(commandPacket:resultHandler:)`.
+    public func sendMiFareCommand(
+        commandPacket command: Data, resultHandler: @escaping (Result<Data, any Error>) -> Void
+    ) {
+        sendMiFareCommand(commandPacket: command) { d, e in resultHandler(e.map { .failure($0) } ?? .success(d)) }
+    }
+    /// Async `sendMiFareISO7816Command(_:)`.
+    public func sendMiFareISO7816Command(_ apdu: NFCISO7816APDU) async throws -> (Data, UInt8, UInt8) {
+        try await withCheckedThrowingContinuation { k in
+            sendMiFareISO7816Command(apdu) { d, s1, s2, e in
+                if let e { k.resume(throwing: e) } else { k.resume(returning: (d, s1, s2)) }
+            }
+        }
+    }
+    /// Core NFC `sendMiFareISO7816Command(_:resultHandler:)`.
+    public func sendMiFareISO7816Command(
+        _ apdu: NFCISO7816APDU, resultHandler: @escaping (Result<NFCISO7816ResponseAPDU, any Error>) -> Void
+    ) {
+        sendMiFareISO7816Command(apdu) { d, s1, s2, e in resultHandler(NFCISO7816ResponseAPDU.result(d, s1, s2, e)) }
+    }
+    /// Core NFC's async `sendMiFareISO7816Command(_:) -> NFCISO7816ResponseAPDU`.
+    public func sendMiFareISO7816Command(_ apdu: NFCISO7816APDU) async throws -> NFCISO7816ResponseAPDU {
+        let (d, s1, s2): (Data, UInt8, UInt8) = try await sendMiFareISO7816Command(apdu)
+        return NFCISO7816ResponseAPDU(statusWord1: s1, statusWord2: s2, payload: d.isEmpty ? nil : d)
+    }
 }
 
 /// Core NFC `NFCISO7816Tag`: an ISO-DEP target taking APDUs.
-public protocol NFCISO7816Tag: NFCNDEFTag {
+public protocol NFCISO7816Tag: __NFCTag, NFCNDEFTag {
     var identifier: Data { get }
-    /// Historical bytes of the ATS (ISO/IEC 14443-4 §5.2.7), if any.
+    /// Historical bytes of the ATS (ISO/IEC 14443-4 §5.2.7), if any (Type A).
     var historicalBytes: Data? { get }
+    /// Core NFC `applicationData`: the ATQB's application data (Type B); `nil` for Type A.
+    var applicationData: Data? { get }
+    /// Core NFC `proprietaryApplicationDataCoding`: the ATQB's coding bit (Type B); false
+    /// for Type A.
+    var proprietaryApplicationDataCoding: Bool { get }
     /// Core NFC `initialSelectedAID`: the hex AID (one of the Info.plist's
     /// `select-identifiers`) the session selected when it discovered the tag.
     var initialSelectedAID: String { get }
     /// Core NFC `sendCommand(apdu:completionHandler:)`: response data, SW1, SW2. An APDU
     /// over ``ReaderSystemModel/maximumAPDULength`` fails with 105 before anything is sent.
     func sendCommand(
-        apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void)
+        apdu: NFCISO7816APDU, completionHandler: @escaping (Data, UInt8, UInt8, (any Error)?) -> Void)
 }
 
 extension NFCISO7816Tag {
@@ -102,24 +178,88 @@ extension NFCISO7816Tag {
             }
         }
     }
+    /// Core NFC `sendCommand(apdu:resultHandler:)`.
+    public func sendCommand(
+        apdu: NFCISO7816APDU, resultHandler: @escaping (Result<NFCISO7816ResponseAPDU, any Error>) -> Void
+    ) {
+        sendCommand(apdu: apdu) { d, s1, s2, e in resultHandler(NFCISO7816ResponseAPDU.result(d, s1, s2, e)) }
+    }
+    /// Core NFC's async `sendCommand(apdu:) -> NFCISO7816ResponseAPDU`.
+    public func sendCommand(apdu: NFCISO7816APDU) async throws -> NFCISO7816ResponseAPDU {
+        let (d, s1, s2): (Data, UInt8, UInt8) = try await sendCommand(apdu: apdu)
+        return NFCISO7816ResponseAPDU(statusWord1: s1, statusWord2: s2, payload: d.isEmpty ? nil : d)
+    }
 }
 
-/// Core NFC `NFCTag` (the cases this harness reaches).
+/// Core NFC `NFCISO7816ResponseAPDU` (iOS 14): a response APDU's status words and data.
+public struct NFCISO7816ResponseAPDU: Sendable, Hashable {
+    public var statusWord1: UInt8
+    public var statusWord2: UInt8
+    public var payload: Data?
+
+    public init(statusWord1: UInt8, statusWord2: UInt8, payload: Data?) {
+        self.statusWord1 = statusWord1
+        self.statusWord2 = statusWord2
+        self.payload = payload
+    }
+
+    /// Apple's misspelt initialiser, deprecated there.
+    @available(*, deprecated, renamed: "init(statusWord1:statusWord2:payload:)")
+    public init(statusWord1: UInt8, statusWord2: UInt8, paylaod: Data?) {
+        self.init(statusWord1: statusWord1, statusWord2: statusWord2, payload: paylaod)
+    }
+
+    static func result(_ d: Data, _ s1: UInt8, _ s2: UInt8, _ e: (any Error)?) -> Result<Self, any Error> {
+        if let e { return .failure(e) }
+        return .success(Self(statusWord1: s1, statusWord2: s2, payload: d.isEmpty ? nil : d))
+    }
+}
+
+/// Core NFC `NFCTag`: the tag objects an ``NFCTagReaderSession`` delivers, one case per
+/// family. This bench delivers `.miFare` and `.iso7816`; `.feliCa` and `.iso15693` are
+/// declared with Core NFC's protocols (the FeliCa / ISO 15693 issue delivers them).
 public enum NFCTag: Sendable {
-    case miFare(any NFCMiFareTag)
+    case feliCa(any NFCFeliCaTag)
     case iso7816(any NFCISO7816Tag)
+    case iso15693(any NFCISO15693Tag)
+    case miFare(any NFCMiFareTag)
 
     /// The tag object as an NDEF tag.
     public var ndefTag: any NFCNDEFTag {
         switch self {
-        case .miFare(let t): t
+        case .feliCa(let t): t
         case .iso7816(let t): t
+        case .iso15693(let t): t
+        case .miFare(let t): t
         }
+    }
+
+    /// Core NFC `isAvailable`.
+    public var isAvailable: Bool { ndefTag.isAvailable }
+}
+
+/// Core NFC `NFCTagCommandConfiguration`: retries for tag commands (ISO 15693's
+/// configurations extend it).
+public class NFCTagCommandConfiguration: NSObject, NSCopying, @unchecked Sendable {
+    /// Maximum number of retries, 0–256. Default 0.
+    public var maximumRetries: Int = 0
+    /// Delay before a retry, in seconds. Default 0.
+    public var retryInterval: TimeInterval = 0
+
+    public override init() { super.init() }
+
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let c = NFCTagCommandConfiguration()
+        c.maximumRetries = maximumRetries
+        c.retryInterval = retryInterval
+        return c
     }
 }
 
-/// Core NFC `NFCISO7816APDU` (ISO/IEC 7816-4 §5.1 command APDU).
-public struct NFCISO7816APDU: Sendable, Hashable {
+/// Core NFC `NFCISO7816APDU` (ISO/IEC 7816-4 §5.1 command APDU). A class, as Core NFC's is
+/// (`NSObject`, `NSCopying`); immutable, so it crosses threads freely. Equality compares the
+/// fields.
+public final class NFCISO7816APDU: NSObject, NSCopying, Sendable {
     public let instructionClass: UInt8
     public let instructionCode: UInt8
     public let p1Parameter: UInt8
@@ -138,10 +278,22 @@ public struct NFCISO7816APDU: Sendable, Hashable {
         self.p2Parameter = p2Parameter
         self.data = data.isEmpty ? nil : data
         self.expectedResponseLength = expectedResponseLength
+        super.init()
     }
 
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let o = object as? NFCISO7816APDU else { return false }
+        return o.instructionClass == instructionClass && o.instructionCode == instructionCode
+            && o.p1Parameter == p1Parameter && o.p2Parameter == p2Parameter && o.data == data
+            && o.expectedResponseLength == expectedResponseLength
+    }
+
+    public override var hash: Int { bytes.hashValue }
+
     /// Parses a command APDU (cases 1–4, short or extended); `nil` when malformed.
-    public init?(data bytes: Data) {
+    public convenience init?(data bytes: Data) {
         let b = [UInt8](bytes)
         guard b.count >= 4 else { return nil }
         var data: [UInt8] = []
@@ -202,16 +354,19 @@ public struct NFCISO7816APDU: Sendable, Hashable {
 /// The tag object behind both protocols: a handle into a runtime plus activation data.
 /// The app must `connect(to:)` it before any operation (else 104), as in Core NFC; the
 /// session's machine keeps which tag is connected.
-final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
+final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     // Immutable after init.
     let runtime: ReaderSessionRuntime
     let handle: TagHandle
     let target: DetectedTarget
     let initialSelectedAID: String
     let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// How the session delivered it (`.miFare` or `.iso7816Compatible`).
+    let type: NFCTagType
+    private weak let owner: NFCReaderSession?
 
     init(
-        runtime: ReaderSessionRuntime, tag: DeliveredTag,
+        runtime: ReaderSessionRuntime, tag: DeliveredTag, type: NFCTagType = .miFare, session: NFCReaderSession?,
         deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         self.runtime = runtime
@@ -219,7 +374,28 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         self.target = tag.target
         self.initialSelectedAID = tag.initialSelectedAID ?? ""
         self.deliver = deliver
+        self.type = type
+        self.owner = session
+        super.init()
     }
+
+    /// Core NFC `session`.
+    var session: (any NFCReaderSessionProtocol)? { owner }
+    func asNFCISO15693Tag() -> (any NFCISO15693Tag)? { nil }
+    func asNFCISO7816Tag() -> (any NFCISO7816Tag)? { type == .iso7816Compatible ? self : nil }
+    func asNFCFeliCaTag() -> (any NFCFeliCaTag)? { nil }
+    func asNFCMiFareTag() -> (any NFCMiFareTag)? { type == .miFare ? self : nil }
+    /// Type A targets only here: no ATQB.
+    var applicationData: Data? { nil }
+    var proprietaryApplicationDataCoding: Bool { false }
+
+    // NSSecureCoding, NSCopying: a tag object is a handle into a live session; a copy is the
+    // same handle, and an archived one cannot come back (Core NFC's tags are not meant to
+    // outlive their session either).
+    static var supportsSecureCoding: Bool { true }
+    func encode(with coder: NSCoder) { coder.encode(Data(target.uid), forKey: "identifier") }
+    required init?(coder: NSCoder) { nil }
+    func copy(with zone: NSZone? = nil) -> Any { self }
 
     var identifier: Data { Data(target.uid) }
     /// The ATS's historical bytes: after TL, T0 and the interface bytes T0 announces
@@ -253,7 +429,8 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         runtime.perform(name, on: handle, kind: kind, body) { r in deliver { completion(r) } }
     }
 
-    func queryNDEFStatus(completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, (any Error)?) -> Void) {
+    func queryNDEFStatus(completionHandler: @escaping (NFCNDEFStatus, Int, (any Error)?) -> Void) {
+        let completionHandler = Handler(completionHandler)
         run("queryNDEFStatus", { c, p in try p.queryNDEFStatus(c) }) { r in
             switch r {
             case .success(let v): completionHandler(v.status, v.capacity, nil)
@@ -262,7 +439,8 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
-    func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void) {
+    func readNDEF(completionHandler: @escaping (NFCNDEFMessage?, (any Error)?) -> Void) {
+        let completionHandler = Handler(completionHandler)
         run(
             "readNDEF",
             { c, p -> NFCNDEFMessage in
@@ -285,7 +463,8 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
-    func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping ((any Error)?) -> Void) {
+        let completionHandler = Handler(completionHandler)
         run("writeNDEF", { c, p in try p.writeNDEF(NDEFMessageBytes(message.bytes), c) }) { r in
             switch r {
             case .success: completionHandler(nil)
@@ -294,7 +473,23 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
-    func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping @Sendable (Data, (any Error)?) -> Void) {
+    func writeLock(completionHandler: @escaping ((any Error)?) -> Void) {
+        let completionHandler = Handler(completionHandler)
+        run(
+            "writeLock",
+            { _, _ in
+                throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "writeLock is not modelled on this bench")
+            }
+        ) { (r: Result<Void, NFCReaderError>) in
+            switch r {
+            case .success: completionHandler(nil)
+            case .failure(let e): completionHandler(e)
+            }
+        }
+    }
+
+    func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping (Data, (any Error)?) -> Void) {
+        let completionHandler = Handler(completionHandler)
         let frame = [UInt8](commandPacket)
         let model = runtime.system.model
         run("sendMiFareCommand", { c, _ in try Self.miFareExchange(c, frame, model) }) { r in
@@ -339,13 +534,25 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
         }
     }
 
+    func sendMiFareISO7816Command(
+        _ apdu: NFCISO7816APDU, completionHandler: @escaping (Data, UInt8, UInt8, (any Error)?) -> Void
+    ) {
+        transmit("sendMiFareISO7816Command", apdu, Handler(completionHandler))
+    }
+
     func sendCommand(
-        apdu: NFCISO7816APDU, completionHandler: @escaping @Sendable (Data, UInt8, UInt8, (any Error)?) -> Void
+        apdu: NFCISO7816APDU, completionHandler: @escaping (Data, UInt8, UInt8, (any Error)?) -> Void
+    ) {
+        transmit("sendCommand", apdu, Handler(completionHandler))
+    }
+
+    private func transmit(
+        _ name: String, _ apdu: NFCISO7816APDU, _ completionHandler: Handler<Data, UInt8, UInt8, (any Error)?>
     ) {
         let command = apdu.bytes
         let limit = runtime.system.model.maximumAPDULength
         run(
-            "sendCommand",
+            name,
             { c, _ -> [UInt8] in
                 guard command.count <= limit else {
                     throw NFCReaderError(
@@ -368,4 +575,11 @@ final class SessionTagObject: NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
             }
         }
     }
+}
+
+extension NSObjectProtocol {
+    /// Objective-C's `isKind(of:)` as Core NFC's tag protocols inherit it from
+    /// `NSObjectProtocol` on Apple platforms (Foundation on Linux has it on `NSObject` only):
+    /// true when this object is of `type`, a class or a protocol such as `NFCFeliCaTag.self`.
+    public func isKind<T>(of type: T.Type) -> Bool { self is T }
 }

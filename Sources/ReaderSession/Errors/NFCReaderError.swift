@@ -1,11 +1,28 @@
+public import Foundation
 public import NFCTags
 
+/// Core NFC `NFCErrorDomain`: the domain of every ``NFCReaderError`` as an `NSError`.
+public let NFCErrorDomain = "NFCError"
+/// Core NFC `NFCISO15693TagResponseErrorKey`: in an error's `userInfo`, the ISO/IEC 15693-3
+/// error code of the tag's response (a number).
+public let NFCISO15693TagResponseErrorKey = "NFCISO15693TagResponseErrorKey"
+/// Core NFC `NFCTagResponseUnexpectedLengthErrorKey`: in an error's `userInfo`, present when
+/// the tag's response had an unexpected length.
+public let NFCTagResponseUnexpectedLengthErrorKey = "NFCTagResponseUnexpectedLengthErrorKey"
+
 /// An error of a reader session, shaped like Core NFC's `NFCReaderError`: a code with
-/// Apple's raw value, a human description and the Core NFC case name.
+/// Apple's raw value, bridged to `NSError` as Core NFC's is (`CustomNSError`): domain
+/// `NFCError` (``NFCErrorDomain``), code = the raw value, `userInfo` with
+/// `NSLocalizedDescription` (the text field reports show, ``Code/localizedDescription``),
+/// `NSDebugDescription` (the bench's ``detail``, when there is one) and whatever the creator
+/// passed. So `(error as NSError).code == 201` and `error.localizedDescription ==
+/// "Session timeout"` hold as on an iPhone.
 ///
 /// Source: Core NFC `NFCError.h` (iOS 26 SDK): `NFCReaderError.Code` raw values 1–8,
-/// 100–105, 200–204, 300, 400–403. Two errors compare equal when their codes are equal.
-public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible {
+/// 100–105, 200–204, 300, 400–403. Two errors compare equal when their codes are equal
+/// (Core NFC compares the bridged `NSError`s; the bench's details would make every error
+/// unequal).
+public struct NFCReaderError: CustomNSError, Hashable, @unchecked Sendable, CustomStringConvertible {
     /// Core NFC's `NFCReaderError.Code`, with Apple's raw values exactly.
     public enum Code: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case readerErrorUnsupportedFeature = 1
@@ -101,14 +118,42 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
         public var description: String { "\(name) (\(rawValue))" }
     }
 
+    /// The Core NFC code.
     public let code: Code
-    /// Extra context (the transport failure behind a transceive error), or `nil`.
+    /// Extra context (the transport failure behind a transceive error), or `nil`; in the
+    /// bridged `NSError` under `NSDebugDescriptionErrorKey`.
     public let detail: String?
+    private let extraUserInfo: [String: Any]
 
     public init(_ code: Code, detail: String? = nil) {
         self.code = code
         self.detail = detail
+        self.extraUserInfo = [:]
     }
+
+    /// Core NFC `init(_:userInfo:)`.
+    public init(_ code: Code, userInfo: [String: Any]) {
+        self.code = code
+        self.detail = nil
+        self.extraUserInfo = userInfo
+    }
+
+    /// Core NFC `errorDomain`: `"NFCError"`.
+    public static var errorDomain: String { NFCErrorDomain }
+    /// Core NFC `errorCode`: the code's raw value.
+    public var errorCode: Int { code.rawValue }
+    /// Core NFC `errorUserInfo`: `NSLocalizedDescription`, `NSDebugDescription` (when there is
+    /// a detail) and the creator's entries (which win).
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: code.localizedDescription]
+        if let detail { info[NSDebugDescriptionErrorKey] = detail }
+        info.merge(extraUserInfo) { _, given in given }
+        return info
+    }
+    /// Core NFC `userInfo` (the bridged error's).
+    public var userInfo: [String: Any] { errorUserInfo }
+    /// The text the bridged error's `localizedDescription` gives.
+    public var localizedDescription: String { code.localizedDescription }
 
     public var description: String {
         if let detail { "\(code): \(code.summary) \(detail)" } else { "\(code): \(code.summary)" }
@@ -117,7 +162,6 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
     public static func == (a: NFCReaderError, b: NFCReaderError) -> Bool { a.code == b.code }
     public func hash(into h: inout Hasher) { h.combine(code) }
 }
-
 extension NFCReaderError {
     /// The Core NFC error a transport failure becomes.
     ///
@@ -138,5 +182,108 @@ extension NFCReaderError {
         case .unsupportedCommand:
             self.init(.readerErrorUnsupportedFeature, detail: failure.description)
         }
+    }
+}
+
+extension NFCReaderError.Code {
+    /// The bridged `NSError`'s `localizedDescription` for this code: the text iOS gives,
+    /// where a field report shows it, else a short text of ours. Each case names its source
+    /// ("reported: …" or "assumed: no report found").
+    public var localizedDescription: String {
+        switch self {
+        // assumed: no report found
+        case .readerErrorUnsupportedFeature: "Feature not supported"
+        // reported: a Tangem SDK integration log, `Error Domain=NFCError Code=2 "Missing required entitlement" UserInfo={NSLocalizedDescription=Missing required entitlement}`
+        case .readerErrorSecurityViolation: "Missing required entitlement"
+        // assumed: no report found
+        case .readerErrorInvalidParameter: "Invalid parameter"
+        // assumed: no report found
+        case .readerErrorInvalidParameterLength: "Invalid parameter length"
+        // assumed: no report found
+        case .readerErrorParameterOutOfBound: "Parameter out of bound"
+        // assumed: no report found
+        case .readerErrorRadioDisabled: "NFC radio is disabled"
+        // assumed: no report found
+        case .readerErrorIneligible: "Ineligible"
+        // assumed: no report found
+        case .readerErrorAccessNotAccepted: "Access not accepted"
+        // reported: okadan/flutter-nfc-manager issue 35, `Error Domain=NFCError Code=100 "Tag connection lost" UserInfo={NSLocalizedDescription=Tag connection lost}`
+        case .readerTransceiveErrorTagConnectionLost: "Tag connection lost"
+        // assumed: no report found
+        case .readerTransceiveErrorRetryExceeded: "Retry exceeded"
+        // reported: a Tangem SDK log, `Error Domain=NFCError Code=102 "Tag response error / no response"`
+        case .readerTransceiveErrorTagResponseError: "Tag response error / no response"
+        // assumed: no report found
+        case .readerTransceiveErrorSessionInvalidated: "Session invalidated"
+        // assumed: no report found
+        case .readerTransceiveErrorTagNotConnected: "Tag is not connected"
+        // assumed: no report found
+        case .readerTransceiveErrorPacketTooLong: "Packet too long"
+        // reported: nfcim/flutter_nfc_kit issue 135, `PlatformException(409, SessionCanceled, Session invalidated by user, null)`
+        case .readerSessionInvalidationErrorUserCanceled: "Session invalidated by user"
+        // reported: a passport-reader app's error table, `Error Domain=NFCError Code=201 "Session timeout"`
+        case .readerSessionInvalidationErrorSessionTimeout: "Session timeout"
+        // reported: phonegap-nfc and passport-reader logs, `Error Domain=NFCError Code=202 "Session invalidated unexpectedly"`
+        case .readerSessionInvalidationErrorSessionTerminatedUnexpectedly: "Session invalidated unexpectedly"
+        // reported: a passport-reader app's error table, `Unknown(System resource unavailable)`; revtel/react-native-nfc-manager issue 699 quotes an older wording
+        case .readerSessionInvalidationErrorSystemIsBusy: "System resource unavailable"
+        // assumed: no report found
+        case .readerSessionInvalidationErrorFirstNDEFTagRead: "First NDEF tag read"
+        // assumed: no report found
+        case .tagCommandConfigurationErrorInvalidParameters: "Invalid tag command configuration parameters"
+        // assumed: no report found
+        case .ndefReaderSessionErrorTagNotWritable: "NDEF tag is not writable"
+        // assumed: no report found
+        case .ndefReaderSessionErrorTagUpdateFailure: "NDEF tag update failure"
+        // assumed: no report found
+        case .ndefReaderSessionErrorTagSizeTooSmall: "NDEF tag size too small"
+        // reported: a Flutter NFC plugin's comment, `Error Domain=NFCError Code=403 "NDEF tag does not contain any NDEF message"`
+        case .ndefReaderSessionErrorZeroLengthMessage: "NDEF tag does not contain any NDEF message"
+        }
+    }
+}
+
+extension NFCReaderError {
+    // Core NFC's static shortcuts (`NFCReaderError.readerSessionInvalidationErrorUserCanceled`),
+    // as on every imported `NS_ERROR_ENUM`: `error.code == .x` and `case NFCReaderError.x` read alike.
+    public static var readerErrorUnsupportedFeature: Code { .readerErrorUnsupportedFeature }
+    public static var readerErrorSecurityViolation: Code { .readerErrorSecurityViolation }
+    public static var readerErrorInvalidParameter: Code { .readerErrorInvalidParameter }
+    public static var readerErrorInvalidParameterLength: Code { .readerErrorInvalidParameterLength }
+    public static var readerErrorParameterOutOfBound: Code { .readerErrorParameterOutOfBound }
+    public static var readerErrorRadioDisabled: Code { .readerErrorRadioDisabled }
+    public static var readerErrorIneligible: Code { .readerErrorIneligible }
+    public static var readerErrorAccessNotAccepted: Code { .readerErrorAccessNotAccepted }
+    public static var readerTransceiveErrorTagConnectionLost: Code { .readerTransceiveErrorTagConnectionLost }
+    public static var readerTransceiveErrorRetryExceeded: Code { .readerTransceiveErrorRetryExceeded }
+    public static var readerTransceiveErrorTagResponseError: Code { .readerTransceiveErrorTagResponseError }
+    public static var readerTransceiveErrorSessionInvalidated: Code { .readerTransceiveErrorSessionInvalidated }
+    public static var readerTransceiveErrorTagNotConnected: Code { .readerTransceiveErrorTagNotConnected }
+    public static var readerTransceiveErrorPacketTooLong: Code { .readerTransceiveErrorPacketTooLong }
+    public static var readerSessionInvalidationErrorUserCanceled: Code { .readerSessionInvalidationErrorUserCanceled }
+    public static var readerSessionInvalidationErrorSessionTimeout: Code {
+        .readerSessionInvalidationErrorSessionTimeout
+    }
+    public static var readerSessionInvalidationErrorSessionTerminatedUnexpectedly: Code {
+        .readerSessionInvalidationErrorSessionTerminatedUnexpectedly
+    }
+    public static var readerSessionInvalidationErrorSystemIsBusy: Code { .readerSessionInvalidationErrorSystemIsBusy }
+    public static var readerSessionInvalidationErrorFirstNDEFTagRead: Code {
+        .readerSessionInvalidationErrorFirstNDEFTagRead
+    }
+    public static var tagCommandConfigurationErrorInvalidParameters: Code {
+        .tagCommandConfigurationErrorInvalidParameters
+    }
+    public static var ndefReaderSessionErrorTagNotWritable: Code { .ndefReaderSessionErrorTagNotWritable }
+    public static var ndefReaderSessionErrorTagUpdateFailure: Code { .ndefReaderSessionErrorTagUpdateFailure }
+    public static var ndefReaderSessionErrorTagSizeTooSmall: Code { .ndefReaderSessionErrorTagSizeTooSmall }
+    public static var ndefReaderSessionErrorZeroLengthMessage: Code { .ndefReaderSessionErrorZeroLengthMessage }
+}
+
+extension NFCReaderError.Code {
+    /// Core NFC `~=`: `case NFCReaderError.readerSessionInvalidationErrorUserCanceled:` in a
+    /// `switch` over an `Error` matches an ``NFCReaderError`` with that code.
+    public static func ~= (code: Self, error: any Error) -> Bool {
+        (error as? NFCReaderError)?.code == code
     }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Synchronization
 
 /// Marks the work a host started on a thread (a delegate call the runtime delivers, a timer
 /// a harness fires, a user action it injects), so an observer can tell an app's call made
@@ -15,8 +17,21 @@ public enum HostWork {
         return k
     }()
 
-    /// True inside ``run(_:)`` on this thread.
-    public static var isActive: Bool { pthread_getspecific(key) != nil }
+    /// True inside ``run(_:)`` on this thread, or on the main thread while a host has
+    /// claimed the main queue (``claimMainQueue(_:)``).
+    public static var isActive: Bool {
+        pthread_getspecific(key) != nil || (mainClaims.load(ordering: .relaxed) > 0 && Thread.isMainThread)
+    }
+
+    private static let mainClaims = Atomic<Int>(0)
+
+    /// While `true`, work on the main thread counts as the host's: a harness that drives an
+    /// app and waits for the main queue after every event it injects (so `DispatchQueue.main`
+    /// blocks the app enqueued in answer run then, at the event's instant) claims it for its
+    /// run. Claims nest; each `true` needs its `false`.
+    public static func claimMainQueue(_ claim: Bool) {
+        mainClaims.add(claim ? 1 : -1, ordering: .relaxed)
+    }
 
     /// Runs `body` marked as the host's work on this thread.
     public static func run<T>(_ body: () throws -> T) rethrows -> T {

@@ -1,7 +1,7 @@
 public import NFCTags
 
 /// Core NFC `NFCNDEFStatus`.
-public enum NFCNDEFStatus: Int, Sendable, Hashable {
+public enum NFCNDEFStatus: UInt, Sendable, Hashable {
     case notSupported = 1
     case readWrite = 2
     case readOnly = 3

@@ -9,6 +9,14 @@ import ReferenceApps
 /// `nfcbench conformance`: runs an app's Core NFC code through every way a session can
 /// end, in virtual time, and reports each breach of the "Handling the endings" rules.
 enum ConformanceCommand {
+    /// The harness of this process: its main thread takes signals and never runs the main
+    /// queue (main.swift), so the harness must not wait for it.
+    static var harness: ConformanceHarness {
+        var h = ConformanceHarness()
+        h.waitsForMainQueue = false
+        return h
+    }
+
     /// The widest reference app's name and a space: the help's app column.
     static var nameWidth: Int { (ReferenceApps.all.map(\.name.count).max() ?? 0) + 1 }
 
@@ -79,7 +87,7 @@ enum ConformanceCommand {
             }
             let scenarios = try loadSuite(suiteArg)
             let start = ContinuousClock.now
-            let results = await ConformanceHarness().run(scenarios, app: ReferenceAppFactory.make(entry.habits))
+            let results = await Self.harness.run(scenarios, app: ReferenceAppFactory.make(entry.habits))
             let wall = ContinuousClock.now - start
             if json {
                 for r in results { Output.out(jsonLine(r).serialized) }

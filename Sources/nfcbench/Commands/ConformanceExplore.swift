@@ -51,7 +51,7 @@ enum ConformanceExplore {
         do {
             return try ConformanceExplorer(
                 tagDirectories: [hw + "/conformance/tags", hw + "/tags"], seed: seed, runs: runs, depth: depth,
-                budget: budget)
+                budget: budget, harness: ConformanceCommand.harness)
         } catch {
             throw CLIError(error)
         }

@@ -10,7 +10,9 @@ enum NewAppCommand {
         usage: "new-app DIR [--name NAME]",
         help: """
             Writes a Swift package in DIR (a new or empty folder): the example app's NFC logic
-            (ScanFeature, a badge scanner written against Core NFC's API) and its Swift Testing
+            (ScanFeature, a badge scanner whose file compiles against Core NFC on iOS and
+            against ReaderSession here, the conditional import its only difference; README.md
+            says how to share it with an Xcode project) and its Swift Testing
             tests under ReaderSessionConformance, with a Package.swift that depends on this
             nfcbench clone by its absolute path. Then run its tests:
 
@@ -86,8 +88,12 @@ enum NewAppCommand {
             written.append(part)
         }
         try put(Array(try manifest(name: name, clone: clone).utf8), at: "\(target)/Package.swift")
+        guard let readme = fm.contents(atPath: "\(clone)/\(example)/README.md") else {
+            throw .noInput("\(clone)/\(example)/README.md: cannot be read")
+        }
+        try put(Array(readme), at: "\(target)/README.md")
         try put(Array(".build/\n.swiftpm/\n".utf8), at: "\(target)/.gitignore")
-        return ["Package.swift"] + written + [".gitignore"]
+        return ["Package.swift", "README.md"] + written + [".gitignore"]
     }
 
     /// Every file below `folder`, as paths relative to it, sorted (no build products).

@@ -280,7 +280,9 @@ final class Counter: Sendable {
 /// to take the tag away), a detection of a tag already read or of several tags re-arms it,
 /// and the session's end disarms it. A tag that bounces in and out of the field therefore
 /// postpones the one restart; it never starts a second `restartPolling()` loop.
-private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate,
+    @unchecked Sendable
+{
     let runner: SessionRunner
     let finished: @Sendable (NFCReaderError.Code) -> Void
     var ndefSession: NFCNDEFReaderSession?
@@ -451,12 +453,13 @@ private final class BenchApp: NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessi
 }
 
 /// The read-only delegate (no `didDetect tags`: Core NFC's read-only mode).
-private final class ReadOnlyDelegate: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+private final class ReadOnlyDelegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     weak var app: BenchApp?
     // The session holds its delegate weakly, as Core NFC does; the app holds this one.
     private var keepAlive: ReadOnlyDelegate?
     init(app: BenchApp) {
         self.app = app
+        super.init()
         keepAlive = self
     }
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}

@@ -1,16 +1,18 @@
-public import Dispatch
-import Foundation
-public import NFCTags
-public import ReaderSession
+#if canImport(CoreNFC)
+    public import CoreNFC
+#else
+    public import ReaderSession
+#endif
 
 /// The "scan your badge" screen of an app: one tap, one sheet, one result.
 ///
-/// Written against Core NFC's API as nfcbench's ReaderSession offers it on Linux; on iOS
-/// the same code runs against Core NFC (`import CoreNFC` instead). It follows the seed
+/// The file compiles in both worlds: in the iOS app (or the Swift package the app's Xcode
+/// project shares) against Core NFC, and on Linux against nfcbench's ReaderSession; only the
+/// conditional import above tells them apart. It follows the seed
 /// article's table: a session begins only on Scan; after a timeout it says so and waits;
 /// when the system is busy it asks the user to try again; after leaving the foreground
 /// it waits for the next tap.
-public final class BadgeScanner: NFCNDEFReaderSessionDelegate, @unchecked Sendable {
+public final class BadgeScanner: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
     /// What the screen shows.
     public enum State: Sendable, Equatable {
         case idle
@@ -25,15 +27,10 @@ public final class BadgeScanner: NFCNDEFReaderSessionDelegate, @unchecked Sendab
 
     /// The sessions' delegate queue; the UI entry points hop onto it.
     public let queue = DispatchQueue(label: "example.badge-scanner")
-    private let system: NFCReaderSystem?
     private var session: NFCNDEFReaderSession?
     private var _state = State.idle
 
-    /// - Parameter system: the reader system; `nil` uses `NFCReaderSystem.current`, as
-    ///   Core NFC's initialisers do.
-    public init(system: NFCReaderSystem? = nil) {
-        self.system = system
-    }
+    public override init() {}
 
     public var state: State { queue.sync { _state } }
 
@@ -41,11 +38,7 @@ public final class BadgeScanner: NFCNDEFReaderSessionDelegate, @unchecked Sendab
     public func scanTapped() {
         queue.sync {
             guard session?.isReady != true else { return }
-            let s =
-                system.map {
-                    NFCNDEFReaderSession(delegate: self, queue: queue, invalidateAfterFirstRead: true, system: $0)
-                }
-                ?? NFCNDEFReaderSession(delegate: self, queue: queue, invalidateAfterFirstRead: true)
+            let s = NFCNDEFReaderSession(delegate: self, queue: queue, invalidateAfterFirstRead: true)
             s.alertMessage = "Hold your iPhone near your badge."
             session = s
             _state = .scanning
@@ -57,7 +50,7 @@ public final class BadgeScanner: NFCNDEFReaderSessionDelegate, @unchecked Sendab
         guard let record = messages.first?.records.first else { return }
         if let url = record.wellKnownTypeURIPayload() {
             _state = .read(url.absoluteString)
-        } else if let text = messages.first?.descriptions.first?.text {
+        } else if let text = record.wellKnownTypeTextPayload().0 {
             _state = .read(text)
         } else {
             _state = .read("\(record.payload.count) bytes")

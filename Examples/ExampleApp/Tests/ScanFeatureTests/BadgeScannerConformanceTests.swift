@@ -7,7 +7,8 @@ import Testing
 /// The app's controller behind the harness's three user actions.
 private final class BadgeScreen: ConformanceApp {
     let scanner: BadgeScanner
-    init(_ env: ConformanceEnvironment) { scanner = BadgeScanner(system: env.system) }
+    // Its sessions run against the system the harness installs (NFCReaderSystem.current).
+    init(_ env: ConformanceEnvironment) { scanner = BadgeScanner() }
     func scanTapped(_ request: ScanRequest) { scanner.scanTapped() }
     func didEnterBackground() {}
     func willEnterForeground() {}
