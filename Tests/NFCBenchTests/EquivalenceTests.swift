@@ -19,6 +19,8 @@ struct EquivalenceTests {
     }
 
     /// Runs `check equivalence --json` with `args` in a private pcscd; nil outside CI without one.
+    /// Each session's limit is 10 s, not 3: on a loaded 2-core machine a slow start must not
+    /// read as a timeout (only the rows of tags no session delivers wait it out).
     static func check(_ args: [String]) async throws -> [JSONValue]? {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-eq-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -26,7 +28,8 @@ struct EquivalenceTests {
         let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
         let r = try await NFCBench.offPool {
             try NFCBench.runBlockingExecutable(
-                "/bin/bash", [script, NFCBench.binary.path, "check", "equivalence", "--json"] + args,
+                "/bin/bash",
+                [script, NFCBench.binary.path, "check", "equivalence", "--json", "--time-limit", "10"] + args,
                 environment: [
                     "NFCBENCH_LOCK_DIR": folder.appendingPathComponent("locks").path,
                     "NFCBENCH_TRACE_DIR": folder.appendingPathComponent("traces").path,

@@ -428,14 +428,17 @@ enum EquivalenceLeg {
         card.start()
         let frontend: ReaderFrontend
         do {
-            try await offPool { try waitForReader(reader, card: true, atr: personality.atr) }
-            frontend = try BenchDevice("pcsc:" + reader).frontend()
+            // Opening the reader connects to pcscd (blocking): off the pool too.
+            frontend = try await offPool {
+                try waitForReader(reader, card: true, atr: personality.atr)
+                return try BenchDevice("pcsc:" + reader).frontend()
+            }
         } catch {
             card.stop()
             throw error as? EquivalenceError ?? EquivalenceError("\(reader): \(error)")
         }
         let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit)
-        frontend.close()
+        try? await offPool { frontend.close() }
         let after = card.withPersonality { p -> TagFile in
             switch p {
             case let p as TagFileCardPersonality: file.withMemory(type2: p.type2Core, type4: p.type4Application)
@@ -449,18 +452,21 @@ enum EquivalenceLeg {
     }
 
     static func pn532(_ file: TagFile, _ mode: EquivalenceMode, limit: Duration) async throws -> EquivalenceRun {
-        let fake: VirtualPN532
-        do throws(BenchDeviceError) { fake = try VirtualBench.startPN532(tagFile: file) } catch {
-            throw EquivalenceError(error.message, unavailable: error.kind == .unavailable)
+        // Starting the chip and libnfc's open of it (pn532_uart's waits) block: off the pool.
+        let fake: VirtualPN532 = try await offPool {
+            do throws(BenchDeviceError) { return try VirtualBench.startPN532(tagFile: file) } catch {
+                throw EquivalenceError(error.message, unavailable: error.kind == .unavailable)
+            }
         }
         defer { fake.stop() }
         let name = VirtualBench.pn532Device(fake)
-        let frontend: ReaderFrontend
-        do throws(BenchDeviceError) { frontend = try BenchDevice(name).frontend() } catch {
-            throw EquivalenceError(error.message)
+        let frontend: ReaderFrontend = try await offPool {
+            do throws(BenchDeviceError) { return try BenchDevice(name).frontend() } catch {
+                throw EquivalenceError(error.message)
+            }
         }
         let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit)
-        frontend.close()
+        try? await offPool { frontend.close() }
         let after = fake.currentCard.map { $0.updating(file) }
         return EquivalenceRun(deviceName: name, ending: ending, records: records, tagAfter: after)
     }
