@@ -32,6 +32,9 @@ public enum VirtualBench {
         }
     }
 
-    /// The libnfc device string of a virtual PN532: `pn532_uart:` and its link.
-    public static func pn532Device(_ pn532: VirtualPN532) -> String { "pn532_uart:" + pn532.linkPath }
+    /// The libnfc device string of a virtual PN532: `pn532_uart:` and its link (the pty's own
+    /// path when it has none).
+    public static func pn532Device(_ pn532: VirtualPN532) -> String {
+        "pn532_uart:" + (pn532.linkPath ?? pn532.slavePath)
+    }
 }

@@ -37,13 +37,21 @@ public enum NDEFWriteReport {
         }
         var out = "write failed: \(error). Sent \(writes.count) WRITE(s): "
         out += writes.map { "page \($0.page) " + ($0.failure.map { "(\($0))" } ?? "ACK") }.joined(separator: ", ")
+        return out + ". " + type2State(writes: writes, ndefTLVAddress: ndefTLVAddress, messageLength: messageLength)
+    }
+
+    /// What a Type 2 tag reads as after `writes` of an NDEF write (every WRITE the transport
+    /// sent, in order, acknowledged or not), as a sentence: the procedure zeroes the NDEF length
+    /// first (unless it reads 0), writes the pages that change, then sets the length.
+    public static func type2State(writes: [PageWrite], ndefTLVAddress: Int?, messageLength: Int) -> String {
         let acknowledged = writes.filter { $0.failure == nil }
         guard !acknowledged.isEmpty else {
-            return out + ". None was acknowledged: the tag reads as before, or differs where a failed WRITE landed"
+            return writes.isEmpty
+                ? "No WRITE was sent: the tag is unchanged"
+                : "None was acknowledged: the tag reads as before, or differs where a failed WRITE landed"
         }
-        guard let t = ndefTLVAddress else { return out + ". The tag holds the acknowledged pages" }
-        return out + ". "
-            + type2LengthState(acknowledged: acknowledged, ndefTLVAddress: t, messageLength: messageLength)
+        guard let t = ndefTLVAddress else { return "The tag holds the acknowledged pages" }
+        return type2LengthState(acknowledged: acknowledged, ndefTLVAddress: t, messageLength: messageLength)
     }
 
     /// What the tag reads as from the acknowledged WRITEs' length bytes: the procedure
@@ -68,6 +76,27 @@ public enum NDEFWriteReport {
             return "The new length was written: the tag reads as the new message"
         }
         return "Only part of the NDEF length was written: the tag may read as a damaged message"
+    }
+
+    /// What a Type 2 tag is after the acknowledged `writes` of a lock (``Type2TagReader/setReadOnly(lockBits:)``:
+    /// the CC's write access on page 3 first, then the static lock bytes on page 2, then the
+    /// dynamic lock bits), as a sentence.
+    public static func lockState(writes: [PageWrite]) -> String {
+        let done = Set(writes.filter { $0.failure == nil }.map(\.page))
+        guard !done.isEmpty else { return "No lock WRITE was acknowledged: the tag is unchanged" }
+        var parts: [String] = []
+        if done.contains(3) { parts.append("its CC says read-only (write access Fh): NDEF readers will not write it") }
+        if done.contains(2) {
+            parts.append("its static lock bits are set: pages 3–15 can never be written again")
+        } else {
+            parts.append("its static lock bits are not set yet: its pages can still be written")
+        }
+        let dynamic = done.subtracting([2, 3])
+        if !dynamic.isEmpty {
+            parts.append(
+                "dynamic lock bits set on page(s) \(dynamic.sorted().map(String.init).joined(separator: ", "))")
+        }
+        return "The tag is partly locked: " + parts.joined(separator: "; ")
     }
 
     /// A Type 4 write that failed: `exchanges` are every APDU the transport sent, in order;
@@ -95,6 +124,17 @@ public enum NDEFWriteReport {
         return out
     }
 
+    /// What a Type 4 Tag reads as after `exchanges` of an NDEF write (the length set to 0 first,
+    /// the data, the new length last), as a sentence.
+    public static func type4State(exchanges: [APDUExchange]) -> String {
+        let updates = exchanges.filter(\.isUpdate)
+        guard let first = updates.first else { return "No UPDATE BINARY was sent: the tag is unchanged" }
+        guard first.succeeded else {
+            return "The first UPDATE BINARY (the length set to 0) did not succeed: the tag reads as before"
+        }
+        return "The length was set to 0 first and not yet to the new length: the tag reads as an empty message"
+    }
+
     /// P1-P2 of a short UPDATE BINARY (`D6`); `nil` for an ODO one.
     static func updateOffset(_ command: [UInt8]) -> Int? {
         guard command.count >= 4, command[1] == 0xD6 else { return nil }
@@ -104,10 +144,17 @@ public enum NDEFWriteReport {
 
 /// A ``/NFCBase/Type2TagTransport`` that forwards everything and records every WRITE and its outcome
 /// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:ndefTLVAddress:messageLength:)``.
+/// With a ``StopRequest``, the next WRITE after the stop was asked is not sent (it throws
+/// ``StoppedByRequest`` and is not recorded): a write stops between two pages, each on the tag
+/// whole or not at all.
 public final class Type2WriteRecorder: Type2TagTransport {
     public let base: any Type2TagTransport
+    public let stop: StopRequest?
     public private(set) var writes: [NDEFWriteReport.PageWrite] = []
-    public init(base: any Type2TagTransport) { self.base = base }
+    public init(base: any Type2TagTransport, stop: StopRequest? = nil) {
+        self.base = base
+        self.stop = stop
+    }
     public func read(page: UInt8) throws -> [UInt8] { try base.read(page: page) }
     public func getVersion() throws -> [UInt8]? { try base.getVersion() }
     public func reactivate() throws { try base.reactivate() }
@@ -116,6 +163,7 @@ public final class Type2WriteRecorder: Type2TagTransport {
     }
     public var fastReadPageLimit: Int { base.fastReadPageLimit }
     public func write(page: UInt8, data: [UInt8]) throws {
+        if let why = stop?.requested { throw StoppedByRequest(reason: why) }
         do {
             try base.write(page: page, data: data)
             writes.append(.init(page: page, data: data, failure: nil))
@@ -129,12 +177,20 @@ public final class Type2WriteRecorder: Type2TagTransport {
 
 /// An ``/NFCBase/APDUTransport`` that forwards every APDU and records it with its answer
 /// (``NDEFWriteReport/APDUExchange``), for ``NDEFWriteReport/type4Failure(_:exchanges:lengthFieldSize:)``.
+/// With a ``StopRequest``, the next UPDATE BINARY after the stop was asked is not sent.
 public final class APDURecorder: APDUTransport {
     public let base: any APDUTransport
+    public let stop: StopRequest?
     public private(set) var exchanges: [NDEFWriteReport.APDUExchange] = []
-    public init(base: any APDUTransport) { self.base = base }
+    public init(base: any APDUTransport, stop: StopRequest? = nil) {
+        self.base = base
+        self.stop = stop
+    }
     public var maximumResponseLength: Int { base.maximumResponseLength }
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        if command.count >= 2, command[1] == 0xD6 || command[1] == 0xD7, let why = stop?.requested {
+            throw StoppedByRequest(reason: why)
+        }
         do {
             let response = try base.transmit(command)
             exchanges.append(.init(command: command, response: response))

@@ -107,7 +107,8 @@ struct UnauthenticatedClassic: PN532Type2Responder {
 }
 
 extension VirtualPN532 {
-    /// A tag file's card on a fresh virtual PN532 at `ptyPath`: the one way the `virtual pn532`
+    /// A tag file's card on a fresh virtual PN532 at `ptyPath` (nil: no link, the pty's own
+    /// path only): the one way the `virtual pn532`
     /// command, `check equivalence`, the demo and the tests start one, so a tag file plays the
     /// same on all of them (its faults once per run, `hardware/tags/FORMAT.md`). The card is
     /// loaded (``load(_:)``) and, with `present`, put in the field; ``presentAgain()`` and
@@ -115,7 +116,7 @@ extension VirtualPN532 {
     /// - Throws: ``/NFCTags/TagFileError`` when the file can't be emulated, else what
     ///   ``start(ptyPath:chip:timing:)`` throws (``VirtualPN532Error``).
     public static func start(
-        tagFile file: TagFile, ptyPath: String, timing: PN532LinkTiming = .none, present: Bool = true
+        tagFile file: TagFile, ptyPath: String?, timing: PN532LinkTiming = .none, present: Bool = true
     ) throws -> VirtualPN532 {
         let card = try PN532Card(tagFile: file)
         let device = try start(ptyPath: ptyPath, timing: timing)

@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCFiles
 import NFCTags
 import VirtualHardware
 
@@ -14,12 +15,12 @@ extension LibNFCDevices {
         try requireLockFolder()
         let fake: VirtualPN532
         do { fake = try VirtualBench.startPN532(tagFile: file) } catch { throw CLIError(error) }
-        let cleanup = Signals.removeAtDeath(link: fake.linkPath, to: fake.slavePath)
+        let cleanup = fake.linkPath.map { Signals.removeAtDeath(link: $0, to: fake.slavePath) }
         return (
             VirtualBench.pn532Device(fake),
             {
                 fake.stop()
-                cleanup.cancel()
+                cleanup?.cancel()
             }
         )
     }

@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -52,7 +53,8 @@ enum CheckCommand {
               --json            one JSON object per row
 
             Exit status: 0 when every row is the same on every device, 1 when one differs,
-            65 for a tag file that can't be read, 69 when a device can't be had.
+            65 for a tag file that can't be read, 69 when a device can't be had, 74 when a trace
+            in --traces could not be written to the end.
             """,
         run: { args in try await run(&args) })
 
@@ -92,8 +94,15 @@ enum CheckCommand {
             }
         }
         if let traces {
-            do { try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true) } catch {
-                throw CLIError.failure("cannot make \(traces): \(error)")
+            guard traces != "-" else {
+                throw CLIError.usage("--traces DIR is a folder; - (standard output) can't hold one")
+            }
+            let inputs = (tagNames ?? []).compactMap { DataLocation.resolve($0, in: "tags") }.map {
+                NamedFile("the tag file \($0)", $0)
+            }
+            try Outputs.refuseSameFiles(outputs: [NamedFile("--traces \(traces)", traces)], inputs: inputs)
+            do throws(FileError) { try Folder.make(traces) } catch {
+                throw CLIError(FileError(error.kind, path: "--traces \(traces)", error.description))
             }
         }
         let files = try tagFiles(tagNames)
@@ -101,13 +110,18 @@ enum CheckCommand {
             devices: devices, modes: modes, timeLimit: limit,
             entries: devices.contains(where: \.usesVPCD) ? VPCDEntry.available() : [])
         let rows: [EquivalenceRow]
+        let traceFailures = Mutex(0)
         do {
             rows = try await check.run(files.map { ($0.0, $0.2) }) { row in
                 Output.out(json ? row.json.serialized : row.text)
-                if let traces { writeTraces(row, files: files, to: traces) }
+                if let traces, !writeTraces(row, files: files, to: traces) { traceFailures.withLock { $0 += 1 } }
             }
         } catch let error as EquivalenceError {
             throw error.unavailable ? CLIError.unavailable(error.description) : CLIError.data(error.description)
+        }
+        if let traces, traceFailures.withLock({ $0 }) > 0 {
+            throw CLIError.ioError(
+                "\(traceFailures.withLock { $0 }) row(s)' traces in \(traces) are missing or incomplete")
         }
         let differing = rows.filter { !$0.same }.count
         if !json {
@@ -119,24 +133,30 @@ enum CheckCommand {
         return differing == 0 ? 0 : 1
     }
 
-    /// Each run's records of `row` as a trace of its own (`TAG-MODE-DEVICE.jsonl` in `folder`).
-    static func writeTraces(_ row: EquivalenceRow, files: [(String, String, TagFile)], to folder: String) {
+    /// Each run's records of `row` as a trace of its own (`TAG-MODE-DEVICE.jsonl` in `folder`),
+    /// each written to the end (``TraceWriter/failure``); false when one could not be.
+    static func writeTraces(_ row: EquivalenceRow, files: [(String, String, TagFile)], to folder: String) -> Bool {
         let path = files.first { $0.0 == row.tag }?.1 ?? row.tag
+        var complete = true
         for (device, run) in row.runs {
             let header = Traces.header(
                 command: "check equivalence", device: run.deviceName, model: ["mode": .string(row.mode.rawValue)],
                 setup: ["tag_file": .string(path)])
-            guard
-                let writer = try? TraceWriter(
-                    path: "\(folder)/\(row.tag)-\(row.mode.rawValue)-\(device.rawValue).jsonl", header: header,
-                    createParentDirectory: false)
-            else {
-                Output.err("can't write the trace of \(row.tag) \(row.mode.rawValue) on \(device.rawValue)")
+            let file = "\(folder)/\(row.tag)-\(row.mode.rawValue)-\(device.rawValue).jsonl"
+            let writer: TraceWriter
+            do { writer = try TraceWriter(path: file, header: header, createParentDirectory: false) } catch {
+                Output.err("can't write the trace \(file): \(error)")
+                complete = false
                 continue
             }
             _ = writer.emit(contentsOf: run.records)
             writer.close()
+            if let failure = writer.failure {
+                Output.err("the trace \(file) is incomplete: \(failure)")
+                complete = false
+            }
         }
+        return complete
     }
 
     /// Every tag file to check: (display name, path, file). A folder names every `.json` and
