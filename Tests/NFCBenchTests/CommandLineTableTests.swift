@@ -261,11 +261,11 @@ struct CommandLineTableTests {
         ),
         (
             ["check", "equivalence", "--modes", "ndef,tga"],
-            "--modes takes a comma-separated list of ndef, ndef-rw, tag, not 'tga'"
+            "--modes takes a comma-separated list of ndef, ndef-rw, tag, write, format, not 'tga'"
         ),
         (
             ["check", "equivalence", "--devices", "sim,acr"],
-            "--devices takes a comma-separated list of sim, pcsc, pn532, not 'acr'"
+            "--devices takes a comma-separated list of sim, pcsc, acr122u, pn532, not 'acr'"
         ),
         (["tag", "show"], "missing FILE"),
         (["tag", "show", "a", "b"], "unexpected argument 'b'"),
@@ -286,6 +286,10 @@ struct CommandLineTableTests {
         (["virtual", "card", "--tag", "t", "--port", "1", "--slot", "0"], "give --port or --slot, not both"),
         (["virtual", "card", "--tag", "t", "--present-for", "1"], "--present-for and --absent-for go together"),
         (["virtual", "card"], "--tag FILE is required"),
+        (
+            ["virtual", "card", "--tag", "t", "--personality", "acr"],
+            "--personality is one of part3, acr122u, not 'acr'"
+        ),
         (["virtual", "pn532", "--pty", "-"], "--tag FILE (or --reader PROFILE) is required"),
         (
             ["virtual", "pn532", "--pty", "-", "--reader", "r", "--tag", "t"],

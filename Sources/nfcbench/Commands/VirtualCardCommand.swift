@@ -21,6 +21,15 @@ enum VirtualCardCommand {
                 "tag", value: "FILE",
                 help: "a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/",
                 required: true, completion: .file),
+            OptionSpec(
+                "personality", .choice(VirtualCardKind.allCases.map(\.rawValue)), value: "P",
+                help: """
+                    how the reader shows the card: part3, a PC/SC 2.01 part 3
+                    reader (FF CA, FF B0/FF D6, FF C2 transparent exchange); acr122u,
+                    an ACS ACR122U (a PN532 behind its firmware: FF 00 00 00 Lc D4 …
+                    direct transmit, FF 00 48 00 00 firmware version, FF 00 40 LED and
+                    buzzer, 63 00 where the card timed out)
+                    """, default: .text("part3")),
             OptionSpec("port", .int(1...65535), help: "vpcd's TCP port (default 35963 = \"Virtual PCD 00 00\")"),
             OptionSpec(
                 "slot", .choice(["0", "1"]), value: "0|1", help: "the Debian vpcd slot: 0 = port 35963, 1 = port 35964"),
@@ -74,6 +83,7 @@ enum VirtualCardCommand {
 
     static func run(_ o: ParsedOptions) async throws -> Int32 {
         let tagName = o.string("tag")!
+        let personalityName = o.string("personality")!
         let portOption = o.int("port")
         let slot = o.string("slot").flatMap { Int($0) }
         let presentFor = o.duration("present-for")
@@ -87,7 +97,9 @@ enum VirtualCardCommand {
         traceOptions.json = json
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
-        let (path, file, personality) = try loadVirtualCard(tagName)
+        let kind = VirtualCardKind(rawValue: personalityName)!
+        let (path, file, personality) = try loadVirtualCard(tagName, as: kind)
+        if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
 
         var configuration = VirtualCard.Configuration(port: port)
         configuration.reversed = reversed
@@ -95,7 +107,8 @@ enum VirtualCardCommand {
         let trace = try Traces.open(
             command: "virtual card", device: "vpcd:\(port)",
             setup: [
-                "tag_file": .string(path), "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
+                "tag_file": .string(path), "personality": .string(kind.rawValue),
+                "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
                 "atr": .string(personality.atr.hexString()), "reversed": .bool(reversed),
             ],
             options: traceOptions, inputs: [NamedFile("--tag \(path)", path)])
@@ -295,13 +308,26 @@ final class BenchFlag: Sendable {
 /// A tag file (found by name in `hardware/tags/`, or a path) as a vpcd card's personality
 /// (`virtual card`, the demo); 65 naming the file when it can't be loaded or emulated, 66 when
 /// it is missing.
-func loadVirtualCard(_ tag: String) throws(CLIError) -> (
+/// How the vpcd card shows its tag (`virtual card --personality`).
+enum VirtualCardKind: String, CaseIterable {
+    /// A PC/SC 2.01.09 part 3 reader (``/VirtualHardware/TagFileCardPersonality``).
+    case part3
+    /// An ACS ACR122U (``/VirtualHardware/ACR122UPersonality``).
+    case acr122u
+}
+
+func loadVirtualCard(_ tag: String, as kind: VirtualCardKind = .part3) throws(CLIError) -> (
     path: String, file: TagFile, personality: any VirtualCardPersonality
 ) {
     let path = try DataLocation.require(tag, in: "tags")
     do {
         let file = try TagFile.load(path: path)
-        return (path, file, try file.makeVirtualCardPersonality())
+        let personality: any VirtualCardPersonality =
+            switch kind {
+            case .part3: try file.makeVirtualCardPersonality()
+            case .acr122u: try file.makeACR122UPersonality()
+            }
+        return (path, file, personality)
     } catch let e as DataFileError {
         throw CLIError(e)
     } catch {
