@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "NFCBase", targets: ["NFCBase"]),
         .library(name: "NFCTags", targets: ["NFCTags"]),
+        .library(name: "NFCFiles", targets: ["NFCFiles"]),
         .library(name: "NFCTrace", targets: ["NFCTrace"]),
         // With the lock folder: code that used SessionArbiter(lockDirectory:) adds `import ReaderSessionLocks`.
         .library(name: "ReaderSession", targets: ["ReaderSession", "ReaderSessionLocks"]),
@@ -38,9 +39,12 @@ let package = Package(
         // Under everything: the thin-device protocol and its target types, the clock, SplitMix64.
         .target(name: "NFCBase", swiftSettings: strict),
         .target(name: "NFCTags", dependencies: ["NFCBase"], swiftSettings: strict),
+        // The one way to write (and read) a file the user names: `-`, atomic replace, links,
+        // FIFOs and devices, checked writes, same-file refusal, backups, 0600/0700.
+        .target(name: "NFCFiles", dependencies: ["NFCTags"], swiftSettings: strict),
         // The JSON Lines trace: JSON values, the one header writer, location and rotation, and
         // what is made from traces (pcapng export, event diff, SVG timeline).
-        .target(name: "NFCTrace", dependencies: ["NFCTags"], swiftSettings: strict),
+        .target(name: "NFCTrace", dependencies: ["NFCTags", "NFCFiles"], swiftSettings: strict),
         .target(
             name: "ReaderSession", dependencies: ["NFCBase", "NFCTags", "NFCTrace"], swiftSettings: strict),
         // The arbiter's cross-process half as files (lock files, queue tickets, heat files), which
@@ -57,18 +61,19 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "VirtualHardware",
-            dependencies: ["NFCBase", "NFCTags", "HCEEvents"],
+            dependencies: ["NFCBase", "NFCTags", "NFCFiles", "HCEEvents"],
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
-            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCTrace"],
+            dependencies: ["ReaderSession", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace"],
             swiftSettings: strict),
         // The bench as a library: readers opened by the --device strings (sim:, pcsc:NAME, pcsc:0,
         // libnfc connstrings), the bench data, device listing. The CLI is a shell over it.
         .target(
             name: "NFCBenchKit",
             dependencies: [
-                "NFCTags", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware", "VirtualHardware",
+                "NFCTags", "NFCFiles", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware",
+                "VirtualHardware",
             ],
             swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
@@ -78,16 +83,18 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCBase", "NFCTags", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "HCEEvents",
-                "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps", "NFCBenchKit",
+                "NFCBase", "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
+                "HCEEvents", "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
+                "NFCBenchKit",
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags"], swiftSettings: strict),
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NFCFiles"], swiftSettings: strict),
+        .testTarget(name: "NFCFilesTests", dependencies: ["NFCFiles", "NFCTags"], swiftSettings: strict),
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCTrace"],
+            dependencies: ["ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
@@ -95,11 +102,11 @@ let package = Package(
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
-            dependencies: ["VirtualHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "HCEEvents"],
+            dependencies: ["VirtualHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "HCEEvents"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
-            dependencies: ["NFCHardware", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            dependencies: ["NFCHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionConformanceTests",
@@ -113,7 +120,8 @@ let package = Package(
         .testTarget(
             name: "NFCBenchTests",
             dependencies: [
-                "nfcbench", "NFCTrace", "NFCTags", "ReaderSession", "ReaderFrontend", "VirtualHardware", "HCEEvents",
+                "nfcbench", "NFCTrace", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
+                "HCEEvents",
             ],
             swiftSettings: strict),
     ],

@@ -99,11 +99,6 @@ extension ReaderProfile {
     public init(json data: Data, file: String = "profile") throws(DataFileError) {
         self = try DataFile.decode(ProfileFile.self, from: data, file: file).profile
     }
-
-    /// Reads and parses `path` (``/NFCTags/DataFileError/Code/notFound`` when it can't be read).
-    public static func load(path: String) throws(DataFileError) -> ReaderProfile {
-        try DataFile.load(ProfileFile.self, path: path).profile
-    }
 }
 
 /// A profile file as JSON holds it.

@@ -51,7 +51,7 @@ public enum BenchData {
     /// README writes them (`hardware/tags/t4t-uri.json`), is found from any folder.
     public static func resolve(_ name: String, in sub: String) -> String? {
         let fm = FileManager.default
-        if fm.fileExists(atPath: name) { return name }
+        if name == "-" || fm.fileExists(atPath: name) { return name }  // "-": standard input
         guard let hw = hardwareDirectory() else { return nil }
         let fromRoot = "hardware/\(sub)/"
         let inSub = name.hasPrefix(fromRoot) ? String(name.dropFirst(fromRoot.count)) : name

@@ -1,4 +1,5 @@
 public import Foundation
+public import NFCFiles
 import NFCHardware
 import ReaderSessionLocks
 import VirtualHardware
@@ -9,6 +10,7 @@ import VirtualHardware
 /// | string | device |
 /// | --- | --- |
 /// | `sim:SCENARIO` | the in-process simulated reader playing `hardware/scenarios/SCENARIO.json` (or a scenario file's path) |
+/// | `sim:tag:FILE` | the simulated reader with the tag file FILE (a path, or a name in `hardware/tags/`) in its field from the start; `sim:PATH` of a tag file too (a bare name is always a scenario's) |
 /// | `pcsc:NAME` | the PC/SC reader of that name (`nfcbench devices` lists them) |
 /// | `pcsc:0`, `pcsc:1`… | the PC/SC reader at that place in pcscd's list (`SCardListReaders`, as `pcsc_scan` and `opensc-tool -r` number them) |
 /// | `pcsc:TEXT` | the one PC/SC reader whose name contains `TEXT` (any case) |
@@ -36,6 +38,9 @@ public struct BenchDevice: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// The in-process simulated reader playing the scenario file at this path.
         case simulated(String)
+        /// The in-process simulated reader with the tag file at this path in its field from the
+        /// start (`sim:tag:FILE`).
+        case simulatedTag(String)
         /// The PC/SC reader of this exact name.
         case pcsc(reader: String)
         /// A libnfc device.
@@ -52,6 +57,25 @@ public struct BenchDevice: Sendable, Hashable, CustomStringConvertible {
     public let kind: Kind
 
     public var description: String { identifier }
+
+    /// False for the simulated reader: nothing of the machine's hardware is touched (a command
+    /// on it may keep its trace in another folder when the trace folder can't be written).
+    public var touchesHardware: Bool {
+        switch kind {
+        case .simulated, .simulatedTag: false
+        case .pcsc, .libnfc: true
+        }
+    }
+
+    /// The files this device reads (a `sim:` scenario and its tag files, or `sim:tag:FILE`), for
+    /// the check that no output of a command is one of them; none for hardware.
+    public var inputFiles: [NamedFile] { Self.inputFiles(string) }
+
+    /// ``inputFiles`` of a device string, without resolving it (none when it is no `sim:` one).
+    public static func inputFiles(_ string: String) -> [NamedFile] {
+        let (scheme, rest) = split(string)
+        return scheme == "sim" ? SimulatedDevice.inputs(rest) : []
+    }
 
     /// Two resolved strings are one device when they name the same reader (`pcsc:0` and its
     /// full name): same ``identifier`` and ``kind``, whatever was typed.
@@ -73,15 +97,14 @@ public struct BenchDevice: Sendable, Hashable, CustomStringConvertible {
     public init(_ string: String) throws(BenchDeviceError) {
         self.string = string
         let (scheme, rest) = Self.split(string)
-        // One case per kind of reader; a new kind (issue 28: `sim:` given a tag file) is one
-        // more case here and in Kind, with its opener in openDevice(clock:).
+        // One case per kind of reader: a new kind is one more case here and in Kind, with its
+        // opener in openDevice(clock:) and frontend(clock:presenceInterval:).
         switch scheme {
         case "sim":
-            guard !rest.isEmpty else {
-                throw BenchDeviceError(
-                    .invalid, "sim: needs a scenario name, e.g. sim:tap-uri (see hardware/scenarios/)")
+            switch try SimulatedDevice.source(rest) {
+            case .scenario(let path): kind = .simulated(path)
+            case .tag(let path): kind = .simulatedTag(path)
             }
-            kind = .simulated(try BenchData.require(rest, in: "scenarios"))
             identifier = string
         case "pcsc":
             let readers = try Self.pcscReaders()
@@ -206,6 +229,7 @@ public struct BenchDevice: Sendable, Hashable, CustomStringConvertible {
     {
         switch kind {
         case .simulated(let scenario): return try SimulatedDevice.reader(scenario, clock: clock).field
+        case .simulatedTag(let path): return try SimulatedDevice.tagReader(path, clock: clock).field
         case .pcsc(let reader): return try opened { () throws(NFCDeviceError) in try PCSCReaderDevice(reader: reader) }
         case .libnfc(let connstring):
             return try opened { () throws(NFCDeviceError) in try LibNFCDevices.open(connstring: connstring) }
@@ -238,6 +262,9 @@ public struct BenchDevice: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .simulated(let scenario):
             let reader = try SimulatedDevice.reader(scenario, clock: clock)
+            return ReaderFrontend(device: reader.field, clock: clock, configuration: configuration)
+        case .simulatedTag(let path):
+            let reader = try SimulatedDevice.tagReader(path, clock: clock)
             return ReaderFrontend(device: reader.field, clock: clock, configuration: configuration)
         case .pcsc(let reader):
             return ReaderFrontend(

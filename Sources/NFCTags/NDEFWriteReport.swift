@@ -36,14 +36,22 @@ public enum NDEFWriteReport {
         }
         var out = "write failed: \(error). Sent \(writes.count) WRITE(s): "
         out += writes.map { "page \($0.page) " + ($0.failure.map { "(\($0))" } ?? "ACK") }.joined(separator: ", ")
+        return out + ". " + type2State(writes: writes, ndefTLVAddress: ndefTLVAddress, messageLength: messageLength)
+    }
+
+    /// What a Type 2 tag reads as after `writes` of an NDEF write (every WRITE the transport
+    /// sent, in order, acknowledged or not), as a sentence: the procedure writes every page once
+    /// with the NDEF length 0, then the length pages again.
+    public static func type2State(writes: [PageWrite], ndefTLVAddress: Int?, messageLength: Int) -> String {
         let acknowledged = writes.filter { $0.failure == nil }
         guard !acknowledged.isEmpty else {
-            return out + ". None was acknowledged: the tag reads as before, or differs where a failed WRITE landed"
+            return writes.isEmpty
+                ? "No WRITE was sent: the tag is unchanged"
+                : "None was acknowledged: the tag reads as before, or differs where a failed WRITE landed"
         }
-        guard let t = ndefTLVAddress else { return out + ". The tag holds the acknowledged pages" }
+        guard let t = ndefTLVAddress else { return "The tag holds the acknowledged pages" }
         let lengthAddresses = messageLength < 0xFF ? [t + 1] : [t + 2, t + 3]
         let lengthPages = Set(lengthAddresses.map { UInt8(truncatingIfNeeded: $0 / 4) })
-        // The procedure writes every page once with the length 0, then the length pages again.
         var seen: [UInt8: Int] = [:]
         var zeroed: Set<UInt8> = []
         var set: Set<UInt8> = []
@@ -53,13 +61,32 @@ public enum NDEFWriteReport {
             guard w.failure == nil, lengthPages.contains(w.page) else { continue }
             if n == 0 { zeroed.insert(w.page) } else { set.insert(w.page) }
         }
-        if set == lengthPages { return out + ". The new length was written: the tag reads as the new message" }
+        if set == lengthPages { return "The new length was written: the tag reads as the new message" }
         if zeroed == lengthPages {
-            return out
-                + ". The NDEF length was set to 0 first and not yet to the new length: the tag reads as an empty message"
+            return "The NDEF length was set to 0 first and not yet to the new length: the tag reads as an empty message"
         }
-        return out
-            + ". The NDEF length was not yet set to 0 when pages were rewritten: the tag may read as a damaged message"
+        return "The NDEF length was not yet set to 0 when pages were rewritten: the tag may read as a damaged message"
+    }
+
+    /// What a Type 2 tag is after the acknowledged `writes` of a lock (``Type2TagReader/setReadOnly(lockBits:)``:
+    /// the CC's write access on page 3 first, then the static lock bytes on page 2, then the
+    /// dynamic lock bits), as a sentence.
+    public static func lockState(writes: [PageWrite]) -> String {
+        let done = Set(writes.filter { $0.failure == nil }.map(\.page))
+        guard !done.isEmpty else { return "No lock WRITE was acknowledged: the tag is unchanged" }
+        var parts: [String] = []
+        if done.contains(3) { parts.append("its CC says read-only (write access Fh): NDEF readers will not write it") }
+        if done.contains(2) {
+            parts.append("its static lock bits are set: pages 3–15 can never be written again")
+        } else {
+            parts.append("its static lock bits are not set yet: its pages can still be written")
+        }
+        let dynamic = done.subtracting([2, 3])
+        if !dynamic.isEmpty {
+            parts.append(
+                "dynamic lock bits set on page(s) \(dynamic.sorted().map(String.init).joined(separator: ", "))")
+        }
+        return "The tag is partly locked: " + parts.joined(separator: "; ")
     }
 
     /// A Type 4 write that failed: `exchanges` are every APDU the transport sent, in order;
@@ -87,6 +114,17 @@ public enum NDEFWriteReport {
         return out
     }
 
+    /// What a Type 4 Tag reads as after `exchanges` of an NDEF write (the length set to 0 first,
+    /// the data, the new length last), as a sentence.
+    public static func type4State(exchanges: [APDUExchange]) -> String {
+        let updates = exchanges.filter(\.isUpdate)
+        guard let first = updates.first else { return "No UPDATE BINARY was sent: the tag is unchanged" }
+        guard first.succeeded else {
+            return "The first UPDATE BINARY (the length set to 0) did not succeed: the tag reads as before"
+        }
+        return "The length was set to 0 first and not yet to the new length: the tag reads as an empty message"
+    }
+
     /// P1-P2 of a short UPDATE BINARY (`D6`); `nil` for an ODO one.
     static func updateOffset(_ command: [UInt8]) -> Int? {
         guard command.count >= 4, command[1] == 0xD6 else { return nil }
@@ -96,10 +134,17 @@ public enum NDEFWriteReport {
 
 /// A ``/NFCBase/Type2TagTransport`` that forwards everything and records every WRITE and its outcome
 /// (``NDEFWriteReport/PageWrite``), for ``NDEFWriteReport/type2Failure(_:writes:ndefTLVAddress:messageLength:)``.
+/// With a ``StopRequest``, the next WRITE after the stop was asked is not sent (it throws
+/// ``StoppedByRequest`` and is not recorded): a write stops between two pages, each on the tag
+/// whole or not at all.
 public final class Type2WriteRecorder: Type2TagTransport {
     public let base: any Type2TagTransport
+    public let stop: StopRequest?
     public private(set) var writes: [NDEFWriteReport.PageWrite] = []
-    public init(base: any Type2TagTransport) { self.base = base }
+    public init(base: any Type2TagTransport, stop: StopRequest? = nil) {
+        self.base = base
+        self.stop = stop
+    }
     public func read(page: UInt8) throws -> [UInt8] { try base.read(page: page) }
     public func getVersion() throws -> [UInt8]? { try base.getVersion() }
     public func reactivate() throws { try base.reactivate() }
@@ -108,6 +153,7 @@ public final class Type2WriteRecorder: Type2TagTransport {
     }
     public var fastReadPageLimit: Int { base.fastReadPageLimit }
     public func write(page: UInt8, data: [UInt8]) throws {
+        if let why = stop?.requested { throw StoppedByRequest(reason: why) }
         do {
             try base.write(page: page, data: data)
             writes.append(.init(page: page, data: data, failure: nil))
@@ -121,12 +167,20 @@ public final class Type2WriteRecorder: Type2TagTransport {
 
 /// An ``/NFCBase/APDUTransport`` that forwards every APDU and records it with its answer
 /// (``NDEFWriteReport/APDUExchange``), for ``NDEFWriteReport/type4Failure(_:exchanges:lengthFieldSize:)``.
+/// With a ``StopRequest``, the next UPDATE BINARY after the stop was asked is not sent.
 public final class APDURecorder: APDUTransport {
     public let base: any APDUTransport
+    public let stop: StopRequest?
     public private(set) var exchanges: [NDEFWriteReport.APDUExchange] = []
-    public init(base: any APDUTransport) { self.base = base }
+    public init(base: any APDUTransport, stop: StopRequest? = nil) {
+        self.base = base
+        self.stop = stop
+    }
     public var maximumResponseLength: Int { base.maximumResponseLength }
     public func transmit(_ command: [UInt8]) throws -> [UInt8] {
+        if command.count >= 2, command[1] == 0xD6 || command[1] == 0xD7, let why = stop?.requested {
+            throw StoppedByRequest(reason: why)
+        }
         do {
             let response = try base.transmit(command)
             exchanges.append(.init(command: command, response: response))

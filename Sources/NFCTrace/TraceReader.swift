@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTags
 
 /// A trace read back from its file (or any JSON Lines text of trace records, such as

@@ -1,4 +1,5 @@
-public import Foundation
+import Foundation
+public import NFCFiles
 import Synchronization
 
 /// The always-on trace: one JSON Lines file per run (schema ``TraceWriter/schema``).
@@ -11,8 +12,9 @@ import Synchronization
 /// Each record is handed to the kernel with one `write(2)` as soon as it is recorded (a
 /// batch of records, ``emit(contentsOf:)``, with one `write(2)` for the batch), so a trace
 /// survives the process being killed mid-session (at worst its last lines are missing, never
-/// half a line in the middle). Location, rotation and the size cap: see
-/// ``TraceLocation``. With `redact` on, UIDs, payloads and what was decoded from them are
+/// half a line in the middle). Every write is checked (``/NFCFiles/FileWriter``): a trace on a
+/// full disk is never reported as written (``failure``). Location, rotation and the size cap:
+/// see ``TraceLocation``. With `redact` on, UIDs, payloads and what was decoded from them are
 /// replaced by `"redacted:<n> bytes"` (``sensitiveKeys``); the header keeps everything but
 /// its `setup`'s identifiers. Sinks (``TraceSink``, e.g. the pcapng export) see every
 /// record as it is written, unredacted, in the file's order; they redact for themselves.
@@ -36,34 +38,62 @@ public final class TraceWriter: Sendable {
     private let maxBytes: Int
     private let echo: (@Sendable (String) -> Void)?
     private let sinks: [any TraceSink]
+    private let stream: FileWriter?
+
+    /// Records written past the size cap all the same, so a capped trace still ends with what
+    /// it came to: a measurement's figures, a session's ending, a virtual device's stop, a
+    /// walk's or an emulation's summary, the signal that ended it.
+    public static let summaryEvents: Set<String> = [
+        "measured", "didInvalidateWithError", "signal", "stopped", "summary", "not_in_field", "write_outcome",
+        "closed",
+    ]
 
     private struct State {
-        var fd: Int32
         var written: Int
         var capped: Bool
+        /// Records left out by the cap, and their bytes; and how many a `trace_dropped` record
+        /// has counted so far.
+        var dropped = 0
+        var droppedBytes = 0
+        var counted = 0
         var closed = false
     }
 
-    /// Opens a new trace file at `path` (through ``TraceFile/create(path:createParentDirectory:)``)
-    /// and writes the header. `path == nil` keeps no file (records only reach `echo` and the
-    /// sinks). `maxBytes` caps the file: past it one `"event":"trace_truncated"` line is
-    /// written and later records are dropped from the file (sinks still get them).
-    /// `echo` receives every line too (for `--json`). Throws ``TraceFileError`` when the
-    /// file can't be created. `createParentDirectory` makes the folder first (the default
-    /// trace location); a path the user named must be in an existing folder.
-    public init(
-        path: String?, header: TraceHeader, redact: Bool = false, maxBytes: Int = 16 << 20,
+    /// Opens a new trace file at `path` and writes the header. `path == nil` keeps no file
+    /// (records only reach `echo` and the sinks). With `createParentDirectory` (the trace
+    /// folder) the folder must pass ``/NFCFiles/PrivateFolder`` and the file is made new
+    /// (`O_EXCL`, never through a link); otherwise `path` is a file the user named, written by
+    /// ``/NFCFiles/OutputFile``'s rules (`-` is standard output; an existing file is replaced
+    /// when the trace is closed). Throws ``TraceFileError``. See
+    /// ``init(stream:header:redact:maxBytes:echo:sinks:)`` for the rest.
+    public convenience init(
+        path: String?, header: TraceHeader, redact: Bool = false, maxBytes: Int = TraceLocation.defaultMaxBytes,
         createParentDirectory: Bool = true, echo: (@Sendable (String) -> Void)? = nil,
         sinks: [any TraceSink] = []
     ) throws(TraceFileError) {
-        self.path = path
+        var stream: FileWriter? = nil
+        if let path { stream = try TraceFile.create(path: path, createParentDirectory: createParentDirectory) }
+        self.init(stream: stream, header: header, redact: redact, maxBytes: maxBytes, echo: echo, sinks: sinks)
+    }
+
+    /// A trace written to `stream` (nil: no file), header first. `maxBytes` caps the file: past
+    /// it one `"event":"trace_truncated"` line is written and later records are left out of the
+    /// file (sinks and `echo` still get them), except ``summaryEvents``, which are written all
+    /// the same, each after a `"event":"trace_dropped"` record counting what was left out
+    /// (`dropped_records`, `dropped_bytes`); closing writes a last count when records were
+    /// left out after that. `echo` receives every line too (for `--json`).
+    public init(
+        stream: FileWriter?, header: TraceHeader, redact: Bool = false,
+        maxBytes: Int = TraceLocation.defaultMaxBytes, echo: (@Sendable (String) -> Void)? = nil,
+        sinks: [any TraceSink] = []
+    ) {
+        self.path = stream?.file.named
+        self.stream = stream
         self.redact = redact
         self.maxBytes = maxBytes
         self.echo = echo
         self.sinks = sinks
-        var fd: Int32 = -1
-        if let path { fd = try TraceFile.create(path: path, createParentDirectory: createParentDirectory) }
-        state = Mutex(State(fd: fd, written: 0, capped: false))
+        state = Mutex(State(written: 0, capped: false))
         self.start = .now
         self.header = header.record(started: Date())
         emit(self.header)
@@ -71,19 +101,32 @@ public final class TraceWriter: Sendable {
 
     deinit { close() }
 
-    /// Ends the trace: the sinks finish (a pcapng file is complete) and the file is closed.
-    /// Later records are dropped. Calling it again does nothing.
+    /// The first write to the file that failed (a full disk): the trace is incomplete from there.
+    public var failure: FileError? { stream?.failure }
+
+    /// Ends the trace: a last `trace_dropped` count when the cap left records out, the sinks
+    /// finish (a pcapng file is complete) and the file is synced, closed and put in place.
+    /// Later records are dropped. Calling it again does nothing. A failure is in ``failure``
+    /// (and ``/NFCFiles/OutputFailures``).
     public func close() {
         let sinks: [any TraceSink] = state.withLock { s in
             guard !s.closed else { return [] }
-            s.closed = true
-            if s.fd >= 0 {
-                Foundation.close(s.fd)
-                s.fd = -1
+            if let stream, s.dropped > s.counted {
+                stream.write(Array((countRecord(&s).serialized + "\n").utf8))
             }
+            s.closed = true
             return self.sinks
         }
         for sink in sinks { sink.finish() }
+        try? stream?.finish()
+    }
+
+    private func countRecord(_ s: inout State) -> JSONObject {
+        s.counted = s.dropped
+        return JSONObject([
+            "t_us": .int(elapsedMicroseconds), "event": "trace_dropped", "dropped_records": .int(Int64(s.dropped)),
+            "dropped_bytes": .int(Int64(s.droppedBytes)), "max_bytes": .int(Int64(maxBytes)),
+        ])
     }
 
     /// Microseconds since this trace began (monotonic).
@@ -124,24 +167,39 @@ public final class TraceWriter: Sendable {
             var bytes: [UInt8] = []
             for (record, shown) in zip(records, written) {
                 for sink in sinks { sink.receive(record) }
-                let wantsFile = s.fd >= 0 && !s.capped
+                let wantsFile = stream != nil
                 guard wantsFile || echo != nil else { continue }
                 let line = shown.serialized + "\n"
                 echo?(String(line.dropLast()))
                 guard wantsFile else { continue }
                 let size = line.utf8.count
-                if s.written + bytes.count + size > maxBytes {
+                let total = s.written + bytes.count
+                if !s.capped && total + size <= maxBytes {
+                    bytes.append(contentsOf: line.utf8)
+                    continue
+                }
+                if !s.capped {
                     s.capped = true
                     bytes.append(
                         contentsOf: (JSONObject([
                             "t_us": .int(elapsedMicroseconds), "event": "trace_truncated",
                             "max_bytes": .int(Int64(maxBytes)),
                         ]).serialized + "\n").utf8)
-                } else {
+                }
+                // Summaries are written past the cap, within a reserve (a sixteenth of it).
+                let event = record["event"]?.stringValue ?? ""
+                if Self.summaryEvents.contains(event), total + size <= maxBytes + max(maxBytes / 16, 64 << 10) {
+                    if s.dropped > s.counted { bytes.append(contentsOf: (countRecord(&s).serialized + "\n").utf8) }
                     bytes.append(contentsOf: line.utf8)
+                } else {
+                    s.dropped += 1
+                    s.droppedBytes += size
                 }
             }
-            if !bytes.isEmpty { s.written += TraceFile.writeAll(s.fd, bytes) }
+            if !bytes.isEmpty, let stream {
+                stream.write(bytes)
+                s.written += bytes.count
+            }
         }
         return written
     }
@@ -192,102 +250,63 @@ public protocol TraceSink: Sendable {
 
 /// The one place trace files and the files made from them (pcapng, SVG) are created, so
 /// their folder and file modes are decided once: files `0600` (owner only: traces hold tag
-/// UIDs and NDEF payloads) whatever the umask, the trace folder `0700` (``PrivateFolder``).
+/// UIDs and NDEF payloads) whatever the umask, the trace folder `0700` (``/NFCFiles/PrivateFolder``),
+/// written by ``/NFCFiles/OutputFile``'s rules.
 public enum TraceFile {
-    /// Creates (truncating) `path` for writing and returns its descriptor. A regular file gets
-    /// mode 0600 (`fchmod(2)` after `open(2)`, so neither the umask nor an older file's mode
-    /// matters); a device the user named (`/dev/stdout`) is left as it is. With
+    /// Opens `path` for a trace or an export written as the run goes. With
     /// `createParentDirectory` (the trace folder, not a path the user named) the folder must
-    /// pass ``PrivateFolder/prepare(_:createParents:)`` (it is made 0700 when missing) and
-    /// the file is opened with `O_NOFOLLOW`. Throws ``TraceFileError``.
-    public static func create(path: String, createParentDirectory: Bool = false) throws(TraceFileError) -> Int32 {
-        let dir = PrivateFolder.parent(of: path)
-        var flags = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC
+    /// pass ``/NFCFiles/PrivateFolder/prepare(_:createParents:)`` (it is made 0700 when missing)
+    /// and the file must be new (no link is followed); otherwise ``/NFCFiles/OutputFile``'s rules
+    /// apply (`-` standard output, a FIFO or device written into, an existing file replaced
+    /// when the stream finishes). `label` names it in errors. Throws ``TraceFileError``.
+    public static func create(
+        path: String, createParentDirectory: Bool = false, label: String? = nil, streaming: Bool = true
+    ) throws(TraceFileError) -> FileWriter {
         if createParentDirectory {
+            let dir = PrivateFolder.parent(of: path)
             if !dir.isEmpty {
                 do { try PrivateFolder.prepare(dir, createParents: true) } catch {
                     throw TraceFileError(path: dir, reason: error.problem, folder: error)
                 }
             }
-            flags |= O_NOFOLLOW
         }
-        let fd = open(path, flags, 0o600)
-        if fd < 0 { throw openFailure(path, errno: errno) }
-        var st = stat()
-        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o7777 != 0o600, fchmod(fd, 0o600) != 0 {
-            let e = errno
-            close(fd)
-            throw TraceFileError(path: path, reason: "cannot make it 0600: \(String(cString: strerror(e)))")
-        }
-        return fd
-    }
-
-    /// `mkdir -p`: makes `dir` and the folders above it that are missing (with `mode`, before
-    /// the umask); the error names the first one that can't be made and the system's reason
-    /// (never a Foundation error dump).
-    public static func makeFolder(_ dir: String, mode: mode_t = 0o755) throws(TraceFileError) {
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder) {
-            if isFolder.boolValue { return }
-            throw TraceFileError(path: dir, reason: "is a file, not a folder")
-        }
-        let parent = (dir as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != dir { try makeFolder(parent, mode: mode) }
-        if mkdir(dir, mode) != 0 && errno != EEXIST {
-            throw TraceFileError(path: dir, reason: "can't make this folder: " + String(cString: strerror(errno)))
+        do {
+            return try OutputFile.plan(path, label: label, followLinks: !createParentDirectory).open(
+                streaming: streaming)
+        } catch {
+            throw TraceFileError(error)
         }
     }
 
-    /// Why `open(2)` of `path` for writing failed, in words a person can act on.
-    public static func openFailure(_ path: String, errno code: Int32) -> TraceFileError {
-        let dir = (path as NSString).deletingLastPathComponent
-        var isFolder: ObjCBool = false
-        switch code {
-        case ENOENT where !dir.isEmpty && !FileManager.default.fileExists(atPath: dir):
-            return TraceFileError(path: path, reason: "the folder \(dir) does not exist")
-        case ENOTDIR where !dir.isEmpty && FileManager.default.fileExists(atPath: dir, isDirectory: &isFolder):
-            return TraceFileError(path: path, reason: "\(dir) is a file, not a folder")
-        case EISDIR: return TraceFileError(path: path, reason: "is a folder; give a file name")
-        default: return TraceFileError(path: path, reason: String(cString: strerror(code)))
-        }
-    }
-
-    /// Writes `bytes` to a file made by ``create(path:createParentDirectory:)`` and closes it.
-    public static func write(_ bytes: [UInt8], to path: String) throws(TraceFileError) {
-        let fd = try create(path: path)
-        defer { close(fd) }
-        guard writeAll(fd, bytes) == bytes.count else {
-            throw TraceFileError(path: path, reason: String(cString: strerror(errno)))
-        }
-    }
-
-    /// `write(2)` until every byte is written (retrying on EINTR); returns how many were.
-    @discardableResult
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 { if errno == EINTR { continue } else { break } }
-                off += n
-            }
-            return off
+    /// Writes `bytes` as the whole file at `path` (``/NFCFiles/OutputFile/write(_:)``), mode 0600
+    /// when new. Throws ``TraceFileError``.
+    public static func write(_ bytes: [UInt8], to path: String, label: String? = nil) throws(TraceFileError) {
+        do throws(FileError) { try OutputFile.plan(path, label: label).write(bytes) } catch {
+            throw TraceFileError(error)
         }
     }
 }
 
-/// The trace file could not be opened: its path and the system's reason.
+/// The trace file could not be opened or written: its path and the system's reason.
 public struct TraceFileError: Error, Sendable, CustomStringConvertible {
-    public init(path: String, reason: String, folder: PrivateFolderError? = nil) {
+    public init(path: String, reason: String, folder: PrivateFolderError? = nil, kind: FileError.Kind = .cantCreate) {
         self.path = path
         self.reason = reason
         self.folder = folder
+        self.kind = kind
     }
+
+    public init(_ error: FileError) {
+        self.init(path: error.path, reason: error.reason, kind: error.kind)
+    }
+
     public let path: String
     public let reason: String
-    /// Set when the trace folder itself was refused (``PrivateFolder``): not ours, a link, or
-    /// writable by others.
+    /// Set when the trace folder itself was refused (``/NFCFiles/PrivateFolder``): not ours, a
+    /// link, or writable by others.
     public let folder: PrivateFolderError?
+    /// ``/NFCFiles/FileError/Kind/cantCreate`` (73) or ``/NFCFiles/FileError/Kind/io`` (74).
+    public let kind: FileError.Kind
     public var description: String { folder.map { "trace folder \($0)" } ?? "\(path): \(reason)" }
 }
 
@@ -295,70 +314,5 @@ extension JSONObject {
     init(_ entries: KeyValuePairs<String, JSONValue>) {
         self.init()
         for (k, v) in entries { self[k] = v }
-    }
-}
-
-/// Where traces go and how many are kept.
-///
-/// Folder: `$NFCBENCH_TRACE_DIR`, else `$XDG_STATE_HOME/nfcbench/traces`, else
-/// `~/.local/state/nfcbench/traces`. File name: `<UTC yyyyMMdd-HHmmss>-<command>-<pid>.jsonl`.
-/// Rotation: when a new trace is made, the oldest files beyond ``keep`` (default 100) are
-/// deleted. Each file is capped at 16 MiB by default (``TraceWriter``'s `maxBytes`).
-public struct TraceLocation: Sendable {
-    public var directory: String
-    public var keep: Int
-
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, keep: Int = 100) {
-        if let d = environment["NFCBENCH_TRACE_DIR"], !d.isEmpty {
-            directory = d
-        } else if let x = environment["XDG_STATE_HOME"], !x.isEmpty {
-            directory = x + "/nfcbench/traces"
-        } else {
-            directory = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/nfcbench/traces"
-        }
-        self.keep = keep
-    }
-
-    /// Makes the folder (0700) when missing and checks it (``PrivateFolder``) before
-    /// anything is written or rotated there. Throws ``PrivateFolderError``.
-    public func prepare() throws(PrivateFolderError) {
-        try PrivateFolder.prepare(directory, createParents: true)
-    }
-
-    /// A fresh path for `command`, after deleting the oldest traces beyond `keep - 1`.
-    /// Call ``prepare()`` first: rotation deletes files in the folder.
-    public func newTracePath(command: String, now: Date = Date(), pid: Int32 = getpid()) -> String {
-        let safe = command.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" }
-        rotate()
-        return directory + "/" + Self.utcStamp(now) + "-" + String(safe) + "-" + String(pid) + ".jsonl"
-    }
-
-    /// `yyyyMMdd-HHmmss` in UTC (`gmtime_r`: no locale or calendar data loaded).
-    static func utcStamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var t = tm()
-        gmtime_r(&seconds, &t)
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(t.tm_year + 1900)" + two(t.tm_mon + 1) + two(t.tm_mday) + "-" + two(t.tm_hour) + two(t.tm_min)
-            + two(t.tm_sec)
-    }
-
-    func rotate() {
-        // opendir(3)/readdir(3) and unlink(2): FileManager's listing costs a command's start
-        // more than the listing itself (issue 15's start-up budget).
-        guard let dir = opendir(directory) else { return }
-        var traces: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".jsonl") { traces.append(name) }
-        }
-        closedir(dir)
-        traces.sort()
-        guard traces.count >= keep else { return }
-        for name in traces.prefix(traces.count - keep + 1) {
-            unlink(directory + "/" + name)
-        }
     }
 }

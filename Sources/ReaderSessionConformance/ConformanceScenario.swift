@@ -1,4 +1,5 @@
 public import Foundation
+import NFCFiles
 public import NFCTags
 public import ReaderSession
 

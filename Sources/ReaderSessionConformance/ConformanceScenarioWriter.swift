@@ -1,4 +1,5 @@
 import Foundation
+public import NFCFiles
 import NFCTags
 import NFCTrace
 
@@ -112,10 +113,11 @@ extension ConformanceScenario {
         return Self.object(pairs)
     }
 
-    /// Writes ``fileText`` to `path` (replacing a file there).
-    /// - Throws: Foundation's error when the file cannot be written.
-    public func write(to path: String) throws {
-        try Data(fileText.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    /// Writes ``fileText`` to `path` by ``/NFCFiles/OutputFile``'s rules (a file there is
+    /// replaced atomically; every write checked).
+    /// - Throws: ``/NFCFiles/FileError`` when the file cannot be made (73) or written (74).
+    public func write(to path: String) throws(FileError) {
+        try OutputFile.plan(path).write(Array(fileText.utf8))
     }
 
     /// Milliseconds as the format writes them: a whole number, or decimals down to 1 µs.

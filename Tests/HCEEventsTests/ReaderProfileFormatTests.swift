@@ -109,11 +109,4 @@ struct ReaderProfileFormatTests {
             message(#"{"format": "nfcbench-reader-profile/1", "technology": "FeliCa"}"#)
                 == "p.json: field name: missing (required)")
     }
-
-    @Test("A missing profile file is .notFound naming it")
-    func missing() {
-        #expect(throws: DataFileError(.notFound, file: "/nonexistent/p.json", "no such file")) {
-            try ReaderProfile.load(path: "/nonexistent/p.json")
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTags
 import NFCTrace
 import ReaderFrontend

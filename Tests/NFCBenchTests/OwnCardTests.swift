@@ -8,8 +8,21 @@ import Testing
 /// vpcd's port 35963 where the issue's reproduction puts it.
 @Suite("The demo's own card; a virtual card whose port is taken or refused", .serialized)
 struct OwnCardTests {
-    /// `nfcbench virtual card --tag ntag213-text` already on port 35963 ("Hello, bench").
-    static let foreignCard = #""$B" virtual card --tag ntag213-text --quiet >/dev/null 2>&1 & sleep 1.5"#
+    /// `nfcbench virtual card --tag ntag213-text` already on port 35963 ("Hello, bench"), in the
+    /// field before the script goes on: it keeps trying (`--wait`) and the script waits for its
+    /// "in the field" line (at most 30 s). A fixed `sleep 1.5` was the flake of a fresh clone's CI:
+    /// when the private pcscd had not polled vpcd within the foreign card's own 3 s, that card
+    /// gave up and left the port, so the card under test found no one holding it ("took the
+    /// virtual card's connection but pcscd never polled the card").
+    static let foreignCard = """
+        "$B" virtual card --tag ntag213-text --wait >"$NFCBENCH_TRACE_DIR.foreign" 2>&1 &
+        for _ in $(seq 600); do grep -q 'in the field' "$NFCBENCH_TRACE_DIR.foreign" 2>/dev/null && break; sleep 0.05; done
+        grep -q 'in the field' "$NFCBENCH_TRACE_DIR.foreign" || { echo "the foreign card never came into the field"; cat "$NFCBENCH_TRACE_DIR.foreign"; }
+        """
+
+    /// The private pcscd stopped for 4 s (SIGSTOP, then SIGCONT) as the script starts: what a
+    /// loaded machine does to a pcscd that has just started, so the first poll comes late.
+    static let stalledPCSCD = #"kill -STOP "$NFCBENCH_PCSCD_PID"; ( sleep 4; kill -CONT "$NFCBENCH_PCSCD_PID" ) &"#
 
     @Test(
         "With a foreign card on vpcd's port: the demo reads its own card on its own pcscd; --bench shared-pcscd says the port is taken (69)"
@@ -76,6 +89,24 @@ struct OwnCardTests {
         #expect(
             parts[2].contains("waiting: the virtual card could not connect to vpcd on 127.0.0.1:45990"), "\(parts[2])")
         #expect(parts[2].contains("stopped"))
+    }
+
+    @Test(
+        "With the private pcscd slow to poll (stopped 4 s at start), the foreign card still holds the port and the second card says it is taken (the fresh-clone flake)"
+    )
+    func portTakenUnderSlowPCSCD() async throws {
+        let r = try await PrivateBench.run(
+            """
+            \(Self.stalledPCSCD)
+            \(Self.foreignCard)
+            "$B" virtual card --tag t4t-uri 2>&1; echo "exit $?"
+            """)
+        guard PrivateBench.available(r) else { return }
+        #expect(!r.stdout.contains("never came into the field"), "\(r.stdout)")
+        #expect(r.stdout.contains("exit 69"), "\(r.stdout)")
+        #expect(r.stdout.contains("vpcd's port 35963 is taken"), "\(r.stdout)")
+        #expect(r.stdout.contains("virtual card --tag ntag213-text"), "the holder is named: \(r.stdout)")
+        #expect(!r.stdout.contains("never polled the card:"), "\(r.stdout)")
     }
 
     @Test("measure detect --virtual-card with the port taken: the error names the cause, not only a timeout")

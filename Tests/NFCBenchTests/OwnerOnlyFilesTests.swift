@@ -58,12 +58,13 @@ struct OwnerOnlyFilesTests {
         #expect(Self.mode(scratch.path + "/locks") == 0o700)
         for f in files { #expect(Self.mode(traces + "/" + f) == 0o600, "\(f)") }
         for f in ["s.pcapng", "t.svg", "dump.json"] { #expect(Self.mode(scratch.path + "/" + f) == 0o600, "\(f)") }
-        // An existing file that was 0644 is 0600 once rewritten (dump and trace alike).
+        // An existing file is replaced keeping its mode, as cp does (README "Files you name"): a
+        // user who made it 0644 chose so; only a new file is made 0600.
         #expect(chmod(scratch.path + "/dump.json", 0o644) == 0)
         let again = try await Self.runUnderUmask000(
             ["dump", "--device", "sim:hold-uri", "--out", scratch.path + "/dump.json"], environment: env)
         #expect(again.status == 0)
-        #expect(Self.mode(scratch.path + "/dump.json") == 0o600)
+        #expect(Self.mode(scratch.path + "/dump.json") == 0o644)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".") }.isEmpty,
             "the dump's temporary file is gone")

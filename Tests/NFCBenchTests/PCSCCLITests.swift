@@ -31,6 +31,8 @@ enum PrivateBench {
         let own = try folder ?? TestFolder("cli")
         defer { if folder == nil { own.remove() } }
         env["NFCBENCH_TRACE_DIR"] = own.file("traces")
+        // Backups of write, format and lock stay in the run's folder too (never the user's state).
+        env["XDG_STATE_HOME"] = own.file("state")
         // Each private pcscd has its own "Virtual PCD 00 00": its own lock directory too, so
         // benches running side by side (other suites, other checkouts) never share a reader lock.
         env["NFCBENCH_LOCK_DIR"] = own.file("locks")

@@ -8,14 +8,26 @@ enum Witness {
     static let tags = NFCBench.packageRoot.appendingPathComponent("hardware/tags")
 
     /// Every shipped tag file that is an NFC Forum tag (`hardware/tags/*.json`; not the
-    /// MIFARE Classic card, which is sensed but never read), by name.
+    /// MIFARE Classic card, which is sensed but never read), by name; without `faults` (a file
+    /// whose tag leaves the field part way can't be read whole by anyone: ``faultyFiles``).
     static let tagFiles: [String] = {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: tags.path)) ?? []
         return names.filter { name in
             guard name.hasSuffix(".json"),
                 let text = try? String(contentsOf: tags.appendingPathComponent(name), encoding: .utf8)
             else { return false }
-            return !text.contains(#""type": "mifare_classic_1k""#)
+            return !text.contains(#""type": "mifare_classic_1k""#) && !text.contains(#""faults""#)
+        }.sorted()
+    }()
+
+    /// The shipped tag files with a fault schedule (`ntag215-flaky`: the tag is lost when page
+    /// 8 is read).
+    static let faultyFiles: [String] = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: tags.path)) ?? []
+        return names.filter { name in
+            name.hasSuffix(".json")
+                && ((try? String(contentsOf: tags.appendingPathComponent(name), encoding: .utf8))?.contains(
+                    #""faults""#) ?? false)
         }.sorted()
     }()
 
@@ -129,6 +141,28 @@ struct MfultralightWitnessTests {
             theirs[$0..<min($0 + 4, theirs.count)].map { String(format: "%02X", $0) }.joined()
         }
         #expect(theirPages == Array(ourPages.prefix(theirPages.count)), "\(file)")
+    }
+}
+
+extension MfultralightWitnessTests {
+    @Test(
+        "A tag file's tag_lost fault fires on the virtual PN532 for other clients too: nfc-mfultralight can't read it whole, nor can nfcbench dump",
+        arguments: Witness.faultyFiles)
+    func faultIsSeen(file: String) async throws {
+        let folder = try TestFolder("mfu-fault")
+        defer { folder.remove() }
+        let link = folder.file("pn532")
+        let (tool, mine) = try await Witness.serving(file, at: link) {
+            let tool = try await Witness.run(
+                "/usr/bin/nfc-mfultralight", ["r", folder.file("dump.mfd")],
+                environment: ["LIBNFC_DEVICE": "pn532_uart:\(link)", "LIBNFC_AUTO_SCAN": "false"])
+            let mine = try await NFCBench.run([
+                "dump", "--device", "pn532_uart:\(link)", "--out", folder.file("dump.json"), "--wait", "2",
+            ])
+            return (tool, mine)
+        }
+        #expect(!tool.stdout.contains("(0 pages failed)"), "\(file): \(tool.stdout)")
+        #expect(mine.status != 0, "\(file): \(mine.stderr)")
     }
 }
 

@@ -48,7 +48,9 @@ struct TraceWriterBatchTests {
         #expect(sunk[1].first?["command"]?.stringValue == "00A40400")  // sinks redact for themselves
     }
 
-    @Test("The size cap cuts a batch at the record that would pass it, marks it once, and drops the rest")
+    @Test(
+        "The size cap cuts a batch at the record that would pass it, marks it once, drops the rest, and counts them at the end"
+    )
     func capInsideBatch() throws {
         let dir = try TestDirectory("batch-cap")
         defer { dir.remove() }
@@ -65,11 +67,14 @@ struct TraceWriterBatchTests {
         w.emit(contentsOf: Self.frames(2))
         w.close()
         let lines = try Self.lines(path)
-        #expect(lines.count == 1 + fits + 1)
-        let last = try #require(try JSONValue(parsing: lines[lines.count - 1]).objectValue)
-        #expect(last["event"]?.stringValue == "trace_truncated")
-        #expect(last["max_bytes"]?.intValue == Int64(headerSize + 3 * 120))
+        #expect(lines.count == 1 + fits + 2)
+        let cut = try #require(try JSONValue(parsing: lines[lines.count - 2]).objectValue)
+        #expect(cut["event"]?.stringValue == "trace_truncated")
+        #expect(cut["max_bytes"]?.intValue == Int64(headerSize + 3 * 120))
         #expect(lines.filter { $0.contains("trace_truncated") }.count == 1)
+        let last = try #require(try JSONValue(parsing: lines[lines.count - 1]).objectValue)
+        #expect(last["event"]?.stringValue == "trace_dropped")
+        #expect(last["dropped_records"]?.intValue == Int64(12 - fits))
         // The sinks still got all 12 frames.
         #expect(sink.records.filter { $0["event"]?.stringValue == "frame" }.count == 12)
     }
@@ -84,4 +89,30 @@ struct TestDirectory {
         path = String(cString: made)
     }
     func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+}
+
+extension TraceWriterBatchTests {
+    @Test(
+        "A capped trace still ends with its summary: measured comes after a trace_dropped record counting what was left out"
+    )
+    func capKeepsSummary() throws {
+        let dir = try TestDirectory("cap-summary")
+        defer { dir.remove() }
+        let path = dir.path + "/t.jsonl"
+        let w = try TraceWriter(path: path, header: TraceHeaderTests.header(), maxBytes: 4096)
+        w.emit(contentsOf: Self.frames(200))
+        w.record("measured", ["count": .int(200)])
+        w.record("closed")
+        w.close()
+        let lines = try Self.lines(path)
+        let events = lines.map { (try? JSONValue(parsing: $0))?.objectValue?["event"]?.stringValue }
+        #expect(events.suffix(3) == ["trace_dropped", "measured", "closed"], "\(events.suffix(4))")
+        let count = try #require(try JSONValue(parsing: lines[lines.count - 3]).objectValue)
+        let kept = events.filter { $0 == "frame" }.count
+        #expect(count["dropped_records"]?.intValue == Int64(200 - kept))
+        #expect(events.filter { $0 == "trace_truncated" }.count == 1)
+        let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(size <= 4096 + (64 << 10), "the summaries stay within the reserve")
+    }
 }

@@ -140,6 +140,43 @@ final class HCEFakeTargetLink: HCETargetLink, @unchecked Sendable {
     func hceTargetSend(_ response: [UInt8]) throws { sent.append(response) }
 }
 
+@Suite("HCE live phone on the real clock")
+struct HCELivePhoneRealClockTests {
+    @Test(
+        "Two threads adding lines at once (a vpcd card's APDUs, a PC/SC client's notes): the lines leave in time order"
+    )
+    func linesLeaveInTimeOrder() async throws {
+        // A monotonic clock whose reader is held up a little after each reading, as a thread
+        // preempted between reading the clock and writing its line would be.
+        let start = ContinuousClock.now
+        let emitted = Mutex<[Duration]>([])
+        let phone = HCELivePhone(
+            app: visaApp,
+            clock: {
+                let t = ContinuousClock.now - start
+                usleep(20)
+                return t
+            },
+            onEvent: { e in emitted.withLock { $0.append(e.time) } })
+        let rounds = 300
+        async let card: Void = onThread {
+            phone.fieldOn()
+            phone.activateISODEP()
+            for _ in 0..<rounds { _ = phone.exchange(selectVAS) }
+            phone.fieldOff()
+        }
+        async let client: Void = onThread {
+            for i in 0..<rounds { phone.note(.pcsc, "pcscTransmit", detail: "\(i)") }
+        }
+        _ = try await (card, client)
+        let times = emitted.withLock { $0 }
+        #expect(times.count >= 2 * rounds)
+        let back = zip(times, times.dropFirst()).filter { $0.1 < $0.0 }.count
+        #expect(back == 0, "\(back) of \(times.count) lines are earlier than the line before them")
+        #expect(phone.events.map(\.time) == times, "the timeline keeps the order the lines left in")
+    }
+}
+
 @Suite("HCE target emulator (in-memory link)")
 struct HCETargetEmulatorTests {
     @Test("Activation is logged first, each APDU is answered as the model says, release is field off")

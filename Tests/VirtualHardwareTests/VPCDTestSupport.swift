@@ -85,10 +85,26 @@ final class VPCDTestServer: @unchecked Sendable {
         close(listener)
     }
 
+    /// `poll(2)` of `fd` for input, up to `milliseconds`, again after `EINTR` for the time left:
+    /// this test process has signal handlers (Foundation's `Process` takes SIGCHLD), and a child
+    /// of another test ending mid-poll interrupted it, so a reply that came in time read as none
+    /// (the flake of "Connecting is field on…" in full runs, never alone).
+    private func waitReadable(_ fd: Int32, _ milliseconds: Int32) -> Bool {
+        let end = ContinuousClock.now + .milliseconds(Int(milliseconds))
+        while true {
+            let left = end - ContinuousClock.now
+            let ms = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = poll(&p, 1, ms)
+            if r == 1 { return true }
+            if r < 0 && errno == EINTR && ms > 0 { continue }
+            return false
+        }
+    }
+
     /// Accepts the card's connection (waits up to `seconds`).
     func accept(seconds: Int32 = 5) -> Bool {
-        var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        guard poll(&p, 1, seconds * 1000) == 1 else { return false }
+        guard waitReadable(listener, seconds * 1000) else { return false }
         if client >= 0 { close(client) }
         client = Glibc.accept(listener, nil, nil)
         return client >= 0
@@ -107,19 +123,20 @@ final class VPCDTestServer: @unchecked Sendable {
 
     /// True when the card closed its side (EOF within `milliseconds`).
     func sawEOF(milliseconds: Int32 = 2000) -> Bool {
-        var p = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-        guard poll(&p, 1, milliseconds) == 1 else { return false }
+        guard waitReadable(client, milliseconds) else { return false }
         var byte: UInt8 = 0
-        return recv(client, &byte, 1, 0) == 0
+        var n = recv(client, &byte, 1, 0)
+        while n < 0 && errno == EINTR { n = recv(client, &byte, 1, 0) }
+        return n == 0
     }
 
     private func read(_ count: Int, _ milliseconds: Int32) -> [UInt8]? {
         var out: [UInt8] = []
         while out.count < count {
-            var p = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, milliseconds) == 1 else { return nil }
+            guard waitReadable(client, milliseconds) else { return nil }
             var chunk = [UInt8](repeating: 0, count: count - out.count)
             let n = recv(client, &chunk, chunk.count, 0)
+            if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return nil }
             out += chunk.prefix(n)
         }

@@ -1,7 +1,8 @@
 public import Foundation
 
-/// The one way nfcbench reads its JSON data files (tag files, scenarios, conformance
-/// scenarios, reader profiles): read the bytes, check the syntax with `JSONSerialization`
+/// The one way nfcbench parses its JSON data files (tag files, scenarios, conformance
+/// scenarios, reader profiles): given the bytes (read by `NFCFiles`' `DataFile.read(_:)`;
+/// this module does no file I/O), check the syntax with `JSONSerialization`
 /// (whose errors carry a byte offset, turned here into line and column), refuse a key
 /// given twice in one object, then decode a `Decodable` type with Foundation's
 /// `JSONDecoder` and turn its `DecodingError` into a ``DataFileError`` naming the field's
@@ -10,25 +11,6 @@ public import Foundation
 /// Accepted JSON is RFC 8259 as Foundation parses it: a UTF-8 byte order mark and a
 /// trailing comma before `]` or `}` are tolerated; comments, `NaN` and single quotes are not.
 public enum DataFile {
-    /// The bytes of `path`. Throws ``DataFileError/Code/notFound`` naming the file when it
-    /// does not exist, is a folder, or cannot be read.
-    public static func read(_ path: String) throws(DataFileError) -> Data {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw DataFileError(.notFound, file: path, "no such file")
-        }
-        guard !isFolder.boolValue else { throw DataFileError(.notFound, file: path, "is a folder, not a file") }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DataFileError(.notFound, file: path, "cannot be read (permissions?)")
-        }
-        return data
-    }
-
-    /// Reads `path` and decodes it (``decode(_:from:file:)``), every error naming `path`.
-    public static func load<T: Decodable>(_ type: T.Type, path: String) throws(DataFileError) -> T {
-        try decode(type, from: try read(path), file: path)
-    }
-
     /// Decodes `data`: syntax first (line and column), then `T` with `JSONDecoder` (the
     /// field path). `file` is put in every error.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String?) throws(DataFileError) -> T {

@@ -14,7 +14,7 @@ public struct DataFileError: Error, Sendable, Equatable, CustomStringConvertible
     public enum Code: Sendable, Hashable {
         /// The file (or a file it refers to) does not exist or cannot be read.
         case notFound
-        /// The file cannot be written.
+        /// The file could not be read to its end (an I/O error part way).
         case io
         /// None of the formats this reader knows.
         case unrecognizedFormat

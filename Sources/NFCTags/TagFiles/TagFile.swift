@@ -1,7 +1,6 @@
 // Tag files: our JSON format (hardware/tags/FORMAT.md), Flipper Zero `.nfc` (version 2,
 // NTAG/Ultralight) and Proxmark3 JSON dumps (`"FileType": "mfu"`).
 import FoundationEssentials
-import Glibc
 
 /// A tag as a file describes it: identification, and either a Type 2 memory image or a
 /// Type 4 NDEF file, plus an optional fault schedule.
@@ -120,14 +119,13 @@ public struct TagFile: Sendable, Hashable {
 
     // MARK: Loading
 
-    /// Reads `path` and detects its format (``parse(_:)``); every error names `path`
-    /// (``DataFileError/Code/notFound`` when it does not exist or can't be read).
-    public static func load(path: String) throws(TagFileError) -> TagFile {
-        let data = try DataFile.read(path)
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw TagFileError(.syntax, file: path, "not UTF-8 text")
+    /// Parses the bytes of a tag file (``parse(_:)``); every error names `file` (`NFCFiles`'
+    /// `TagFile.load(path:)` reads the file and calls this).
+    public static func parse(bytes: [UInt8], file: String?) throws(TagFileError) -> TagFile {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw TagFileError(.syntax, file: file, "not UTF-8 text")
         }
-        do { return try parse(text) } catch { throw error.inFile(path) }
+        do { return try parse(text) } catch { throw file.map { error.inFile($0) } ?? error }
     }
 
     /// Parses tag-file text: Flipper `.nfc` when it starts with `Filetype: Flipper NFC device`,
@@ -514,57 +512,6 @@ public struct TagFile: Sendable, Hashable {
                     }.joined(separator: ",\n") + "\n  ]")
         }
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
-    }
-
-    /// Writes ``jsonText()`` to `path` atomically, mode 0600 whatever the umask (a tag file
-    /// holds the tag's UID and content): a fresh file beside `path` from `mkstemp(3)`
-    /// (created 0600), written, `fsync`ed, then `rename(2)`d over `path` (a link there is
-    /// replaced, not followed). Throws `.io` naming `path` and the system's reason in words a
-    /// person can act on (the folder missing, a file in the way, a folder given); nothing is
-    /// left behind on failure.
-    public func save(path: String) throws(TagFileError) {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? ""
-        /// -1 missing, 0 something else, 1 a folder (`stat(2)`, links followed).
-        func kind(_ p: String) -> Int {
-            var st = stat()
-            guard stat(p, &st) == 0 else { return -1 }
-            return st.st_mode & S_IFMT == S_IFDIR ? 1 : 0
-        }
-        func failure(_ code: Int32) -> TagFileError {
-            let reason: String
-            if code == ENOENT && !folder.isEmpty && kind(folder) == -1 {
-                reason = "can't write here: the folder \(folder) does not exist"
-            } else if code == ENOTDIR || (!folder.isEmpty && kind(folder) == 0) {
-                reason = "can't write here: \(folder) is not a folder"
-            } else if code == EISDIR {
-                reason = "can't write here: it is a folder; give a file name"
-            } else {
-                reason = "can't write here: " + String(cString: strerror(code))
-            }
-            return TagFileError(.io, file: path, reason)
-        }
-        if kind(path) == 1 { throw failure(EISDIR) }
-        let dir = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        var template = Array((dir + "." + name + ".XXXXXX").utf8CString)
-        let fd = mkstemp(&template)
-        guard fd >= 0 else { throw failure(errno) }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        var code: Int32 = 0
-        let bytes = Array(jsonText().utf8)
-        var off = 0
-        while off < bytes.count && code == 0 {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 && errno != EINTR { code = errno } else if n > 0 { off += n }
-        }
-        if code == 0 && (fchmod(fd, 0o600) != 0 || fsync(fd) != 0) { code = errno }
-        if close(fd) != 0 && code == 0 { code = errno }
-        if code == 0 && rename(temporary, path) != 0 { code = errno }
-        if code != 0 {
-            unlink(temporary)
-            throw failure(code)
-        }
     }
 }
 

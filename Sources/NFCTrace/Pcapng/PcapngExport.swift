@@ -1,4 +1,5 @@
 import Foundation
+public import NFCFiles
 import Synchronization
 
 /// A pcapng file of a trace's ISO/IEC 14443 frames, written as the records come (a
@@ -14,8 +15,9 @@ public final class PcapngExport: TraceSink {
     public let path: String
     private let state: Mutex<State>
 
+    private let stream: FileWriter
+
     private struct State {
-        var fd: Int32
         var exporter: ISO14443Exporter
         var startedMicroseconds: Int64 = 0
         var begun = false
@@ -24,13 +26,21 @@ public final class PcapngExport: TraceSink {
         var written = 0
     }
 
-    /// Creates `path` (``TraceFile/create(path:createParentDirectory:)``). Throws
-    /// ``TraceFileError``.
-    public init(path: String, redact: Bool = false) throws(TraceFileError) {
+    /// Creates `path` (``TraceFile/create(path:createParentDirectory:label:streaming:)``: `-` is standard
+    /// output, an existing file is replaced when the export finishes). `label` names it in
+    /// errors (`--pcapng x`). Throws ``TraceFileError``.
+    /// `streaming: false` makes a new file as a temporary one renamed into place at the finish
+    /// (an export in one go: nothing half-written is ever at `path`).
+    public init(path: String, redact: Bool = false, label: String? = nil, streaming: Bool = true)
+        throws(TraceFileError)
+    {
         self.path = path
-        let fd = try TraceFile.create(path: path)
-        state = Mutex(State(fd: fd, exporter: ISO14443Exporter(redact: redact)))
+        stream = try TraceFile.create(path: path, label: label, streaming: streaming)
+        state = Mutex(State(exporter: ISO14443Exporter(redact: redact)))
     }
+
+    /// The first write that failed (a full disk), if one did.
+    public var failure: FileError? { stream.failure }
 
     deinit { finish() }
 
@@ -64,19 +74,21 @@ public final class PcapngExport: TraceSink {
                 write(&s, held)
                 s.held = nil
             }
-            close(s.fd)
-            s.fd = -1
         }
+        try? stream.finish()
     }
 
     /// One call: the whole trace into a pcapng file at `path`. Returns the packets written
-    /// and the frames left out (already redacted in the trace).
-    public static func export(_ trace: TraceContents, to path: String, redact: Bool) throws(TraceFileError) -> (
-        packets: Int, skippedFrames: Int
-    ) {
-        let sink = try PcapngExport(path: path, redact: redact)
+    /// and the frames left out (already redacted in the trace). Throws ``TraceFileError`` when
+    /// the file can't be made or written to its end (then nothing is left at `path`, and a
+    /// file that was there is untouched).
+    public static func export(_ trace: TraceContents, to path: String, redact: Bool, label: String? = nil)
+        throws(TraceFileError) -> (packets: Int, skippedFrames: Int)
+    {
+        let sink = try PcapngExport(path: path, redact: redact, label: label, streaming: false)
         for r in trace.allRecords { sink.receive(r) }
         sink.finish()
+        if let failure = sink.failure { throw TraceFileError(failure) }
         return sink.counts
     }
 
@@ -96,10 +108,9 @@ public final class PcapngExport: TraceSink {
         var name = utsname()
         uname(&name)
         let os = withUnsafeBytes(of: name.sysname) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        TraceFile.writeAll(
-            s.fd, Pcapng.sectionHeader(comment: comment, hardware: device, os: os, application: application))
-        TraceFile.writeAll(
-            s.fd,
+        stream.write(
+            Pcapng.sectionHeader(comment: comment, hardware: device, os: os, application: application))
+        stream.write(
             Pcapng.interfaceDescription(
                 linkType: ISO14443LinkType.linkType, name: "iso14443",
                 description: device.map { "ISO/IEC 14443 frames on \($0)" } ?? "ISO/IEC 14443 frames"))
@@ -107,8 +118,7 @@ public final class PcapngExport: TraceSink {
 
     private func write(_ s: inout State, _ p: ISO14443Packet) {
         let direction: Pcapng.Direction? = p.fromReader ? .outbound : p.fromCard ? .inbound : nil
-        TraceFile.writeAll(
-            s.fd,
+        stream.write(
             Pcapng.enhancedPacket(
                 timestampMicroseconds: s.startedMicroseconds + p.tMicroseconds,
                 data: ISO14443LinkType.packet(p.event, p.data), comment: p.comment, direction: direction))

@@ -134,6 +134,10 @@ public final class HCELivePhone: Sendable {
     private let onEvent: (@Sendable (HCELiveEvent) -> Void)?
     private let appAnswered = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
+    /// Held while timeline lines are handed to `onEvent`, so lines leave in the order of
+    /// their times even when the transport's thread and the bench's thread (a PC/SC client)
+    /// add lines at once. Never held across a wait.
+    private let emission = Mutex(())
 
     private struct State {
         var events: [HCELiveEvent] = []
@@ -199,15 +203,26 @@ public final class HCELivePhone: Sendable {
         _ source: HCELiveEvent.Source, _ event: String, command: [UInt8]? = nil,
         response: [UInt8]? = nil, detail: String? = nil
     ) {
-        let t = clock()
-        let e: HCELiveEvent = state.withLock { s in
-            let e = HCELiveEvent(
-                time: t, source: source, event: event, reader: s.reader, command: command,
-                response: response, detail: detail)
-            s.events.append(e)
-            return e
+        emission.withLock { _ in
+            // The model is brought to now first, so what it logs from here on is at this line's
+            // time or later; the line's time is the model's now (the clock's reading, unless
+            // another thread moved the model past it a moment ago). The model's lines not yet
+            // handed on are all earlier, and leave first.
+            phone.advance(to: clock())
+            let t = phone.now
+            let logged = drainLog()
+            let e: HCELiveEvent = state.withLock { s in
+                let e = HCELiveEvent(
+                    time: t, source: source, event: event, reader: s.reader, command: command,
+                    response: response, detail: detail)
+                s.events.append(e)
+                return e
+            }
+            if let onEvent {
+                logged.forEach(onEvent)
+                onEvent(e)
+            }
         }
-        onEvent?(e)
     }
 
     /// A reader's field reaches the phone now: the model's `fieldOn`; when the default
@@ -295,17 +310,24 @@ public final class HCELivePhone: Sendable {
         sync()
     }
 
-    /// Copies the model's new log lines into the timeline.
+    /// Copies the model's new log lines into the timeline and hands them on, in order.
     private func sync() {
+        emission.withLock { _ in
+            let new = drainLog()
+            if let onEvent { new.forEach(onEvent) }
+        }
+    }
+
+    /// The model's log lines not yet in the timeline, now added to it (call with `emission` held).
+    private func drainLog() -> [HCELiveEvent] {
         let log = phone.log
-        let new: [HCELiveEvent] = state.withLock { s in
+        return state.withLock { s in
             guard s.logIndex < log.count else { return [] }
             let fresh = log[s.logIndex...].map { Self.event(from: $0.event, at: $0.at, reader: s.reader) }
             s.logIndex = log.count
             s.events += fresh
             return fresh
         }
-        if let onEvent { new.forEach(onEvent) }
     }
 
     static func event(from e: ContactlessPhone.LogEvent, at t: Duration, reader: String?) -> HCELiveEvent {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NFCFiles
 import Synchronization
 
 /// glibc's pty calls, looked up at run time: Swift's Glibc module hides them behind
@@ -30,7 +31,14 @@ public struct VirtualPN532Error: Error, Sendable, Equatable, CustomStringConvert
     /// `tcsetattr`, `symlink`, `pipe`).
     public var operation: String
     public var errno: Int32
-    public var description: String { "\(operation): \(String(cString: strerror(errno)))" }
+    /// What is wrong in words, when more than `errno` says it (a link refused).
+    public var reason: String? = nil
+    public init(operation: String, errno: Int32, reason: String? = nil) {
+        self.operation = operation
+        self.errno = errno
+        self.reason = reason
+    }
+    public var description: String { "\(operation): \(reason ?? String(cString: strerror(errno)))" }
 }
 
 /// One entry of the virtual PN532's wire log.
@@ -89,11 +97,12 @@ public final class VirtualPN532: Sendable {
     /// The pty slave (e.g. `/dev/pts/7`).
     public let slavePath: String
     /// The symlink created by ``start(ptyPath:chip:timing:)``.
-    public let linkPath: String
+    /// The link made at start (nil: none, the pty is used by its own path ``slavePath``).
+    public let linkPath: String?
     private let done = Mutex<Bool>(false)
 
     private init(
-        master: Int32, slave: Int32, slavePath: String, linkPath: String, pipe: (Int32, Int32),
+        master: Int32, slave: Int32, slavePath: String, linkPath: String?, pipe: (Int32, Int32),
         timing: PN532LinkTiming
     ) {
         self.state = Mutex(State(link: PN532LinkSchedule(now: .now)))
@@ -105,12 +114,13 @@ public final class VirtualPN532: Sendable {
         self.wakePipe = pipe
     }
 
-    /// Creates the pty, the symlink at `ptyPath` (replacing an old symlink; a regular file
-    /// there is an error) and starts serving. With `timing` `.real` each answer comes when a
+    /// Creates the pty, the symlink at `ptyPath` (``/NFCFiles/SymbolicLink``: where nothing is,
+    /// or over an old `/dev/pts` link; anything else there is an error; nil: no link) and
+    /// starts serving. With `timing` `.real` each answer comes when a
     /// real PN532 on a UART would give it (``PN532LinkTiming``); `.none` answers at once.
     /// Throws ``VirtualPN532Error``.
     public static func start(
-        ptyPath: String, chip: PN532Chip = PN532Chip(), timing: PN532LinkTiming = .none
+        ptyPath: String?, chip: PN532Chip = PN532Chip(), timing: PN532LinkTiming = .none
     ) throws -> VirtualPN532 {
         guard let posixOpenPT = PTYCalls.posixOpenPT, let grantpt = PTYCalls.grantPT,
             let unlockpt = PTYCalls.unlockPT, let ptsname_r = PTYCalls.ptsNameR
@@ -137,20 +147,12 @@ public final class VirtualPN532: Sendable {
         }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw VirtualPN532Error(operation: "pipe", errno: errno) }
-        var st = stat()
-        if lstat(ptyPath, &st) == 0 {
-            guard st.st_mode & S_IFMT == S_IFLNK else {
+        if let ptyPath {
+            do { try SymbolicLink.make(ptyPath, to: slavePath, label: ptyPath) } catch {
                 close(fds[0])
                 close(fds[1])
-                throw VirtualPN532Error(operation: "symlink", errno: EEXIST)
+                throw VirtualPN532Error(operation: "symlink", errno: error.errno ?? EEXIST, reason: error.reason)
             }
-            unlink(ptyPath)
-        }
-        guard symlink(slavePath, ptyPath) == 0 else {
-            let e = errno
-            close(fds[0])
-            close(fds[1])
-            throw VirtualPN532Error(operation: "symlink", errno: e)
         }
         ok = true
         let device = VirtualPN532(
@@ -162,7 +164,7 @@ public final class VirtualPN532: Sendable {
             $0.running = true
         }
         let thread = Thread { [device] in device.serve() }
-        thread.name = "VirtualPN532 \(ptyPath)"
+        thread.name = "VirtualPN532 \(ptyPath ?? slavePath)"
         thread.start()
         return device
     }
@@ -257,8 +259,7 @@ public final class VirtualPN532: Sendable {
                 s.master = -1
             }
         }
-        var st = stat()
-        if lstat(linkPath, &st) == 0, st.st_mode & S_IFMT == S_IFLNK { unlink(linkPath) }
+        if let linkPath { SymbolicLink.remove(linkPath, ifTo: slavePath) }
         close(wakePipe.read)
         close(wakePipe.write)
     }

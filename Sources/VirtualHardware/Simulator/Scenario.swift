@@ -1,4 +1,5 @@
 public import Foundation
+import NFCFiles
 public import NFCTags
 
 /// A simulated-reader scenario: when tags enter and leave the field, and which faults to
@@ -48,7 +49,7 @@ public struct Scenario: Sendable, Equatable {
     /// Reads and parses `path`; the reader is named after the file (without `.json`) unless
     /// the file says otherwise.
     public static func load(path: String) throws(DataFileError) -> Scenario {
-        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        let stem = FilePath.stem(of: FilePath.lastComponent(of: path))
         return try Scenario(json: try DataFile.read(path), file: path, defaultReader: stem)
     }
 }

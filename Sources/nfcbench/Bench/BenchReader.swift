@@ -1,4 +1,6 @@
 import Foundation
+import NFCBenchKit
+import NFCFiles
 import NFCTags
 import NFCTrace
 import ReaderFrontend
@@ -39,9 +41,11 @@ final class BenchReader: Sendable {
     /// `command` (with `setup`: what the command was asked).
     static func open(
         _ device: String, command: String, setup: JSONObject = [:], options: DeviceFactory.Options = .init(),
-        trace traceOptions: Traces.Options = .init()
+        trace traceOptions: Traces.Options = .init(), inputs: [NamedFile] = []
     ) throws(CLIError) -> BenchReader {
         let spec = try DeviceFactory.resolve(device)
+        // No output may be a file the device reads (a sim: tag file), checked before the lock.
+        try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs + BenchDevice.inputFiles(device))
         let lease = try takeReader(spec.identifier)
         do throws(CLIError) {
             let frontend = try DeviceFactory.frontend(spec, options: options)
@@ -49,7 +53,8 @@ final class BenchReader: Sendable {
             frontend.open()
             do throws(CLIError) {
                 let trace = try Traces.open(
-                    command: command, device: spec.identifier, setup: setup, options: traceOptions)
+                    command: command, device: spec.identifier, setup: setup, options: traceOptions,
+                    touchesHardware: spec.touchesHardware)
                 return BenchReader(spec: spec, frontend: frontend, lease: lease, trace: trace)
             } catch {
                 frontend.close()

@@ -35,31 +35,67 @@ enum TagSnapshot {
         let version = try probe.identify()
         var notes: [String] = []
         var total = version?.totalPages ?? 0
+        var ultralightC = false
         if total == 0 {
             let head = try t.read(page: 0)
             guard head.count == 16 else {
                 throw TagCommunicationError.malformedResponse("READ 0 answered \(head.count) bytes")
             }
-            total = head[12] == 0xE1 ? 4 + Int(head[14]) * 2 : 16
-            notes.append(
-                "no GET_VERSION answer (a plain Ultralight, or a reader without a transparent exchange): \(total) pages from the CC; pages after the data area (lock, configuration) not read"
-            )
+            if isUltralightC(t) {
+                // MF0ICU2: 48 pages; 2Ch–2Fh hold the 3DES key, which no READ returns.
+                ultralightC = true
+                total = 48
+                notes.append(
+                    "an Ultralight C (no GET_VERSION; it answers AUTHENTICATE 1A): pages 2Ch-2Fh hold its 3DES key, which no reader can read: 00 placeholders here (unread_pages)"
+                )
+            } else {
+                total = head[12] == 0xE1 ? 4 + Int(head[14]) * 2 : 16
+                notes.append(
+                    "no GET_VERSION answer (a plain Ultralight, or a reader without a transparent exchange): \(total) pages from the CC; pages after the data area (lock, configuration) not read"
+                )
+            }
         }
         // READs of 4 pages, or FAST_READ ranges when GET_VERSION named a product with it.
-        let pages: [[UInt8]]
-        do { pages = try probe.readPages(0..<min(total, 0x100)) } catch {
+        var pages: [[UInt8]]
+        let readable = ultralightC ? 0x2C : min(total, 0x100)
+        do { pages = try probe.readPages(0..<readable) } catch {
             if case .communication(let e) = error.code { throw e }
             throw error
         }
+        if ultralightC { pages += Array(repeating: [0, 0, 0, 0], count: total - readable) }
         let activation = try activation(target, type4: false, notes: &notes)
         var file = TagFile(
-            type: fileType(version, pageCount: pages.count), activation: activation, getVersion: version?.bytes,
+            type: ultralightC ? .ultralightC : fileType(version, pageCount: pages.count), activation: activation,
+            getVersion: version?.bytes,
             pages: pages,
             comment:
                 "read by nfcbench \(CLI.version) at \(Self.utcNow()); PWD/PACK pages read as 00 (a tag never reveals them)"
         )
         file.notes += notes
+        if ultralightC { file.unreadPages = Array(readable..<total) }
         return file
+    }
+
+    /// Whether a Type 2 tag without GET_VERSION is an Ultralight C (MF0ICU2): it answers
+    /// AUTHENTICATE part 1 (`1A 00`, §7.5.5) with `AF` and 8 bytes, where a plain Ultralight or
+    /// an NTAG203 NAKs; through a reader with no raw frames (a PC/SC storage card), a READ of
+    /// page 2Bh, which only its 44 readable pages reach. The tag is re-activated after the
+    /// probe (a half-done authentication, or a NAK, leaves it waiting or idle).
+    static func isUltralightC(_ t: any Type2TagTransport) -> Bool {
+        do {
+            let answer = try t.transceive([0x1A, 0x00])
+            try? t.reactivate()
+            if case .data(let d) = answer, d.count == 9, d[0] == 0xAF { return true }
+            return false
+        } catch TagCommunicationError.unsupportedCommand {
+            do { return try t.read(page: 0x2B).count == 16 } catch {
+                try? t.reactivate()
+                return false
+            }
+        } catch {
+            try? t.reactivate()
+            return false
+        }
     }
 
     static func type4(_ target: DetectedTarget, _ t: any APDUTransport) throws -> TagFile {

@@ -1,3 +1,4 @@
+import NFCFiles
 import NFCTags
 
 /// The words after a command's name, consumed by name (options, flags) or in order
@@ -189,8 +190,19 @@ enum CLIError: Error, Equatable {
     init(_ error: DataFileError) {
         switch error.code {
         case .notFound: self = .noInput(error.description)
-        case .io: self = .cantCreate(error.description)
+        case .io: self = .ioError(error.description)
         default: self = .data(error.description)
+        }
+    }
+
+    /// A file's error (``/NFCFiles/FileError``) with its exit status: 73 can't create, 74 I/O,
+    /// 66 no input, 64 the same file as an input or another output.
+    init(_ error: FileError) {
+        switch error.kind {
+        case .cantCreate: self = .cantCreate(error.description)
+        case .io: self = .ioError(error.description)
+        case .noInput: self = .noInput(error.description)
+        case .sameFile: self = .usage(error.description)
         }
     }
 }

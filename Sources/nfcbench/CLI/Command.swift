@@ -1,4 +1,5 @@
 import NFCBenchKit
+import NFCFiles
 
 /// One `nfcbench` command: its words, its help, and what it runs.
 struct Command: Sendable {
@@ -43,6 +44,8 @@ struct Command: Sendable {
             if let first = name.first, first.isLetter { names.insert("--" + name) }
             rest = rest[r.upperBound...]
         }
+        // Every command with a trace takes --no-trace (Traces.Options).
+        if names.contains("--trace") { names.insert("--no-trace") }
         return names
     }
 
@@ -150,10 +153,24 @@ enum CLI {
 
     static func run(_ command: Command, _ args: inout Arguments) async -> Int32 {
         do {
-            return try await command.run(&args)
+            return finished(try await command.run(&args))
         } catch {
             return outcome(command, { args.unconsumed }) { () throws -> Int32 in throw error }
         }
+    }
+
+    /// A command's status once its outputs are checked to the end: 74, each failure named,
+    /// when a trace, an export or standard output could not be written whole (a full disk),
+    /// whatever the command found; its own status otherwise.
+    static func finished(_ status: Int32) -> Int32 {
+        StandardOutput.finish()
+        let failures = OutputFailures.all
+        guard !failures.isEmpty else { return status }
+        for f in failures where f.path != "standard error" {
+            // Standard error may be the failed one: try it all the same.
+            _ = StandardOutput.write(2, Array("error: \(f.description)\n".utf8))
+        }
+        return 74
     }
 
     /// `body`'s exit status, or its error reported the way every command reports one;
@@ -161,7 +178,7 @@ enum CLI {
     /// unknown option is named first).
     static func outcome(_ command: Command, _ unconsumed: () -> [String], _ body: () throws -> Int32) -> Int32 {
         do {
-            return try body()
+            return finished(try body())
         } catch let error as CLIError {
             if case .usage(var message) = error {
                 // An option the command does not know is the first thing to say, before what
@@ -180,6 +197,9 @@ enum CLI {
                     message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
             }
             Output.err("error: \(error.message)")
+            // A file the command named that failed part way was said above; other failures too.
+            let other = OutputFailures.all.filter { !error.message.contains($0.description) }
+            for f in other { Output.err("error: \(f.description)") }
             return error.exitCode
         } catch {
             Output.err("error: \(error)")

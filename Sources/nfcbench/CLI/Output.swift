@@ -1,52 +1,38 @@
 import Foundation
+import NFCFiles
 
 /// Plain writes to stdout and stderr (unbuffered, so lines interleave correctly with
-/// subprocesses and survive a SIGKILL).
+/// subprocesses and survive a SIGKILL), every one checked (``StandardOutput``): a full disk
+/// under `> file` makes the command end with 74, never success and an empty file.
 enum Output {
     static func out(_ text: String) { write(1, text.hasSuffix("\n") ? text : text + "\n") }
     static func err(_ text: String) { write(2, text.hasSuffix("\n") ? text : text + "\n") }
     /// Writes without adding a newline (status lines).
     static func raw(_ text: String, fd: Int32 = 1) { write(fd, text) }
+    /// Writes bytes as they are (a pcapng or a tag file on `-`).
+    static func bytes(_ bytes: [UInt8], fd: Int32 = 1) {
+        // Nobody reads this pipe any more: end the command as SIGPIPE would, cleanly.
+        if StandardOutput.write(fd, bytes) == EPIPE { Signals.outputClosed() }
+    }
 
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 
-    private static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                // Nobody reads this pipe any more: end the command as SIGPIPE would, cleanly.
-                if errno == EPIPE { Signals.outputClosed() }
-                return
-            }
-            off += n
-        }
-    }
+    private static func write(_ fd: Int32, _ text: String) { bytes(Array(text.utf8), fd: fd) }
 }
 
-/// Output files a command was told to write (`--out`, `--backup`, `--svg`, `--pcapng`),
-/// checked before anything is read or sent, so a typo in a folder name costs nothing.
-enum OutputFile {
-    /// Throws can't-create (73) when `path` can't be made: its folder is missing or is a
-    /// file, the path is a folder, or the folder is not writable. The message starts with
-    /// `label` (default: `option path`, e.g. `--out /x/tag.json`).
-    static func check(_ path: String, option: String, label: String? = nil) throws(CLIError) {
-        let what = label ?? "\(option) \(path)"
-        let fm = FileManager.default
-        var isFolder: ObjCBool = false
-        if fm.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw .cantCreate("\(what): is a folder; give a file name")
-        }
-        let dir = (path as NSString).deletingLastPathComponent
-        let folder = dir.isEmpty ? "." : dir
-        guard fm.fileExists(atPath: folder, isDirectory: &isFolder) else {
-            throw .cantCreate("\(what): the folder \(folder) does not exist")
-        }
-        guard isFolder.boolValue else { throw .cantCreate("\(what): \(folder) is a file, not a folder") }
-        guard access(folder, W_OK) == 0 else {
-            throw .cantCreate("\(what): can't write in \(folder) (\(String(cString: strerror(errno))))")
-        }
+/// Output files a command was told to write (`--out`, `--backup`, `--svg`, `--pcapng`, `--save`),
+/// checked before anything is read or sent, so a typo in a folder name costs nothing; written
+/// by ``/NFCFiles/OutputFile``'s rules.
+enum Outputs {
+    /// `path` planned for writing (``/NFCFiles/OutputFile/plan(_:label:mode:followLinks:)``);
+    /// throws can't-create (73) naming `option path` (or `label`).
+    static func plan(_ path: String, option: String, label: String? = nil) throws(CLIError) -> OutputFile {
+        do { return try OutputFile.plan(path, label: label ?? "\(option) \(path)") } catch { throw CLIError(error) }
+    }
+
+    /// Refuses (64) an output that is the same file as an input or another output, before
+    /// anything is read or sent (``/NFCFiles/SameFile``).
+    static func refuseSameFiles(outputs: [NamedFile], inputs: [NamedFile] = []) throws(CLIError) {
+        do { try SameFile.refuse(outputs: outputs, inputs: inputs) } catch { throw CLIError(error) }
     }
 }

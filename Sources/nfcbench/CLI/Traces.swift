@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCHardware
 import NFCTrace
 
@@ -15,23 +16,38 @@ enum Traces {
         var json = false
         /// `--pcapng OUT`: the ISO/IEC 14443 frames as they happen, in a pcapng file.
         var pcapng: String?
+        /// `--no-trace`: no trace file (the records still reach `--json` and `--pcapng`).
+        var noTrace = false
 
-        init(path: String? = nil, redact: Bool = false, json: Bool = false, pcapng: String? = nil) {
+        init(
+            path: String? = nil, redact: Bool = false, json: Bool = false, pcapng: String? = nil, noTrace: Bool = false
+        ) {
             self.path = path
             self.redact = redact
             self.json = json
             self.pcapng = pcapng
+            self.noTrace = noTrace
         }
 
-        /// Reads `--trace`, `--redact` and `--pcapng` (those the command offers).
+        /// Reads `--trace`, `--no-trace`, `--redact` and `--pcapng` (those the command offers).
         static func parse(
             _ args: inout Arguments, trace: Bool = true, redact: Bool = true, pcapng: Bool = true
         ) throws(CLIError) -> Options {
             var o = Options()
-            if trace { o.path = try args.option("trace") }
+            if trace {
+                o.path = try args.option("trace")
+                o.noTrace = args.flag("no-trace")
+                if o.noTrace && o.path != nil { throw .usage("give --trace PATH or --no-trace, not both") }
+            }
             if redact { o.redact = args.flag("redact") }
             if pcapng { o.pcapng = try args.option("pcapng") }
             return o
+        }
+
+        /// The files these options name, for ``Outputs/refuseSameFiles(outputs:inputs:)``.
+        var outputs: [NamedFile] {
+            [path.map { NamedFile("--trace \($0)", $0) }, pcapng.map { NamedFile("--pcapng \($0)", $0) }]
+                .compactMap { $0 }
         }
     }
 
@@ -57,49 +73,53 @@ enum Traces {
     }
 
     /// Opens the trace of a run of `command` (file name: the command with dashes) and, with
-    /// `options.pcapng`, the pcapng export that follows it. `echo` overrides the `--json`
-    /// printer (nil: print each line on stdout when `options.json`).
+    /// `options.pcapng`, the pcapng export that follows it (``/NFCTrace/TraceLocation/openTrace(command:header:choice:redact:fallback:echo:sinks:environment:)``).
+    /// `echo` overrides the `--json` printer (nil: print each line on stdout when
+    /// `options.json`). `inputs` are the files the command reads: no output may be one of
+    /// them (64). `touchesHardware: false` (a walk, a `sim:` device) lets a trace folder that
+    /// can't be written give way to another, with a warning.
     static func open(
         command: String, device: String?, model: JSONObject = [:], setup: JSONObject = [:],
-        options: Options, echo: (@Sendable (String) -> Void)? = nil
+        options: Options, echo: (@Sendable (String) -> Void)? = nil, inputs: [NamedFile] = [],
+        touchesHardware: Bool = true
     ) throws(CLIError) -> TraceWriter {
-        let file: String
-        if let path = options.path {
-            file = path
-        } else {
-            let location = TraceLocation()
-            // The folder is checked before rotation deletes anything in it (README "Traces").
-            // A folder that can't be made (a file in the way) is 73; one that exists but is
-            // refused (not ours, a link, writable by others: ``PrivateFolder``) is 69.
-            do { try location.prepare() } catch { throw folderFailure(error, options) }
-            file = location.newTracePath(command: command)  // spaces become "-" there
-        }
+        try Outputs.refuseSameFiles(outputs: options.outputs, inputs: inputs)
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
-            do { sinks.append(try PcapngExport(path: out, redact: options.redact)) } catch {
-                throw .cantCreate("can't write the pcapng file (--pcapng): \(error)")
+            do { sinks.append(try PcapngExport(path: out, redact: options.redact, label: "--pcapng \(out)")) } catch {
+                throw failure(error, options, what: "the pcapng file")
             }
         }
         var printer = echo
         if printer == nil && options.json { printer = { line in Output.out(line) } }
-        let writer: TraceWriter
+        let choice: TraceLocation.Choice =
+            options.noTrace ? .none : options.path.map { .file($0) } ?? .folder
+        let opened: (writer: TraceWriter, warnings: [String])
         do {
-            writer = try TraceWriter(
-                path: file, header: header(command: command, device: device, model: model, setup: setup),
-                redact: options.redact, createParentDirectory: options.path == nil, echo: printer, sinks: sinks)
+            opened = try TraceLocation.openTrace(
+                command: command, header: header(command: command, device: device, model: model, setup: setup),
+                choice: choice, redact: options.redact, fallback: !touchesHardware, echo: printer, sinks: sinks)
         } catch {
+            for sink in sinks { sink.finish() }
             if let folder = error.folder { throw folderFailure(folder, options) }
-            throw .cantCreate("can't write the trace: \(error)" + whereFrom(options))
+            throw failure(error, options, what: "the trace")
         }
+        for w in opened.warnings { Output.err(w) }
         // With --json, stdout is the trace's records; where the file is goes to stderr.
-        if options.json { Output.err("trace: \(file)") }
-        return writer
+        if options.json, let path = opened.writer.path { Output.err("trace: \(path)") }
+        return opened.writer
+    }
+
+    /// A trace or pcapng file that can't be made (73) or written (74).
+    static func failure(_ error: TraceFileError, _ options: Options, what: String) -> CLIError {
+        let message =
+            "can't write \(what): \(error)" + (what == "the trace" && options.path == nil ? whereFrom(options) : "")
+        return error.kind == .io ? .ioError(message) : .cantCreate(message)
     }
 
     /// The trace folder refused or not made, as the exit status says (see ``open``).
     static func folderFailure(_ error: PrivateFolderError, _ options: Options) -> CLIError {
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: error.path, isDirectory: &isFolder), isFolder.boolValue {
+        if let st = FilePath.status(error.path), st.st_mode & S_IFMT == S_IFDIR, !error.unwritable {
             return .unavailable("trace folder \(error)" + whereFrom(options))
         }
         return .cantCreate("can't write the trace: trace folder \(error)" + whereFrom(options))

@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -80,8 +81,15 @@ enum CheckCommand {
             }
         }
         if let traces {
-            do { try FileManager.default.createDirectory(atPath: traces, withIntermediateDirectories: true) } catch {
-                throw CLIError.failure("cannot make \(traces): \(error)")
+            guard traces != "-" else {
+                throw CLIError.usage("--traces DIR is a folder; - (standard output) can't hold one")
+            }
+            let inputs = (tagNames ?? []).compactMap { DataLocation.resolve($0, in: "tags") }.map {
+                NamedFile("the tag file \($0)", $0)
+            }
+            try Outputs.refuseSameFiles(outputs: [NamedFile("--traces \(traces)", traces)], inputs: inputs)
+            do throws(FileError) { try Folder.make(traces) } catch {
+                throw CLIError(FileError(error.kind, path: "--traces \(traces)", error.description))
             }
         }
         let files = try tagFiles(tagNames)

@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTrace
 import ReaderSession
 import ReaderSessionConformance
@@ -12,6 +13,7 @@ enum ConformanceExplore {
         let depth = try args.int("depth", in: 0...6) ?? 2
         let budget = try args.duration("budget")
         let save = try args.option("save")
+        if save == "-" { throw CLIError.usage("--save DIR is a folder; - (standard output) can't hold one") }
         try args.finish()
         guard let entry = ReferenceApps.named(appName) else {
             throw CLIError.usage(
@@ -22,15 +24,15 @@ enum ConformanceExplore {
         let report = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))
         var saved: [ConformanceRule: String] = [:]
         if let save, !report.counterexamples.isEmpty {
-            do {
-                try FileManager.default.createDirectory(atPath: save, withIntermediateDirectories: true)
+            do throws(FileError) {
+                try Folder.make(save, mode: 0o755)
                 for c in report.counterexamples {
-                    let path = save + "/" + c.scenario.name + ".json"
+                    let path = FilePath.join(save, c.scenario.name + ".json")
                     try c.scenario.write(to: path)
                     saved[c.rule] = path
                 }
             } catch {
-                throw CLIError.failure("--save \(save): \(error.localizedDescription)")
+                throw CLIError(FileError(error.kind, path: "--save \(save)", error.description))
             }
         }
         if json {

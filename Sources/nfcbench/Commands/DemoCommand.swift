@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -31,7 +32,7 @@ enum DemoCommand {
         path: ["demo"],
         abstract: "The main job on the virtual bench: a first read (204), a timeout (201), a busy reader (203)",
         usage:
-            "demo [--tag NAME] [--bench auto|pcscd|pn532|shared-pcscd] [--timeout S] [--json] [--trace PATH] [--pcapng OUT]",
+            "demo [--tag NAME] [--bench auto|pcscd|pn532|shared-pcscd] [--timeout S] [--json] [--trace PATH | --no-trace] [--pcapng OUT]",
         help: """
             OPTIONS:
               --tag NAME     the tag to present (hardware/tags/; default t4t-uri on PC/SC,
@@ -95,7 +96,9 @@ enum DemoCommand {
             var demoModel = SessionRunner.headerModel(demoOptions)
             demoModel["short_time_limit_s"] = .double(BenchCommand.seconds(shortLimit))
             let trace = try Traces.open(
-                command: "demo", device: bench.device, model: demoModel, options: traceOptions)
+                command: "demo", device: bench.device, model: demoModel, options: traceOptions,
+                inputs: tag.flatMap { DataLocation.resolve($0, in: "tags") }.map { [NamedFile("--tag \($0)", $0)] }
+                    ?? [])
             defer { trace.close() }
             let say: @Sendable (String) -> Void = { text in
                 var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": "demo"]

@@ -1,6 +1,7 @@
 import Foundation
 import HCEEvents
 import NFCBenchKit
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -14,7 +15,7 @@ enum EmulateCommand {
         path: ["emulate"],
         abstract: "Be the phone (HCE default app) in libnfc target mode for one reader",
         usage:
-            "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE] [--pcapng OUT] [--redact]",
+            "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …

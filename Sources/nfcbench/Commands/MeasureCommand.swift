@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NFCFiles
 import NFCTags
 import NFCTrace
 import ReaderFrontend
@@ -14,7 +15,7 @@ enum MeasureCommand {
         path: ["measure"],
         abstract: "Time detection, APDU round trips, NDEF reads and removal detection",
         usage:
-            "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]] [--trace PATH] [--pcapng OUT]",
+            "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]] [--trace PATH | --no-trace] [--pcapng OUT]",
         help: """
             WHAT:
               detect    from the tag entering the field to the backend reporting it (identified)
@@ -102,7 +103,11 @@ enum MeasureCommand {
                 "what": .string(what.rawValue), "count": .int(Int64(count)),
                 "virtual_card": virtualTag.map { .string($0) } ?? .null,
             ],
-            options: .init(presenceInterval: interval.map { .milliseconds($0) }), trace: traceOptions)
+            options: .init(presenceInterval: interval.map { .milliseconds($0) }), trace: traceOptions,
+            inputs: virtualTag.flatMap { DataLocation.resolve($0, in: "tags") }.map {
+                [NamedFile("--virtual-card \($0)", $0)]
+            }
+                ?? [])
         defer { reader.close() }
 
         var card: VirtualCard? = nil

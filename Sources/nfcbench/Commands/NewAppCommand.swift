@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTrace
 
 /// `nfcbench new-app DIR`: an app team's package, made from the example app
@@ -28,6 +29,9 @@ enum NewAppCommand {
             let name = try args.option("name")
             let dir = try args.requiredPositional("DIR")
             try args.finish()
+            guard dir != "-" else {
+                throw CLIError.usage("DIR is a folder to write the package in; - (standard output) can't hold one")
+            }
             let clone = try cloneDirectory()
             let target = URL(fileURLWithPath: dir).standardizedFileURL.path
             let written = try write(
@@ -75,7 +79,9 @@ enum NewAppCommand {
                 throw .cantCreate("\(target) is not empty: new-app writes only into a new or empty folder")
             }
         }
-        do { try TraceFile.makeFolder(target) } catch { throw .cantCreate("can't make the package folder \(error)") }
+        do throws(FileError) { try Folder.make(target, mode: 0o755) } catch {
+            throw CLIError(FileError(error.kind, path: error.path, "can't make the package folder: \(error.reason)"))
+        }
         var written: [String] = []
         for part in ["Sources", "Tests"] {
             for file in files(under: "\(clone)/\(example)/\(part)") {
@@ -106,19 +112,19 @@ enum NewAppCommand {
         }.sorted()
     }
 
-    /// Writes a new file (`O_EXCL`: nothing is overwritten) with the usual source file mode,
-    /// 0644 less the umask: these are the app's sources, not tag data.
+    /// Writes a new file (nothing is overwritten: an existing one is refused) by
+    /// ``/NFCFiles/OutputFile``'s rules, every write checked, with the usual source file mode
+    /// 0644 (these are the app's sources, not tag data; its folders 0755).
     static func put(_ bytes: [UInt8], at path: String) throws(CLIError) {
-        do { try TraceFile.makeFolder((path as NSString).deletingLastPathComponent) } catch {
-            throw .cantCreate("can't make the folder \(error)")
-        }
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .cantCreate("can't write \(TraceFile.openFailure(path, errno: errno))") }
-        let written = TraceFile.writeAll(fd, bytes)
-        let code = errno
-        close(fd)
-        guard written == bytes.count else {
-            throw .cantCreate("can't write \(path): \(String(cString: strerror(code)))")
+        do throws(FileError) {
+            try Folder.make(FilePath.folder(of: path), mode: 0o755)
+            let file = try OutputFile.plan(path, mode: 0o644)
+            guard file.destination == .create else {
+                throw FileError(.cantCreate, path: path, "is already there; new-app writes only new files")
+            }
+            try file.write(bytes)
+        } catch {
+            throw CLIError(error)
         }
     }
 

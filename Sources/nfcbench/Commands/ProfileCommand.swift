@@ -1,5 +1,6 @@
 import FoundationEssentials
 import HCEEvents
+import NFCFiles
 import NFCTags
 import NFCTrace
 
@@ -11,12 +12,14 @@ enum ProfileCommand {
         usage: "profile import TRACE [--name NAME] [--category C] [--out FILE]",
         help: """
             ARGUMENTS:
-              TRACE          a Proxmark3 .trace file (ISO 14443 A or B, or FeliCa; sniff or reader log)
+              TRACE          a Proxmark3 .trace file (ISO 14443 A or B, or FeliCa; sniff or reader log);
+                             - for standard input
 
             OPTIONS:
               --name NAME    profile name (default: the trace's file name without extension)
               --category C   category (default: imported)
-              --out FILE     write the profile there (default: standard output)
+              --out FILE     write the profile there (default, or -: standard output); refused when
+                             it is TRACE
 
             Reader→card frames are kept; ISO 14443-4 I-blocks are unwrapped into APDUs (PCB,
             CID, NAD, chaining); each step's expect_sw is the status word the card answered;
@@ -33,15 +36,19 @@ enum ProfileCommand {
             let category = try args.option("category")
             let path = try args.requiredPositional("TRACE")
             try args.finish()
-            if let out { try OutputFile.check(out, option: "--out") }
+            let target = try out.map { p throws(CLIError) in try Outputs.plan(p, option: "--out") }
+            if let out {
+                try Outputs.refuseSameFiles(
+                    outputs: [NamedFile("--out \(out)", out)], inputs: [NamedFile("the trace \(path)", path)])
+            }
             let data: Data
             do throws(DataFileError) { data = try DataFile.read(path) } catch { throw CLIError(error) }
             let trace: ProxmarkTrace
             do { trace = try ProxmarkTrace(bytes: [UInt8](data)) } catch {
                 throw CLIError.data("\(path): \(error)")
             }
-            let base = URL(fileURLWithPath: path).lastPathComponent
-            let stem = URL(fileURLWithPath: base).deletingPathExtension().lastPathComponent
+            let base = path == "-" ? "standard input" : FilePath.lastComponent(of: path)
+            let stem = path == "-" ? "imported" : FilePath.stem(of: base)
             let report: ProxmarkProfileImporter.Report
             do {
                 report = try ProxmarkProfileImporter.profile(
@@ -66,9 +73,9 @@ enum ProfileCommand {
                         + "(\(report.damagedFrames) damaged frame(s)); is this a Proxmark3 ISO 14443-A trace?")
             }
             let text = profile.jsonText()
-            if let out {
-                do { try TraceFile.write(Array(text.utf8), to: out) } catch {
-                    throw CLIError.cantCreate("can't write the profile: \(error)")
+            if let out, let target, target.destination != .descriptor(1) {
+                do throws(FileError) { try target.write(Array(text.utf8)) } catch {
+                    throw CLIError(FileError(error.kind, path: error.path, "can't write the profile: \(error.reason)"))
                 }
                 Output.err(
                     "\(out): \(report.profile.steps.count) APDU(s), ISO-DEP \(report.profile.reachesISODEP ? "yes" : "no")\(report.profile.ecp != nil ? ", ECP" : "")"

@@ -1,3 +1,4 @@
+import NFCFiles
 import NFCTags
 import NFCTrace
 import ReaderSession

@@ -1,4 +1,5 @@
 import Foundation
+import NFCFiles
 import NFCTrace
 
 /// `nfcbench trace export|show|diff|plot`: a trace file opened by the field's tools
@@ -38,8 +39,10 @@ enum TraceCommand {
             tshark -r OUT -d iso14443.subdissector,iso7816 (in Wireshark: Analyze > Decode As…,
             "ISO14443 payload subdissector" → ISO 7816).
 
+            TRACE may be - (standard input).
+
             OPTIONS:
-              --pcapng OUT   the file to write
+              --pcapng OUT   the file to write (- for standard output); refused when it is TRACE
               --redact       UIDs, payloads and APDU data become zeros of the same length (SELECT
                              AIDs, status words and Type 2 commands stay)
             """,
@@ -50,11 +53,16 @@ enum TraceCommand {
             let input = try args.requiredPositional("TRACE")
             try args.finish()
             guard let out = outArg else { throw CLIError.usage("--pcapng OUT is required") }
-            try OutputFile.check(out, option: "--pcapng")
+            _ = try Outputs.plan(out, option: "--pcapng")
+            try Outputs.refuseSameFiles(
+                outputs: [NamedFile("--pcapng \(out)", out)], inputs: [NamedFile("the trace \(input)", input)])
             let trace = try load(input)
             let counts: (packets: Int, skippedFrames: Int)
-            do { counts = try PcapngExport.export(trace, to: out, redact: redact) } catch {
-                throw CLIError.cantCreate("can't write the pcapng file: \(error)")
+            do throws(TraceFileError) {
+                counts = try PcapngExport.export(trace, to: out, redact: redact, label: "--pcapng \(out)")
+            } catch {
+                let message = "can't write the pcapng file: \(error)"
+                throw error.kind == .io ? CLIError.ioError(message) : CLIError.cantCreate(message)
             }
             var line = "\(counts.packets) packets to \(out)"
             if counts.skippedFrames > 0 {
@@ -187,17 +195,20 @@ enum TraceCommand {
             hex in the hover title), the ending with its code and reason. A walk (or emulate):
             one lane per reader profile from its field on: the field, the wake, SELECTs by who
             answered (app, system, express credential, nobody), and whether the wake was served
-            or useless, and why. Other traces: one lane of frames.
+            or useless, and why. Other traces: one lane of frames. OUT may be - (standard output),
+            TRACE - (standard input); OUT is refused when it is TRACE.
             """,
         run: { args in
             let outArg = try args.option("svg")
             let input = try args.requiredPositional("TRACE")
             try args.finish()
             guard let out = outArg else { throw CLIError.usage("--svg OUT is required") }
-            try OutputFile.check(out, option: "--svg")
+            let target = try Outputs.plan(out, option: "--svg")
+            try Outputs.refuseSameFiles(
+                outputs: [NamedFile("--svg \(out)", out)], inputs: [NamedFile("the trace \(input)", input)])
             let svg = TraceTimeline.svg(try load(input))
-            do { try TraceFile.write(Array(svg.utf8), to: out) } catch {
-                throw CLIError.cantCreate("can't write the SVG file: \(error)")
+            do throws(FileError) { try target.write(Array(svg.utf8)) } catch {
+                throw CLIError(FileError(error.kind, path: error.path, "can't write the SVG file: \(error.reason)"))
             }
             return 0
         })

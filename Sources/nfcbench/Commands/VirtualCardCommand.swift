@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -16,7 +17,7 @@ enum VirtualCardCommand {
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
         usage:
-            "virtual card --tag FILE [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE] [--pcapng OUT] [--redact]",
+            "virtual card --tag FILE [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
@@ -83,7 +84,7 @@ enum VirtualCardCommand {
                 "tag_file": .string(path), "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
                 "atr": .string(personality.atr.hexString()), "reversed": .bool(reversed),
             ],
-            options: traceOptions)
+            options: traceOptions, inputs: [NamedFile("--tag \(path)", path)])
         defer { trace.close() }
         let start = BenchTrace.monotonicMicros()
         if !json {

@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCFiles
 import NFCTags
 import NFCTrace
 import ReaderSession
@@ -13,10 +14,12 @@ enum VirtualPN532Command {
         path: ["virtual", "pn532"],
         abstract: "Run a virtual PN532 on a pseudo-terminal serving a tag file (libnfc pn532_uart)",
         usage:
-            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--timing real|none] [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE] [--pcapng OUT] [--redact] [--save FILE] [--quiet]",
+            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--timing real|none] [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE | --no-trace] [--pcapng OUT] [--redact] [--save FILE] [--quiet]",
         help: """
             Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
             pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
+            The link is made only where nothing is (or over an old link into /dev/pts); with
+            --pty - no link is made: connect to the pty's own path, printed first.
             The tag (our JSON, a Flipper .nfc or a Proxmark3 JSON dump; a name in hardware/tags works)
             is served by the NFCTags emulation cores: NTAG21x/Ultralight or a Type 4 NDEF application;
             writes stay in memory for the run (and go to --save FILE on exit).
@@ -39,7 +42,8 @@ enum VirtualPN532Command {
                                   on/off, REQA, anticollision, SELECT, RATS, Type 2 frames and
                                   ISO-DEP blocks as the chip exchanged them (see 'nfcbench trace export')
               --redact            replace UIDs and payloads in the trace, the output and the pcapng file
-              --save FILE         on exit, write the tag as it is then (our JSON)
+              --save FILE         on exit, write the tag as it is then (our JSON; - for standard output);
+                                  refused when it is the --tag file
               --quiet             no per-frame lines (the trace still has them)
             stdin: 'remove' takes the tag out of the field, 'present' puts it back.
             SIGINT, SIGTERM and SIGHUP stop it cleanly (link removed, exit 0).
@@ -61,8 +65,23 @@ enum VirtualPN532Command {
             traceOptions.json = json && !quiet
             let savePath = try args.option("save")
             try args.finish()
-            try OutputFile.check(pty, option: "--pty")
-            if let savePath { try OutputFile.check(savePath, option: "--save") }
+            var inputs: [NamedFile] = []
+            if let tagName, let p = DataLocation.resolve(tagName, in: "tags") {
+                inputs.append(NamedFile("--tag \(p)", p))
+            }
+            if let readerName, let p = DataLocation.resolve(readerName, in: "readers") {
+                inputs.append(NamedFile("--reader \(p)", p))
+            }
+            let ptyOutput = pty == "-" ? [] : [NamedFile("--pty \(pty)", pty)]
+            try Outputs.refuseSameFiles(
+                outputs: ptyOutput + (savePath.map { [NamedFile("--save \($0)", $0)] } ?? []) + traceOptions.outputs,
+                inputs: inputs)
+            if pty != "-" {
+                do throws(FileError) { try SymbolicLink.plan(pty, label: "--pty \(pty)") } catch {
+                    throw CLIError(error)
+                }
+            }
+            if let savePath { _ = try Outputs.plan(savePath, option: "--save") }
             if (presentFor == nil) != (absentFor == nil) {
                 throw CLIError.usage("--present-for and --absent-for go together")
             }
@@ -103,6 +122,8 @@ enum VirtualPN532Command {
             /// The card with its memory as the tag last left the field.
             var card: PN532Card?
             var inField = false
+            /// The tag was in the field before (its faults have had their run).
+            var presented = false
         }
         let state: Mutex<State>
         let fake: VirtualPN532
@@ -120,8 +141,11 @@ enum VirtualPN532Command {
             state.withLock { s in
                 guard !s.inField, var card = s.card else { return }
                 s.inField = true
-                // A tag file's faults fire once per run; a re-presented tag is the plain core.
-                if let core = card.ntag21xCore { card.function = .type2(core) }
+                // A tag file's faults fire once per run; a re-presented tag is the plain core
+                // (the first presentation keeps them: stripping them there left the virtual
+                // PN532 the one device where a tag file's Type 2 faults never fired).
+                if s.presented, let core = card.ntag21xCore { card.function = .type2(core) }
+                s.presented = true
                 s.card = card
                 fake.present(card)
             }
@@ -147,17 +171,21 @@ enum VirtualPN532Command {
         json: Bool, quiet: Bool, traceOptions: Traces.Options, savePath: String?
     ) async throws -> Int32 {
         let fake: VirtualPN532
-        do { fake = try VirtualPN532.start(ptyPath: pty, timing: timing) } catch {
-            // The link is the file this command makes (73); no pty to make is 69.
-            if (error as? VirtualPN532Error)?.operation == "symlink" {
-                throw CLIError.cantCreate("cannot make the pty link at \(pty): \(error)")
+        let link = pty == "-" ? nil : pty
+        do { fake = try VirtualPN532.start(ptyPath: link, timing: timing) } catch {
+            // The link is the file this command makes (73, or 74 when the disk fails); no pty to
+            // make is 69.
+            if let e = error as? VirtualPN532Error, e.operation == "symlink" {
+                let message = "cannot make the pty link at \(pty): \(error)"
+                throw e.errno == ENOSPC || e.errno == EIO ? CLIError.ioError(message) : CLIError.cantCreate(message)
             }
             throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
         }
-        let linkCleanup = Signals.removeAtDeath(link: pty, to: fake.slavePath)
-        defer { linkCleanup.cancel() }
+        let device = link ?? fake.slavePath
+        let linkCleanup = link.map { Signals.removeAtDeath(link: $0, to: fake.slavePath) }
+        defer { linkCleanup?.cancel() }
         let control = Control(fake: fake, card: card, reader: reader)
-        var setup: JSONObject = ["pty": .string(pty), "slave": .string(fake.slavePath)]
+        var setup: JSONObject = ["pty": .string(device), "slave": .string(fake.slavePath)]
         if let file {
             setup["tag_type"] = .string(file.type.rawValue)
             setup["uid"] = .string(file.activation.uid.hexString())
@@ -166,7 +194,7 @@ enum VirtualPN532Command {
         let trace: TraceWriter
         do {
             trace = try Traces.open(
-                command: "virtual pn532", device: "pn532_uart:\(pty)",
+                command: "virtual pn532", device: "pn532_uart:\(device)",
                 model: ["rats": .string(PN532Chip.rats.hexString()), "timing": .string(timing.rawValue)], setup: setup,
                 options: traceOptions)
         } catch {
@@ -184,7 +212,9 @@ enum VirtualPN532Command {
         }
         defer { signals.cancel() }
         if !json {
-            Output.out("virtual PN532 on \(pty) -> \(fake.slavePath); connect with pn532_uart:\(pty)")
+            Output.out(
+                link.map { "virtual PN532 on \($0) -> \(fake.slavePath); connect with pn532_uart:\($0)" }
+                    ?? "virtual PN532 on \(fake.slavePath); connect with pn532_uart:\(fake.slavePath)")
             let what =
                 file.map { "tag: \($0.type.rawValue) UID \($0.activation.uid.hexString())" }
                 ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
@@ -246,12 +276,12 @@ enum VirtualPN532Command {
             }
         }
         if let savePath, let final, let file {
-            do throws(DataFileError) { try final.updating(file).save(path: savePath) } catch {
+            do throws(FileError) { try final.updating(file).save(path: savePath, label: "--save \(savePath)") } catch {
                 throw CLIError(error)
             }
-            if !json { Output.out("saved the tag as it is now to \(savePath)") }
+            if !json && savePath != "-" { Output.out("saved the tag as it is now to \(savePath)") }
         }
-        if !json { Output.out("stopped; removed \(pty)") }
+        if !json { Output.out(link.map { "stopped; removed \($0)" } ?? "stopped") }
         return 0
     }
 

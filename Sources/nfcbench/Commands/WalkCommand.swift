@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCFiles
 import NFCHardware
 import NFCTags
 import NFCTrace
@@ -12,7 +13,7 @@ enum WalkCommand {
         path: ["walk"],
         abstract: "Walk a phone past reader profiles: who wakes the default app, who it could serve",
         usage:
-            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--wake-latency D] [--locked] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE] [--pcapng OUT]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE] [--pcapng OUT]",
+            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--wake-latency D] [--locked] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE | --no-trace] [--pcapng OUT]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE | --no-trace] [--pcapng OUT]",
         help: """
             OPTIONS:
               --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
@@ -129,7 +130,9 @@ enum WalkCommand {
                     "locked": .bool(locked), "app_latency_us": .int(appLatency.wholeMicroseconds),
                     "parameters": .object(parametersJSON(parameters)),
                 ],
-                setup: ["profiles": .array(profiles.map { .string($0.name) })], options: traceOptions)
+                setup: ["profiles": .array(profiles.map { .string($0.name) })], options: traceOptions,
+                inputs: try profileFiles(profilesArg).map { NamedFile("the profile \($0)", $0) }, touchesHardware: false
+            )
             defer { trace.close() }
             let result = await walk.run()
             var records = result.events.map(jsonLine)
@@ -146,6 +149,11 @@ enum WalkCommand {
         })
 
     static func loadProfiles(_ arg: String?) throws(CLIError) -> [ReaderProfile] {
+        try loadProfiles(files: profileFiles(arg))
+    }
+
+    /// The profile files `--profiles` names (all of hardware/readers/ without it).
+    static func profileFiles(_ arg: String?) throws(CLIError) -> [String] {
         let fm = FileManager.default
         var files: [String] = []
         func addDirectory(_ dir: String) throws(CLIError) {
@@ -171,6 +179,10 @@ enum WalkCommand {
             }
             try addDirectory(hw + "/readers")
         }
+        return files
+    }
+
+    static func loadProfiles(files: [String]) throws(CLIError) -> [ReaderProfile] {
         var profiles: [ReaderProfile] = []
         for f in files {
             do { profiles.append(try ReaderProfile.load(path: f)) } catch { throw CLIError(error) }

@@ -1,37 +1,45 @@
 import Foundation
+import NFCBenchKit
+import NFCFiles
 import NFCTags
+import NFCTrace
 import ReaderSession
 
-/// `nfcbench write`, and `nfcbench lock`: NDEF writes through NFCTags' Type 2 and Type 4
-/// procedures on any reader (written once against the frontend: a Type 2 tag behind a PC/SC
-/// reader is written with PC/SC part 3 UPDATE BINARY `FF D6`, on libnfc with WRITE `A2`),
-/// with a backup first and an exact dry run.
+/// `nfcbench write`, `nfcbench format` and `nfcbench lock`: NDEF writes through NFCTags' Type 2
+/// and Type 4 procedures on any reader (written once against the frontend: a Type 2 tag behind a
+/// PC/SC reader is written with PC/SC part 3 UPDATE BINARY `FF D6`, on libnfc with WRITE `A2`),
+/// each with a backup first (``/NFCFiles/Backups``), an exact dry run, and a report of what was
+/// sent and what the tag reads as when it stops part way (a signal, the tag lost:
+/// ``/NFCTags/TagWriteOutcome``).
 enum WriteCommand {
     static let command = Command(
         path: ["write"],
         abstract: "Write an NDEF message to the tag on a reader (backup first; --dry-run shows the writes)",
         usage:
-            "write --device D --ndef SPEC [--dry-run] [--backup FILE] [--timeout S] [--lock --yes-i-understand-this-is-irreversible]",
+            "write --device D --ndef SPEC [--dry-run] [--backup PATH] [--timeout S] [--json] [--trace PATH | --no-trace] [--lock --yes-i-understand-this-is-irreversible]",
         help: """
             OPTIONS:
               --device D     pcsc:READER, a libnfc connstring (pn532_uart:PATH, acr122_usb:…, 'libnfc'),
-                             or sim:SCENARIO
+                             sim:SCENARIO or sim:tag:FILE
               --ndef SPEC    the message, one record:
             \(NDEFSpec.help)
               --dry-run      read the tag, print exactly the pages (Type 2: WRITE A2, or UPDATE BINARY
                              FF D6 through PC/SC) or APDUs (Type 4) the write would send, and write
                              nothing (no backup either)
-              --backup FILE  where the old content goes (our tag-file JSON) before anything is written;
-                             default ./nfcbench-backup-<UID>-<time>.json
+            \(backupHelp)
               --timeout S    how long to wait for a tag (default 10)
+              --json         one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error
+              --trace PATH   where the run's trace goes (default: the trace folder); --no-trace: none
               --lock         after writing, make the tag read-only: CC write access Fh, static and dynamic
                              lock bits set. IRREVERSIBLE on a real tag (OTP bits). Needs
                              --yes-i-understand-this-is-irreversible. Type 2 only.
 
             Refused, with nothing written: a read-only CC, pages the write would touch that lock bits
-            lock, a message larger than the tag's maximum. A write that fails part way says exactly
-            which pages were written (Type 2) and where the backup is. Exit 0 written, 1 refused or
-            failed, 64 usage, 65 bad SPEC, 69 no device or no tag.
+            lock, a message larger than the tag's maximum. A write that stops part way — the tag lost,
+            or SIGINT, SIGTERM or SIGHUP, which stop it between two commands — says exactly what was
+            sent, what the tag now reads as, and the backup to restore it from. Exit 0 written, 1
+            refused or failed, 64 usage, 65 bad SPEC, 69 no device or no tag, 73/74 the backup can't
+            be made or written (nothing is sent then), 128+N stopped by signal N.
             """,
         run: { args in
             let device = try requireDevice(&args)
@@ -41,6 +49,8 @@ enum WriteCommand {
             let timeout = try args.seconds("timeout") ?? .seconds(10)
             let lock = args.flag("lock")
             let confirmed = args.flag("yes-i-understand-this-is-irreversible")
+            let json = args.flag("json")
+            let traceOptions = try Traces.Options.parse(&args, redact: true, pcapng: false)
             try args.finish()
             if lock && !confirmed && !dryRun {
                 throw CLIError.usage(
@@ -48,10 +58,20 @@ enum WriteCommand {
                 )
             }
             let message = try NDEFSpec.parse(spec)
-            return try await write(
-                command: "write", device: device, message: message, dryRun: dryRun, backup: backup,
-                timeout: timeout, lock: lock, what: "NDEF message of \(message.count) bytes (\(spec))")
+            return try await run(
+                Request(
+                    command: "write", device: device, operation: .ndef(message, lock: lock), dryRun: dryRun,
+                    backup: backup, timeout: timeout, json: json, traceOptions: traceOptions,
+                    what: "NDEF message of \(message.count) bytes (\(spec))"))
         })
+
+    static let backupHelp = """
+          --backup PATH  where the old content goes (our tag-file JSON, 0600) before the first byte is
+                         sent: a file name (never replaced: a taken name gets -2, -3… before its
+                         extension), a folder, or - (standard output). Default: a new file
+                         nfcbench-backup-<UID>-<time>.json in $XDG_STATE_HOME/nfcbench/backups (else
+                         ~/.local/state/nfcbench/backups), never rotated
+        """
 
     static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
         guard let device = try args.device() else {
@@ -62,142 +82,274 @@ enum WriteCommand {
         return device
     }
 
-    /// Shared by write and format: backup, refusals, the write, read-back, and the optional lock.
-    static func write(
-        command: String, device: String, message: [UInt8], dryRun: Bool, backup: String?, timeout: Duration,
-        lock: Bool, what: String
-    ) async throws -> Int32 {
-        // The backup's place is checked before the reader is touched: a tag is never
-        // written without its backup, and a typo in the folder costs nothing.
-        if !dryRun {
-            try OutputFile.check(
-                backup ?? "nfcbench-backup.json", option: "--backup",
-                label: backup == nil ? "the backup goes to the current folder by default (--backup FILE)" : nil)
+    /// What is written: an NDEF message (then, with `lock`, the lock), or only the lock.
+    enum Operation: Sendable {
+        case ndef([UInt8], lock: Bool)
+        case lock
+    }
+
+    /// One `write`, `format` or `lock` as the command line asked for it.
+    struct Request: Sendable {
+        var command: String
+        var device: String
+        var operation: Operation
+        var dryRun: Bool
+        var backup: String?
+        var timeout: Duration
+        var json: Bool
+        var traceOptions: Traces.Options
+        var what: String
+    }
+
+    /// Shared by write, format and lock: the backup's place checked before the reader is
+    /// touched, the backup taken before the first byte is sent, refusals, the write, read-back,
+    /// the optional lock, and the report (text, or one JSON object) however it ends.
+    static func run(_ r: Request) async throws -> Int32 {
+        // The backup's place is checked before the reader is touched: a tag is never written
+        // without its backup, and a typo in the folder costs nothing. It may not be a file the
+        // device reads (a sim: tag file) or the trace.
+        let backupPlan: Backups.Plan?
+        do throws(FileError) {
+            backupPlan = r.dryRun ? nil : try Backups.plan(r.backup, environment: ProcessInfo.processInfo.environment)
+        } catch { throw CLIError(error) }
+        let backupFile = r.backup.flatMap { b -> NamedFile? in
+            if let st = FilePath.status(b), st.st_mode & S_IFMT == S_IFDIR { return nil }
+            return NamedFile("--backup \(b)", b)
         }
-        let reader = try BenchReader.open(
-            device, command: command,
-            setup: [
-                "message_bytes": .int(Int64(message.count)), "dry_run": .bool(dryRun), "lock": .bool(lock),
-                "backup": backup.map { .string($0) } ?? .null,
-            ])
+        try Outputs.refuseSameFiles(
+            outputs: (r.dryRun ? [] : backupFile.map { [$0] } ?? []) + r.traceOptions.outputs,
+            inputs: BenchDevice.inputFiles(r.device))
+        var setup: JSONObject = ["dry_run": .bool(r.dryRun), "backup": r.backup.map { .string($0) } ?? .null]
+        switch r.operation {
+        case .ndef(let m, let lock):
+            setup["message_bytes"] = .int(Int64(m.count))
+            setup["lock"] = .bool(lock)
+        case .lock: setup["lock"] = .bool(true)
+        }
+        let reader = try BenchReader.open(r.device, command: r.command, setup: setup, trace: r.traceOptions)
         defer { reader.close() }
-        Output.out("\(dryRun ? "dry run: would write" : "writing") \(what) on \(device)")
+        // Lines for a person: stdout, unless the JSON object (or the backup, with --backup -) is
+        // there; then stderr, so the backup's path is said the moment it is written.
+        let toStderr = r.json || r.backup == "-"
+        let say: @Sendable (String) -> Void = { line in toStderr ? Output.err(line) : Output.out(line) }
+        if !r.json { say("\(r.dryRun ? "dry run: would write" : "writing") \(r.what) on \(r.device)") }
         let viaPCSC: Bool = if case .pcsc = reader.spec.kind { true } else { false }
-        let report = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
-            try perform(
-                target, connection, message: message, dryRun: dryRun, backup: backup, lock: lock, viaPCSC: viaPCSC)
+        let stop = StopRequest()
+        let outcome = try await reader.withFirstTag(timeout: r.timeout) { target, connection -> TagWriteOutcome in
+            // From here a SIGINT, SIGTERM or SIGHUP stops the write between two commands, and
+            // the report says where it stopped.
+            let signals = Signals.handle { sig in
+                if Signals.stops(sig) { stop.request(Signals.name(sig)) } else { Signals.runDefault(sig) }
+            }
+            defer { signals.cancel() }
+            return try perform(
+                target, connection, r, backup: backupPlan, stop: stop, viaPCSC: viaPCSC, say: say)
         }
-        for line in report { Output.out(line) }
-        return 0
+        reader.trace.record("write_outcome", json(outcome, r))
+        if r.json { Output.out(json(outcome, r).serialized) }
+        switch outcome.status {
+        case .written, .dryRun:
+            return 0
+        case .refused:
+            if !r.json { Output.err("error: \(outcome.error ?? "refused")") }
+            return 1
+        case .failed:
+            if !r.json { Output.err("error: \(outcome.error ?? outcome.unfinishedText)") }
+            return 1
+        case .interrupted:
+            if !r.json { Output.err("error: \(outcome.unfinishedText)") }
+            let sig = ["SIGINT": SIGINT, "SIGTERM": SIGTERM, "SIGHUP": SIGHUP, "SIGPIPE": SIGPIPE][
+                outcome.interruptedBy ?? ""]
+            return 128 + (sig ?? SIGTERM)
+        }
+    }
+
+    /// The outcome as `--json` prints it (and the trace's `write_outcome` record).
+    static func json(_ o: TagWriteOutcome, _ r: Request) -> JSONObject {
+        var j: JSONObject = [
+            "command": .string(r.command), "device": .string(r.device), "status": .string(o.status.rawValue),
+        ]
+        j["tag"] = o.tag.map { .string($0) } ?? .null
+        j["backup"] = o.backup.map { .string($0) } ?? .null
+        j["sent"] = .array(o.sent.map { .string($0) })
+        j["tag_state"] = o.tagState.map { .string($0) } ?? .null
+        j["interrupted_by"] = o.interruptedBy.map { .string($0) } ?? .null
+        j["error"] = o.error.map { .string($0) } ?? .null
+        // The file to restore from when the tag was changed but not as asked.
+        let changed = (o.status == .failed || o.status == .interrupted) && !o.sent.isEmpty
+        j["restore_from"] = changed ? o.backup.map { .string($0) } ?? .null : .null
+        return j
     }
 
     private static func perform(
-        _ target: DetectedTarget, _ connection: TagConnection,
-        message: [UInt8], dryRun: Bool, backup: String?, lock: Bool, viaPCSC: Bool
-    ) throws -> [String] {
+        _ target: DetectedTarget, _ connection: TagConnection, _ r: Request, backup: Backups.Plan?,
+        stop: StopRequest, viaPCSC: Bool, say: @Sendable (String) -> Void
+    ) throws -> TagWriteOutcome {
         var version: TagVersion? = nil
         if case .type2(let t) = connection {
             var probe = Type2TagReader(transport: t)
             version = try probe.identify()
         }
-        var lines = ["tag: \(describe(target, version))"]
+        let tag = describe(target, version)
+        say("tag: \(tag)")
+        var outcome = TagWriteOutcome(operation: r.command, status: .written, tag: tag)
+        func refuse(_ why: String) -> TagWriteOutcome {
+            outcome.status = .refused
+            outcome.error = why
+            outcome.tagState = "Nothing was sent: the tag is unchanged"
+            return outcome
+        }
+        /// The read-back of a finished write: the outcome says the new message, or that it differs.
+        func readBack(_ back: [UInt8], _ message: [UInt8], backup: String) -> Bool {
+            guard back == message else {
+                outcome.status = .failed
+                outcome.error = "read-back differs from what was written; backup in \(backup)"
+                return false
+            }
+            say("wrote \(message.count) bytes of NDEF; read back identical")
+            outcome.sent = ["\(message.count) bytes of NDEF"]
+            outcome.tagState = "The tag reads as the new message"
+            return true
+        }
+        /// A write or lock that stopped part way: interrupted when a signal asked for the stop
+        /// (`sent` and `state` say where), else failed (`failure`: NFCTags' whole account of
+        /// what reached the tag), with the backup to restore from.
+        func stoppedPartWay(sent: [String], state: String, failure: String, backup: String) -> TagWriteOutcome {
+            outcome.sent += sent
+            outcome.tagState = state
+            if let why = stop.requested {
+                outcome.status = .interrupted
+                outcome.interruptedBy = why
+            } else {
+                outcome.status = .failed
+                outcome.error = failure + "; the old content is in \(backup)"
+            }
+            return outcome
+        }
+        func takeBackup() throws -> String {
+            let path = try saveBackup(target, connection, to: backup)
+            outcome.backup = path
+            say("backup of the old content: \(path)")
+            return path
+        }
         switch connection {
         case .type2(let t):
             let reader = Type2TagReader(transport: t, version: version)
             let layout: Type2TagLayout
             do { layout = try reader.readLayout() } catch {
-                throw CLIError.failure("cannot use this tag: \(error); nothing written")
+                return refuse("cannot use this tag: \(error); nothing written")
             }
             guard layout.capabilityContainer.isWritable else {
-                throw CLIError.failure("refused: the tag is read-only (\(layout.capabilityContainer)); nothing written")
+                return refuse("refused: the tag is read-only (\(layout.capabilityContainer)); nothing written")
             }
-            if dryRun {
+            let message: [UInt8]?
+            let lock: Bool
+            switch r.operation {
+            case .ndef(let m, let l): (message, lock) = (m, l)
+            case .lock: (message, lock) = (nil, true)
+            }
+            if r.dryRun {
                 let recorder = DryRunType2Transport(base: t)
-                do { try Type2TagReader(transport: recorder, version: version).writeNDEF(message) } catch {
-                    throw CLIError.failure("refused: \(error); nothing written")
+                let dry = Type2TagReader(transport: recorder, version: version)
+                do {
+                    if let message { try dry.writeNDEF(message) }
+                    if message == nil { try dry.setReadOnly(lockBits: true) }
+                } catch {
+                    return refuse("refused: \(error); nothing written")
                 }
-                if viaPCSC {
-                    lines.append(
-                        "would send \(Figures.count(recorder.writes.count, "UPDATE BINARY (FF D6) APDU")), in this order:"
-                    )
-                    for (page, data) in recorder.writes {
-                        let apdu: [UInt8] = [0xFF, 0xD6, 0x00, page, 0x04] + data
-                        lines.append("  page \(page): \(apdu.hexString(separator: " "))")
-                    }
-                } else {
-                    lines.append(
-                        "would send \(Figures.count(recorder.writes.count, "WRITE (A2) command")), in this order:")
-                    for (page, data) in recorder.writes {
-                        lines.append("  page \(page): \(data.hexString(separator: " "))")
-                    }
+                let verb = viaPCSC ? "UPDATE BINARY (FF D6) APDU" : "WRITE (A2) command"
+                say("would send \(Figures.count(recorder.writes.count, verb)), in this order:")
+                for (page, data) in recorder.writes {
+                    let bytes = viaPCSC ? [0xFF, 0xD6, 0x00, page, 0x04] + data : data
+                    say("  page \(page): \(bytes.hexString(separator: " "))")
                 }
-                if lock {
-                    lines.append(
+                if message != nil && lock {
+                    say(
                         "then would lock: CC byte 3 = \u{0046}h, static lock bytes FF FF, every dynamic lock bit (irreversible)"
                     )
                 }
-                lines.append("dry run: nothing written")
-                return lines
+                say("dry run: nothing written")
+                outcome.status = .dryRun
+                outcome.sent = recorder.writes.map { "page \($0.page)" }
+                outcome.tagState = "Nothing was sent: the tag is unchanged"
+                return outcome
             }
-            let backupPath = try saveBackup(target, connection, to: backup)
-            lines.append("backup of the old content: \(backupPath)")
-            let sent = Type2WriteRecorder(base: t)  // the wording says what was sent (NFCTags)
-            do {
-                try Type2TagReader(transport: sent, version: version).writeNDEF(message)
-            } catch {
-                throw CLIError.failure(
-                    NDEFWriteReport.type2Failure(
-                        error, writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count)
-                        + "; the old content is in \(backupPath)")
-            }
-            let back = try reader.readNDEF()
-            guard back == message else {
-                throw CLIError.failure("read-back differs from what was written; backup in \(backupPath)")
-            }
-            lines.append("wrote \(message.count) bytes of NDEF; read back identical")
-            if lock {
-                do { try reader.setReadOnly(lockBits: true) } catch {
-                    throw CLIError.failure("lock failed: \(error)")
+            let backupPath = try takeBackup()
+            if let message {
+                let sent = Type2WriteRecorder(base: t, stop: stop)  // the wording says what was sent (NFCTags)
+                do {
+                    try Type2TagReader(transport: sent, version: version).writeNDEF(message)
+                } catch {
+                    return stoppedPartWay(
+                        sent: sent.writes.filter { $0.failure == nil }.map { "page \($0.page)" },
+                        state: NDEFWriteReport.type2State(
+                            writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress, messageLength: message.count),
+                        failure: NDEFWriteReport.type2Failure(
+                            error, writes: sent.writes, ndefTLVAddress: layout.ndefTLVAddress,
+                            messageLength: message.count),
+                        backup: backupPath)
                 }
-                lines.append("locked: the tag is now read-only for good")
+                guard readBack(try reader.readNDEF(), message, backup: backupPath) else { return outcome }
             }
+            if lock {
+                let sent = Type2WriteRecorder(base: t, stop: stop)
+                do {
+                    try Type2TagReader(transport: sent, version: version).setReadOnly(lockBits: true)
+                } catch {
+                    let state = NDEFWriteReport.lockState(writes: sent.writes)
+                    return stoppedPartWay(
+                        sent: sent.writes.filter { $0.failure == nil }.map { "lock page \($0.page)" }, state: state,
+                        failure: "lock failed: \(error). \(state)", backup: backupPath)
+                }
+                say("locked: the tag is now read-only for good")
+                outcome.sent += sent.writes.map { "lock page \($0.page)" }
+                outcome.tagState = "The tag is read-only for good"
+            }
+            return outcome
         case .iso7816(let t):
+            guard case .ndef(let message, let lock) = r.operation else {
+                return refuse("refused: locking a Type 4 Tag is vendor-specific; nothing written")
+            }
             let reader = Type4TagReader(transport: AnyAPDUTransport(t))
             let cc: Type4CapabilityContainer
             do { cc = try reader.detect() } catch {
-                throw CLIError.failure("cannot use this tag: \(error); nothing written")
+                return refuse("cannot use this tag: \(error); nothing written")
             }
             guard cc.isWritable else {
-                throw CLIError.failure(
+                return refuse(
                     "refused: the tag is read-only (CC write access \([cc.writeAccess].hexString())); nothing written")
             }
-            if lock { throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific; nothing written") }
-            if dryRun {
+            if lock { return refuse("refused: locking a Type 4 Tag is vendor-specific; nothing written") }
+            if r.dryRun {
                 let recorder = DryRunAPDUTransport(base: t)
                 do { try Type4TagReader(transport: recorder).writeNDEF(message, capabilityContainer: cc) } catch {
-                    throw CLIError.failure("refused: \(error); nothing written")
+                    return refuse("refused: \(error); nothing written")
                 }
-                lines.append(
-                    "would send \(Figures.count(recorder.updates.count, "UPDATE BINARY APDU")), in this order:")
-                for apdu in recorder.updates { lines.append("  \(apdu.hexString(separator: " "))") }
-                lines.append("dry run: nothing written")
-                return lines
+                say("would send \(Figures.count(recorder.updates.count, "UPDATE BINARY APDU")), in this order:")
+                for apdu in recorder.updates { say("  \(apdu.hexString(separator: " "))") }
+                say("dry run: nothing written")
+                outcome.status = .dryRun
+                outcome.sent = recorder.updates.map { $0.hexString(separator: " ") }
+                outcome.tagState = "Nothing was sent: the tag is unchanged"
+                return outcome
             }
-            let backupPath = try saveBackup(target, connection, to: backup)
-            lines.append("backup of the old content: \(backupPath)")
-            let sent = APDURecorder(base: t)  // the wording says what was sent (NFCTags)
-            do { try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc) } catch {
-                throw CLIError.failure(
-                    NDEFWriteReport.type4Failure(error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize)
-                        + "; the old content is in \(backupPath)")
+            let backupPath = try takeBackup()
+            let sent = APDURecorder(base: t, stop: stop)  // the wording says what was sent (NFCTags)
+            do {
+                try Type4TagReader(transport: sent).writeNDEF(message, capabilityContainer: cc)
+            } catch {
+                return stoppedPartWay(
+                    sent: sent.exchanges.filter(\.isUpdate).map {
+                        $0.command.prefix(5).hexString(separator: " ") + "…"
+                    },
+                    state: NDEFWriteReport.type4State(exchanges: sent.exchanges),
+                    failure: NDEFWriteReport.type4Failure(
+                        error, exchanges: sent.exchanges, lengthFieldSize: cc.lengthFieldSize),
+                    backup: backupPath)
             }
-            let back = try reader.readNDEF(capabilityContainer: cc)
-            guard back == message else {
-                throw CLIError.failure("read-back differs from what was written; backup in \(backupPath)")
-            }
-            lines.append("wrote \(message.count) bytes of NDEF; read back identical")
+            _ = readBack(try reader.readNDEF(capabilityContainer: cc), message, backup: backupPath)
+            return outcome
         }
-        return lines
     }
 
     static func describe(_ target: DetectedTarget, _ version: TagVersion?) -> String {
@@ -211,59 +363,64 @@ enum WriteCommand {
         return s
     }
 
-    static func saveBackup(_ target: DetectedTarget, _ connection: TagConnection, to path: String?) throws -> String {
+    /// Reads the tag whole (``TagSnapshot``) and writes it as a new backup (``/NFCFiles/Backups``):
+    /// a unique name, never replacing another backup. Throws before anything is sent to the tag.
+    static func saveBackup(_ target: DetectedTarget, _ connection: TagConnection, to plan: Backups.Plan?) throws
+        -> String
+    {
         let file: TagFile
         do { file = try TagSnapshot.take(target, connection) } catch {
             throw CLIError.failure("cannot read the tag for the backup: \(error); nothing written")
         }
-        let stamp = TagSnapshot.utcNow().replacingOccurrences(of: ":", with: "")
-        let out = path ?? "nfcbench-backup-\(target.uid.hexString())-\(stamp).json"
-        do { try file.save(path: out) } catch {
-            throw CLIError.cantCreate("can't write the backup: \(error); nothing written to the tag")
+        let stamp = TagSnapshot.utcNow().filter { $0.isNumber || $0 == "T" }.replacingOccurrences(of: "T", with: "-")
+        let stem = "nfcbench-backup-\(target.uid.hexString())-\(stamp)"
+        guard let plan else { throw CLIError.failure("no backup place (a dry run takes none); nothing written") }
+        do throws(FileError) { return try plan.write(Array(file.jsonText().utf8), stem: stem) } catch {
+            let e = FileError(
+                error.kind, path: error.path, "can't write the backup: \(error.reason); nothing written to the tag")
+            throw CLIError(e)
         }
-        return out
     }
 }
 
-/// `nfcbench lock`: the irreversible step on its own.
+/// `nfcbench lock`: the irreversible step on its own, with a backup first and a dry run.
 enum LockCommand {
     static let command = Command(
         path: ["lock"],
-        abstract: "Make the Type 2 tag on a reader read-only for good (irreversible)",
-        usage: "lock --device D --yes-i-understand-this-is-irreversible [--timeout S]",
+        abstract: "Make the Type 2 tag on a reader read-only for good (irreversible; backup first)",
+        usage:
+            "lock --device D --yes-i-understand-this-is-irreversible [--dry-run] [--backup PATH] [--timeout S] [--json] [--trace PATH | --no-trace]",
         help: """
             Writes CC byte 3 = Fh (read-only), the static lock bytes FF FF and every dynamic lock bit
             (NFC Forum T2T 1.0 §6.4.4). On a real tag these are one-time-programmable: the tag can
-            never be written again. Refused on an already read-only tag.
+            never be written again. Refused on an already read-only tag. A backup of the tag's
+            content is taken first (as write takes one); --dry-run prints the writes and sends none
+            (it needs no confirmation flag).
+
+            OPTIONS:
+              --dry-run      print the WRITEs the lock would send; send nothing, take no backup
+            \(WriteCommand.backupHelp)
+              --timeout S    how long to wait for a tag (default 10)
+              --json         one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error
+              --trace PATH   where the run's trace goes (default: the trace folder); --no-trace: none
             """,
         run: { args in
             let device = try WriteCommand.requireDevice(&args)
             let confirmed = args.flag("yes-i-understand-this-is-irreversible")
+            let dryRun = args.flag("dry-run")
+            let backup = try args.option("backup")
             let timeout = try args.seconds("timeout") ?? .seconds(10)
+            let json = args.flag("json")
+            let traceOptions = try Traces.Options.parse(&args, redact: true, pcapng: false)
             try args.finish()
-            guard confirmed else {
+            guard confirmed || dryRun else {
                 throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
             }
-            let reader = try BenchReader.open(device, command: "lock")
-            defer { reader.close() }
-            let lines = try await reader.withFirstTag(timeout: timeout) { target, connection -> [String] in
-                guard case .type2(let t) = connection else {
-                    throw CLIError.failure("refused: locking a Type 4 Tag is vendor-specific")
-                }
-                var probe = Type2TagReader(transport: t)
-                let version = try probe.identify()
-                do {
-                    try Type2TagReader(transport: t, version: version).setReadOnly(lockBits: true)
-                } catch {
-                    throw CLIError.failure("lock failed: \(error)")
-                }
-                return [
-                    "tag: \(WriteCommand.describe(target, version))",
-                    "locked: the tag is now read-only for good",
-                ]
-            }
-            for l in lines { Output.out(l) }
-            return 0
+            return try await WriteCommand.run(
+                .init(
+                    command: "lock", device: device, operation: .lock, dryRun: dryRun, backup: backup,
+                    timeout: timeout, json: json, traceOptions: traceOptions,
+                    what: "the lock bits (the tag becomes read-only for good)"))
         })
 }
 

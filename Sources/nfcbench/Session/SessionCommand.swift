@@ -1,4 +1,6 @@
 import Foundation
+import NFCBenchKit
+import NFCFiles
 import NFCHardware
 import NFCTrace
 import ReaderSession
@@ -9,11 +11,12 @@ enum SessionCommand {
         path: ["session"],
         abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
         usage:
-            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--turnover-delay S] [--mifare-crc either|appended|omitted] [--entitlement F,…] [--no-usage-description] [--nfc S] [--json] [--trace PATH] [--pcapng OUT] [--redact]",
+            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--turnover-delay S] [--mifare-crc either|appended|omitted] [--entitlement F,…] [--no-usage-description] [--nfc S] [--json] [--trace PATH | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
-              --device D          sim:SCENARIO (hardware/scenarios/), pcsc:"READER NAME",
-                                  pn532_uart:PATH or another libnfc connstring ('nfcbench devices')
+              --device D          sim:SCENARIO (hardware/scenarios/), sim:tag:FILE (a tag file in the
+                                  simulated field), pcsc:"READER NAME", pn532_uart:PATH or another
+                                  libnfc connstring ('nfcbench devices')
               --mode M            ndef     NFCNDEFReaderSession, read-only: didDetectNDEFs (default)
                                   ndef-rw  NFCNDEFReaderSession with tag objects: connect, readNDEF,
                                            restartPolling() for the next tag
@@ -152,9 +155,12 @@ enum SessionCommand {
             }
             try args.finish()
 
+            let inputs = BenchDevice.inputFiles(device)
+            try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs)
             let backend = try DeviceFactory.backend(device, options: factory)
             let trace = try Traces.open(
-                command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions)
+                command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions,
+                inputs: inputs, touchesHardware: !device.hasPrefix("sim:"))
             options.statusLine = Output.stdoutIsTerminal
             let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
             trace.close()

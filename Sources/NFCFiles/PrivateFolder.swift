@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// A folder no one but its owner controls: the trace folder, the readers' lock folder and the
@@ -11,17 +10,8 @@ import Glibc
 /// the trace folder) is narrowed to 0700 (`fchmod(2)`): nothing in it can be someone else's.
 /// Anything else is refused with a ``PrivateFolderError`` naming the folder and what is wrong.
 public enum PrivateFolder {
-    /// The folder part of `path`, as `NSString.deletingLastPathComponent` gives it ("/a/b" →
-    /// "/a", "/a" → "/", "a" → "", trailing slashes ignored), without Foundation: a command's
-    /// start pays for the first use of Foundation's path types (issue 15).
-    public static func parent(of path: String) -> String {
-        var p = Substring(path)
-        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
-        guard let slash = p.lastIndex(of: "/") else { return "" }
-        var d = p[..<slash]
-        while d.count > 1 && d.hasSuffix("/") { d = d.dropLast() }
-        return d.isEmpty ? "/" : String(d)
-    }
+    /// The folder part of `path` (``FilePath/parent(of:)``).
+    public static func parent(of path: String) -> String { FilePath.parent(of: path) }
 
     /// Makes `path` when it is missing (mode 0700; with `createParents`, missing parents too,
     /// also 0700), then checks it by the rule above. Returns `path`.
@@ -33,21 +23,19 @@ public enum PrivateFolder {
             let parent = Self.parent(of: path)
             var st = stat()
             if !parent.isEmpty, stat(parent, &st) != 0 {
-                do { try TraceFile.makeFolder(parent, mode: 0o700) } catch {
-                    throw PrivateFolderError(path: error.path, problem: error.reason)
+                do { try Folder.make(parent, mode: 0o700) } catch {
+                    throw PrivateFolderError(path: error.path, problem: error.reason, unwritable: true)
                 }
             }
         }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             let code = errno
-            let parent = (path as NSString).deletingLastPathComponent
-            var isFolder: ObjCBool = false
-            if code == ENOTDIR, FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder),
-                !isFolder.boolValue
-            {
+            let parent = FilePath.parent(of: path)
+            if code == ENOTDIR, let st = FilePath.status(parent), st.st_mode & S_IFMT != S_IFDIR {
                 throw PrivateFolderError(path: parent, problem: "is a file, not a folder")
             }
-            throw PrivateFolderError(path: path, problem: "cannot be created (\(String(cString: strerror(code))))")
+            throw PrivateFolderError(
+                path: path, problem: "cannot be created (\(String(cString: strerror(code))))", unwritable: true)
         }
         var st = stat()
         guard lstat(path, &st) == 0 else {
@@ -89,7 +77,8 @@ public enum PrivateFolder {
         }
         // Ours and private, but files must be made in it too (a read-only mount is not).
         guard access(path, W_OK | X_OK) == 0 else {
-            throw PrivateFolderError(path: path, problem: "cannot be written (\(String(cString: strerror(errno))))")
+            throw PrivateFolderError(
+                path: path, problem: "cannot be written (\(String(cString: strerror(errno))))", unwritable: true)
         }
         return path
     }
@@ -97,12 +86,17 @@ public enum PrivateFolder {
 
 /// A folder that ``PrivateFolder`` refused: which, and what is wrong with it.
 public struct PrivateFolderError: Error, Sendable, Equatable, CustomStringConvertible {
-    public init(path: String, problem: String) {
+    public init(path: String, problem: String, unwritable: Bool = false) {
         self.path = path
         self.problem = problem
+        self.unwritable = unwritable
     }
     public let path: String
     /// What is wrong, as a sentence without its subject ("is owned by uid 1001, …").
     public let problem: String
+    /// True when the folder is fine but can't be made or written (a read-only file system, a
+    /// missing home, no permission above it), false when it is refused (not the user's alone,
+    /// a link, a file): a command that touches no hardware may then use another folder.
+    public let unwritable: Bool
     public var description: String { "\(path) \(problem)" }
 }
