@@ -301,7 +301,8 @@ public struct ReaderSystemModel: Sendable, Hashable {
     /// own default keeps the ending in the same instant and no kick-out, so code that drives a
     /// session on a manual clock does not wait on a clock it never advances; a host that
     /// wants the phone's turnover sets these two (or starts from this value).
-    public static let reportedTurnover = ReaderSystemModel(sameAppBegin: .kickOut, invalidationDelay: .milliseconds(2500))
+    public static let reportedTurnover = ReaderSystemModel(
+        sameAppBegin: .kickOut, invalidationDelay: .milliseconds(2500))
 
     /// Whether `aid` is a valid AID for the select-identifiers list: 5 to 16 bytes of hex
     /// (ISO/IEC 7816-4 §8.2.1.2: an AID is at most 16 bytes; its RID is 5).
