@@ -149,7 +149,7 @@ public struct ConformanceScenario: Sendable, Equatable {
     /// The app's entitlement formats (`"entitlement"`: `["NDEF", "TAG"]`, the default both),
     /// its Info.plist usage description (`"usage_description"`, default true) and the phone's
     /// NFC conditions (`"nfc"`: `available`, `radio-disabled`, `ineligible`,
-    /// `access-not-accepted`): ``ReaderSystemModel``'s declaration inputs.
+    /// `access-not-accepted`): ``/ReaderSession/ReaderSystemModel``'s declaration inputs.
     public var readerSessionFormats: Set<ReaderSystemModel.ReaderSessionFormat> = [.ndef, .tag]
     public var hasUsageDescription = true
     public var availability = ReaderSystemModel.NFCAvailability.available
