@@ -62,6 +62,7 @@ let package = Package(
         .target(
             name: "VirtualHardware",
             dependencies: ["NFCBase", "NFCTags", "NFCFiles", "HCEEvents"],
+            exclude: ["PN532/README.md"],
             swiftSettings: strict),
         .target(
             name: "ReaderSessionConformance",
@@ -72,7 +73,8 @@ let package = Package(
         .target(
             name: "NFCBenchKit",
             dependencies: [
-                "NFCTags", "NFCFiles", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCHardware",
+                "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
+                "NFCHardware",
                 "VirtualHardware",
             ],
             swiftSettings: strict),
@@ -113,7 +115,8 @@ let package = Package(
             dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
             swiftSettings: strict),
         .testTarget(
-            name: "NFCBenchKitTests", dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "ReaderSession"],
+            name: "NFCBenchKitTests",
+            dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).

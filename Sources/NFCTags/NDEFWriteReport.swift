@@ -1,8 +1,9 @@
 /// What an NDEF write actually sent, recorded on the transport as it happened, and the words
 /// for a write that failed: what reached the tag and what the tag now reads as. The write
 /// procedures (``Type2TagReader/writeNDEF(_:)``, ``Type4TagReader/writeNDEF(_:capabilityContainer:)``)
-/// zero the NDEF length first and set it last, so a failure leaves the old message (nothing
-/// sent), an empty one (the length was zeroed) or the new one (the length was set).
+/// zero the NDEF length first (a Type 2 tag whose length reads 0 already is not zeroed again)
+/// and set it last, so a failure leaves the old message (nothing sent), an empty one (the length
+/// was zeroed, or was 0) or the new one (the length was set).
 public enum NDEFWriteReport {
     /// One WRITE (`A2`) a Type 2 write sent.
     public struct PageWrite: Sendable, Equatable {
@@ -40,8 +41,8 @@ public enum NDEFWriteReport {
     }
 
     /// What a Type 2 tag reads as after `writes` of an NDEF write (every WRITE the transport
-    /// sent, in order, acknowledged or not), as a sentence: the procedure writes every page once
-    /// with the NDEF length 0, then the length pages again.
+    /// sent, in order, acknowledged or not), as a sentence: the procedure zeroes the NDEF length
+    /// first (unless it reads 0), writes the pages that change, then sets the length.
     public static func type2State(writes: [PageWrite], ndefTLVAddress: Int?, messageLength: Int) -> String {
         let acknowledged = writes.filter { $0.failure == nil }
         guard !acknowledged.isEmpty else {
@@ -50,22 +51,31 @@ public enum NDEFWriteReport {
                 : "None was acknowledged: the tag reads as before, or differs where a failed WRITE landed"
         }
         guard let t = ndefTLVAddress else { return "The tag holds the acknowledged pages" }
+        return type2LengthState(acknowledged: acknowledged, ndefTLVAddress: t, messageLength: messageLength)
+    }
+
+    /// What the tag reads as from the acknowledged WRITEs' length bytes: the procedure
+    /// (``Type2TagReader/writeNDEF(_:)``) zeroes the NDEF length before it rewrites a data page
+    /// (or finds it 0 already) and sets it last, so the last length WRITE on the tag says which.
+    static func type2LengthState(acknowledged: [PageWrite], ndefTLVAddress t: Int, messageLength: Int) -> String {
         let lengthAddresses = messageLength < 0xFF ? [t + 1] : [t + 2, t + 3]
-        let lengthPages = Set(lengthAddresses.map { UInt8(truncatingIfNeeded: $0 / 4) })
-        var seen: [UInt8: Int] = [:]
-        var zeroed: Set<UInt8> = []
-        var set: Set<UInt8> = []
-        for w in writes {
-            let n = seen[w.page, default: 0]
-            seen[w.page] = n + 1
-            guard w.failure == nil, lengthPages.contains(w.page) else { continue }
-            if n == 0 { zeroed.insert(w.page) } else { set.insert(w.page) }
+        var lengthBytes: [UInt8?] = Array(repeating: nil, count: lengthAddresses.count)
+        for w in acknowledged {
+            for (i, a) in lengthAddresses.enumerated() where a / 4 == Int(w.page) && w.data.count == 4 {
+                lengthBytes[i] = w.data[a % 4]
+            }
         }
-        if set == lengthPages { return "The new length was written: the tag reads as the new message" }
-        if zeroed == lengthPages {
+        if lengthBytes.allSatisfy({ $0 == nil }) {
+            return "The NDEF length read 0 before the pages were written and was not yet set to the new length: "
+                + "the tag reads as an empty message"
+        }
+        if lengthBytes.allSatisfy({ $0 == 0 }) {
             return "The NDEF length was set to 0 first and not yet to the new length: the tag reads as an empty message"
         }
-        return "The NDEF length was not yet set to 0 when pages were rewritten: the tag may read as a damaged message"
+        if lengthBytes.allSatisfy({ $0 != nil }) {
+            return "The new length was written: the tag reads as the new message"
+        }
+        return "Only part of the NDEF length was written: the tag may read as a damaged message"
     }
 
     /// What a Type 2 tag is after the acknowledged `writes` of a lock (``Type2TagReader/setReadOnly(lockBits:)``:

@@ -264,14 +264,18 @@ public struct ConformanceHarness: Sendable {
                 HostWork.run { other.begin(for: length, clock: clock) }
             case .present(let list):
                 var batch: [(name: String, file: TagFile, faults: [TagFault])] = []
+                var tagNames: [String] = []
                 for item in list {
                     if let file = scenario.tags[item.tag] {
                         batch.append((item.name, file, item.faults))
+                        tagNames.append(item.tag)
                     } else {
                         recorder.note("tag '\(item.tag)' was not loaded")
                     }
                 }
-                do { try reader.present(batch) } catch { recorder.note("tag could not be presented: \(error)") }
+                do { try reader.present(batch, tagNames: tagNames) } catch {
+                    recorder.note("tag could not be presented: \(error)")
+                }
             case .remove(let name):
                 reader.remove(name)
             }

@@ -42,9 +42,17 @@ public final class ConformanceReader: Sendable {
 
     /// Puts tags into the field together (one polling result). Throws the tag file's error
     /// when no emulation core can be made; a name already in the field stays as it is.
-    public func present(_ tags: [(name: String, file: TagFile, faults: [TagFault])]) throws(TagFileError) {
-        var made: [(name: String, tag: EmulatedTag)] = []
-        for t in tags { made.append((t.name, try EmulatedTag(file: t.file, faults: t.faults))) }
+    /// A name presented again is the same tag (its memory as it left, its file's faults that
+    /// fired spent: `hardware/tags/FORMAT.md`, Faults); `faults` are this presentation's own.
+    /// `tag` names the tag file (default: the name).
+    public func present(_ tags: [(name: String, file: TagFile, faults: [TagFault])], tagNames: [String]? = nil)
+        throws(TagFileError)
+    {
+        var made: [(key: String, name: String, tag: EmulatedTag, faults: [TagFault])] = []
+        for (i, t) in tags.enumerated() {
+            let tag = tagNames.map { $0[i] } ?? t.name
+            made.append((tag + "\u{1F}" + t.name, t.name, try EmulatedTag(file: t.file), t.faults))
+        }
         field.present(made)
     }
 

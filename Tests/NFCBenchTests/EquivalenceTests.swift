@@ -2,45 +2,104 @@ import Foundation
 import NFCTrace
 import Testing
 
-/// `nfcbench check equivalence`: every shipped tag file, in every session mode, on the
-/// simulator, on a vpcd card behind the real pcscd and on the virtual PN532 through the real
-/// libnfc gives the same Core NFC events. Run in a private pcscd of its own (nested
-/// scripts/with-pcscd), so its vpcd port is nobody else's.
-@Suite("Cross-device equivalence (sim:, pcsc:, pn532_uart:)")
+/// `nfcbench check equivalence`: every shipped tag file (and every corpus tag file), in every
+/// session mode, on the simulator, on a vpcd card behind the real pcscd (as a part 3 reader and
+/// as an ACR122U) and on the virtual PN532 through the real libnfc gives the same Core NFC
+/// events. Each part runs in a private pcscd of its own (nested scripts/with-pcscd, one vpcd
+/// entry), so the parts run side by side and their vpcd ports are nobody else's.
+@Suite("Cross-device equivalence (sim:, pcsc:, ACR122U, pn532_uart:)")
 struct EquivalenceTests {
-    @Test("check equivalence: the same events on the three devices for every tag file and mode")
-    func everyTagFile() async throws {
+    static let corpus = NFCBench.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+
+    /// The shipped tag files' names.
+    static func shipped() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(
+            atPath: NFCBench.packageRoot.appendingPathComponent("hardware/tags").path
+        ).filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+    }
+
+    /// Runs `check equivalence --json` with `args` in a private pcscd; nil outside CI without one.
+    /// Each session's limit is 10 s, not 3: on a loaded 2-core machine a slow start must not
+    /// read as a timeout (only the rows of tags no session delivers wait it out).
+    static func check(_ args: [String]) async throws -> [JSONValue]? {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-eq-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let script = NFCBench.packageRoot.appendingPathComponent("scripts/with-pcscd").path
         let r = try await NFCBench.offPool {
             try NFCBench.runBlockingExecutable(
-                "/bin/bash", [script, NFCBench.binary.path, "check", "equivalence", "--json"],
+                "/bin/bash",
+                [script, NFCBench.binary.path, "check", "equivalence", "--json", "--time-limit", "10"] + args,
                 environment: [
                     "NFCBENCH_LOCK_DIR": folder.appendingPathComponent("locks").path,
                     "NFCBENCH_TRACE_DIR": folder.appendingPathComponent("traces").path,
+                    // One vpcd entry: each part's rows one at a time (the parts run side by
+                    // side), so the check adds little load to the suite's other libnfc tests.
+                    "NFCBENCH_VPCD_READERS": "1",
                 ], timeout: .seconds(600))
         }
         if r.status == 69 && r.stderr.contains("with-pcscd:") && ProcessInfo.processInfo.environment["CI"] != "true" {
-            return  // no private pcscd here (outside CI): nothing to compare
+            print("skipping: no private pcscd here (outside CI): \(r.stderr)")
+            return nil
         }
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
-        let rows = r.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
-        let tags = try FileManager.default.contentsOfDirectory(
-            atPath: NFCBench.packageRoot.appendingPathComponent("hardware/tags").path
-        ).filter { $0.hasSuffix(".json") }
-        #expect(rows.count == tags.count * 3, "one row per tag file and mode")
+        return r.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
+    }
+
+    static func expectSame(_ rows: [JSONValue]) {
         for row in rows {
             #expect(row["same"] == .bool(true), "\(row.serialized)")
             // PC/SC shows no ATQA/SAK: the named column says so instead of silence.
-            #expect(row["devices"]?["pcsc"]?["atqa_sak"]?.stringValue == "not shown")
+            #expect(row["devices"]?["pcsc"]?["atqa_sak"]?.stringValue == "not shown", "\(row.serialized)")
+            #expect(row["devices"]?["acr122u"]?["atqa_sak"]?.stringValue == "not shown", "\(row.serialized)")
+            #expect(row["devices"]?["pn532"] != nil, "\(row.serialized)")
         }
+    }
+
+    @Test("Reads (ndef, ndef-rw, tag): the same events on the four devices for every shipped tag file")
+    func reads() async throws {
+        guard let rows = try await Self.check(["--modes", "ndef,ndef-rw,tag"]) else { return }
+        let tags = try Self.shipped()
+        #expect(rows.count == tags.count * 3, "one row per tag file and mode")
+        Self.expectSame(rows)
         let flaky = rows.filter { $0["tag"]?.stringValue == "ntag215-flaky" }
         #expect(flaky.count == 3 && flaky.allSatisfy { $0["same"] == .bool(true) })
         let classic = rows.first { $0["tag"]?.stringValue == "mifare-classic-1k" && $0["mode"]?.stringValue == "ndef" }
         #expect(classic?["devices"]?["pn532"]?["atqa_sak"]?.stringValue == "0400/08")
         #expect(
             classic?["targets"] == .array([.string("mifareClassic 5C3A91E2")]), "classified by SAK and by ATR alike")
+    }
+
+    @Test("Writes (write, format): the same bytes left on every device, each read back by the next")
+    func writes() async throws {
+        guard let rows = try await Self.check(["--modes", "write,format"]) else { return }
+        // A sensed-only card (MIFARE Classic) has no write or format row.
+        let writable = try Self.shipped().filter { $0 != "mifare-classic-1k" }
+        #expect(rows.count == writable.count * 2, "one row per writable tag file and mode")
+        #expect(!rows.contains { $0["tag"]?.stringValue == "mifare-classic-1k" })
+        Self.expectSame(rows)
+        for row in rows {
+            #expect(row["devices"]?["sim"]?["read_back_by"]?.stringValue == "pcsc", "\(row.serialized)")
+            #expect(row["devices"]?["pn532"]?["read_back_by"]?.stringValue == "sim", "\(row.serialized)")
+        }
+    }
+
+    @Test("Corpus tag files: the Flipper dump whose header UID differs from its pages is the same everywhere")
+    func corpusFiles() async throws {
+        guard FileManager.default.fileExists(atPath: Self.corpus.path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("the shared corpus is missing at \(Self.corpus.path)")
+            } else {
+                print("skipping: shared corpus not found at \(Self.corpus.path)")
+            }
+            return
+        }
+        guard let rows = try await Self.check(["--tags", Self.corpus.path]) else { return }
+        let flipper = rows.filter { $0["tag"]?.stringValue == "flipper_Google_ntag216" }
+        #expect(flipper.count == 5, "ndef, ndef-rw, tag, write, format: \(rows.map(\.serialized))")
+        Self.expectSame(rows)
+        // The pages' UID (pages 0-2: 04 39 91 · C2 FC 67 80), not the header's 04 B8 31 3A 30 73 80, on every
+        // device: a real tag answers anticollision and FF CA from its pages.
+        #expect(flipper.first?["targets"] == .array([.string("type2 043991C2FC6780")]), "\(flipper.map(\.serialized))")
     }
 }

@@ -228,8 +228,12 @@ struct PCSCCLITests {
         guard PrivateBench.available(r) else { return }
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 3, "\(r.stdout)\n\(r.stderr)")
-        #expect(parts[0].contains("would send 7 UPDATE BINARY (FF D6) APDUs"))
+        // example.com/nfcbench → example.com/x: pages 6 and 7 ("xamp", "le.c") keep their
+        // bytes and are not sent: the zeroed length, pages 5, 8 and 9, then the length.
+        #expect(parts[0].contains("would send 5 UPDATE BINARY (FF D6) APDUs"), "\(parts[0])")
         #expect(parts[0].contains("page 4: FF D6 00 04 04 03 00 D1 01"), "the length goes 0 first (T2T 1.0 §6.4.3)")
+        #expect(!parts[0].contains("page 6:") && !parts[0].contains("page 7:"), "\(parts[0])")
+        #expect(parts[0].contains("page 4: FF D6 00 04 04 03 12 D1 01"), "the length last: \(parts[0])")
         #expect(parts[0].contains("dry run: nothing written"))
         #expect(
             parts[1].contains("read back identical") && parts[1].contains("write exit 0"), "\(parts[1])\n\(r.stderr)")

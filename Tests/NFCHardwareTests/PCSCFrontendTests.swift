@@ -560,7 +560,13 @@ struct VPCDTagFileCardTests {
         _ = card.respond(to: [0x00, 0xD6, 0x00, 0x00, 0x02, 0x00, 0x00])
         #expect(card.hasLeftField, "tag_lost on the first write")
         card.enteredField()
-        #expect(!card.hasLeftField, "presented again: the faults are armed afresh")
+        #expect(!card.hasLeftField, "presented again: the tag is back")
+        // Once per load of the file: the faults that fired stay spent on the next presentation.
+        #expect(card.respond(to: select) == [0x90, 0x00])
+        #expect(card.respond(to: [0x00, 0xA4, 0x00, 0x0C, 0x02, 0xE1, 0x04]) == [0x90, 0x00])
+        #expect(card.respond(to: [0x00, 0xB0, 0x00, 0x00, 0x02]).suffix(2) == [0x90, 0x00], "no_answer spent")
+        #expect(card.respond(to: [0x00, 0xD6, 0x00, 0x00, 0x02, 0x00, 0x00]) == [0x90, 0x00], "tag_lost spent")
+        #expect(!card.hasLeftField)
     }
 
     @Test("Type 2 faults through the reader: no_answer is 63 00 to READ BINARY, corrupt_reply shifts the bytes")

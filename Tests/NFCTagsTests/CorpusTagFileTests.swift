@@ -39,6 +39,21 @@ struct CorpusTagFileTests {
         #expect(file.pages[227] == [0x04, 0x00, 0x00, 0xE2])
     }
 
+    @Test("Flipper NTAG216 dump: one UID for every device, the pages' (its header's differs), with the warning")
+    func flipperUIDIsThePages() throws {
+        let file = try TagFile.load(path: Corpus.path("flipper_Google_ntag216.nfc"))
+        let onTag: [UInt8] = [0x04, 0x39, 0x91, 0xC2, 0xFC, 0x67, 0x80]
+        #expect(file.pagesUID == onTag)
+        #expect(file.readerActivation.uid == onTag)
+        #expect(file.readerActivation.atqa == file.activation.atqa && file.readerActivation.sak == file.activation.sak)
+        #expect(try EmulatedTag(file: file).activation.uid == onTag, "sim: and the conformance reader")
+        #expect(TagReport(file: file).uidOnTag == onTag, "tag show")
+        #expect(file.uidMismatch?.hasSuffix("readers see the pages' UID") == true)
+        var agreeing = file
+        agreeing.activation = file.readerActivation
+        #expect(agreeing.uidMismatch == nil)
+    }
+
     @Test("Flipper NTAG216 report: UID and CC-size warnings, 144-byte area, Lock Control TLV, the URI message")
     func flipperReport() throws {
         let report = TagReport(file: try TagFile.load(path: Corpus.path("flipper_Google_ntag216.nfc")))

@@ -111,8 +111,8 @@ struct NDEFWriteReportTests {
         }
     }
 
-    /// "OK: done" in English (15 bytes): TLV 03 0F at page 4, pages 4-8 written with the length 0
-    /// first, then page 4 again with the length.
+    /// "OK: done" in English (15 bytes): TLV 03 0F at page 4 of a factory NTAG215 (`03 00 FE`:
+    /// its length reads 0 already), so pages 5-8 are written first, then page 4 with the length.
     static let message: [UInt8] = [0xD1, 0x01, 0x0B, 0x54, 0x02, 0x65, 0x6E] + Array("OK: done".utf8)
 
     func type2Write(failing n: Int) throws -> String? {
@@ -133,17 +133,45 @@ struct NDEFWriteReportTests {
         let third = try #require(try type2Write(failing: 3))
         #expect(
             third.contains(
-                "Sent 3 WRITE(s): page 4 ACK, page 5 ACK, page 6 (no response from the tag). The NDEF length was set to 0 "
-                    + "first and not yet to the new length: the tag reads as an empty message"), "\(third)")
+                "Sent 3 WRITE(s): page 5 ACK, page 6 ACK, page 7 (no response from the tag). The NDEF length read 0 "
+                    + "before the pages were written and was not yet set to the new length: the tag reads as an empty message"
+            ), "\(third)")
         let first = try #require(try type2Write(failing: 1))
         #expect(
             first.hasSuffix(
-                "Sent 1 WRITE(s): page 4 (no response from the tag). None was acknowledged: the tag reads as before, "
+                "Sent 1 WRITE(s): page 5 (no response from the tag). None was acknowledged: the tag reads as before, "
                     + "or differs where a failed WRITE landed"), "\(first)")
-        let last = try #require(try type2Write(failing: 6))
+        let last = try #require(try type2Write(failing: 5))
         #expect(
-            last.contains("page 8 ACK, page 4 (no response from the tag). The NDEF length was set to 0 first"),
-            "\(last)")
-        #expect(try type2Write(failing: 7) == nil, "6 WRITEs in all")
+            last.contains("page 8 ACK, page 4 (no response from the tag). The NDEF length read 0 before"), "\(last)")
+        #expect(try type2Write(failing: 6) == nil, "5 WRITEs in all")
+    }
+
+    @Test("Type 2 over an older message: the zeroed length, then the new length, say what the tag reads as")
+    func type2OverAnOlderMessage() throws {
+        var pages = try NTAG21xCore.factoryPages(variant: .ntag215, uid: [4, 1, 2, 3, 4, 5, 6])
+        let old: [UInt8] = [0x03, 0x0F] + [0xD1, 0x01, 0x0B, 0x54, 0x02, 0x65, 0x6E] + Array("OK: gone".utf8) + [0xFE]
+        for (i, b) in old.enumerated() { pages[4 + i / 4][i % 4] = b }
+        func write(failing n: Int) throws -> String? {
+            let core = try NTAG21xCore(variant: .ntag215, pages: pages)
+            let recorder = Type2WriteRecorder(base: FailingWrite(EmulatedType2Transport(core: core), failing: n))
+            do {
+                try Type2TagReader(transport: recorder).writeNDEF(Self.message)
+                return nil
+            } catch {
+                return NDEFWriteReport.type2Failure(
+                    error, writes: recorder.writes, ndefTLVAddress: 16, messageLength: Self.message.count)
+            }
+        }
+        // "gone" → "done": one data page changes (page 7, bytes 28-31), between the zeroed and the new length.
+        let second = try #require(try write(failing: 2))
+        #expect(
+            second.contains("page 4 ACK, page 7 (no response from the tag). The NDEF length was set to 0 first"),
+            "\(second)")
+        let third = try #require(try write(failing: 3))
+        #expect(
+            third.contains("page 7 ACK, page 4 (no response from the tag). The NDEF length was set to 0 first"),
+            "\(third)")
+        #expect(try write(failing: 4) == nil, "3 WRITEs in all: zero, the changed page, the length")
     }
 }

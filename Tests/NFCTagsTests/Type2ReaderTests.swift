@@ -108,7 +108,9 @@ struct Type2ReaderTests {
         #expect(try Type2CapabilityContainer(bytes: [0xE1, 0x10, 0x13, 0x00]).dataAreaSize == 152)
     }
 
-    @Test("Writes in the safe order: length 0 first, data pages, then the length; Terminator added")
+    @Test(
+        "Writes in the safe order: on an empty tag (length 0 already) the data pages, then the length; Terminator added"
+    )
     func writeOrder() throws {
         let core = try Type2Fixture.core(data: [0x03, 0x00, 0xFE])
         let transport = Type2Fixture.transport(core)
@@ -116,13 +118,52 @@ struct Type2ReaderTests {
         try Type2TagReader(transport: transport).writeNDEF(msg)
         let writes = transport.frames.filter { $0.first == 0xA2 }
         let pages = writes.map { Int($0[1]) }
-        let dataPages = Array(4...((16 + 2 + msg.count) / 4))
-        #expect(pages == dataPages + [4])
-        #expect(writes.first.map { Array($0[2...]) } == [0x03, 0x00, msg[0], msg[1]])
+        let dataPages = Array(5...((16 + 2 + msg.count) / 4))
+        #expect(pages == dataPages + [4], "the length reads 0 already: no zeroing write")
         #expect(writes.last.map { Array($0[2...]) } == [0x03, UInt8(msg.count), msg[0], msg[1]])
         let stored = Type2Fixture.bytes(transport.core, from: 16, count: msg.count + 3)
         #expect(stored == [0x03, UInt8(msg.count)] + msg + [0xFE])
         #expect(try Type2TagReader(transport: transport).readNDEF() == msg)
+    }
+
+    @Test(
+        "Over an older message: length 0 first, only the pages that change, then the length; the same message writes nothing"
+    )
+    func changedPagesOnly() throws {
+        let core = try Type2Fixture.core(data: [0x03, 0x00, 0xFE])
+        let transport = Type2Fixture.transport(core)
+        let old = Array(uriMessage)
+        try Type2TagReader(transport: transport).writeNDEF(old)
+        var new = old
+        new[new.count - 1] ^= 0x01  // one byte of the record changes
+        let before = transport.frames.count
+        try Type2TagReader(transport: transport).writeNDEF(new)
+        let writes = transport.frames[before...].filter { $0.first == 0xA2 }
+        let changed = (16 + 2 + old.count - 1) / 4
+        #expect(writes.map { Int($0[1]) } == [4, changed, 4], "zero the length, the one page, the length")
+        #expect(writes.first.map { Array($0[2...]) } == [0x03, 0x00, new[0], new[1]])
+        #expect(try Type2TagReader(transport: transport).readNDEF() == new)
+        let again = transport.frames.count
+        try Type2TagReader(transport: transport).writeNDEF(new)
+        #expect(!transport.frames[again...].contains { $0.first == 0xA2 }, "the tag holds it already")
+    }
+
+    @Test(
+        "A 255-byte message over another of 255 bytes differing in its last 7 bytes: 2 changed pages + 2 length writes")
+    func message255() throws {
+        let core = try Type2Fixture.core(data: [0x03, 0x00, 0xFE])
+        let transport = Type2Fixture.transport(core)
+        let old = (0..<255).map { UInt8(truncatingIfNeeded: $0 * 3) }
+        try Type2TagReader(transport: transport).writeNDEF(old)
+        let first = transport.frames.filter { $0.first == 0xA2 }.count
+        #expect(first == 65, "03 FF 00 FF + 255 + FE = 260 bytes: 65 pages, the first one last (length 0 already)")
+        var new = old
+        for i in 248..<255 { new[i] ^= 0xFF }  // bytes 268-274 of the tag: pages 67 and 68
+        let before = transport.frames.count
+        try Type2TagReader(transport: transport).writeNDEF(new)
+        let writes = transport.frames[before...].filter { $0.first == 0xA2 }
+        #expect(writes.count == 4, "\(writes.map { $0[1] })")
+        #expect(try Type2TagReader(transport: transport).readNDEF() == new)
     }
 
     @Test("A 3-byte length write reads back, and a message over the maximum is refused before writing")
@@ -174,10 +215,10 @@ struct Type2ReaderTests {
         let inner = Type2Fixture.transport(core)
         let failing = FailingWriteTransport(inner: inner, failOnWrite: 3)
         let msg = [UInt8](repeating: 0x55, count: 20)  // pages 4..9
-        let e = expectType2Error(.writeInterrupted(writtenPages: [4, 5, 6], cause: .tagLost)) {
+        let e = expectType2Error(.writeInterrupted(writtenPages: [5, 6, 7], cause: .tagLost)) {
             try Type2TagReader(transport: failing).writeNDEF(msg)
         }
-        #expect(e?.code == .writeInterrupted(writtenPages: [4, 5, 6], cause: .tagLost))
+        #expect(e?.code == .writeInterrupted(writtenPages: [5, 6, 7], cause: .tagLost))
         // The length still says 0: a reader sees an empty message, not a torn one.
         #expect(try Type2TagReader(transport: inner).readNDEF() == [])
     }

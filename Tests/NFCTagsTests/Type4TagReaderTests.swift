@@ -76,6 +76,14 @@ struct Type4TagReaderTests {
         #expect(try Type4TagReader(transport: link).readNDEF() == msg)
     }
 
+    @Test("An empty message (format) is one UPDATE BINARY: NLEN 0000, sent once")
+    func formatIsOneUpdate() throws {
+        let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: message(40)))
+        try Type4TagReader(transport: link).writeNDEF([])
+        #expect(link.log.filter { $0[1] == 0xD6 } == [h("00 D6 00 00 02 00 00")])
+        #expect(link.tag.ndefMessage == [])
+    }
+
     @Test("Refuses to write a read-only tag or a message larger than the file")
     func writeRefusals() throws {
         let ro = LoopbackTransport(try Type4NDEFApplication(ndefMessage: message(4), readOnly: true))

@@ -14,17 +14,23 @@ public struct EmulatedTag: Sendable {
 
     public let activation: ISO14443AActivation
     public let card: Card
-    /// The faults this card was made with.
+    /// The faults this card plays: the tag's own (its file's), then this presentation's.
     public let faults: [TagFault]
 
-    /// The card a tag file describes, with the file's faults plus `faults`.
+    /// The card a tag file describes, with the file's faults (``FaultPlan``: once per load)
+    /// plus `faults` for its first presentation. Its UID is the one readers see
+    /// (``TagFile/readerActivation``).
     /// - Throws: ``TagFileError`` when the file's contents cannot be emulated.
     public init(file: TagFile, faults: [TagFault] = []) throws(TagFileError) {
-        activation = file.activation
+        activation = file.readerActivation
         self.faults = file.faults + faults
         switch try file.makeEmulationCore() {
-        case .type4(let app): card = .type4(EmulatedAPDUTransport(core: app, faults: self.faults))
-        case .type2(let image): card = .type2(EmulatedType2Transport(core: image, faults: self.faults))
+        case .type4(let app):
+            card = .type4(
+                EmulatedAPDUTransport(card: FaultyType4Core(core: app, faults: file.faults, presentation: faults)))
+        case .type2(let image):
+            card = .type2(
+                EmulatedType2Transport(card: FaultyType2Core(core: image, faults: file.faults, presentation: faults)))
         case .sensedOnly: card = .inert
         }
     }
@@ -35,21 +41,26 @@ public struct EmulatedTag: Sendable {
         self.faults = faults
     }
 
-    /// A new card with this one's memory as it is now and fresh fault schedules (its own
-    /// faults plus `more`): a tag presented again. Never fails: the cores already exist.
-    public func fresh(adding more: [TagFault] = []) -> EmulatedTag {
-        let all = faults + more
+    /// The same tag entering the field again: its memory as it is now, its own faults that
+    /// fired spent and the others armed (``FaultPlan/enterField(adding:)``), a tag that left by
+    /// `tag_lost` back, and `presentation` as this presentation's faults. Never fails: the
+    /// cores already exist.
+    public func presentedAgain(adding presentation: [TagFault] = []) -> EmulatedTag {
         switch card {
         case .type2(let t):
+            var c = t.card
+            c.enterField(adding: presentation)
             return EmulatedTag(
-                activation: activation, card: .type2(EmulatedType2Transport(core: t.core, faults: all)), faults: all)
+                activation: activation,
+                card: .type2(EmulatedType2Transport(card: c, fastReadPageLimit: t.fastReadPageLimit)),
+                faults: c.plan.faults)
         case .type4(let t):
-            var core = t.core
-            core.deselect()
+            var c = t.card
+            c.enterField(adding: presentation)
             return EmulatedTag(
-                activation: activation, card: .type4(EmulatedAPDUTransport(core: core, faults: all)), faults: all)
+                activation: activation, card: .type4(EmulatedAPDUTransport(card: c)), faults: c.plan.faults)
         case .inert:
-            return EmulatedTag(activation: activation, card: .inert, faults: all)
+            return EmulatedTag(activation: activation, card: .inert, faults: faults)
         }
     }
 
@@ -81,6 +92,9 @@ public final class EmulatedField: NFCDevice {
 
     private struct State {
         var field: [String: Presentation] = [:]
+        /// Every tag presented with a key, by key, as it was last: what comes back when the
+        /// key is presented again.
+        var shelf: [String: EmulatedTag] = [:]
         var nextSerial: UInt64 = 1
         var observer: (@Sendable () -> Void)?
         var onFieldOn: (@Sendable () -> Void)?
@@ -127,6 +141,27 @@ public final class EmulatedField: NFCDevice {
             var changed = false
             for (name, tag) in tags where s.field[name].map({ $0.tag.isGone }) ?? true {
                 s.field[name] = Presentation(serial: s.nextSerial, tag: tag)
+                s.nextSerial += 1
+                changed = true
+            }
+            return changed ? s.observer : nil
+        }
+        observer?()
+    }
+
+    /// Puts tags into the field together, each the same tag as the last time its `key` was
+    /// presented here (``EmulatedTag/presentedAgain(adding:)``: its memory as it left, the
+    /// faults of its file that fired spent), or `tag` the first time; `faults` are this
+    /// presentation's own. A name already in the field stays as it is. The key names a
+    /// physical tag: the simulator and the conformance reader use the tag file and the
+    /// presentation name, so the same name is the same tag and another name another copy.
+    public func present(_ tags: [(key: String, name: String, tag: EmulatedTag, faults: [TagFault])]) {
+        let observer: (@Sendable () -> Void)? = state.withLock { s in
+            var changed = false
+            for t in tags where s.field[t.name].map({ $0.tag.isGone }) ?? true {
+                let tag = (s.shelf[t.key] ?? t.tag).presentedAgain(adding: t.faults)
+                s.shelf[t.key] = tag
+                s.field[t.name] = Presentation(serial: s.nextSerial, tag: tag)
                 s.nextSerial += 1
                 changed = true
             }

@@ -8,7 +8,8 @@
 /// UID with `FF CA`, which its firmware turns into a READ; libnfc does not), so the
 /// device-independent triggers name what the tag is doing — "lost while page 8 is read",
 /// "lost after the CC read", "lost on the first write" — rather than counting commands.
-/// Each fault fires once.
+/// Each fires at most once per load of the tag file (``FaultPlan``): a tag pulled from the
+/// field is whole again when it comes back.
 public struct TagFault: Sendable, Hashable {
     /// How the tag fails.
     public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
@@ -149,25 +150,54 @@ extension TagFault: Codable {
     }
 }
 
-/// The schedule of one presentation's faults: which fault, if any, hits the next command.
+/// The schedule of a tag's faults: which fault, if any, hits the next command.
 ///
 /// Pure and device-independent: it reads the tag-level commands (Type 2 frames, or APDUs to
 /// the T4T NDEF application) the core receives, whatever reader sent them.
+///
+/// The rule every device plays by (`hardware/tags/FORMAT.md`, section Faults): a tag's own
+/// faults (its file's) fire at most once per load of the file, however often the tag enters
+/// the field; ``enterField(adding:)`` starts a new presentation with the fired ones spent and
+/// the others still armed. A presentation's own faults (a scenario step's) belong to that
+/// presentation only.
 public struct FaultPlan: Sendable, Hashable {
-    public let faults: [TagFault]
+    /// The tag's faults, then the current presentation's.
+    public private(set) var faults: [TagFault]
     private var fired: [Bool]
+    /// How many of ``faults`` (from the first) are the tag's own.
+    private let tagFaultCount: Int
     private var commands = 0
     private var ccWasRead = false
     /// Type 4: the file selected last (`E103` = CC), `nil` when none.
     private var selectedFile: UInt16?
 
-    public init(_ faults: [TagFault]) {
-        self.faults = faults
-        self.fired = Array(repeating: false, count: faults.count)
+    /// A plan for a tag with `faults` (its file's) on its first presentation, which adds
+    /// `presentation` (a scenario step's faults).
+    public init(_ faults: [TagFault], presentation: [TagFault] = []) {
+        self.faults = faults + presentation
+        self.tagFaultCount = faults.count
+        self.fired = Array(repeating: false, count: faults.count + presentation.count)
     }
 
     /// Whether every fault has fired.
     public var isSpent: Bool { !fired.contains(false) }
+
+    /// The tag's own faults that have fired.
+    public var firedTagFaults: [TagFault] {
+        (0..<tagFaultCount).filter { fired[$0] }.map { faults[$0] }
+    }
+
+    /// The tag enters the field again (a new presentation): the tag's faults that fired stay
+    /// spent and the others stay armed; the last presentation's own faults are dropped and
+    /// `presentation` added; what a trigger remembers of the last presentation (the CC read,
+    /// the file selected, the command count) starts afresh, as the reader's procedure does.
+    public mutating func enterField(adding presentation: [TagFault] = []) {
+        faults = Array(faults.prefix(tagFaultCount)) + presentation
+        fired = Array(fired.prefix(tagFaultCount)) + Array(repeating: false, count: presentation.count)
+        commands = 0
+        ccWasRead = false
+        selectedFile = nil
+    }
 
     private enum Command {
         case read(pages: ClosedRange<Int>)
@@ -264,9 +294,10 @@ public struct FaultyType2Core: Sendable {
     /// A `tag_lost` fault fired: the tag has left the field.
     public private(set) var isGone = false
 
-    public init(core: NTAG21xCore, faults: [TagFault] = []) {
+    /// `faults`: the tag's own (its file's); `presentation`: the first presentation's.
+    public init(core: NTAG21xCore, faults: [TagFault] = [], presentation: [TagFault] = []) {
         self.core = core
-        self.plan = FaultPlan(faults)
+        self.plan = FaultPlan(faults, presentation: presentation)
     }
 
     public mutating func respond(to frame: [UInt8]) -> Type2Answer {
@@ -288,6 +319,14 @@ public struct FaultyType2Core: Sendable {
     public mutating func halt() { core.halt() }
     public mutating func wakeUp() { core.wakeUp() }
     public mutating func reactivate() { core.reactivate() }
+
+    /// The tag enters the field again (``FaultPlan/enterField(adding:)``): a tag that left by
+    /// `tag_lost` is back and answers, its memory as it left; it powers up idle.
+    public mutating func enterField(adding presentation: [TagFault] = []) {
+        isGone = false
+        plan.enterField(adding: presentation)
+        core.wakeUp()
+    }
 }
 
 /// What a ``FaultyType4Core`` made of one command APDU.
@@ -306,9 +345,10 @@ public struct FaultyType4Core: Sendable {
     /// A `tag_lost` fault fired: the tag has left the field.
     public private(set) var isGone = false
 
-    public init(core: Type4NDEFApplication, faults: [TagFault] = []) {
+    /// `faults`: the tag's own (its file's); `presentation`: the first presentation's.
+    public init(core: Type4NDEFApplication, faults: [TagFault] = [], presentation: [TagFault] = []) {
         self.core = core
-        self.plan = FaultPlan(faults)
+        self.plan = FaultPlan(faults, presentation: presentation)
     }
 
     public mutating func respond(to apdu: [UInt8]) -> FaultyAPDUAnswer {
@@ -330,4 +370,12 @@ public struct FaultyType4Core: Sendable {
 
     /// ISO/IEC 14443-4 deactivation (field reset, re-activation): the application is deselected.
     public mutating func deselect() { core.deselect() }
+
+    /// The tag enters the field again (``FaultPlan/enterField(adding:)``): back and answering,
+    /// its files as they were, no application selected.
+    public mutating func enterField(adding presentation: [TagFault] = []) {
+        isGone = false
+        plan.enterField(adding: presentation)
+        core.deselect()
+    }
 }

@@ -18,6 +18,9 @@ public struct TagFile: Sendable, Hashable {
         /// A card a reader senses but this package does not exchange with (no emulation core).
         public var isSensedOnly: Bool { self == .mifareClassic1K }
 
+        /// An NFC Forum Type 2 tag (NTAG21x, the Ultralight family): a memory of pages.
+        public var isType2: Bool { self != .type4 && !isSensedOnly }
+
         /// The Type 2 memory map for `pageCount` pages (Ultralight EV1 has two sizes).
         public func type2Variant(pageCount: Int) -> NTAG21xCore.Variant? {
             switch self {

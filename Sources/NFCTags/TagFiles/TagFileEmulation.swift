@@ -26,3 +26,50 @@ extension TagFile {
         return .type2(try makeCore())
     }
 }
+
+// One UID per tag file: what every device shows a reader.
+extension TagFile {
+    /// The activation a reader sees (anticollision, SELECT, `FF CA`, the trace, `tag show`):
+    /// the file's, except that a Type 2 tag's UID is the one in its pages 0–2, because a real
+    /// tag answers anticollision and a PC/SC reader's `FF CA` from that memory. A file whose
+    /// header UID differs (a Flipper dump whose pages were edited, for instance) is served with
+    /// the pages' UID, and ``uidMismatch`` says so.
+    public var readerActivation: ISO14443AActivation {
+        guard let pagesUID, pagesUID != activation.uid,
+            let a = try? ISO14443AActivation(
+                uid: pagesUID, atqa: activation.atqa, sak: activation.sak, ats: activation.ats)
+        else { return activation }
+        return a
+    }
+
+    /// The UID in pages 0–2 of a Type 2 file (bytes 0–2 and 4–7), `nil` for other files.
+    public var pagesUID: [UInt8]? {
+        guard type.isType2, pages.count >= 3 else { return nil }
+        return try? ISO14443AActivation.type2UID(fromPages: pages.prefix(3).flatMap { $0 }).uid
+    }
+
+    /// One line when the header UID and the pages' differ, saying that readers see the pages'.
+    public var uidMismatch: String? {
+        guard let pagesUID, pagesUID != activation.uid else { return nil }
+        return "header UID \(activation.uid.hexString(separator: " ")) differs from pages 0-2 UID "
+            + pagesUID.hexString(separator: " ") + "; readers see the pages' UID"
+    }
+}
+
+extension TagFile {
+    /// This file with a device's memory as it is now (a Type 2 core's pages, or a Type 4
+    /// application's NDEF file): what a virtual tag holds after a reader wrote to it. A page a
+    /// reader changed is known now; the file's other unread pages stay unknown.
+    public func withMemory(type2 core: NTAG21xCore?, type4 app: Type4NDEFApplication?) -> TagFile {
+        var out = self
+        if let core {
+            out.pages = core.pages
+            out.unreadPages = unreadPages.filter { core.pages.indices.contains($0) && core.pages[$0] == pages[$0] }
+        }
+        if let app, var t4 = out.type4 {
+            t4.ndefFile = app.ndefFile
+            out.type4 = t4
+        }
+        return out
+    }
+}

@@ -151,12 +151,7 @@ public struct TagReport: Sendable {
         let header = core.pages.prefix(3).flatMap { $0 }
         if let u = try? ISO14443AActivation.type2UID(fromPages: header) {
             uidOnTag = u.uid
-            if u.uid != file.activation.uid {
-                warn(
-                    .uidMismatch,
-                    "header UID \(file.activation.uid.hexString(separator: " ")) differs from pages 0-2 UID "
-                        + u.uid.hexString(separator: " ") + "; readers see the pages' UID")
-            }
+            if let mismatch = file.uidMismatch { warn(.uidMismatch, mismatch) }
             if u.storedBCC0 != u.expectedBCC0 {
                 warn(
                     .bccMismatch,

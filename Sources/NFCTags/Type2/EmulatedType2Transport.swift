@@ -21,10 +21,18 @@ public final class EmulatedType2Transport: Type2TagTransport, Sendable {
     /// `fastReadPageLimit` defaults to 63 pages: the 252 tag bytes a 256-byte frame (FSD 256,
     /// the largest of ISO/IEC 14443-4 before its 2016 extension) carries besides CRC_A and a
     /// header byte. Assumed, as a plausible reader: the simulator has no frame of its own.
-    public init(core: NTAG21xCore, faults: [TagFault] = [], fastReadPageLimit: Int = 63) {
-        state = Mutex(State(card: FaultyType2Core(core: core, faults: faults)))
+    public convenience init(core: NTAG21xCore, faults: [TagFault] = [], fastReadPageLimit: Int = 63) {
+        self.init(card: FaultyType2Core(core: core, faults: faults), fastReadPageLimit: fastReadPageLimit)
+    }
+
+    /// A transport into `card` as it is (its memory and its fault schedule).
+    public init(card: FaultyType2Core, fastReadPageLimit: Int = 63) {
+        state = Mutex(State(card: card))
         self.fastReadPageLimit = fastReadPageLimit
     }
+
+    /// The card behind the transport now: its memory and its fault schedule.
+    public var card: FaultyType2Core { state.withLock { $0.card } }
 
     /// The core as it is now (its ``NTAG21xCore/pages`` show what writes did).
     public var core: NTAG21xCore { state.withLock { $0.card.core } }

@@ -119,9 +119,13 @@ public struct Type2TagReader {
         return try lockedPages(layout, memory)
     }
 
-    /// Writes `message` as the NDEF TLV's value in the NFC Forum order (T2T 1.0 §6.4.3):
-    /// first the pages with the NDEF TLV's length set to 0, then the remaining data pages
-    /// (and a Terminator `FE` when a byte is left), finally the page(s) with the real length.
+    /// Writes `message` as the NDEF TLV's value in the NFC Forum order (T2T 1.0 §6.4.3), sending
+    /// only the pages whose bytes change: first the page(s) of the NDEF TLV's length with the
+    /// length 0 (skipped when the tag's length is 0 already), then the other changed pages (the
+    /// message, and a Terminator `FE` when a byte is left), finally the length page(s) with the
+    /// real length. A message the tag already holds sends no WRITE. So a torn write leaves an
+    /// empty message, never a wrong one, and a 255-byte message over an older one costs its
+    /// changed pages plus two length writes.
     ///
     /// The NDEF TLV goes where the current one starts (or after the Lock/Memory Control and
     /// Proprietary TLVs); bytes after it in the data area may be overwritten. Bytes of a
@@ -155,13 +159,19 @@ public struct Type2TagReader {
 
         // Current contents of every touched page, then the two images.
         memory.limit = max(memory.limit, (end + 3) / 4)
-        var final: [Int: [UInt8]] = [:]
-        for p in pages { final[p] = try memory.bytes((p * 4)..<(p * 4 + 4)) }
+        var current: [Int: [UInt8]] = [:]
+        for p in pages { current[p] = try memory.bytes((p * 4)..<(p * 4 + 4)) }
+        var final = current
         for (a, b) in zip(addresses, stream) { final[a / 4]?[a % 4] = b }
         var first = final
         let lengthAddresses = addresses[1...lengthField.count]
         for a in lengthAddresses where lengthField.count == 1 || a != addresses[1] { first[a / 4]?[a % 4] = 0 }
         let lengthPages = Array(Set(lengthAddresses.map { $0 / 4 })).sorted()
+        let changedData = pages.filter { !lengthPages.contains($0) && final[$0] != current[$0] }
+        // The tag's NDEF TLV at this address reads length 0 already (`03 00`, or `03 FF 00 00`):
+        // the data pages can be written before the length without a zeroing write.
+        func byte(_ i: Int) -> UInt8? { i < addresses.count ? current[addresses[i] / 4]?[addresses[i] % 4] : nil }
+        let lengthIsZero = byte(0) == 0x03 && (byte(1) == 0x00 || (byte(1) == 0xFF && byte(2) == 0 && byte(3) == 0))
 
         var written: [UInt8] = []
         func put(_ page: Int, _ data: [UInt8]) throws(Type2TagError) {
@@ -175,8 +185,15 @@ public struct Type2TagReader {
                     "page \(page) failed")
             }
         }
-        for p in pages { try put(p, first[p] ?? []) }
-        for p in lengthPages where first[p] != final[p] { try put(p, final[p] ?? []) }
+        var onTag = current
+        if !changedData.isEmpty && !lengthIsZero {
+            for p in lengthPages where first[p] != onTag[p] {
+                try put(p, first[p] ?? [])
+                onTag[p] = first[p]
+            }
+        }
+        for p in changedData { try put(p, final[p] ?? []) }
+        for p in lengthPages where final[p] != onTag[p] { try put(p, final[p] ?? []) }
     }
 
     /// Makes the tag read-only (T2T 1.0 §6.4.4): writes CC byte 3 with write access `Fh`;

@@ -12,9 +12,17 @@ public final class EmulatedAPDUTransport: APDUTransport, Sendable {
 
     private let state: Mutex<State>
 
-    public init(core: Type4NDEFApplication, faults: [TagFault] = []) {
-        state = Mutex(State(card: FaultyType4Core(core: core, faults: faults)))
+    public convenience init(core: Type4NDEFApplication, faults: [TagFault] = []) {
+        self.init(card: FaultyType4Core(core: core, faults: faults))
     }
+
+    /// A transport into `card` as it is (its files and its fault schedule).
+    public init(card: FaultyType4Core) {
+        state = Mutex(State(card: card))
+    }
+
+    /// The card behind the transport now: its files and its fault schedule.
+    public var card: FaultyType4Core { state.withLock { $0.card } }
 
     /// The core as it is now (its ``Type4NDEFApplication/ndefFile`` shows what writes did).
     public var core: Type4NDEFApplication { state.withLock { $0.card.core } }

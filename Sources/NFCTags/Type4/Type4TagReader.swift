@@ -159,7 +159,8 @@ public struct Type4TagReader<Transport: APDUTransport> {
     }
 
     /// NDEF update (T4T §5.4.4): detection, refusal unless write access is `00`, SELECT the
-    /// NDEF file, UPDATE BINARY NLEN = 0, the message in chunks of at most MLc, then NLEN.
+    /// NDEF file, UPDATE BINARY NLEN = 0, the message in chunks of at most MLc, then NLEN; an
+    /// empty message (`format`) is the first UPDATE BINARY alone.
     /// A tag lost midway leaves NLEN 0 (an empty tag), never a torn message.
     /// - Throws: ``Type4TagError`` `.readOnly`, `.messageTooLarge`, and the detection errors.
     public func writeNDEF(_ message: [UInt8]) throws(Type4TagError) {
@@ -186,7 +187,9 @@ public struct Type4TagReader<Transport: APDUTransport> {
         try selectFile(cc.ndefFileID, version1: detection.isVersion1Application)
         let width = cc.lengthFieldSize
         try updateBinary(offset: 0, data: [UInt8](repeating: 0, count: width), cc: cc)
-        if !message.isEmpty { try updateBinary(offset: width, data: message, cc: cc) }
+        // An empty message (format) is that one UPDATE BINARY: its NLEN 0 is the final length.
+        guard !message.isEmpty else { return }
+        try updateBinary(offset: width, data: message, cc: cc)
         let length = (0..<width).reversed().map { UInt8((message.count >> ($0 * 8)) & 0xFF) }
         try updateBinary(offset: 0, data: length, cc: cc)
     }

@@ -66,6 +66,9 @@ public struct PN532Chip: Sendable {
     /// The CIU register file, addresses `6301`–`633E`.
     public private(set) var registers = [UInt8](repeating: 0, count: 62)
     public private(set) var card: PN532Card?
+    /// The card as it last left the field (``remove()``, a wire fault's field loss), its
+    /// memory and fault schedule kept for ``presentAgain()``.
+    public private(set) var cardOutOfField: PN532Card?
     public private(set) var cardHalted = false
     /// Whether the card is the current target (Tg 1) after InListPassiveTarget/InAutoPoll.
     public private(set) var targetSelected = false
@@ -117,7 +120,9 @@ public struct PN532Chip: Sendable {
     private var pollSerial = 0
     private var pollDuration: Duration = .zero
 
-    public init() {}
+    public init() {
+        registers[Int(Self.txControl - 0x6301)] = 0x80
+    }
 
     /// The air events since the last call, oldest first.
     public mutating func takeAir() -> [PN532AirEvent] {
@@ -160,6 +165,37 @@ public struct PN532Chip: Sendable {
         return out
     }
 
+    /// What the chip answers one host command, without the frame layer.
+    public enum HostAnswer: Sendable, Equatable {
+        /// The response payload after TFI `D5`: the command code + 1, then its data.
+        case response([UInt8])
+        /// The syntax-error frame (an unknown command, bad parameters).
+        case error
+        /// Nothing yet (a pending InAutoPoll or TgInitAsTarget), or nothing at all (a wire fault).
+        case none
+    }
+
+    /// One host command (the payload after TFI `D4`: command code and parameters) straight
+    /// into the dispatcher, as the firmware of a reader built around the chip passes it on
+    /// (the ACR122U's direct transmit, ``ACR122UPersonality``). The same rules as a frame from
+    /// the UART (README.md beside this file).
+    public mutating func command(_ payload: [UInt8]) -> HostAnswer {
+        let out = receive(PN532FrameEncoder.informationFrame(tfi: 0xD4, payload: payload))
+        var rest = out[...]
+        if Array(rest.prefix(6)) == PN532FrameEncoder.ack { rest = rest.dropFirst(6) }
+        if Array(rest.prefix(8)) == PN532FrameEncoder.errorFrame { return .error }
+        let b = Array(rest)
+        guard b.count >= 7, b[0] == 0x00, b[1] == 0x00, b[2] == 0xFF else { return .none }
+        if b[3] == 0xFF && b[4] == 0xFF {
+            let length = Int(b[5]) << 8 | Int(b[6])
+            guard length >= 1, b.count >= 10 + length else { return .none }
+            return .response(Array(b[9..<(8 + length)]))
+        }
+        let length = Int(b[3])
+        guard length >= 1, b.count >= 7 + length else { return .none }
+        return .response(Array(b[6..<(5 + length)]))
+    }
+
     /// ``present(_:)`` with what it did on the air (the activation answering an InAutoPoll).
     public mutating func presentTimed(_ card: PN532Card) -> PN532ChipOutput? {
         lastCommandAir = PN532CommandAirTime()
@@ -167,9 +203,25 @@ public struct PN532Chip: Sendable {
         return out.isEmpty ? nil : PN532ChipOutput(bytes: out, isAcknowledgement: false, air: lastCommandAir)
     }
 
-    /// Puts a card in the field, replacing any other; answers an outstanding endless InAutoPoll.
+    /// Takes `card` as the card of this run, out of the field: ``presentAgain()`` brings it in.
+    /// Replaces a card that is out of the field; nothing when a card is in the field.
+    public mutating func load(_ card: PN532Card) {
+        guard self.card == nil else { return }
+        cardOutOfField = card
+    }
+
+    /// ``presentAgain()`` with what it did on the air.
+    public mutating func presentAgainTimed() -> PN532ChipOutput? {
+        lastCommandAir = PN532CommandAirTime()
+        let out = presentAgain()
+        return out.isEmpty ? nil : PN532ChipOutput(bytes: out, isAcknowledgement: false, air: lastCommandAir)
+    }
+
+    /// Puts a card in the field, replacing any other (as it is: see ``presentAgain()`` for the
+    /// same card coming back); answers an outstanding endless InAutoPoll.
     public mutating func present(_ card: PN532Card) -> [UInt8] {
         self.card = card
+        cardOutOfField = nil
         cardHalted = false
         targetSelected = false
         if case .autoPoll(let types, _)? = pending, let answer = autoPollAnswer(types: types) {
@@ -188,11 +240,26 @@ public struct PN532Chip: Sendable {
         return respond(0x61, [0x00])
     }
 
-    /// Takes the card out of the field. The next exchange with it times out (status `01`).
+    /// Takes the card out of the field (kept as ``cardOutOfField``). The next exchange with it
+    /// times out (status `01`).
     public mutating func remove() {
+        if let card { cardOutOfField = card }
         card = nil
         targetSelected = false
     }
+
+    /// The card that last left the field comes back: the same tag, its memory as it left and
+    /// its tag file's faults that fired spent (``PN532Card/enterField()``: once per load of the
+    /// file, as on every device). Nothing when a card is in the field or none left it.
+    public mutating func presentAgain() -> [UInt8] {
+        guard card == nil, var again = cardOutOfField else { return [] }
+        again.enterField()
+        cardOutOfField = nil
+        return present(again)
+    }
+
+    /// The card of this run as it is now, in the field or out of it.
+    public var currentCard: PN532Card? { card ?? cardOutOfField }
 
     /// An external reader comes: it activates the emulated card at once if TgInitAsTarget
     /// is outstanding, else when it arrives.
@@ -213,10 +280,30 @@ public struct PN532Chip: Sendable {
     /// Queues a fault for the next command that qualifies.
     public mutating func inject(_ fault: PN532WireFault) { faults.append(fault) }
 
-    /// Reads one CIU register (`6301`–`633E`); other addresses read 0.
+    /// Reads one CIU register (`6301`–`633E`) as the chip's state implies it: CIU_TxControl
+    /// (`6304`) has Tx1RFEn and Tx2RFEn (bits 0–1) set while the RF field is on; the others
+    /// read what was last written or what the chip's own commands left (TxMode/RxMode CRC
+    /// after an activation, FIFOData `26` after an unanswered REQA). Other addresses read 0.
     public func register(_ address: UInt16) -> UInt8 {
         guard (0x6301...0x633E).contains(address) else { return 0 }
-        return registers[Int(address - 0x6301)]
+        let value = registers[Int(address - 0x6301)]
+        if address == Self.txControl { return (value & 0xFC) | (rfFieldOn ? 0x03 : 0x00) }
+        return value
+    }
+
+    /// CIU_TxControl: bits 0–1 drive TX1 and TX2 (the RF field); reset value `80`
+    /// (InvTx2RFOn), as nfcpy writes it to switch the field off.
+    static let txControl: UInt16 = 0x6304
+
+    /// WriteRegister of one CIU register; CIU_TxControl's bits 0–1 switch the RF field.
+    private mutating func writeRegister(_ address: UInt16, _ value: UInt8) {
+        guard (0x6301...0x633E).contains(address) else { return }
+        registers[Int(address - 0x6301)] = value
+        if address == Self.txControl {
+            let on = value & 0x03 != 0
+            if rfFieldOn && !on { fieldReset() }
+            setField(on, "WriteRegister CIU_TxControl: RF field \(on ? "on" : "off")")
+        }
     }
 
     // MARK: dispatch
@@ -274,9 +361,8 @@ public struct PN532Chip: Sendable {
     private mutating func dispatch(code: UInt8, params: [UInt8]) -> Answer {
         if code != 0x16 { powerMode = .normal }
         switch code {
-        case 0x00:  // Diagnose: NumTst 00 echoes; 06 (card presence, DEP) reports the target
-            if params.first == 0x06 { return .reply([card != nil && targetSelected ? 0x00 : 0x01]) }
-            return .reply(params)
+        case 0x00:
+            return diagnose(params)
         case 0x02:
             return .reply(firmwareVersion)
         case 0x04:  // GetGeneralStatus: Err Field NbTg [Tg BrRx BrTx Type] SAMstatus
@@ -292,8 +378,7 @@ public struct PN532Chip: Sendable {
         case 0x08:
             guard !params.isEmpty, params.count % 3 == 0 else { return .error }
             for i in stride(from: 0, to: params.count, by: 3) {
-                let address = UInt16(params[i]) << 8 | UInt16(params[i + 1])
-                if (0x6301...0x633E).contains(address) { registers[Int(address - 0x6301)] = params[i + 2] }
+                writeRegister(UInt16(params[i]) << 8 | UInt16(params[i + 1]), params[i + 2])
             }
             return .reply([])
         case 0x10:  // SetSerialBaudRate: answered at the old speed; the host ACKs, then both switch
@@ -361,6 +446,22 @@ public struct PN532Chip: Sendable {
             return tgSetData(params)
         default:
             return .error
+        }
+    }
+
+    /// Diagnose (`00`), by test number NumTst (README.md beside this file has the sources):
+    /// `00` communication line: NumTst and the data echoed; `01` ROM and `02` RAM self-tests:
+    /// `00` (OK); `06` card presence: the target's status (`00` present, `01` timeout);
+    /// `07` antenna self-test: `00` (OK). The polling (`04`) and echo-back (`05`) tests
+    /// are not modelled: the error frame.
+    private mutating func diagnose(_ params: [UInt8]) -> Answer {
+        guard let test = params.first else { return .error }
+        switch test {
+        case 0x00: return .reply(params)
+        case 0x01, 0x02: return .reply([0x00])
+        case 0x06: return .reply([card.map { !$0.isGone } == true && targetSelected ? 0x00 : 0x01])
+        case 0x07: return .reply([0x00])
+        default: return .error
         }
     }
 
@@ -557,13 +658,27 @@ public struct PN532Chip: Sendable {
         switch present.function {
         case .type2(var core):
             defer { present.function = .type2(core) }
-            let answer = core.respond(to: frame)
-            airType2(frame, answer)
-            switch answer {
-            case .data(let d): air.append(.exchange(kind: "type2", command: frame, answer: d, note: nil))
-            case .ack: air.append(.exchange(kind: "type2", command: frame, answer: [0x0A], note: nil))
-            case .nak(let code): air.append(.exchange(kind: "type2", command: frame, answer: [code & 0x0F], note: nil))
-            case .silent: air.append(.exchange(kind: "type2", command: frame, answer: nil, note: nil))
+            // InDataExchange's MIFARE WRITE (`A0 <block> <16 bytes>`, what libnfc's
+            // nfc_initiator_mifare_cmd sends for MC_WRITE): the chip sends it as MIFARE's two
+            // frames, `A0 <block>`, then the 16 bytes once the card ACKed (UM0701-02 §7.3.8,
+            // MIFARE commands through InDataExchange): on a Type 2 tag that is
+            // COMPATIBILITY_WRITE, whose first 4 bytes the tag writes.
+            let frames =
+                !raw && frame.count == 18 && frame[0] == 0xA0
+                ? [Array(frame.prefix(2)), Array(frame.dropFirst(2))] : [frame]
+            var answer = Type2Answer.silent
+            for (i, part) in frames.enumerated() {
+                answer = core.respond(to: part)
+                airType2(part, answer)
+                let note = frames.count > 1 ? (i == 0 ? "MIFARE WRITE, first frame" : "MIFARE WRITE, data frame") : nil
+                switch answer {
+                case .data(let d): air.append(.exchange(kind: "type2", command: part, answer: d, note: note))
+                case .ack: air.append(.exchange(kind: "type2", command: part, answer: [0x0A], note: note))
+                case .nak(let code):
+                    air.append(.exchange(kind: "type2", command: part, answer: [code & 0x0F], note: note))
+                case .silent: air.append(.exchange(kind: "type2", command: part, answer: nil, note: note))
+                }
+                guard case .ack = answer else { break }
             }
             switch answer {
             case .data(let d):

@@ -27,11 +27,12 @@ extension PN532Card {
     /// The card a tag file describes (our JSON, Flipper `.nfc`, Proxmark3 JSON; see
     /// `TagFile.load(path:)`): a Type 2 file becomes an `NTAG21xCore`, a Type 4 file a
     /// `Type4NDEFApplication`, each behind the fault wrapper every device shares, a MIFARE Classic file a card
-    /// that answers only activation. UID, ATQA (wire order), SAK and ATS come from the file.
+    /// that answers only activation. UID (the pages' for a Type 2 file,
+    /// `TagFile.readerActivation`), ATQA (wire order), SAK and ATS come from the file.
     /// Throws `TagFileError` when the image or the Type 4 contents cannot be emulated
     /// (`TagFile.makeEmulationCore()`, the check `tag show` runs).
     public init(tagFile file: TagFile) throws(TagFileError) {
-        let a = file.activation
+        let a = file.readerActivation
         switch try file.makeEmulationCore() {
         case .type4(let app):
             // Both the tag file and PN532Card hold the ATS with its TL byte.
@@ -57,6 +58,26 @@ extension PN532Card {
         }
     }
 
+    /// The same card entering the field again: a `tag_lost` card is back, its memory as it
+    /// left, the tag file's faults that fired spent and the others armed (once per load of the
+    /// file: `hardware/tags/FORMAT.md`, Faults), as on every device.
+    public mutating func enterField() {
+        switch function {
+        case .type2(var r as FaultyType2Core):
+            r.enterField()
+            function = .type2(r)
+        case .isoDEP(var r as FaultyType4Core):
+            r.enterField()
+            function = .isoDEP(r)
+        case .type2(var r):
+            r.wakeUp()
+            function = .type2(r)
+        case .isoDEP:
+            break
+        }
+        isoDEPLink = ISODEPCardLink(ats: ats)
+    }
+
     /// The Type 4 NDEF application answering this card's APDUs, if it is one.
     public var type4Application: Type4NDEFApplication? {
         switch function {
@@ -69,19 +90,7 @@ extension PN532Card {
     /// `file` with this card's current memory (Type 2 pages, or the Type 4 NDEF file):
     /// what a virtual tag holds after a reader wrote to it.
     public func updating(_ file: TagFile) -> TagFile {
-        var out = file
-        if let core = ntag21xCore {
-            out.pages = core.pages
-            // A page a reader changed is known now; the others stay unknown.
-            out.unreadPages = file.unreadPages.filter {
-                core.pages.indices.contains($0) && core.pages[$0] == file.pages[$0]
-            }
-        }
-        if let app = type4Application, var t4 = out.type4 {
-            t4.ndefFile = app.ndefFile
-            out.type4 = t4
-        }
-        return out
+        file.withMemory(type2: ntag21xCore, type4: type4Application)
     }
 }
 
@@ -95,4 +104,24 @@ struct UnauthenticatedClassic: PN532Type2Responder {
     mutating func respond(to frame: [UInt8]) -> Type2Answer { .silent }
     mutating func halt() {}
     mutating func wakeUp() {}
+}
+
+extension VirtualPN532 {
+    /// A tag file's card on a fresh virtual PN532 at `ptyPath` (nil: no link, the pty's own
+    /// path only): the one way the `virtual pn532`
+    /// command, `check equivalence`, the demo and the tests start one, so a tag file plays the
+    /// same on all of them (its faults once per run, `hardware/tags/FORMAT.md`). The card is
+    /// loaded (``load(_:)``) and, with `present`, put in the field; ``presentAgain()`` and
+    /// ``remove()`` move it afterwards, always the same tag.
+    /// - Throws: ``/NFCTags/TagFileError`` when the file can't be emulated, else what
+    ///   ``start(ptyPath:chip:timing:)`` throws (``VirtualPN532Error``).
+    public static func start(
+        tagFile file: TagFile, ptyPath: String?, timing: PN532LinkTiming = .none, present: Bool = true
+    ) throws -> VirtualPN532 {
+        let card = try PN532Card(tagFile: file)
+        let device = try start(ptyPath: ptyPath, timing: timing)
+        device.load(card)
+        if present { device.presentAgain() }
+        return device
+    }
 }

@@ -180,6 +180,32 @@ public final class VirtualPN532: Sendable {
         wake()
     }
 
+    /// Takes `card` as the card of this run, out of the field (``PN532Chip/load(_:)``):
+    /// ``presentAgain()`` puts it in.
+    public func load(_ card: PN532Card) {
+        state.withLock { s in
+            s.chip.load(card)
+            record(&s, .event, [], "load UID \(card.uid.map(\.pn532Hex).joined())")
+        }
+    }
+
+    /// The card that last left the field (or was loaded) comes in now (``PN532Chip/presentAgain()``): the
+    /// same tag, its memory as it left, its tag file's faults that fired spent.
+    public func presentAgain() {
+        state.withLock { s in
+            guard s.chip.card == nil, let card = s.chip.cardOutOfField else { return }
+            let out = s.chip.presentAgainTimed()
+            record(&s, .event, [], "present UID \(card.uid.map(\.pn532Hex).joined()) again")
+            recordAir(&s)
+            emit(&s, out.map { [$0] } ?? [], commandAt: .now)
+        }
+        wake()
+    }
+
+    /// The card of this run as it is now (its memory after a reader's writes), in the field or
+    /// out of it.
+    public var currentCard: PN532Card? { state.withLock { $0.chip.currentCard } }
+
     /// Takes the card out of the field now.
     public func remove() {
         state.withLock { s in

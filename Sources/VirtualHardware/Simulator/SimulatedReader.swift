@@ -10,9 +10,11 @@ import Synchronization
 ///
 /// Time: each time the reader's field comes on (polling starts) the scenario starts at the
 /// clock's `now`; steps fire on the injected clock, so a ``/NFCBase/ManualClock`` gives virtual time.
-/// A tag's memory persists while it stays in the field (across sessions) and is fresh when
-/// it is presented again. Faults come from the tag file and from the scenario step, through
-/// the fault wrapper every device shares.
+/// A presentation name (a step's `as`) is one physical tag: its memory persists while it
+/// stays in the field (across sessions) and when it is presented again under that name, and
+/// its file's faults fire once in the whole run (``/NFCTags/FaultPlan``); another name is
+/// another copy of the file. Faults come from the tag file and from the scenario step (that
+/// presentation's own), through the fault wrapper every device shares.
 public final class SimulatedReader: Sendable {
     /// `"sim:" + scenario.reader`: the reader's name and lock name.
     public let identifier: String
@@ -20,7 +22,7 @@ public final class SimulatedReader: Sendable {
     /// The device the frontend drives.
     public let field: EmulatedField
     private let clock: any ReaderSessionClock
-    /// One card per tag file, built (and so checked) once; presentations are fresh copies.
+    /// One card per tag file, built (and so checked) once: a name's first presentation.
     private let prototypes: [String: EmulatedTag]
     private let timers = Mutex<(epoch: UInt64, list: [ReaderSessionTimer])>((0, []))
 
@@ -113,11 +115,13 @@ public final class SimulatedReader: Sendable {
     private func apply(_ actions: [Scenario.Action], epoch: UInt64) {
         guard timers.withLock({ $0.epoch == epoch }) else { return }
         var removed: [String] = []
-        var presented: [(name: String, tag: EmulatedTag)] = []
+        var presented: [(key: String, name: String, tag: EmulatedTag, faults: [TagFault])] = []
         for action in actions {
             switch action {
             case .present(let tag, let name, let faults):
-                if let prototype = prototypes[tag] { presented.append((name, prototype.fresh(adding: faults))) }
+                if let prototype = prototypes[tag] {
+                    presented.append((tag + "\u{1F}" + name, name, prototype, faults))
+                }
             case .remove(let name):
                 removed.append(name)
             }

@@ -39,7 +39,7 @@ extension TagFile {
         switch core {
         case .type4(let app):
             return TagFileCardPersonality(
-                type4: app, uid: activation.uid, historicalBytes: Self.historicalBytes(ats: activation.ats),
+                type4: app, uid: readerActivation.uid, historicalBytes: Self.historicalBytes(ats: activation.ats),
                 faults: faults)
         case .type2(let image):
             // Card name per PC/SC part 3 (Supplement, card names): Ultralight C `00 3A`, else Ultralight `00 03`.
@@ -107,15 +107,16 @@ public struct ReaderAnsweredGetData<Core: VirtualAPDUResponder>: VirtualAPDUResp
 /// - `corrupt_reply`: corrupt bytes. Type 2: the READ's answer comes one byte short, so the
 ///   READ BINARY's 16 bytes are shifted; ISO-DEP: the response APDU's first byte is inverted.
 ///
-/// Each time the card enters the field (connects to vpcd) its faults are armed afresh on
-/// the memory as it is then, as the simulator does for a tag presented again.
+/// Each time the card enters the field (connects to vpcd) it is the same tag again: its
+/// memory as it left, its faults that fired spent and the others armed (once per load of
+/// the file, ``/NFCTags/FaultPlan``), as on every device.
 public struct TagFileCardPersonality: VirtualCardPersonality {
     private enum Inner: Sendable {
         case type2(StorageCardPersonality<FaultyType2Core>)
         case type4(ISO14443Part4Personality<ReaderAnsweredGetData<VPCDFaultyType4Core>>)
     }
     private var inner: Inner
-    /// The faults armed at each entry into the field.
+    /// The tag file's faults (each fires at most once while this card lives).
     public let faults: [TagFault]
 
     /// A Type 2 image behind a storage-card ATR (by default MIFARE Ultralight's).
@@ -177,16 +178,15 @@ public struct TagFileCardPersonality: VirtualCardPersonality {
         }
     }
 
-    /// Arms the faults afresh, on the memory as it is now.
+    /// The same tag enters the field again (``/NFCTags/FaultyType2Core/enterField(adding:)``):
+    /// back if a `tag_lost` took it out, its memory as it is, the faults that fired spent.
     public mutating func enteredField() {
         switch inner {
         case .type2(var p):
-            p.core = FaultyType2Core(core: p.core.core, faults: faults)
+            p.core.enterField()
             inner = .type2(p)
         case .type4(var p):
-            var app = p.core.core.faulty.core
-            app.deselect()
-            p.core.core = VPCDFaultyType4Core(FaultyType4Core(core: app, faults: faults))
+            p.core.core.faulty.enterField()
             inner = .type4(p)
         }
     }

@@ -6,22 +6,21 @@ import VirtualHardware
 
 extension LibNFCDevices {
     /// A virtual PN532 on a fresh pty serving `tag` (a tag file path or a name in
-    /// `hardware/tags/`), for the demo when no pcscd can be had. Returns the device string
-    /// (`pn532_uart:PATH`) and a function that stops it and removes the link. The link lives
-    /// in the readers' lock folder, which only this user controls (``requireLockFolder()``):
-    /// no one else can put a pty of theirs in its place.
+    /// `hardware/tags/`): NFCBenchKit's ``VirtualBench/startPN532(tagFile:timing:present:)``,
+    /// the one way every caller starts one, with the link removed if the process dies.
+    /// Returns the device string (`pn532_uart:PATH`) and a function that stops it and removes
+    /// the link.
     static func startVirtualBench(tag: String) throws -> (device: String, stop: @Sendable () -> Void) {
-        let (_, card) = try loadPN532Card(tag)
-        let folder = try requireLockFolder()
-        let link = folder + "/pn532-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fake = try VirtualPN532.start(ptyPath: link)
-        let cleanup = Signals.removeAtDeath(link: link, to: fake.slavePath)
-        fake.present(card)
+        let (file, _) = try loadPN532Card(tag)
+        try requireLockFolder()
+        let fake: VirtualPN532
+        do { fake = try VirtualBench.startPN532(tagFile: file) } catch { throw CLIError(error) }
+        let cleanup = fake.linkPath.map { Signals.removeAtDeath(link: $0, to: fake.slavePath) }
         return (
-            "pn532_uart:\(link)",
+            VirtualBench.pn532Device(fake),
             {
                 fake.stop()
-                cleanup.cancel()
+                cleanup?.cancel()
             }
         )
     }

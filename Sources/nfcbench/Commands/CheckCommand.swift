@@ -15,54 +15,66 @@ import VirtualHardware
 enum CheckCommand {
     static let equivalence = Command(
         path: ["check", "equivalence"],
-        abstract: "Run the same sessions on sim:, pcsc: (vpcd card) and pn532_uart: (virtual PN532); compare",
+        abstract:
+            "Run the same sessions on sim:, pcsc: (vpcd card, as a part 3 reader and as an ACR122U) and pn532_uart: (virtual PN532); compare",
         usage:
-            "check equivalence [--tags T,…] [--modes ndef,ndef-rw,tag] [--devices sim,pcsc,pn532] [--time-limit S] [--traces DIR] [--json]",
+            "check equivalence [--tags T,…] [--modes ndef,ndef-rw,tag,write,format] [--devices sim,pcsc,acr122u,pn532] [--time-limit S] [--traces DIR] [--json]",
         help: """
             For every tag file in hardware/tags/ (or --tags) and every session mode, presents the
-            tag on each device — the in-process simulator, a vpcd card behind the real pcscd
-            ('Virtual PCD 00 00'), and the virtual PN532 through libnfc's own pn532_uart driver —
-            and runs the same session the way 'nfcbench session' does (ndef: first read; ndef-rw
-            and tag: read the first tag, then Done). Each presentation is a fresh card, so a
-            faulty tag fails the same way each time.
+            tag on each device — the in-process simulator, a vpcd card behind the real pcscd as a
+            PC/SC part 3 reader shows it ('Virtual PCD 00 00') and as an ACR122U shows it ('… 00 01',
+            its PN532 behind the reader's firmware), and the virtual PN532 through libnfc's own
+            pn532_uart driver — and runs the same session on each (ndef: first read; ndef-rw and
+            tag: read the first tag, then Done; write: write a Text record, then Done; format:
+            write an empty message). Each device's card is fresh: a faulty tag file's faults fire
+            on each, once (hardware/tags/FORMAT.md, Faults).
 
             Compared (times ignored): didBecomeActive, the targets detected (family by the
             classification rule, UID), NDEF read outcomes and decoded records, didDetectNDEFs,
-            didDetectTags, tag operations and their codes, alert messages, and the ending's code.
-            Not compared, in a column of its own: ATQA/SAK, which a PC/SC reader does not show.
+            didDetectTags, tag operations and their codes, what the app read or wrote, alert
+            messages, and the ending's code; for a faulty file, the pages its reads got; for
+            write and format, the pages (or NDEF file) the write left, which the next device in
+            the list then reads back (compared too). Not compared, in a column of its own:
+            ATQA/SAK, which a PC/SC reader does not show.
 
-            Without a pcscd offering the vpcd reader, the command runs itself inside
-            scripts/with-pcscd (a private pcscd), as the demo does.
+            Rows run side by side, one per vpcd reader entry of pcscd. Without a pcscd offering
+            the vpcd reader, the command runs itself inside scripts/with-pcscd (a private pcscd
+            with 4 vpcd entries, NFCBENCH_VPCD_READERS), as the demo does.
 
             OPTIONS:
-              --tags T,…        tag files (names in hardware/tags/ or paths); default: all
-              --modes M,…       ndef, ndef-rw, tag (default: all three)
-              --devices D,…     sim, pcsc, pn532 (default: all three)
+              --tags T,…        tag files (names in hardware/tags/, paths, or folders: every
+                                .json and .nfc tag file in them); default: hardware/tags/
+              --modes M,…       ndef, ndef-rw, tag, write, format (default: all five; write and
+                                format skip cards that are sensed only)
+              --devices D,…     sim, pcsc, acr122u, pn532 (default: all four)
               --time-limit S    each session's time limit (default 3 s): tags no session
                                 delivers end with 201
               --traces DIR      keep each run's trace there (TAG-MODE-DEVICE.jsonl)
               --json            one JSON object per row
 
             Exit status: 0 when every row is the same on every device, 1 when one differs,
-            69 when a device can't be had.
+            65 for a tag file that can't be read, 69 when a device can't be had, 74 when a trace
+            in --traces could not be written to the end.
             """,
         run: { args in try await run(&args) })
 
-    enum Device: String, CaseIterable, Sendable {
-        case sim, pcsc, pn532
-    }
-
     static func run(_ args: inout Arguments) async throws -> Int32 {
         let tagNames = try args.option("tags")?.split(separator: ",").map(String.init)
-        let modes = try (args.option("modes")?.split(separator: ",").map(String.init) ?? ["ndef", "ndef-rw", "tag"])
-            .map { m throws(CLIError) -> SessionRunner.Mode in
-                guard let mode = SessionRunner.Mode(rawValue: m) else { throw .usage("unknown mode '\(m)'") }
+        let modes = try
+            (args.option("modes")?.split(separator: ",").map(String.init)
+            ?? EquivalenceMode.allCases.map(\.rawValue))
+            .map { m throws(CLIError) -> EquivalenceMode in
+                guard let mode = EquivalenceMode(rawValue: m) else {
+                    throw .usage("unknown mode '\(m)': ndef, ndef-rw, tag, write or format")
+                }
                 return mode
             }
-        let devices = try (args.option("devices")?.split(separator: ",").map(String.init) ?? ["sim", "pcsc", "pn532"])
-            .map { d throws(CLIError) -> Device in
-                guard let device = Device(rawValue: d) else {
-                    throw .usage("unknown device '\(d)': sim, pcsc or pn532")
+        let devices = try
+            (args.option("devices")?.split(separator: ",").map(String.init)
+            ?? EquivalenceDevice.allCases.map(\.rawValue))
+            .map { d throws(CLIError) -> EquivalenceDevice in
+                guard let device = EquivalenceDevice(rawValue: d) else {
+                    throw .usage("unknown device '\(d)': sim, pcsc, acr122u or pn532")
                 }
                 return device
             }
@@ -71,10 +83,11 @@ enum CheckCommand {
         let json = args.flag("json")
         try args.finish()
 
-        if devices.contains(.pcsc), ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private",
+        if devices.contains(where: \.usesVPCD), ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private",
             !DemoCommand.vpcdReaderAvailable()
         {
-            switch try await DemoCommand.runUnderPrivatePCSCD() {
+            let readers = ProcessInfo.processInfo.environment["NFCBENCH_VPCD_READERS"] ?? "4"
+            switch try await DemoCommand.runUnderPrivatePCSCD(environment: ["NFCBENCH_VPCD_READERS": readers]) {
             case .ran(let status): return status
             case .unavailable(let why):
                 throw CLIError.unavailable("no pcscd with the vpcd reader, and no private one: \(why)")
@@ -93,31 +106,22 @@ enum CheckCommand {
             }
         }
         let files = try tagFiles(tagNames)
-        var rows: [Row] = []
-        for (name, path, file) in files {
-            for mode in modes {
-                // The devices are independent readers (their own locks): run them side by side.
-                let runs = try await withThrowingTaskGroup(of: (Device, Run).self) { group in
-                    for device in devices {
-                        group.addTask {
-                            let run = try await session(
-                                device, tag: path, file: file, mode: mode, limit: limit,
-                                trace: traces.map { "\($0)/\(name)-\(mode.rawValue)-\(device.rawValue).jsonl" })
-                            return (device, run)
-                        }
-                    }
-                    var out: [Device: Run] = [:]
-                    for try await (device, run) in group { out[device] = run }
-                    return out
-                }
-                let row = Row(tag: name, mode: mode.rawValue, runs: devices.map { ($0, runs[$0]!) })
-                rows.append(row)
-                if json {
-                    Output.out(row.json.serialized)
-                } else {
-                    Output.out(row.text)
-                }
+        let check = EquivalenceCheck(
+            devices: devices, modes: modes, timeLimit: limit,
+            entries: devices.contains(where: \.usesVPCD) ? VPCDEntry.available() : [])
+        let rows: [EquivalenceRow]
+        let traceFailures = Mutex(0)
+        do {
+            rows = try await check.run(files.map { ($0.0, $0.2) }) { row in
+                Output.out(json ? row.json.serialized : row.text)
+                if let traces, !writeTraces(row, files: files, to: traces) { traceFailures.withLock { $0 += 1 } }
             }
+        } catch let error as EquivalenceError {
+            throw error.unavailable ? CLIError.unavailable(error.description) : CLIError.data(error.description)
+        }
+        if let traces, traceFailures.withLock({ $0 }) > 0 {
+            throw CLIError.ioError(
+                "\(traceFailures.withLock { $0 }) row(s)' traces in \(traces) are missing or incomplete")
         }
         let differing = rows.filter { !$0.same }.count
         if !json {
@@ -129,18 +133,54 @@ enum CheckCommand {
         return differing == 0 ? 0 : 1
     }
 
-    /// Every tag file to check: (display name, path, file).
+    /// Each run's records of `row` as a trace of its own (`TAG-MODE-DEVICE.jsonl` in `folder`),
+    /// each written to the end (``TraceWriter/failure``); false when one could not be.
+    static func writeTraces(_ row: EquivalenceRow, files: [(String, String, TagFile)], to folder: String) -> Bool {
+        let path = files.first { $0.0 == row.tag }?.1 ?? row.tag
+        var complete = true
+        for (device, run) in row.runs {
+            let header = Traces.header(
+                command: "check equivalence", device: run.deviceName, model: ["mode": .string(row.mode.rawValue)],
+                setup: ["tag_file": .string(path)])
+            let file = "\(folder)/\(row.tag)-\(row.mode.rawValue)-\(device.rawValue).jsonl"
+            let writer: TraceWriter
+            do { writer = try TraceWriter(path: file, header: header, createParentDirectory: false) } catch {
+                Output.err("can't write the trace \(file): \(error)")
+                complete = false
+                continue
+            }
+            _ = writer.emit(contentsOf: run.records)
+            writer.close()
+            if let failure = writer.failure {
+                Output.err("the trace \(file) is incomplete: \(failure)")
+                complete = false
+            }
+        }
+        return complete
+    }
+
+    /// Every tag file to check: (display name, path, file). A folder names every `.json` and
+    /// `.nfc` file in it.
     static func tagFiles(_ names: [String]?) throws(CLIError) -> [(String, String, TagFile)] {
         var paths: [String] = []
+        func folder(_ dir: String) -> [String] {
+            let all = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+            return all.filter { $0.hasSuffix(".json") || $0.hasSuffix(".nfc") }.sorted().map { dir + "/" + $0 }
+        }
         if let names {
-            for n in names { paths.append(try DataLocation.require(n, in: "tags")) }
+            for n in names {
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: n, isDirectory: &isDirectory), isDirectory.boolValue {
+                    paths += folder(n)
+                } else {
+                    paths.append(try DataLocation.require(n, in: "tags"))
+                }
+            }
         } else {
             guard let hw = DataLocation.hardwareDirectory() else {
                 throw .data("no hardware/ folder (set NFCBENCH_DATA)")
             }
-            let dir = hw + "/tags"
-            let all = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-            paths = all.filter { $0.hasSuffix(".json") }.sorted().map { dir + "/" + $0 }
+            paths = folder(hw + "/tags")
         }
         var out: [(String, String, TagFile)] = []
         for p in paths {
@@ -153,203 +193,4 @@ enum CheckCommand {
         }
         return out
     }
-
-    /// One session of `mode` on `device` with a fresh card made from `file`.
-    static func session(
-        _ device: Device, tag: String, file: TagFile, mode: SessionRunner.Mode, limit: Duration, trace: String?
-    ) async throws -> Run {
-        let records = RecordLog()
-        var stop: @Sendable () -> Void = {}
-        let frontend: ReaderFrontend
-        let deviceName: String
-        switch device {
-        case .sim:
-            let clock = ContinuousReaderClock()
-            let scenario = Scenario(
-                reader: "equivalence",
-                steps: [.init(at: .milliseconds(50), action: .present(tag: "t", as: "t", faults: []))])
-            let reader: SimulatedReader
-            do { reader = try SimulatedReader(scenario: scenario, tags: ["t": file], clock: clock) } catch {
-                throw CLIError.data("\(tag): \(error)")
-            }
-            frontend = ReaderFrontend(device: reader.field, clock: clock)
-            deviceName = "sim:equivalence"
-        case .pcsc:
-            let personality: any VirtualCardPersonality
-            do { personality = try file.makeVirtualCardPersonality() } catch { throw CLIError.data("\(tag): \(error)") }
-            // pcscd notices a card leaving only at its next poll (≈ 400 ms for vpcd): start each
-            // run from an empty reader, and begin once pcscd shows this run's card, so no run
-            // meets the card of the one before.
-            let reader = "Virtual PCD 00 00"
-            try await onBenchThread { try waitForReader(reader, card: false) }
-            let card = VirtualCard(personality: personality, configuration: .init(port: 35963))
-            card.start()
-            stop = {
-                card.stop()
-                try? waitForReader(reader, card: false)
-            }
-            try await onBenchThread { try waitForReader(reader, card: true, atr: personality.atr) }
-            frontend = try DeviceFactory.backend("pcsc:" + reader)
-            deviceName = "pcsc:" + reader
-        case .pn532:
-            let started: (device: String, stop: @Sendable () -> Void)
-            do { started = try LibNFCDevices.startVirtualBench(tag: tag) } catch let e as CLIError { throw e } catch {
-                throw CLIError.unavailable("no virtual PN532: \(error)")
-            }
-            stop = started.stop
-            frontend = try DeviceFactory.backend(started.device)
-            deviceName = started.device
-        }
-        defer {
-            frontend.close()
-            stop()
-        }
-        let writer: TraceWriter
-        do {
-            writer = try TraceWriter(
-                path: trace,
-                header: Traces.header(
-                    command: "check equivalence", device: deviceName, model: ["mode": .string(mode.rawValue)],
-                    setup: ["tag_file": .string(tag)]),
-                createParentDirectory: false, echo: { records.add($0) })
-        } catch {
-            throw CLIError.cantCreate("can't write the trace: \(error)")
-        }
-        defer { writer.close() }
-        var options = SessionRunner.Options()
-        options.mode = mode
-        options.firstRead = mode == .ndef
-        options.timeLimit = limit
-        options.thermal = false
-        options.json = true
-        options.doneAfterFirstTag = true
-        // The app's Done ends at once here: the reported 2.5 s turnover after invalidate()
-        // is the same on every device and would only spend the check's time budget.
-        options.invalidationDelay = .zero
-        options.alertMessage = "Hold your iPhone near an NFC tag."
-        let ending = await SessionRunner(backend: frontend, options: options, trace: writer).run()
-        return Run(ending: ending.code, records: records.all)
-    }
-
-    /// Waits (blocking, up to 5 s) until pcscd shows `reader` with a card of `atr` or without one.
-    static func waitForReader(_ reader: String, card: Bool, atr: [UInt8]? = nil) throws(CLIError) {
-        let context: PCSCContext
-        do { context = try PCSCContext() } catch { throw .unavailable("no PC/SC service: \(error)") }
-        defer { context.release() }
-        var known = PCSCReaderState.unaware(reader)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline {
-            let change: PCSCStatusChange
-            do { change = try context.waitForStatusChange(readers: [known], timeout: .milliseconds(500)) } catch {
-                throw .unavailable("pcscd: \(error)")
-            }
-            if case .changed(let states) = change, let s = states.first {
-                known = s
-                if s.hasCard == card && (atr == nil || s.atr == atr) { return }
-            }
-        }
-        throw .unavailable(
-            "pcscd did not show \(card ? "the virtual card" : "an empty reader") on '\(reader)' within 5 s")
-    }
-
-    /// One device's run: its ending and its trace records.
-    struct Run: Sendable {
-        var ending: NFCReaderError.Code
-        var records: [JSONObject]
-
-        /// The Core NFC-level events, in order, as comparable lines.
-        var events: [String] {
-            records.compactMap { Self.line($0) }
-        }
-
-        /// ATQA/SAK as the device showed them ("not shown" for a PC/SC reader).
-        var activation: String {
-            for r in records where r["event"]?.stringValue == "detected" {
-                guard case .array(let targets)? = r["targets"], case .object(let t)? = targets.first else { continue }
-                if let atqa = t["atqa"]?.stringValue, let sak = t["sak"]?.stringValue { return "\(atqa)/\(sak)" }
-                return "not shown"
-            }
-            return "-"
-        }
-
-        static func line(_ r: JSONObject) -> String? {
-            guard let event = r["event"]?.stringValue else { return nil }
-            func v(_ k: String) -> String { r[k].map { $0.serialized } ?? "-" }
-            switch event {
-            case "didBecomeActive": return event
-            case "detected":
-                guard case .array(let targets)? = r["targets"] else { return event }
-                return "detected "
-                    + targets.compactMap { t -> String? in
-                        guard case .object(let o) = t else { return nil }
-                        return "\(o["family"]?.stringValue ?? "?") \(o["uid"]?.stringValue ?? "?")"
-                    }.joined(separator: ", ")
-            case "ndefRead": return "ndefRead \(v("outcome")) \(v("code")) \(v("records"))"
-            case "didDetectNDEFs": return "didDetectNDEFs \(v("messages"))"
-            case "didDetectTags":
-                if case .array(let tags)? = r["tags"] { return "didDetectTags \(tags.count)" }
-                return event
-            case "tagOperation": return "tagOperation \(v("name"))"
-            case "tagOperationEnded": return "tagOperationEnded \(v("code"))\(r["result"] != nil ? " success" : "")"
-            case "readNDEF": return "app readNDEF \(v("records"))"
-            case "readNDEFFailed": return "app readNDEF failed \(v("code"))"
-            case "alertMessage": return "alertMessage \(v("message"))"
-            case "didInvalidateWithError": return "didInvalidateWithError \(v("code"))"
-            default: return nil
-            }
-        }
-    }
-
-    /// One tag × mode: each device's run, compared with the first device's.
-    struct Row {
-        var tag: String
-        var mode: String
-        var runs: [(Device, Run)]
-
-        var reference: [String] { runs.first?.1.events ?? [] }
-
-        /// The first difference from the reference, or nil (``TraceDiff/firstDifference(_:_:)``
-        /// over the Core NFC-level lines, as `nfcbench trace diff` compares whole records).
-        func difference(_ run: Run) -> String? {
-            TraceDiff.firstDifference(reference, run.events)
-        }
-
-        var same: Bool { runs.allSatisfy { difference($0.1) == nil } }
-
-        var text: String {
-            var parts: [String] = []
-            for (device, run) in runs.dropFirst() {
-                parts.append("\(device.rawValue): " + (difference(run).map { "differs (\($0))" } ?? "same"))
-            }
-            let ending = runs.first.map { "\($0.1.ending.rawValue)" } ?? "-"
-            let activation = runs.map { "\($0.0.rawValue) \($0.1.activation)" }.joined(separator: ", ")
-            return "\(tag) \(mode): ending \(ending); " + parts.joined(separator: "; ") + "; ATQA/SAK: \(activation)"
-        }
-
-        var json: JSONValue {
-            var o: JSONObject = ["tag": .string(tag), "mode": .string(mode), "same": .bool(same)]
-            o["targets"] = .array(
-                reference.filter { $0.hasPrefix("detected ") }.map { .string(String($0.dropFirst(9))) })
-            var devices = JSONObject()
-            for (device, run) in runs {
-                var d: JSONObject = [
-                    "ending": .int(Int64(run.ending.rawValue)), "atqa_sak": .string(run.activation),
-                    "events": .int(Int64(run.events.count)),
-                ]
-                if let diff = difference(run) { d["difference"] = .string(diff) }
-                devices[device.rawValue] = .object(d)
-            }
-            o["devices"] = .object(devices)
-            return .object(o)
-        }
-    }
-}
-
-/// The trace records a run wrote, parsed back.
-final class RecordLog: Sendable {
-    private let lines = Mutex<[JSONObject]>([])
-    func add(_ line: String) {
-        if case .object(let o)? = try? JSONValue(parsing: line) { lines.withLock { $0.append(o) } }
-    }
-    var all: [JSONObject] { lines.withLock { $0 } }
 }

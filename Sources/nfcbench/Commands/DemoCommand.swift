@@ -235,12 +235,12 @@ enum DemoCommand {
                 throw error
             }
             return Bench(
-                name: name, uid: file.activation.uid, device: "pcsc:Virtual PCD 00 00",
+                name: name, uid: file.readerActivation.uid, device: "pcsc:Virtual PCD 00 00",
                 lines: [
                     shared
                         ? "bench: the running pcscd's vpcd reader 'Virtual PCD 00 00' (shared: --bench shared-pcscd)"
                         : "bench: a private pcscd (own mount and network namespace) with the vpcd reader 'Virtual PCD 00 00'",
-                    "presenting \(name) (UID \(file.activation.uid.hexString(separator: " "))) as a virtual card on vpcd (TCP 35963)",
+                    "presenting \(name) (UID \(file.readerActivation.uid.hexString(separator: " "))) as a virtual card on vpcd (TCP 35963)",
                 ], stop: { card.stop() })
         }
         let name = tag ?? "ntag215-uri"
@@ -260,12 +260,12 @@ enum DemoCommand {
                 """)
         }
         return Bench(
-            name: name, uid: file.activation.uid, device: device,
+            name: name, uid: file.readerActivation.uid, device: device,
             lines: [
                 noPrivate.map {
                     "bench: no private pcscd (\($0)); the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver"
                 } ?? "bench: the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver (no daemon)",
-                "presenting \(name) (UID \(file.activation.uid.hexString(separator: " "))) on \(device)",
+                "presenting \(name) (UID \(file.readerActivation.uid.hexString(separator: " "))) on \(device)",
             ], stop: stop)
     }
 
@@ -290,11 +290,12 @@ enum DemoCommand {
     /// masks, standard input a pipe that closes when this process ends), forwarding every
     /// signal to it and relaying its standard error as it comes, except with-pcscd's own
     /// complaints, which say why the private bench is missing (exit 69).
-    static func runUnderPrivatePCSCD() async throws(CLIError) -> PrivateRun {
+    static func runUnderPrivatePCSCD(environment extra: [String: String] = [:]) async throws(CLIError) -> PrivateRun {
         guard let script = DataLocation.withPCSCDScript() else {
             return .unavailable("scripts/with-pcscd is not beside the bench data (not a clone)")
         }
         var env = ProcessInfo.processInfo.environment
+        env.merge(extra) { _, new in new }
         env["PCSCD_LOG"] = "/dev/null"
         env[innerMarker] = "private-pcscd"
         let forward = SignalForwarder()

@@ -90,7 +90,7 @@ enum MeasureCommand {
             do {
                 let file = try TagFile.load(path: path)
                 personality = try file.makeVirtualCardPersonality()
-                cardUID = file.activation.uid
+                cardUID = file.readerActivation.uid
             } catch let error as DataFileError {
                 throw CLIError(error)
             } catch {

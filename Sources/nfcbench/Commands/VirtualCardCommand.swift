@@ -17,10 +17,15 @@ enum VirtualCardCommand {
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
         usage:
-            "virtual card --tag FILE [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
+            "virtual card --tag FILE [--personality part3|acr122u] [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
+              --personality P   how the reader shows the card: part3 (default), a PC/SC 2.01 part 3
+                                reader (FF CA, FF B0/FF D6, FF C2 transparent exchange); acr122u,
+                                an ACS ACR122U (a PN532 behind its firmware: FF 00 00 00 Lc D4 …
+                                direct transmit, FF 00 48 00 00 firmware version, FF 00 40 LED and
+                                buzzer, 63 00 where the card timed out)
               --port N          vpcd's TCP port (default 35963 = "Virtual PCD 00 00")
               --slot 0|1        the Debian vpcd slot: 0 = port 35963, 1 = port 35964
               --reversed        vpcd's reversed mode, for a shared pcscd: the card listens on
@@ -54,6 +59,7 @@ enum VirtualCardCommand {
 
     static func run(_ args: inout Arguments) async throws -> Int32 {
         let tagName = try args.option("tag")
+        let personalityName = try args.option("personality") ?? "part3"
         let portOption = try args.int("port", in: 1...65535)
         let slot = try args.int("slot", in: 0...1)
         let presentFor = try args.seconds("present-for")
@@ -73,7 +79,11 @@ enum VirtualCardCommand {
         }
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
-        let (path, file, personality) = try loadVirtualCard(tagName)
+        guard let kind = VirtualCardKind(rawValue: personalityName) else {
+            throw CLIError.usage("--personality is part3 or acr122u, not '\(personalityName)'")
+        }
+        let (path, file, personality) = try loadVirtualCard(tagName, as: kind)
+        if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
 
         var configuration = VirtualCard.Configuration(port: port)
         configuration.reversed = reversed
@@ -81,7 +91,8 @@ enum VirtualCardCommand {
         let trace = try Traces.open(
             command: "virtual card", device: "vpcd:\(port)",
             setup: [
-                "tag_file": .string(path), "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
+                "tag_file": .string(path), "personality": .string(kind.rawValue),
+                "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
                 "atr": .string(personality.atr.hexString()), "reversed": .bool(reversed),
             ],
             options: traceOptions, inputs: [NamedFile("--tag \(path)", path)])
@@ -281,13 +292,26 @@ final class BenchFlag: Sendable {
 /// A tag file (found by name in `hardware/tags/`, or a path) as a vpcd card's personality
 /// (`virtual card`, the demo); 65 naming the file when it can't be loaded or emulated, 66 when
 /// it is missing.
-func loadVirtualCard(_ tag: String) throws(CLIError) -> (
+/// How the vpcd card shows its tag (`virtual card --personality`).
+enum VirtualCardKind: String, CaseIterable {
+    /// A PC/SC 2.01.09 part 3 reader (``/VirtualHardware/TagFileCardPersonality``).
+    case part3
+    /// An ACS ACR122U (``/VirtualHardware/ACR122UPersonality``).
+    case acr122u
+}
+
+func loadVirtualCard(_ tag: String, as kind: VirtualCardKind = .part3) throws(CLIError) -> (
     path: String, file: TagFile, personality: any VirtualCardPersonality
 ) {
     let path = try DataLocation.require(tag, in: "tags")
     do {
         let file = try TagFile.load(path: path)
-        return (path, file, try file.makeVirtualCardPersonality())
+        let personality: any VirtualCardPersonality =
+            switch kind {
+            case .part3: try file.makeVirtualCardPersonality()
+            case .acr122u: try file.makeACR122UPersonality()
+            }
+        return (path, file, personality)
     } catch let e as DataFileError {
         throw CLIError(e)
     } catch {

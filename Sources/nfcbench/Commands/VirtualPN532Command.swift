@@ -92,13 +92,14 @@ enum VirtualPN532Command {
                 }
                 let script = try readerScript(readerName)
                 return try await run(
-                    pty: pty, file: nil, card: nil, reader: script, timing: timing, after: after, cycle: cycle,
+                    pty: pty, file: nil, reader: script, timing: timing, after: after, cycle: cycle,
                     json: json, quiet: quiet, traceOptions: traceOptions, savePath: nil)
             }
             guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
-            let (file, card) = try loadPN532Card(tagName)
+            let (file, _) = try loadPN532Card(tagName)
+            if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
             return try await run(
-                pty: pty, file: file, card: card, reader: nil, timing: timing, after: after, cycle: cycle,
+                pty: pty, file: file, reader: nil, timing: timing, after: after, cycle: cycle,
                 json: json, quiet: quiet, traceOptions: traceOptions, savePath: savePath)
         })
 
@@ -116,63 +117,46 @@ enum VirtualPN532Command {
             rats: profile.rats ?? [0xE0, 0x80], steps: profile.steps.map { .init(command: $0.apdu) })
     }
 
+    /// The command's tag (through the chip's one card of the run: the same tag each time it
+    /// comes back, `hardware/tags/FORMAT.md` Faults) or its scripted reader.
     private final class Control: Sendable {
-        struct State {
-            var stopped = false
-            /// The card with its memory as the tag last left the field.
-            var card: PN532Card?
-            var inField = false
-            /// The tag was in the field before (its faults have had their run).
-            var presented = false
-        }
-        let state: Mutex<State>
+        let stopped = Mutex(false)
         let fake: VirtualPN532
         let reader: PN532ReaderScript?
-        init(fake: VirtualPN532, card: PN532Card?, reader: PN532ReaderScript?) {
+        init(fake: VirtualPN532, reader: PN532ReaderScript?) {
             self.fake = fake
             self.reader = reader
-            state = Mutex(State(card: card))
         }
         func present() {
             if let reader {
                 fake.startReader(reader)
                 return
             }
-            state.withLock { s in
-                guard !s.inField, var card = s.card else { return }
-                s.inField = true
-                // A tag file's faults fire once per run; a re-presented tag is the plain core
-                // (the first presentation keeps them: stripping them there left the virtual
-                // PN532 the one device where a tag file's Type 2 faults never fired).
-                if s.presented, let core = card.ntag21xCore { card.function = .type2(core) }
-                s.presented = true
-                s.card = card
-                fake.present(card)
-            }
+            fake.presentAgain()
         }
-        func remove() {
-            state.withLock { s in
-                guard s.inField else { return }
-                if let now = fake.chip.card { s.card = now }
-                s.inField = false
-                fake.remove()
-            }
-        }
-        var inField: Bool { state.withLock { $0.inField } }
-        var current: PN532Card? { state.withLock { s in s.inField ? (fake.chip.card ?? s.card) : s.card } }
-        var stopped: Bool { state.withLock { $0.stopped } }
-        func stop() { state.withLock { $0.stopped = true } }
+        func remove() { if reader == nil { fake.remove() } }
+        var current: PN532Card? { fake.currentCard }
+        var isStopped: Bool { stopped.withLock { $0 } }
+        func stop() { stopped.withLock { $0 = true } }
     }
 
     static func run(
-        pty: String, file: TagFile?, card: PN532Card?, reader: PN532ReaderScript?, timing: PN532LinkTiming,
+        pty: String, file: TagFile?, reader: PN532ReaderScript?, timing: PN532LinkTiming,
         after: Duration,
         cycle: (Duration, Duration)?,
         json: Bool, quiet: Bool, traceOptions: Traces.Options, savePath: String?
     ) async throws -> Int32 {
         let fake: VirtualPN532
         let link = pty == "-" ? nil : pty
-        do { fake = try VirtualPN532.start(ptyPath: link, timing: timing) } catch {
+        do {
+            if let file {
+                fake = try VirtualPN532.start(tagFile: file, ptyPath: link, timing: timing, present: false)
+            } else {
+                fake = try VirtualPN532.start(ptyPath: link, timing: timing)
+            }
+        } catch let error as DataFileError {
+            throw CLIError(error)
+        } catch {
             // The link is the file this command makes (73, or 74 when the disk fails); no pty to
             // make is 69.
             if let e = error as? VirtualPN532Error, e.operation == "symlink" {
@@ -184,11 +168,11 @@ enum VirtualPN532Command {
         let device = link ?? fake.slavePath
         let linkCleanup = link.map { Signals.removeAtDeath(link: $0, to: fake.slavePath) }
         defer { linkCleanup?.cancel() }
-        let control = Control(fake: fake, card: card, reader: reader)
+        let control = Control(fake: fake, reader: reader)
         var setup: JSONObject = ["pty": .string(device), "slave": .string(fake.slavePath)]
         if let file {
             setup["tag_type"] = .string(file.type.rawValue)
-            setup["uid"] = .string(file.activation.uid.hexString())
+            setup["uid"] = .string(file.readerActivation.uid.hexString())
         }
         if let reader { setup["reader_c_apdus"] = .int(Int64(reader.steps.count)) }
         let trace: TraceWriter
@@ -216,7 +200,7 @@ enum VirtualPN532Command {
                 link.map { "virtual PN532 on \($0) -> \(fake.slavePath); connect with pn532_uart:\($0)" }
                     ?? "virtual PN532 on \(fake.slavePath); connect with pn532_uart:\(fake.slavePath)")
             let what =
-                file.map { "tag: \($0.type.rawValue) UID \($0.activation.uid.hexString())" }
+                file.map { "tag: \($0.type.rawValue) UID \($0.readerActivation.uid.hexString())" }
                 ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
             Output.out(what + (trace.path.map { "; trace \($0)" } ?? ""))
         }
@@ -236,7 +220,7 @@ enum VirtualPN532Command {
         let start = ContinuousClock.now
         var nextChange: ContinuousClock.Instant? = start + after
         var phaseInField = false
-        while !control.stopped {
+        while !control.isStopped {
             let now = ContinuousClock.now
             if let at = nextChange, now >= at {
                 if phaseInField {
