@@ -11,7 +11,7 @@ enum SessionCommand {
         path: ["session"],
         abstract: "Run a Core NFC reader session on a reader (real, virtual or simulated)",
         usage:
-            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--json] [--trace PATH | --no-trace] [--pcapng OUT] [--redact]",
+            "session --device D [--mode ndef|ndef-rw|tag] [--first-read] [--timeout S] [--host-wide] [--busy refuse|queue] [--turnover-delay S] [--mifare-crc either|appended|omitted] [--entitlement F,…] [--no-usage-description] [--nfc S] [--json] [--trace PATH | --no-trace] [--pcapng OUT] [--redact]",
         help: """
             OPTIONS:
               --device D          sim:SCENARIO (hardware/scenarios/), sim:tag:FILE (a tag file in the
@@ -34,7 +34,21 @@ enum SessionCommand {
                                   FIFO queue). 203 is the default because an app must handle 203
                                   anyway and the seed article's table gives it
               --select-identifiers AID,…   the app's Info.plist ISO 7816 select-identifiers for
-                                  --mode tag (default D2760000850101, the NFC Forum NDEF application)
+                                  --mode tag (default D2760000850101, the NFC Forum NDEF application);
+                                  sendCommand may SELECT by name only these (others: 2)
+              --turnover-delay S  seconds from the app's invalidate() to didInvalidateWithError
+                                  (default 2.5, reported; 0: at once, the model before)
+              --same-app-begin P  kick-out (default, reported): a begin() while the same app's
+                                  session runs ends that one with 202; busy-policy: as --busy
+              --mifare-crc C      either (default): sendMiFareCommand takes a Type 2 frame with
+                                  its CRC_A appended (Apple's page) or without (field reports);
+                                  appended: only with; omitted: only without (the model before)
+              --entitlement F,…   the app's com.apple.developer.nfc.readersession.formats:
+                                  NDEF, TAG (default both); a session of another format gets 2
+              --no-usage-description   the Info.plist has no NFCReaderUsageDescription: the
+                                  session runs, no tag is ever delivered
+              --nfc S             available (default), radio-disabled (6), ineligible (7),
+                                  access-not-accepted (8): what begin() meets
               --alert-message T   the sheet's text
               --json              JSON Lines on stdout: the trace's records (t_us, event, code, reason…)
               --trace PATH        write the trace here (default: see README "Traces")
@@ -58,6 +72,7 @@ enum SessionCommand {
               0   204 (first read), or Done (200) after at least one read
               10  Done (200) with nothing read     11  timeout (201)
               12  left the foreground (202)        13  system busy (203)
+              14  too hot (203 from the thermal model; 13 before; --no-thermal on a lab bench)
               1   any other ending (1-8, 100-105, 300, 400-403) or a failure
               64  usage error                      69  the device or its service is missing
             """,
@@ -96,6 +111,38 @@ enum SessionCommand {
                     aids.append(word.uppercased())
                 }
                 options.selectIdentifiers = aids
+            }
+            if let d = try args.seconds("turnover-delay") { options.invalidationDelay = d }
+            if let p = try args.option("same-app-begin") {
+                guard let v = ReaderSystemModel.SameAppBegin(rawValue: p) else {
+                    throw CLIError.usage("--same-app-begin is kick-out or busy-policy, not '\(p)'")
+                }
+                options.sameAppBegin = v
+            }
+            if let c = try args.option("mifare-crc") {
+                guard let v = ReaderSystemModel.MiFareCRC(rawValue: c) else {
+                    throw CLIError.usage("--mifare-crc is either, appended or omitted, not '\(c)'")
+                }
+                options.miFareCRC = v
+            }
+            if let list = try args.option("entitlement") {
+                var formats: Set<ReaderSystemModel.ReaderSessionFormat> = []
+                for word in list.split(separator: ",") where !word.isEmpty {
+                    guard let f = ReaderSystemModel.ReaderSessionFormat(rawValue: word.uppercased()) else {
+                        throw CLIError.usage("--entitlement lists NDEF and TAG, not '\(word)'")
+                    }
+                    formats.insert(f)
+                }
+                options.readerSessionFormats = formats
+            }
+            options.hasUsageDescription = !args.flag("no-usage-description")
+            if let n = try args.option("nfc") {
+                guard let v = ReaderSystemModel.NFCAvailability(rawValue: n) else {
+                    throw CLIError.usage(
+                        "--nfc is one of \(ReaderSystemModel.NFCAvailability.allCases.map(\.rawValue).joined(separator: ", ")), not '\(n)'"
+                    )
+                }
+                options.availability = v
             }
             if let a = try args.option("alert-message") { options.alertMessage = a }
             options.json = args.flag("json")
