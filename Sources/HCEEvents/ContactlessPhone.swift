@@ -44,7 +44,8 @@ public enum Responder: String, Sendable, Equatable {
 ///    answers (model choice, documented): nothing selected → `69 85` (conditions of use
 ///    not satisfied); PPSE selected by the system → `6D 00` (its PPSE responder knows
 ///    only SELECT). Malformed APDUs: `67 00` (length), `6E 00` (CLA `FF`), `6D 00`
-///    (INS `6X`/`9X`), `6A 86` (SELECT P1/P2 not supported), `6A 82` (SELECT by DF
+///    (INS `6X`/`9X`), `6A 81` (a SELECT whose length does not parse: reported, Apple
+///    developer forums thread 774626), `6A 86` (SELECT P1/P2 not supported), `6A 82` (SELECT by DF
 ///    name with fewer than 5 bytes).
 /// 5. **`readerDeselected`** on field off, or when another AID is selected while the app's
 ///    is; **field off** ends the tap.

@@ -17,8 +17,9 @@ public struct HCEParameters: Sendable, Equatable {
     /// Lifetime of an `NFCPresentmentIntentAssertion` (Apple: it expires after 15 s).
     public var presentmentAssertionLifetime: Duration
     /// Wait between the end of one presentment assertion and the next `acquire()`.
-    /// *(reported)*: developers observe 15 s (Apple developer forums thread 776328);
-    /// Apple does not document it.
+    /// *(documented)*: `NFCPresentmentIntentAssertion`, "you must wait through a 15-second
+    /// cool-down period before you can acquire a new instance"; developers observe the same
+    /// (Apple developer forums thread 776328).
     public var presentmentReacquireCoolDown: Duration
     /// Frame waiting time integer of the phone's ATS (ISO/IEC 14443-4 §5.2.5, TB(1) high
     /// nibble). The corpus iPhone ATS `05 78 80 70 02` has TB(1) = `70`, so FWI = 7.
@@ -35,11 +36,12 @@ public struct HCEParameters: Sendable, Equatable {
     /// reader. Assumed: 0.
     public var emulationStartLatency: Duration
     /// The system keeps a reader waiting with ISO/IEC 14443-4 S(WTX) blocks while an APDU it
-    /// routes to the app has no answer yet (the app launching, or working). Reported: the
-    /// corpus trace `pm3_hf_visa_apple_ecp.trace` shows an iPhone sending `F2 01` (WTXM 1)
-    /// just before the frame waiting time while its answer was not ready.
+    /// routes to the app has no answer yet (the app launching, or working). Assumed for a
+    /// third-party app: the one trace with an iPhone's S(WTX), the corpus
+    /// `pm3_hf_visa_apple_ecp.trace`, is Apple Pay answering GPO (`80 A8 …` → `F2 01` →
+    /// `69 86`), not a third-party HCE app launching.
     public var sendsWaitingTimeExtensions: Bool
-    /// WTXM of the system's S(WTX) (1 in the corpus trace: reported).
+    /// WTXM of the system's S(WTX) (1 in the corpus trace: reported, for Apple Pay at GPO).
     public var waitingTimeExtensionMultiplier: UInt8
     /// How long a reader keeps granting S(WTX) past the first frame waiting time before it
     /// gives up and times out. ISO/IEC 14443-4 sets no limit; assumed: 1 s.
@@ -103,8 +105,9 @@ public struct HCEParameters: Sendable, Equatable {
                 "NFCPresentmentIntentAssertion: expires after 15 s"))
         out.append(
             d(
-                "presentment_reacquire_cool_down", presentmentReacquireCoolDown, "reported",
-                "https://developer.apple.com/forums/thread/776328"))
+                "presentment_reacquire_cool_down", presentmentReacquireCoolDown, "documented",
+                "NFCPresentmentIntentAssertion: you must wait through a 15-second cool-down period before you can acquire a new instance (also observed: https://developer.apple.com/forums/thread/776328)"
+            ))
         out.append(
             Fact(
                 key: "frame_waiting_time_integer", microseconds: nil, value: "\(frameWaitingTimeInteger)",
@@ -125,12 +128,14 @@ public struct HCEParameters: Sendable, Equatable {
         out.append(
             Fact(
                 key: "sends_wtx", microseconds: nil, value: sendsWaitingTimeExtensions ? "yes" : "no",
-                source: "reported",
-                reference: "S(WTX) F2 01 from an iPhone in the corpus trace pm3_hf_visa_apple_ecp.trace"))
+                source: "assumed",
+                reference:
+                    "the system holds a launching app's SELECT with S(WTX): nobody shows it for a third-party app; the one iPhone S(WTX) seen (F2 01 in the corpus trace pm3_hf_visa_apple_ecp.trace) is Apple Pay answering GPO"
+            ))
         out.append(
             Fact(
                 key: "wtx_multiplier", microseconds: nil, value: "\(waitingTimeExtensionMultiplier)",
-                source: "reported", reference: "WTXM 1 in the corpus trace"))
+                source: "reported", reference: "WTXM 1 in the corpus trace (Apple Pay at GPO)"))
         out.append(
             d(
                 "reader_wtx_limit", readerWaitingTimeExtensionLimit, "assumed",

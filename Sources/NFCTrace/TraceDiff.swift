@@ -7,7 +7,8 @@
 public struct TraceDiff: Sendable, Equatable {
     public struct Options: Sendable, Equatable {
         /// Compare the times too (`t_us`, `session_t_us`, every key ending in `_us`, and the
-        /// thermal model's `heat`, which is field time).
+        /// thermal model's `heat`, which is field time, with the numbers derived from it:
+        /// `time_limit_s`, `next_time_limit_s`, `time_to_cool_s`).
         public var times = false
         public init(times: Bool = false) { self.times = times }
     }
@@ -42,10 +43,15 @@ public struct TraceDiff: Sendable, Equatable {
         headerDifferences = headers
     }
 
-    /// The keys a comparison without times leaves out.
+    /// The keys a comparison without times leaves out: times, the heat, and the limits and
+    /// waits the thermal model derives from the heat (two runs of one session on a bench
+    /// that was used in between differ only there).
     public static func isTimeKey(_ key: String) -> Bool {
-        key == "t_us" || key == "heat" || key.hasSuffix("_us")
+        key == "t_us" || key.hasSuffix("_us") || heatKeys.contains(key)
     }
+
+    /// The thermal model's heat and what it derives from it.
+    public static let heatKeys: Set<String> = ["heat", "time_limit_s", "next_time_limit_s", "time_to_cool_s"]
 
     /// A record as one comparable line: its JSON with the time keys removed (at any depth)
     /// unless `options.times`.

@@ -99,9 +99,14 @@ public struct ConformanceHarness: Sendable {
             busyRetryLimit: busyRetryLimit, busyRetryWindow: busyRetryWindow,
             keepRecords: !scenario.expectEvents.isEmpty, timeline: options.timeline)
         let reader = ConformanceReader(clock: clock, pollingOwner: { recorder.lastBegun })
-        var model = ReaderSystemModel()
+        // The phone's reported turnover (2.5 s from invalidate() to its ending, a same-app
+        // begin() kicking the active session out): restart logic is what the harness judges.
+        var model = ReaderSystemModel.reportedTurnover
         model.busyPolicy = scenario.busyPolicy
         model.iso7816SelectIdentifiers = scenario.selectIdentifiers
+        model.readerSessionFormats = scenario.readerSessionFormats
+        model.hasUsageDescription = scenario.hasUsageDescription
+        model.availability = scenario.availability
         let system = NFCReaderSystem(
             backend: reader.frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false),
             thermal: scenario.thermal ? ThermalModel() : .disabled, model: model,
@@ -348,7 +353,12 @@ private final class OtherApp: NSObject, NFCTagReaderSessionDelegate, @unchecked 
     }
 
     func begin(for length: Duration, clock: ConformanceClock) {
-        guard let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: system) else {
+        // Another app's session: a begin() of the app under test meets the busy policy, not a kick-out.
+        guard
+            let s = system.asApp(
+                "another app",
+                { NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: system) })
+        else {
             return
         }
         sessions.withLock { $0.append(s) }

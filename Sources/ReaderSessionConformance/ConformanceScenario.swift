@@ -146,6 +146,13 @@ public struct ConformanceScenario: Sendable, Equatable {
     public var selectIdentifiers: [String]
     /// Trace events the app's sessions must show, or the scenario is inconclusive.
     public var expectEvents: [ExpectedEvent]
+    /// The app's entitlement formats (`"entitlement"`: `["NDEF", "TAG"]`, the default both),
+    /// its Info.plist usage description (`"usage_description"`, default true) and the phone's
+    /// NFC conditions (`"nfc"`: `available`, `radio-disabled`, `ineligible`,
+    /// `access-not-accepted`): ``/ReaderSession/ReaderSystemModel``'s declaration inputs.
+    public var readerSessionFormats: Set<ReaderSystemModel.ReaderSessionFormat> = [.ndef, .tag]
+    public var hasUsageDescription = true
+    public var availability = ReaderSystemModel.NFCAvailability.available
 
     public init(
         name: String, description: String = "", duration: Duration, thermal: Bool = true, steps: [Step],
@@ -197,6 +204,9 @@ extension ConformanceScenario {
             name: f.name ?? defaultName, description: f.description, duration: f.duration, thermal: f.thermal,
             steps: f.steps, expectEndings: f.expectEndings, expectErrorMessage: f.expectErrorMessage, tags: tags,
             busyPolicy: f.busyPolicy, selectIdentifiers: f.selectIdentifiers, expectEvents: f.expectEvents)
+        readerSessionFormats = f.readerSessionFormats
+        hasUsageDescription = f.hasUsageDescription
+        availability = f.availability
     }
 
     /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
@@ -239,9 +249,13 @@ private struct ConformanceFile: Decodable {
     var busyPolicy: ReaderSystemModel.BusyPolicy
     var selectIdentifiers: [String]
     var expectEvents: [ConformanceScenario.ExpectedEvent]
+    var readerSessionFormats: Set<ReaderSystemModel.ReaderSessionFormat>
+    var hasUsageDescription: Bool
+    var availability: ReaderSystemModel.NFCAvailability
 
     enum CodingKeys: String, CodingKey {
-        case format, version, name, description, thermal, steps, busy
+        case format, version, name, description, thermal, steps, busy, entitlement, nfc
+        case usageDescription = "usage_description"
         case durationMs = "duration_ms"
         case expectEndings = "expect_endings"
         case expectErrorMessage = "expect_error_message"
@@ -302,6 +316,20 @@ private struct ConformanceFile: Decodable {
         selectIdentifiers = try c.ifPresent(.selectIdentifiers) { try decodeAIDs(c, $0) } ?? []
         expectEvents =
             try c.ifPresent(.expectEvents) { try c.decode([ExpectedEventEntry].self, forKey: $0) }?.map(\.event) ?? []
+        readerSessionFormats =
+            try c.ifPresent(.entitlement) { key in
+                Set(
+                    try c.decode([String].self, forKey: key).map { word in
+                        guard let f = ReaderSystemModel.ReaderSessionFormat(rawValue: word) else {
+                            throw c.dataError(key, "expected NDEF or TAG, found \"\(word)\"")
+                        }
+                        return f
+                    })
+            } ?? [.ndef, .tag]
+        hasUsageDescription = try c.ifPresent(.usageDescription) { try c.decode(Bool.self, forKey: $0) } ?? true
+        availability =
+            try c.ifPresent(.nfc) { try c.decodeChoice(ReaderSystemModel.NFCAvailability.self, forKey: $0) }
+            ?? .available
     }
 }
 

@@ -129,6 +129,9 @@ struct PhoneRoutingTests {
         arguments: [
             ("00A4", "6700"),  // shorter than a header
             ("00A404000E3250", "6700"),  // Lc 14, 2 bytes follow
+            // Lc 8, the AID, Le and one byte more: an iPhone answered 6A 81 (Apple developer
+            // forums thread 774626), not 67 00.
+            ("00A4040008A0000000031010010000", "6A81"),
             ("FFCA000000", "6E00"),  // CLA FF is invalid
             ("0060000000", "6D00"),  // INS 6X is invalid
             ("0092000000", "6D00"),  // INS 9X is invalid

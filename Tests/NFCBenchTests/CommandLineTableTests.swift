@@ -38,6 +38,16 @@ struct CommandLineTableTests {
                 "presence-interval": .duration(.milliseconds(100)), "json": .flag, "no-trace": .flag,
             ]),
         Row(
+            argv: [
+                "session", "--device", "d", "--turnover-delay", "0", "--mifare-crc", "omitted", "--entitlement", "ndef",
+                "--nfc", "ineligible", "--no-usage-description",
+            ],
+            command: ["session"],
+            given: [
+                "device": .text("d"), "turnover-delay": .duration(.zero), "mifare-crc": .text("omitted"),
+                "entitlement": .list(["ndef"]), "nfc": .text("ineligible"), "no-usage-description": .flag,
+            ]),
+        Row(
             argv: ["session", "--timeout", "1.5"], command: ["session"],
             given: ["device": .text("pcsc:0"), "timeout": .duration(.milliseconds(1500))],
             environment: ["NFCBENCH_DEVICE": "pcsc:0"]),

@@ -94,6 +94,23 @@ struct ConformanceHarnessTests {
         #expect(r.sheetsPerMinute == 1.0 / 3.0)
     }
 
+    @Test(
+        "A scenario's declarations reach the app: no TAG entitlement → 2, NFC radio off → 6, ineligible → 7, access not accepted → 8"
+    )
+    func declarations() async throws {
+        for (extra, code) in [
+            (#""entitlement": ["NDEF"]"#, 2), (#""nfc": "radio-disabled""#, 6), (#""nfc": "ineligible""#, 7),
+            (#""nfc": "access-not-accepted""#, 8),
+        ] {
+            let json =
+                #"{"format": "nfcbench-conformance", "version": 1, "duration_ms": 10000, "thermal": false, "#
+                + extra + #", "steps": [{"at_ms": 0, "user": "scan"}], "expect_endings": ["# + "\(code)]}"
+            let r = try await run(json)
+            #expect(r.verdict == .pass, "\(extra): \(r.breaches.map(\.what)) \(r.notes)")
+            #expect(r.sessions.map(\.ending?.rawValue) == [code], "\(extra)")
+        }
+    }
+
     @Test("A restart four seconds after a timeout is caught as no-auto-restart-after-timeout at 64 s, once per restart")
     func autoRestart() async throws {
         let r = try await run(scanThenTimeout, .restartsFourSecondsAfterTimeout)

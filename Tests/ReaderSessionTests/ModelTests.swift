@@ -147,7 +147,7 @@ struct SystemModelTests {
         "Busy policy queue: sessions wait in arrival order and become active as the reader frees; a queued one can be invalidated"
     )
     func queue() async throws {
-        let bench = Bench(model: ReaderSystemModel(busyPolicy: .queue))
+        let bench = Bench(model: .oneRule(busyPolicy: .queue))
         let (a, b, c, x) = (Seen(), Seen(), Seen(), Seen())
         let first = ndef(bench, a)
         first.begin()
@@ -178,7 +178,7 @@ struct SystemModelTests {
     @Test("Quick restart within 3 s of a sheet's end: 203 by default, never active, or a shorter limit (reported)")
     func quickRestart() async throws {
         func run(_ outcome: ReaderSystemModel.QuickRestartOutcome) async -> (Bench, Seen, NFCNDEFReaderSession) {
-            let bench = Bench(thermal: ThermalModel(), model: ReaderSystemModel(quickRestartOutcome: outcome))
+            let bench = Bench(thermal: ThermalModel(), model: .oneRule(quickRestartOutcome: outcome))
             let s = ndef(bench, Seen())
             s.begin()
             await settle(bench.system)
@@ -228,7 +228,7 @@ struct SystemModelTests {
         await settle(bench.system)
         #expect(d.all == ["active", "end:200", "end:200"])
         #expect(bench.trace.events().contains(.endingRepeated(.readerSessionInvalidationErrorUserCanceled)))
-        let quiet = Bench(model: ReaderSystemModel(invalidatedBegin: .ignored))
+        let quiet = Bench(model: .oneRule(invalidatedBegin: .ignored))
         let q = Seen()
         let t = ndef(quiet, q)
         t.begin()
@@ -359,7 +359,7 @@ struct TagModelTests {
     )
     func selection() async throws {
         // Declared A0000000041010 and the NDEF application; the session narrows to the first.
-        let bench = Bench(model: ReaderSystemModel(iso7816SelectIdentifiers: ["A0000000041010", "D2760000850101"]))
+        let bench = Bench(model: .oneRule(iso7816SelectIdentifiers: ["A0000000041010", "D2760000850101"]))
         let d = Seen()
         let s = try tagSession(bench, d, ["a0000000041010", "A0000000999999"])
         s.begin()
@@ -391,7 +391,7 @@ struct TagModelTests {
         all.invalidate()
 
         // Nothing declared: an ISO-DEP tag is an NFCMiFareTag of family DESFire.
-        let plain = Bench(model: ReaderSystemModel())
+        let plain = Bench(model: .oneRule())
         let p = try tagSession(plain, Seen())
         var pit = p.events.makeAsyncIterator()
         p.begin()
@@ -428,6 +428,9 @@ struct LockFolderTests {
         await settle(system)
         clock.advance(by: .seconds(10))
         s.invalidate()
+        await settle(system)
+        // The turnover (ReaderSystemModel.invalidationDelay): the reader is let go 2.5 s later.
+        clock.advance(by: .milliseconds(2500))
         await settle(system)
         return trace.events().compactMap { if case .thermal(let h, _, _) = $0 { h } else { nil } }.first
     }
@@ -495,4 +498,229 @@ struct LockFolderTests {
 func hardwareTag(_ name: String) -> String {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("hardware/tags/\(name).json").path
+}
+
+/// Issue 31 (fidelity review 2026-12-01): each test is a row where the bench said what an
+/// iPhone would contradict; each fails on the model before the issue.
+@Suite("Fidelity round 3: permissible AIDs, declarations, the CRC_A, the session turnover")
+struct FidelityRound3Tests {
+    /// `00 A4 04 00 Lc AID 00`.
+    static func selectByName(_ aid: [UInt8]) -> NFCISO7816APDU {
+        NFCISO7816APDU(
+            instructionClass: 0x00, instructionCode: 0xA4, p1Parameter: 0x04, p2Parameter: 0x00, data: Data(aid),
+            expectedResponseLength: 256)
+    }
+
+    @Test(
+        "sendCommand: a SELECT by name of an AID outside select-identifiers fails with 2 and never reaches the tag; a listed one goes through (NFCISO7816Tag.h)"
+    )
+    func permissibleSelection() async throws {
+        let bench = Bench(model: ReaderSystemModel(iso7816SelectIdentifiers: ["D2760000850101"]))
+        let s = try tagSession(bench, Seen())
+        var it = s.events.makeAsyncIterator()
+        s.begin()
+        bench.backend.present([(1, try MemoryType4Tag(ndef: uriMessage))])
+        guard let first = await detected(&it)?.first, case .iso7816(let tag) = first else {
+            Issue.record("not delivered as ISO 7816")
+            return
+        }
+        try await s.connect(to: first)
+        func selects(_ aid: [UInt8]) -> Int {
+            bench.trace.events().filter {
+                if case .frame(_, let command, _) = $0, command.starts(with: [0x00, 0xA4, 0x04, 0x00]),
+                    command.dropFirst(5).starts(with: aid)
+                {
+                    true
+                } else {
+                    false
+                }
+            }.count
+        }
+        let ppse: [UInt8] = Array("2PAY.SYS.DDF01".utf8)
+        #expect(
+            await failure {
+                let _: NFCISO7816ResponseAPDU = try await tag.sendCommand(apdu: Self.selectByName(ppse))
+            } == .readerErrorSecurityViolation)
+        #expect(selects(ppse) == 0, "the refused SELECT must not reach the tag")
+        let ndefApp: [UInt8] = [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01]
+        let before = selects(ndefApp)
+        let r: NFCISO7816ResponseAPDU = try await tag.sendCommand(apdu: Self.selectByName(ndefApp))
+        #expect([r.statusWord1, r.statusWord2] == [0x90, 0x00])
+        #expect(selects(ndefApp) == before + 1)
+        s.invalidate()
+    }
+
+    @Test(
+        "Declarations: no entitlement for the format → 2; no valid select-identifier → 2 and invalid ones are dropped; radio off / ineligible / access not accepted → 6 / 7 / 8; no usage description → no tag delivered"
+    )
+    func declarations() async throws {
+        func firstEnding(_ model: ReaderSystemModel, tag: Bool) async throws -> [String] {
+            let bench = Bench(model: model)
+            let d = Seen()
+            if tag { try tagSession(bench, d).begin() } else { ndef(bench, d).begin() }
+            await settle(bench.system)
+            return d.all
+        }
+        #expect(try await firstEnding(ReaderSystemModel(readerSessionFormats: [.tag]), tag: false) == ["end:2"])
+        #expect(try await firstEnding(ReaderSystemModel(readerSessionFormats: [.ndef]), tag: true) == ["end:2"])
+        #expect(
+            try await firstEnding(ReaderSystemModel(iso7816SelectIdentifiers: ["D276", "ZZ"]), tag: true) == ["end:2"])
+        #expect(try await firstEnding(ReaderSystemModel(availability: .radioDisabled), tag: false) == ["end:6"])
+        #expect(try await firstEnding(ReaderSystemModel(availability: .ineligible), tag: true) == ["end:7"])
+        #expect(try await firstEnding(ReaderSystemModel(availability: .accessNotAccepted), tag: false) == ["end:8"])
+
+        // One invalid entry among valid ones: dropped, and the trace says so.
+        let mixed = Bench(model: ReaderSystemModel(iso7816SelectIdentifiers: ["A000", "D2760000850101"]))
+        let m = Seen()
+        try tagSession(mixed, m).begin()
+        await settle(mixed.system)
+        #expect(m.all == ["active"])
+        #expect(mixed.trace.events().contains(.selectIdentifiersDropped(["A000"])))
+
+        // No NFCReaderUsageDescription: the session runs, the tag is never delivered.
+        let bench = Bench(
+            model: ReaderSystemModel(iso7816SelectIdentifiers: ["D2760000850101"], hasUsageDescription: false))
+        let d = Seen()
+        let s = ndef(bench, d)
+        s.begin()
+        bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage))])
+        await until { bench.trace.events().contains { if case .detectionWithheld = $0 { true } else { false } } }
+        await settle(bench.system)
+        #expect(d.all == ["active"])
+        #expect(!bench.trace.events().contains { if case .didDetectNDEFs = $0 { true } else { false } })
+        bench.clock.advance(by: .seconds(61))
+        await settle(bench.system)
+        #expect(d.all == ["active", "end:201"])
+    }
+
+    @Test(
+        "sendMiFareCommand: a frame with its CRC_A appended (Apple's page) and one without (the reports) both work by default; each literal reading is one parameter away"
+    )
+    func miFareCRC() async throws {
+        /// "16" (bytes back) or "100" (the code it failed with).
+        func answers(_ crc: ReaderSystemModel.MiFareCRC?, _ frame: [UInt8]) async throws -> String {
+            let clock = ManualClock()
+            let field = EmulatedField(name: "sim:model-test")
+            let frontend = ReaderFrontend(device: field, clock: clock)
+            var model = ReaderSystemModel()
+            if let crc { model.miFareCRC = crc }
+            let system = NFCReaderSystem(
+                backend: frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
+                model: model)
+            let s = try #require(
+                NFCTagReaderSession(pollingOption: .iso14443, delegate: Seen(), queue: nil, system: system))
+            var it = s.events.makeAsyncIterator()
+            s.begin()
+            field.present([("A", try EmulatedTag(file: try TagFile.load(path: hardwareTag("ntag215-uri"))))])
+            guard let first = await detected(&it)?.first, case .miFare(let tag) = first else {
+                return "no MIFARE tag"
+            }
+            try await s.connect(to: first)
+            defer { s.invalidate() }
+            do {
+                return "\(try await tag.sendMiFareCommand(commandPacket: Data(frame)).count) B"
+            } catch {
+                return "\((error as? NFCReaderError)?.code.rawValue ?? -1)"
+            }
+        }
+        let withCRC: [UInt8] = [0x30, 0x04, 0x26, 0xEE]
+        #expect(iso14443CRCA([0x30, 0x04]) == [0x26, 0xEE])
+        #expect(try await answers(nil, withCRC) == "16 B")
+        #expect(try await answers(nil, [0x30, 0x04]) == "16 B")
+        #expect(try await answers(.appended, withCRC) == "16 B")
+        #expect(try await answers(.appended, [0x30, 0x04]) == "100")
+        #expect(try await answers(.omitted, withCRC) == "100")
+        #expect(try await answers(.omitted, [0x30, 0x04]) == "16 B")
+    }
+
+    @Test(
+        "invalidate(): the session stops at once and didInvalidateWithError comes 2.5 s later (reported, the CLI's and the harness's default); the reader stays held until then; 0 s is the library default"
+    )
+    func turnoverDelay() async throws {
+        let bench = Bench(model: .reportedTurnover)
+        let d = Seen()
+        let s = ndef(bench, d)
+        s.begin()
+        await settle(bench.system)
+        s.invalidate()
+        await settle(bench.system)
+        #expect(!s.isReady)
+        #expect(d.all == ["active"])
+        let other = Seen()
+        NFCNDEFReaderSession(delegate: other, queue: nil, invalidateAfterFirstRead: false, system: bench.system).begin()
+        await settle(bench.system)
+        #expect(other.all == ["end:203"], "the reader is still held while the sheet closes")
+        bench.clock.advance(by: .milliseconds(2499))
+        await settle(bench.system)
+        #expect(d.all == ["active"])
+        bench.clock.advance(by: .milliseconds(1))
+        await settle(bench.system)
+        #expect(d.all == ["active", "end:200"])
+
+        let old = Bench(model: ReaderSystemModel(invalidationDelay: .zero))
+        let o = Seen()
+        let t = ndef(old, o)
+        t.begin()
+        await settle(old.system)
+        t.invalidate()
+        await settle(old.system)
+        #expect(o.all == ["active", "end:200"])
+    }
+
+    @Test(
+        "A begin() while the same app's session is active kicks that one out with 202, and the new one meets the quick restart (203); another app's session meets the busy policy (reported)"
+    )
+    func kickOut() async throws {
+        let bench = Bench(model: .reportedTurnover)
+        let (a, b, c) = (Seen(), Seen(), Seen())
+        ndef(bench, a).begin()
+        await settle(bench.system)
+        ndef(bench, b).begin()
+        await settle(bench.system)
+        #expect(a.all == ["active", "end:202"])
+        #expect(b.all == ["end:203"])
+        #expect(bench.trace.events().contains { if case .kickedOut = $0 { true } else { false } })
+        // After a back-off past the quick-restart window, a begin works.
+        bench.clock.advance(by: .seconds(4))
+        ndef(bench, c).begin()
+        await settle(bench.system)
+        #expect(c.all == ["active"])
+
+        // The old model: the second begin() meets the busy policy (203) and the first runs on.
+        let old = Bench(model: ReaderSystemModel(sameAppBegin: .busyPolicy))
+        let (x, y) = (Seen(), Seen())
+        ndef(old, x).begin()
+        await settle(old.system)
+        ndef(old, y).begin()
+        await settle(old.system)
+        #expect(x.all == ["active"])
+        #expect(y.all == ["end:203"])
+    }
+
+    @Test(
+        "Labels: begin() in the background is assumed; the 30 s tag limit is assumed for Type 2 and Type 4; every fact says what its source covers"
+    )
+    func labels() {
+        let facts = Dictionary(uniqueKeysWithValues: ReaderSystemModel().facts.map { ($0.key, $0) })
+        #expect(facts["background_begin"]?.source == .assumed)
+        #expect(facts["background_begin"]?.reference.contains("Android") == true)
+        #expect(facts["tag_connection_limit_s"]?.source == .assumed)
+        #expect(facts["tag_connection_limit_s"]?.covers.contains("ISO 15693") == true)
+        #expect(facts["mifare_crc"] != nil)
+        for f in ReaderSystemModel().facts {
+            #expect(!f.covers.isEmpty, "\(f.key) says nothing of what its source covers")
+        }
+    }
+
+    @Test("Every stored parameter of the model has a fact (a new parameter without one fails here)")
+    func everyParameterHasAFact() {
+        let model = ReaderSystemModel()
+        let keys = Set(model.facts.map(\.key))
+        for child in Mirror(reflecting: model).children {
+            guard let name = child.label else { continue }
+            let named = ReaderSystemModel.factKeysByProperty[name]
+            #expect(named != nil, "\(name) has no entry in factKeysByProperty")
+            for k in named ?? [] { #expect(keys.contains(k), "\(name): \(k) is not in facts") }
+        }
+    }
 }

@@ -515,14 +515,22 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
         case .iso7816(let apdu): return Data(try apdu.transmit(frame))
         case .type2(let type2): t = type2
         }
+        let hex = frame.hexString()
+        // The CRC_A rule (ReaderSystemModel.MiFareCRC): what the tag hears, or nothing when
+        // the frame reaches it with a bad CRC_A.
+        guard let onAir = model.miFareFrameOnAir(frame) else {
+            throw NFCReaderError(
+                model.miFareFailureCode,
+                detail: "no answer to " + hex
+                    + ": it does not end in its CRC_A, and the phone adds none (mifare_crc appended)")
+        }
         let answer: Type2Answer
         do {
-            answer = try t.transceive(frame)
+            answer = try t.transceive(onAir)
         } catch let e as TagCommunicationError {
             guard case .nak(let v) = e else { throw e }
             answer = Type2Answer.nak(v)
         }
-        let hex = frame.hexString()
         switch answer {
         case .data(let d): return Data(d)
         case .ack: return Data([0x0A])
@@ -550,7 +558,8 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
         _ name: String, _ apdu: NFCISO7816APDU, _ completionHandler: Handler<Data, UInt8, UInt8, (any Error)?>
     ) {
         let command = apdu.bytes
-        let limit = runtime.system.model.maximumAPDULength
+        let model = runtime.system.model
+        let limit = model.maximumAPDULength
         run(
             name,
             { c, _ -> [UInt8] in
@@ -560,6 +569,13 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
                 }
                 guard case .iso7816(let t) = c else {
                     throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not an ISO 7816 tag")
+                }
+                if let aid = model.forbiddenSelection(in: command) {
+                    throw NFCReaderError(
+                        .readerErrorSecurityViolation,
+                        detail:
+                            "SELECT of \(aid.isEmpty ? "an empty AID" : aid.hexString()) outside the Info.plist select-identifiers; it was not sent"
+                    )
                 }
                 let r = try t.transmit(command)
                 guard r.count >= 2 else {

@@ -45,6 +45,11 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         case dormant(deadline: Duration?)
         /// Begun and polling until `deadline`.
         case active(Active)
+        /// The app called `invalidate()` and the system is tearing the session down: polling
+        /// has stopped and nothing is delivered, operations fail with 103, the sheet (and the
+        /// reader) stay until `until`, when `didInvalidateWithError` brings `code`
+        /// (``ReaderSystemModel/invalidationDelay``, reported).
+        case closing(code: NFCReaderError.Code, errorMessage: String?, until: Duration)
         /// Over, with the code `didInvalidateWithError` carried.
         case invalidated(NFCReaderError.Code)
     }
@@ -115,6 +120,8 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         case restartPolling
         /// Arm the session timer; call ``timeLimitReached(at:)`` at `deadline`.
         case armTimeLimit(deadline: Duration)
+        /// The session is closing: call ``closingEnded(at:)`` at `deadline`.
+        case armClosing(deadline: Duration)
         /// Disarm the session timer.
         case cancelTimeLimit
         /// Release the reader (arbiter lease, file lock) and tell the thermal model the
@@ -207,7 +214,7 @@ public struct ReaderSessionMachine: Sendable, Hashable {
                 state = .invalidated(code)
                 return leave + [.didInvalidate(code, errorMessage: nil)]
             }
-        case .dormant, .active, .invalidated:
+        case .dormant, .active, .closing, .invalidated:
             return []
         }
     }
@@ -233,7 +240,7 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         case .dormant(let deadline?) where now >= deadline:
             state = .invalidated(.readerSessionInvalidationErrorSessionTimeout)
             return [.releaseReader, .didInvalidate(.readerSessionInvalidationErrorSessionTimeout, errorMessage: nil)]
-        case .active, .dormant, .queued, .notStarted, .invalidated:
+        case .active, .dormant, .queued, .notStarted, .closing, .invalidated:
             return []
         }
     }
@@ -247,6 +254,25 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     /// → 200, the message shown on the sheet. Nothing happens before `begin` or after the end.
     public mutating func invalidate(errorMessage: String? = nil) -> [Effect] {
         end(.readerSessionInvalidationErrorUserCanceled, errorMessage: errorMessage, alsoWaiting: true)
+    }
+
+    /// As ``invalidate(errorMessage:)``, with the system's turnover: an active session stops
+    /// at once and is ``State/closing(code:errorMessage:until:)`` for `delay` from `now`,
+    /// then ``closingEnded(at:)`` delivers the ending. A zero `delay`, or a session that is
+    /// not active, ends as ``invalidate(errorMessage:)`` does.
+    public mutating func invalidate(errorMessage: String?, delay: Duration, at now: Duration) -> [Effect] {
+        guard delay > .zero, case .active = state else { return invalidate(errorMessage: errorMessage) }
+        let until = now + delay
+        state = .closing(code: .readerSessionInvalidationErrorUserCanceled, errorMessage: errorMessage, until: until)
+        return [.cancelTimeLimit, .stopPolling, .armClosing(deadline: until)]
+    }
+
+    /// The closing timer fired at `now`: a closing session's ending is delivered (the reader
+    /// is released, `didInvalidateWithError` with its code). A stale timer does nothing.
+    public mutating func closingEnded(at now: Duration) -> [Effect] {
+        guard case .closing(let code, let message, let until) = state, now >= until else { return [] }
+        state = .invalidated(code)
+        return [.releaseReader, .didInvalidate(code, errorMessage: message)]
     }
 
     /// The app left the foreground (Ctrl-Z on the bench) → 202. The session is over; a
@@ -274,7 +300,7 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     public mutating func alertMessageChanged(_ message: String) -> [Effect] {
         switch state {
         case .active: [.showAlertMessage(message)]
-        case .notStarted, .queued, .dormant, .invalidated: []
+        case .notStarted, .queued, .dormant, .closing, .invalidated: []
         }
     }
 
@@ -383,7 +409,7 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         switch state {
         case .notStarted, .queued, .dormant:
             return [.failTagOperation(op, .readerTransceiveErrorTagNotConnected)]
-        case .invalidated:
+        case .invalidated, .closing:
             return [.failTagOperation(op, .readerTransceiveErrorSessionInvalidated)]
         case .active(var a):
             guard kind.deliversTags else { return [.failTagOperation(op, .readerErrorUnsupportedFeature)] }
@@ -440,7 +466,7 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         switch state {
         case .notStarted, .queued, .dormant:
             return [.failTagOperation(op, .readerTransceiveErrorTagNotConnected)]
-        case .invalidated:
+        case .invalidated, .closing:
             return [.failTagOperation(op, .readerTransceiveErrorSessionInvalidated)]
         case .active(var a):
             guard handle.generation == a.generation else {
@@ -486,7 +512,7 @@ public struct ReaderSessionMachine: Sendable, Hashable {
         case .dormant where alsoWaiting:
             state = .invalidated(code)
             return [.cancelTimeLimit, .releaseReader, .didInvalidate(code, errorMessage: errorMessage)]
-        case .notStarted, .invalidated, .queued, .dormant:
+        case .notStarted, .invalidated, .queued, .dormant, .closing:
             return []
         }
     }

@@ -123,6 +123,15 @@ public struct ThermalModel: Sendable, Hashable {
         Self.decide(heat: heat(at: now), parameters)
     }
 
+    /// How long from `now` until a `begin` would be granted, the field staying off: zero when
+    /// it would be now, `nil` while a session's field is on (it heats instead). Heat cools as
+    /// `heat × exp(−t / τ)`, so the wait is `τ × ln(heat / threshold)`.
+    public func timeToCool(at now: Duration) -> Duration? {
+        guard parameters.enabled else { return .zero }
+        if isOn { return nil }
+        return parameters.timeToCool(fromHeat: heat(at: now))
+    }
+
     /// The limit of a session begun `gap` after the previous session ended (the field must
     /// be off), or `nil` when such a begin would be refused; heat only (a quick restart's
     /// outcome is ``ReaderSystemModel``'s). For "limits after 0 s, 3 s and 30 s gaps".
@@ -222,11 +231,25 @@ public struct ThermalModel: Sendable, Hashable {
 }
 
 extension ThermalModel.Parameters {
+    /// How long a bench at `heat`, its field off, takes to cool to where a `begin` is granted:
+    /// `τ × ln(heat / threshold)`, rounded up to the millisecond (plus one), zero when it is
+    /// there already or the model is off.
+    public func timeToCool(fromHeat heat: Double) -> Duration {
+        guard enabled, heat > refusalThreshold else { return .zero }
+        let tau = ThermalModel.seconds(coolingTimeConstant)
+        guard tau > 0, refusalThreshold > 0 else { return .zero }
+        let t = tau * log(heat / refusalThreshold)
+        return .milliseconds(Int64((t * 1000).rounded(.up)) + 1)
+    }
+
     /// The parameters with their sources, for trace headers and `--help`.
     public var facts: [ModelFact] {
         var out: [ModelFact] = []
-        func add(_ key: String, _ value: ModelFact.Value, _ text: String, _ source: ModelSource, _ ref: String) {
-            out.append(ModelFact(key: key, value: value, text: text, source: source, reference: ref))
+        func add(
+            _ key: String, _ value: ModelFact.Value, _ text: String, _ source: ModelSource, _ ref: String,
+            covers: String = "nobody says: the number is ours"
+        ) {
+            out.append(ModelFact(key: key, value: value, text: text, source: source, reference: ref, covers: covers))
         }
         func s(_ d: Duration) -> Double { ReaderSystemModel.seconds(d) }
         func n(_ v: Double) -> String { ReaderSystemModel.number(v) }
@@ -237,15 +260,21 @@ extension ThermalModel.Parameters {
             ? "NFCNDEFReaderSession.h: a session times out after 60 s (readerSessionInvalidationErrorSessionTimeout, 201)"
             : "set for this run (Core NFC: 60 s)"
         if !enabled {
-            add("thermal_model", .text("off"), "off", .assumed, "switched off: every session gets the base time limit")
-            add("time_limit_s", .number(s(baseLimit)), n(s(baseLimit)) + " s", limitSource, limitRef)
+            add(
+                "thermal_model", .text("off"), "off", .assumed, "switched off: every session gets the base time limit",
+                covers: "a bench choice (--no-thermal)")
+            add(
+                "time_limit_s", .number(s(baseLimit)), n(s(baseLimit)) + " s", limitSource, limitRef,
+                covers: standard ? "every reader session" : "this run only")
             return out
         }
         add(
             "thermal_model", .text("on"), "on", .reported,
-            "the seed article: abusing the NFC subsystem shortens the session time, until a session cannot start; the numbers below are ours"
-        )
-        add("time_limit_s", .number(s(baseLimit)), n(s(baseLimit)) + " s", limitSource, limitRef)
+            "the seed article: abusing the NFC subsystem shortens the session time, until a session cannot start; the numbers below are ours",
+            covers: "that heat shortens sessions and can refuse one; no number")
+        add(
+            "time_limit_s", .number(s(baseLimit)), n(s(baseLimit)) + " s", limitSource, limitRef,
+            covers: standard ? "every reader session" : "this run only")
         add(
             "minimum_time_limit_s", .number(s(minimumLimit)), n(s(minimumLimit)) + " s", .assumed,
             "heat never shortens a session below this")
@@ -260,7 +289,8 @@ extension ThermalModel.Parameters {
             .assumed, "the next limit shrinks with heat")
         add(
             "refusal_threshold_field_s", .number(refusalThreshold), n(refusalThreshold) + " field-s", .assumed,
-            "above it begin() gets 203 (Apple's 203 text: temporarily unavailable due to system resource constraints)")
+            "above it begin() gets 203 (Apple's 203 text: temporarily unavailable due to system resource constraints)",
+            covers: "the code's text (system resource constraints); the threshold is ours")
         add(
             "heat_scope", .text("lock scope"), "lock scope", .assumed,
             "per reader, or per host with a host-wide lock (--host-wide); kept in the lock folder between processes")

@@ -45,6 +45,7 @@ public final class NFCReaderSystem: Sendable {
     /// A scripted system ending waiting for the next `begin()`.
     private let refuseNextBegin = Mutex<NFCReaderError.Code?>(nil)
     private let busyPolicyBox: Mutex<ReaderSystemModel.BusyPolicy>
+    private let appBox = Mutex("app")
 
     /// - Parameters:
     ///   - backend: the reader.
@@ -127,6 +128,23 @@ public final class NFCReaderSystem: Sendable {
 
     /// Changes the busy policy for the `begin()` calls that follow (a harness's scripted change).
     public func setBusyPolicy(_ policy: ReaderSystemModel.BusyPolicy) { busyPolicyBox.withLock { $0 = policy } }
+
+    /// The app the sessions created now belong to (``asApp(_:_:)``): `"app"` unless a host
+    /// creates another app's sessions.
+    public var appForNewSessions: String { appBox.withLock { $0 } }
+
+    /// Runs `body` (which creates sessions) as the app named `app`: a host that plays
+    /// another app (a conformance run's other app) creates its sessions inside. A `begin()`
+    /// kicks out only the same app's active session (``ReaderSystemModel/SameAppBegin``);
+    /// another app's session meets the busy policy.
+    public func asApp<R>(_ app: String, _ body: () throws -> R) rethrows -> R {
+        let old = appBox.withLock { a in
+            defer { a = app }
+            return a
+        }
+        defer { appBox.withLock { $0 = old } }
+        return try body()
+    }
 
     /// Sessions currently active (polling, with a sheet) in this system.
     public var activeSessionCount: Int { active.withLock { $0.values.filter(\.isReady).count } }
@@ -246,6 +264,10 @@ public final class NFCReaderSystem: Sendable {
 
     /// Registers a session that has begun (active, queued or dormant) for system-wide events.
     func register(_ r: ReaderSessionRuntime) { active.withLock { $0[r.number] = r } }
+    /// The active sessions (with a sheet) of `app`, oldest first.
+    func activeSessions(ofApp app: String) -> [ReaderSessionRuntime] {
+        active.withLock { Array($0.values) }.filter { $0.app == app && $0.isReady }.sorted { $0.number < $1.number }
+    }
     func unregister(_ r: ReaderSessionRuntime) { _ = active.withLock { $0.removeValue(forKey: r.number) } }
 }
 

@@ -30,6 +30,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     let kind: ReaderSessionKind
     let number: UInt64
     let system: NFCReaderSystem
+    /// The app this session belongs to (``NFCReaderSystem/asApp(_:_:)``): a `begin()` while
+    /// a session of the same app is active kicks it out (``ReaderSystemModel/SameAppBegin``).
+    let app: String
     /// The session's delegate queue is `DispatchQueue.main` (for the call observer).
     let delegateQueueIsMain: Bool
     private let queue: DispatchQueue
@@ -68,6 +71,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         self.system = system
         self.delegateQueueIsMain = delegateQueueIsMain
         self.number = system.nextSessionNumber()
+        self.app = system.appForNewSessions
         self.machine = ReaderSessionMachine(kind: kind, tagConnectionLimit: system.model.tagConnectionLimit)
         self.queue = DispatchQueue(label: "nfcbench.session.\(number)")
         self.io = DispatchQueue(label: "nfcbench.session.\(number).io")
@@ -117,7 +121,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 return
             case .notStarted:
                 break
-            case .queued, .dormant, .active:
+            case .queued, .dormant, .active, .closing:
                 return
             }
             let now = system.clock.now
@@ -128,6 +132,14 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             if let scripted {
                 trace(.systemEnded(scripted))
                 return apply(machine.begin(at: now, admission: .refused(scripted)))
+            }
+            if case .tag(let options) = kind, options.contains(.iso14443) {
+                let dropped = system.model.invalidSelectIdentifiers
+                if !dropped.isEmpty { trace(.selectIdentifiersDropped(dropped)) }
+            }
+            if let (code, reason) = system.model.declarationRefusal(for: kind) {
+                trace(.refusedByModel(code, reason: reason))
+                return apply(machine.begin(at: now, admission: .refused(code)))
             }
             if appState == .background {
                 switch system.model.backgroundBegin {
@@ -140,6 +152,11 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                             at: now, admission: .refused(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly)))
                 case .starts:
                     break
+                }
+            }
+            if system.model.sameAppBegin == .kickOut {
+                for other in system.activeSessions(ofApp: app) where other !== self {
+                    other.kickedOut(by: number)
                 }
             }
             switch system.arbiter.acquire(reader: system.backend.identifier) {
@@ -225,7 +242,20 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         let fromHost = HostWork.isActive
         queue.sync {
             noteCall(.invalidate(errorMessage: errorMessage), fromHost: fromHost)
-            apply(machine.invalidate(errorMessage: errorMessage))
+            let delay = system.model.invalidationDelay
+            let effects = machine.invalidate(errorMessage: errorMessage, delay: delay, at: system.clock.now)
+            if case .closing = machine.state { trace(.closing(delay: delay)) }
+            apply(effects)
+        }
+    }
+
+    /// A session of the same app began while this one was active: this one ends with 202
+    /// (``ReaderSystemModel/SameAppBegin/kickOut``, reported).
+    func kickedOut(by session: UInt64) {
+        queue.sync {
+            guard machine.isReady else { return }
+            trace(.kickedOut(bySession: session))
+            apply(machine.systemTerminated())
         }
     }
     func userCanceled() { queue.sync { apply(machine.userCanceled()) } }
@@ -233,6 +263,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     func systemTerminated() {
         queue.sync {
             if machine.invalidationCode == nil, machine.state != .notStarted {
+                if case .closing = machine.state { return }
                 trace(.systemEnded(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly))
             }
             apply(machine.systemTerminated())
@@ -315,6 +346,13 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 timer = system.clock.schedule(at: deadline) { [weak self] in
                     guard let self else { return }
                     self.queue.sync { self.apply(self.machine.timeLimitReached(at: self.system.clock.now)) }
+                }
+            case .armClosing(let deadline):
+                // Closing: no longer ready (Core NFC's isReady is false once invalidate() ran).
+                readyMirror.store(false, ordering: .releasing)
+                timer = system.clock.schedule(at: deadline) { [weak self] in
+                    guard let self else { return }
+                    self.queue.sync { self.apply(self.machine.closingEnded(at: self.system.clock.now)) }
                 }
             case .cancelTimeLimit:
                 timer?.cancel()
@@ -430,6 +468,11 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         case .detected(let found):
             for t in found { targets[t.id] = t }
             trace(.detected(found))
+            guard system.model.hasUsageDescription else {
+                return trace(
+                    .detectionWithheld(found.map(\.id), reason: "the app's Info.plist has no NFCReaderUsageDescription")
+                )
+            }
             let selecting: Set<DetectedTargetID> =
                 if case .tag = kind, !selectIdentifiers.isEmpty {
                     Set(found.filter { $0.kind == .type4 }.map(\.id))
@@ -536,6 +579,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             case .notStarted: .notStarted
             case .queued, .dormant: .waiting
             case .active(let a): .active(generation: a.generation)
+            case .closing(let c, _, _): .invalidated(c)
             case .invalidated(let c): .invalidated(c)
             }
         system.callObserver(

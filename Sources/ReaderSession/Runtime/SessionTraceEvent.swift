@@ -26,6 +26,18 @@ public enum SessionTraceEvent: Sendable, Hashable {
     case endingRepeated(NFCReaderError.Code)
     /// The system ended the session (a scripted ending).
     case systemEnded(NFCReaderError.Code)
+    /// `begin()` was refused because of the app's declarations (entitlement, Info.plist) or
+    /// the phone's NFC conditions (``ReaderSystemModel``): the code and why.
+    case refusedByModel(NFCReaderError.Code, reason: String)
+    /// Entries of the Info.plist select-identifiers list that are not valid AIDs: dropped.
+    case selectIdentifiersDropped([String])
+    /// A session of the same app began while this one was active: this one ends with 202.
+    case kickedOut(bySession: UInt64)
+    /// The app called `invalidate()`: the session stopped and is closing; its ending comes
+    /// after `delay` (``ReaderSystemModel/invalidationDelay``).
+    case closing(delay: Duration)
+    /// Targets detected but not delivered, and why (no `NFCReaderUsageDescription`).
+    case detectionWithheld([DetectedTargetID], reason: String)
     /// Tag session: the ISO 7816 applications were SELECTed on a target in order; `selected`
     /// is the first that answered (the tag is delivered with it as `initialSelectedAID`),
     /// `nil` when none did (the tag is not delivered).
@@ -71,6 +83,11 @@ public enum SessionTraceEvent: Sendable, Hashable {
         case .quickRestart: "quickRestart"
         case .endingRepeated: "endingRepeated"
         case .systemEnded: "systemEnded"
+        case .refusedByModel: "refusedByModel"
+        case .selectIdentifiersDropped: "selectIdentifiersDropped"
+        case .kickedOut: "kickedOut"
+        case .closing: "closing"
+        case .detectionWithheld: "detectionWithheld"
         case .applicationSelection(_, _, let selected): selected == nil ? "iso7816SelectFailed" : "iso7816Selected"
         case .connectionEnded: "connectionEnded"
         case .didBecomeActive: "readerSessionDidBecomeActive"
@@ -93,6 +110,7 @@ public enum SessionTraceEvent: Sendable, Hashable {
         switch self {
         case .didInvalidateWithError(let c, _): c
         case .tagOperationEnded(_, let c): c
+        case .refusedByModel(let c, _): c
         case .ndefRead(_, .failed(let c)): c
         default: nil
         }

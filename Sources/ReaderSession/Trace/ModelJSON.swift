@@ -9,7 +9,9 @@ extension ModelFact {
             case .text(let t): .string(t)
             case .flag(let b): .bool(b)
             }
-        return .object(["value": v, "source": .string(source.rawValue), "ref": .string(reference)])
+        var o: JSONObject = ["value": v, "source": .string(source.rawValue), "ref": .string(reference)]
+        if !covers.isEmpty { o["covers"] = .string(covers) }
+        return .object(o)
     }
 }
 
@@ -43,6 +45,20 @@ extension Array where Element == ModelFact {
             line += pad(f.source.rawValue, 12)
             line += f.reference
             out += line + "\n"
+        }
+        return out
+    }
+
+    /// A Markdown table for `docs/model.md`: every number and rule with its value, label,
+    /// source and what the source actually covers (generated; a test keeps the file in step).
+    public var markdownTable: String {
+        func cell(_ s: String) -> String {
+            s.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "\\|")
+        }
+        var out = "| parameter | value | label | source | what the source covers |\n|---|---|---|---|---|\n"
+        for f in self {
+            out +=
+                "| `\(f.key)` | \(cell(f.text)) | \(f.source.rawValue) | \(cell(f.reference)) | \(cell(f.covers.isEmpty ? "—" : f.covers)) |\n"
         }
         return out
     }

@@ -52,6 +52,20 @@ extension SessionTraceRecord {
         case .endingRepeated(let code), .systemEnded(let code):
             o["code"] = .int(Int64(code.rawValue))
             o["reason"] = .string(code.name)
+        case .refusedByModel(let code, let why):
+            o["code"] = .int(Int64(code.rawValue))
+            o["reason"] = .string(code.name)
+            o["why"] = .string(why)
+        case .selectIdentifiersDropped(let aids):
+            o["dropped"] = .array(aids.map { .string($0) })
+            o["why"] = "not a hex AID of 5 to 16 bytes"
+        case .kickedOut(let by):
+            o["by_session"] = .int(Int64(by))
+        case .closing(let delay):
+            o["delay_ms"] = .double((Self.seconds(delay) * 1e6).rounded() / 1e3)
+        case .detectionWithheld(let ids, let why):
+            o["targets"] = .array(ids.map { .int(Int64($0.rawValue)) })
+            o["why"] = .string(why)
         case .applicationSelection(let id, let tried, let selected):
             o["target"] = .int(Int64(id.rawValue))
             o["tried"] = .array(tried.map { .string($0) })

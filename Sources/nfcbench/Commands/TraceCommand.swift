@@ -145,7 +145,8 @@ enum TraceCommand {
         ],
         discussion: """
             Compares the records after the headers, in order, as JSON without their times
-            (t_us, session_t_us, every *_us key, the thermal model's heat). An event only in A
+            (t_us, session_t_us, every *_us key, the thermal model's heat and the numbers it
+            derives from the heat: time_limit_s, next_time_limit_s, time_to_cool_s). An event only in A
             is printed '- N', one only in B '+ N' (N: its position in that trace), aligned on
             what the two share. Header differences (command, device, versions, model, setup)
             are printed first and do not count.

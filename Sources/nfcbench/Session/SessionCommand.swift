@@ -52,8 +52,41 @@ enum SessionCommand {
                 "select-identifiers", .list(of: nil), value: "AID,…",
                 help: """
                     the app's Info.plist ISO 7816 select-identifiers for --mode tag
-                    (default D2760000850101, the NFC Forum NDEF application)
+                    (default D2760000850101, the NFC Forum NDEF application);
+                    sendCommand may SELECT by name only these (others: 2)
                     """),
+            OptionSpec(
+                "turnover-delay", .duration(bare: .seconds, moreThanZero: false),
+                help: "from the app's invalidate() to didInvalidateWithError\n(reported; 0: at once, the model before)",
+                default: .duration(.milliseconds(2500))),
+            OptionSpec(
+                "same-app-begin", .choice(ReaderSystemModel.SameAppBegin.allCases.map(\.rawValue)), value: "P",
+                help: """
+                    kick-out (reported): a begin() while the same app's
+                    session runs ends that one with 202; busy-policy: as --busy
+                    """, default: .text("kick-out")),
+            OptionSpec(
+                "mifare-crc", .choice(ReaderSystemModel.MiFareCRC.allCases.map(\.rawValue)), value: "C",
+                help: """
+                    either: sendMiFareCommand takes a Type 2 frame with
+                    its CRC_A appended (Apple's page) or without (field reports);
+                    appended: only with; omitted: only without (the model before)
+                    """, default: .text("either")),
+            OptionSpec(
+                "entitlement", .list(of: nil), value: "F,…",
+                help: """
+                    the app's com.apple.developer.nfc.readersession.formats:
+                    NDEF, TAG (default both); a session of another format gets 2
+                    """),
+            OptionSpec(
+                "no-usage-description", .flag,
+                help: "the Info.plist has no NFCReaderUsageDescription: the\nsession runs, no tag is ever delivered"),
+            OptionSpec(
+                "nfc", .choice(ReaderSystemModel.NFCAvailability.allCases.map(\.rawValue)), value: "S",
+                help: """
+                    available, radio-disabled (6), ineligible (7),
+                    access-not-accepted (8): what begin() meets
+                    """, default: .text("available")),
             OptionSpec("alert-message", value: "T", help: "the sheet's text"),
             OptionSpec("verbose", .flag, help: "also show frames and tag operations"),
             OptionSpec(
@@ -76,6 +109,7 @@ enum SessionCommand {
               0   204 (first read), or Done (200) after at least one read
               10  Done (200) with nothing read     11  timeout (201)
               12  left the foreground (202)        13  system busy (203)
+              14  too hot (203 from the thermal model; 13 before; --no-thermal on a lab bench)
               1   any other ending (1-8, 100-105, 300, 400-403) or a failure
               64  usage error                      69  the device or its service is missing
             """,
@@ -125,6 +159,21 @@ enum SessionCommand {
             }
             options.selectIdentifiers = aids
         }
+        if o.has("turnover-delay") { options.invalidationDelay = o.duration("turnover-delay")! }
+        if o.has("same-app-begin") { options.sameAppBegin = .init(rawValue: o.string("same-app-begin")!)! }
+        if o.has("mifare-crc") { options.miFareCRC = .init(rawValue: o.string("mifare-crc")!)! }
+        if let list = o.list("entitlement") {
+            var formats: Set<ReaderSystemModel.ReaderSessionFormat> = []
+            for word in list {
+                guard let f = ReaderSystemModel.ReaderSessionFormat(rawValue: word.uppercased()) else {
+                    throw CLIError.usage("--entitlement takes a comma-separated list of NDEF, TAG, not '\(word)'")
+                }
+                formats.insert(f)
+            }
+            options.readerSessionFormats = formats
+        }
+        options.hasUsageDescription = !o.flag("no-usage-description")
+        if o.has("nfc") { options.availability = .init(rawValue: o.string("nfc")!)! }
         if let a = o.string("alert-message") { options.alertMessage = a }
         options.json = o.flag("json")
         options.verbose = o.flag("verbose")

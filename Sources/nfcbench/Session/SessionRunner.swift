@@ -49,6 +49,18 @@ final class SessionRunner: @unchecked Sendable {
         /// Why the thermal model is off, when a caller switches it off for its own reasons
         /// (the demo): said in the trace header.
         var thermalOffReason: String?
+        /// How long after the app's `invalidate()` its ending arrives (`--turnover-delay`;
+        /// reported 2.5 s, ``ReaderSystemModel/invalidationDelay``; 0 is the old model).
+        var invalidationDelay = ReaderSystemModel.reportedTurnover.invalidationDelay
+        /// `sendMiFareCommand`'s CRC_A rule (`--mifare-crc`).
+        var miFareCRC = ReaderSystemModel.default.miFareCRC
+        /// What a begin() while the same app's session runs gets (`--same-app-begin`).
+        var sameAppBegin = ReaderSystemModel.reportedTurnover.sameAppBegin
+        /// The app's entitlement formats (`--entitlement`), usage description
+        /// (`--no-usage-description`) and the phone's NFC conditions (`--nfc`).
+        var readerSessionFormats = ReaderSystemModel.default.readerSessionFormats
+        var hasUsageDescription = true
+        var availability = ReaderSystemModel.NFCAvailability.available
     }
 
     /// The thermal parameters and the system model a run with `options` plays by.
@@ -59,6 +71,12 @@ final class SessionRunner: @unchecked Sendable {
         var model = ReaderSystemModel()
         model.busyPolicy = options.busy
         model.iso7816SelectIdentifiers = options.selectIdentifiers
+        model.invalidationDelay = options.invalidationDelay
+        model.miFareCRC = options.miFareCRC
+        model.sameAppBegin = options.sameAppBegin
+        model.readerSessionFormats = options.readerSessionFormats
+        model.hasUsageDescription = options.hasUsageDescription
+        model.availability = options.availability
         return (params, model)
     }
 
@@ -85,13 +103,18 @@ final class SessionRunner: @unchecked Sendable {
         var reads: Int
         /// The signal that ended the session, if one did.
         var signal: Int32? = nil
+        /// The 203 came from the thermal model (too hot), not from another session: the heat
+        /// and how long the bench needs to cool before a session begins.
+        var tooHot: (heat: Double, timeToCool: Duration)? = nil
 
         /// Exit status: 0 for 204 and for a user's Done (200) after reads; 10 + (code − 200)
-        /// for 200 without a read (10), 201 (11), 202 (12), 203 (13); 1 for any other code.
+        /// for 200 without a read (10), 201 (11), 202 (12), 203 (13); 14 for a 203 from the
+        /// thermal model (too hot; 13 before issue 31); 1 for any other code.
         var exitStatus: Int32 {
             switch code.rawValue {
             case 204: 0
             case 200: reads > 0 ? 0 : 10
+            case 203 where tooHot != nil: 14
             case 201...203: Int32(10 + code.rawValue - 200)
             default: 1
             }
@@ -152,6 +175,12 @@ final class SessionRunner: @unchecked Sendable {
                 }
                 if case .detected(let targets) = record.event { seen.uids.withLock { $0 += targets.map(\.uid) } }
                 if case .didDetectNDEFs = record.event { reads.add() }
+                if case .thermal(let heat, nil, true) = record.event {
+                    let wait = params.timeToCool(fromHeat: heat)
+                    let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) * 1e-18
+                    o["time_to_cool_s"] = .double((seconds * 10).rounded(.up) / 10)
+                    seen.tooHot.withLock { $0 = (heat, wait) }
+                }
                 let written = trace.emit(o)
                 if !json, let line = TraceLines.render(written, verbose: verbose) { Self.show(line, status: status) }
                 status?.update(record)
@@ -204,7 +233,9 @@ final class SessionRunner: @unchecked Sendable {
         for await c in done.stream { code = c }
         status?.stop()
         if app.leftForeground { Signals.stopIfForegroundOfTerminal() }
-        return Ending(code: code, reads: reads.value, signal: seen.signalCause.withLock { $0?.signal })
+        return Ending(
+            code: code, reads: reads.value, signal: seen.signalCause.withLock { $0?.signal },
+            tooHot: code == .readerSessionInvalidationErrorSystemIsBusy ? seen.tooHot.withLock { $0 } : nil)
     }
 
     /// The signal policy for a session (README "Signals"): the first signal ends it, recorded;
@@ -257,6 +288,8 @@ final class SessionRunner: @unchecked Sendable {
 /// What a session's observer saw that the runner reports: the signal that ended it, the UIDs.
 final class SessionSeen: Sendable {
     let signalCause = Mutex<(signal: Int32, cause: String)?>(nil)
+    /// The thermal model refused the begin: the heat and the time to cool.
+    let tooHot = Mutex<(heat: Double, timeToCool: Duration)?>(nil)
     let uids = Mutex<[[UInt8]]>([])
     /// Whether `didBecomeActive` has been written, and a signal's ending that came before it
     /// (one lock, so a signal and the activation can't miss each other).

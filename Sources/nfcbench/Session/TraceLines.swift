@@ -42,7 +42,9 @@ enum TraceLines {
                 let how = off ? "fixed, thermal model off" : "granted, heat \(heat) field-s"
                 return "\(t)  thermal        time limit \(String(format: "%.1f", limit)) s (\(how))"
             }
-            return "\(t)  thermal        refused: too hot (heat \(heat) field-s) → 203"
+            let cool = r["time_to_cool_s"].map { "; cools enough to begin in \($0.serialized) s" } ?? ""
+            return
+                "\(t)  thermal        refused: too hot (heat \(heat) field-s\(cool)) → 203 (exit 14; --no-thermal on a lab bench)"
         case "readerFailed":
             return "\(t)  readerFailed   \(r["error"]?.stringValue ?? "")"
         case "readerLockFailed":

@@ -178,6 +178,23 @@ final class TraceLog: Sendable {
     }
 }
 
+extension ReaderSystemModel {
+    /// The model with the session turnover in the same instant and a same-app `begin()`
+    /// meeting the busy policy, said explicitly (the library's defaults; the CLI and the
+    /// harness play ``ReaderSystemModel/reportedTurnover``): the rule tests that use it
+    /// exercise one other rule each; the turnover delay and the kick-out have tests of their
+    /// own (`FidelityRound3Tests`).
+    static func oneRule(
+        busyPolicy: BusyPolicy = .refuse, quickRestartOutcome: QuickRestartOutcome = .systemIsBusy,
+        invalidatedBegin: InvalidatedBegin = .endingRepeated, iso7816SelectIdentifiers: [String] = []
+    ) -> ReaderSystemModel {
+        ReaderSystemModel(
+            busyPolicy: busyPolicy, sameAppBegin: .busyPolicy, quickRestartOutcome: quickRestartOutcome,
+            invalidatedBegin: invalidatedBegin, invalidationDelay: .zero,
+            iso7816SelectIdentifiers: iso7816SelectIdentifiers)
+    }
+}
+
 /// A virtual-time bench: manual clock, fake reader, in-process arbiter, trace.
 struct Bench {
     let clock = ManualClock()
@@ -189,7 +206,7 @@ struct Bench {
     ///   select-identifier unless a test says otherwise.
     init(
         thermal: ThermalModel = .disabled,
-        model: ReaderSystemModel = ReaderSystemModel(iso7816SelectIdentifiers: ["D2760000850101"])
+        model: ReaderSystemModel = .oneRule(iso7816SelectIdentifiers: ["D2760000850101"])
     ) {
         let trace = self.trace
         system = NFCReaderSystem(

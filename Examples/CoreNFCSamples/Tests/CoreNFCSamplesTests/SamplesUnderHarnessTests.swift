@@ -118,7 +118,7 @@ struct SamplesUnderHarnessTests {
             """
             {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
              "steps": [{"at_ms": 0, "user": "scan", "read_write": true}, {"at_ms": 1000, "present": "ntag216-empty"},
-                       {"at_ms": 5000, "user": "scan"}],
+                       {"at_ms": 8000, "user": "scan"}],
              "expect_endings": [200, 204],
              "expect_events": [{"event": "frame", "command": "A2"}]}
             """, readWrite: .writer)

@@ -1,0 +1,65 @@
+import Foundation
+import HCEEvents
+import ReaderSession
+import Testing
+
+/// `docs/model.md` is generated from the models' own parameter lists; a parameter added to
+/// a model without a fact (or a fact changed without the docs) fails here.
+@Suite("docs/model.md: every model number and rule, generated")
+struct ModelTableDocTests {
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/model.md").path
+
+    /// The file's contents from the models' defaults.
+    static var generated: String {
+        var out = """
+            # The model's numbers and rules
+
+            Generated from `ReaderSystemModel`, `ThermalModel.Parameters` and `HCEParameters` at
+            their defaults (`NFCBENCH_WRITE_DOCS=1 swift test --filter ModelTableDocTests` rewrites
+            it). Each row says its label — **documented** (an Apple header, page or symbol),
+            **reported** (a public field report or trace, linked) or **assumed** (ours) — the source,
+            and what that source actually covers, so a value that is sourced can be told from one
+            that is stretched. `nfcbench session --help` prints the reader rows for a run's own
+            settings; every trace header carries them in its `model` object.
+
+            ## Reader sessions (Core NFC)
+
+
+            """
+        out += ReaderSystemModel().facts(thermal: ThermalModel.Parameters()).markdownTable
+        out += """
+
+            ## The default contactless app (iOS HCE, `walk` and `emulate`)
+
+            | parameter | value | label | source |
+            |---|---|---|---|
+
+            """
+        for f in HCEParameters().facts {
+            out +=
+                "| `\(f.key)` | \(f.value) | \(f.source) | \(f.reference.split(separator: "|").joined(separator: "\\|")) |\n"
+        }
+        return out
+    }
+
+    @Test("docs/model.md is what the models generate; every reader-model parameter has a fact")
+    func inStep() throws {
+        let text = Self.generated
+        if ProcessInfo.processInfo.environment["NFCBENCH_WRITE_DOCS"] == "1" {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: Self.path))
+        }
+        let onDisk = try String(contentsOfFile: Self.path, encoding: .utf8)
+        #expect(
+            onDisk == text,
+            "docs/model.md is out of step with the models: NFCBENCH_WRITE_DOCS=1 swift test --filter ModelTableDocTests"
+        )
+        let keys = Set(ReaderSystemModel().facts.map(\.key))
+        for child in Mirror(reflecting: ReaderSystemModel()).children {
+            guard let name = child.label else { continue }
+            let named = ReaderSystemModel.factKeysByProperty[name] ?? []
+            #expect(!named.isEmpty, "ReaderSystemModel.\(name) has no row")
+            for k in named { #expect(keys.contains(k), "\(name): \(k)") }
+        }
+    }
+}
