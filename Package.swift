@@ -78,6 +78,15 @@ let package = Package(
                 "VirtualHardware",
             ],
             swiftSettings: strict),
+        // The seeded fuzzing of every parser a stranger can feed (`nfcbench bench fuzz`, `bench
+        // ndef-fuzz`): the targets, the mutator, the runner and its watchdog.
+        .target(
+            name: "NFCBenchFuzz",
+            dependencies: [
+                "NFCBase", "NFCTags", "ReaderSession", "VirtualHardware", "HCEEvents", "ReaderSessionConformance",
+                "NFCBenchKit",
+            ],
+            swiftSettings: strict),
         // Reference apps for the conformance harness (ordinary app code: one correct, four faulty).
         .target(
             name: "ReferenceApps", dependencies: ["ReaderSession", "NFCTags"], path: "Examples/ReferenceApps",
@@ -85,9 +94,9 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCBase", "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
+                "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
                 "HCEEvents", "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
-                "NFCBenchKit",
+                "NFCBenchKit", "NFCBenchFuzz",
             ],
             swiftSettings: strict),
 
@@ -124,7 +133,7 @@ let package = Package(
             name: "NFCBenchTests",
             dependencies: [
                 "nfcbench", "NFCTrace", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
-                "HCEEvents",
+                "HCEEvents", "NFCBenchKit", "NFCBenchFuzz", "NFCBase",
             ],
             swiftSettings: strict),
     ],

@@ -28,7 +28,8 @@ struct DeviceNamesCLITests {
         #expect(r.stderr.contains("dumped ntag215 \(uid) to \(out)") || r.stderr.contains(uid), "\(r.stderr)")
         let none = try await Self.run(["session", "--first-read"])
         #expect(none.status == 64)
-        #expect(none.stderr.contains("--device is required (or set NFCBENCH_DEVICE)"), "\(none.stderr)")
+        #expect(none.stderr.contains("--device D is required ("), "\(none.stderr)")
+        #expect(none.stderr.contains("), or set NFCBENCH_DEVICE"), "\(none.stderr)")
         // An explicit --device wins over the environment.
         let explicit = try await Self.run(
             ["session", "--device", "sim:no-such-scenario"], environment: ["NFCBENCH_DEVICE": "sim:tap-uri"])

@@ -40,27 +40,28 @@ struct ErrorMessagesCLITests {
         #expect(!r.stderr.contains("--device is required"))
         let typo = try await f.run(["session", "--device", "sim:tap-uri", "--timout", "3"])
         #expect(typo.status == 64)
-        #expect(typo.stderr.contains("unknown option '--timout' (did you mean --timeout?)"), "\(typo.stderr)")
+        #expect(typo.stderr.contains("unknown option '--timout' (did you mean '--timeout'?)"), "\(typo.stderr)")
         #expect(f.traceFiles.isEmpty, "nothing ran")
     }
 
     @Test("Seconds are decimal numbers as people write them; the message gives the range the check applies")
     func seconds() async throws {
-        let f = try Folder()
         for bad in ["0x10", "0", "1e1", "inf", "-1", "0.0000001"] {
-            let r = try await f.run(["session", "--device", "sim:tap-uri", "--timeout", bad])
-            #expect(r.status == 64, "\(bad)")
-            #expect(r.stderr.contains("--timeout takes a number of seconds more than 0"), "\(bad): \(r.stderr)")
-            #expect(r.stderr.contains("not '\(bad)'"), "\(bad): \(r.stderr)")
+            let r = InProcessCLI.mistake(["session", "--device", "sim:tap-uri", "--timeout", bad]) ?? ""
+            #expect(r.hasPrefix("--timeout takes a duration more than 0"), "\(bad): \(r)")
+            #expect(r.hasSuffix("not '\(bad)'"), "\(bad): \(r)")
         }
+        let session = try #require(Registry.commands.first { $0.path == ["session"] })
         for (text, value) in [("16", Duration.seconds(16)), ("0.5", .milliseconds(500)), (".5", .milliseconds(500))] {
-            var args = Arguments(["--timeout", text])
-            #expect(try args.seconds("timeout", moreThanZero: true) == value, "\(text)")
+            let o = try session.parse(["--device", "sim:tap-uri", "--timeout", text])
+            #expect(o.duration("timeout") == value, "\(text)")
         }
-        var zero = Arguments(["--wait", "0"])
-        #expect(try zero.seconds("wait") == .zero, "0 is a wait (only a tag already there)")
-        var hex = Arguments(["--count", "0x10"])
-        #expect(throws: CLIError.self) { try hex.int("count", in: 1...100) }
+        let dump = try #require(Registry.commands.first { $0.path == ["dump"] })
+        #expect(
+            try dump.parse(["--device", "d", "--wait", "0"]).duration("timeout") == .zero,
+            "0 is a wait (only a tag already there)")
+        let measure = try #require(Registry.commands.first { $0.path == ["measure"] })
+        #expect(throws: CLIError.self) { try measure.parse(["--device", "d", "apdu", "--count", "0x10"]) }
     }
 
     @Test(

@@ -79,7 +79,6 @@ struct NewAppCLITests {
         #expect(r.status == 73, "\(r.stderr)")
         #expect(r.stderr.contains("\(folder.path) is not empty"), "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["notes.txt"])
-        let usage = try await NFCBench.run(["new-app"])
-        #expect(usage.status == 64, "\(usage.stderr)")
+        #expect(InProcessCLI.mistake(["new-app"]) == "missing DIR")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchKit
 import NFCTrace
 import Testing
 

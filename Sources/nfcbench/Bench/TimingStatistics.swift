@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NFCBenchKit
 
 /// min / median / p99 / max of a set of durations: pure, for `nfcbench measure`.
 ///

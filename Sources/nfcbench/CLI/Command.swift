@@ -1,66 +1,131 @@
+import Foundation
 import NFCBenchKit
 import NFCFiles
 
-/// One `nfcbench` command: its words, its help, and what it runs.
+/// One `nfcbench` command: its words, its option table, its help, and what it runs.
+///
+/// A command declares each option once (``OptionSpec``); its usage line, `--help`, "did you
+/// mean", shell completion and man page come from the table, and ``OptionParser`` checks argv
+/// against it before `run` sees the ``ParsedOptions``: parse, then run, each testable alone.
 struct Command: Sendable {
     /// The words that name it, e.g. `["tag", "show"]`.
     var path: [String]
     /// One line for the command list.
     var abstract: String
-    /// The usage line(s) after `nfcbench `, e.g. `tag show FILE [--json]`.
-    var usage: String
-    /// Options and details, printed by `--help`: built when printed, so that listing the
-    /// commands at start costs nothing.
-    var help: String { helpBody() }
-    private var helpBody: @Sendable () -> String
-    /// Runs with the words after `path`; returns the exit status.
-    var run: @Sendable (inout Arguments) async throws -> Int32
+    /// Its options, `--quiet` included (every command takes it).
+    var options: [OptionSpec]
+    var positionals: [PositionalSpec]
+    /// A second usage form, for a command whose options go in two shapes.
+    var alternateUsage: String?
+    /// What the command does, printed by `--help` before its options; built when printed, so
+    /// that listing the commands at start costs nothing.
+    var discussion: String { discussionBody() }
+    /// Printed after the options (a model table, exit statuses).
+    var footer: String { footerBody() }
+    private var discussionBody: @Sendable () -> String
+    private var footerBody: @Sendable () -> String
+    /// Whether the command gives `--quiet` a meaning of its own (the virtual devices print
+    /// their start line): the shared gate in ``Output`` is then left open.
+    var handlesQuiet: Bool
+    /// Checks between options that the table can't say (`--lock` needs its confirmation):
+    /// usage errors, thrown before anything runs.
+    var validate: @Sendable (ParsedOptions) throws(CLIError) -> Void
+    /// Runs with the parsed words; returns the exit status.
+    var run: @Sendable (ParsedOptions) async throws -> Int32
     /// The same without `await`, for a command that never waits: it then runs before Swift's
     /// concurrency runtime has started a thread, so the process starts and exits sooner.
-    var runNow: (@Sendable (inout Arguments) throws -> Int32)?
+    var runNow: (@Sendable (ParsedOptions) throws -> Int32)?
 
     init(
-        path: [String], abstract: String, usage: String, help: @autoclosure @escaping @Sendable () -> String,
-        run: @escaping @Sendable (inout Arguments) async throws -> Int32,
-        runNow: (@Sendable (inout Arguments) throws -> Int32)? = nil
+        path: [String], abstract: String, options: [OptionSpec] = [], positionals: [PositionalSpec] = [],
+        alternateUsage: String? = nil, discussion: @autoclosure @escaping @Sendable () -> String = "",
+        footer: @autoclosure @escaping @Sendable () -> String = "",
+        validate: @escaping @Sendable (ParsedOptions) throws(CLIError) -> Void = { _ throws(CLIError) in },
+        run: @escaping @Sendable (ParsedOptions) async throws -> Int32,
+        runNow: (@Sendable (ParsedOptions) throws -> Int32)? = nil
     ) {
         self.path = path
         self.abstract = abstract
-        self.usage = usage
-        self.helpBody = help
+        handlesQuiet = options.contains { $0.name == "quiet" }
+        self.options = handlesQuiet ? options : options + [OutputOptions.quiet]
+        self.positionals = positionals
+        self.alternateUsage = alternateUsage
+        self.discussionBody = discussion
+        self.footerBody = footer
+        self.validate = validate
         self.run = run
         self.runNow = runNow
     }
 
     var name: String { path.joined(separator: " ") }
 
-    /// Every `--option` its usage line and help name.
-    var documentedOptions: Set<String> {
-        var names: Set<String> = []
-        let text = usage + "\n" + help
-        var rest = text[...]
-        while let r = rest.range(of: "--") {
-            let name = rest[r.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "-" }
-            if let first = name.first, first.isLetter { names.insert("--" + name) }
-            rest = rest[r.upperBound...]
-        }
-        // Every command with a trace takes --no-trace (Traces.Options).
-        if names.contains("--trace") { names.insert("--no-trace") }
-        return names
+    /// Checks `words` (after the command's name) against the tables, then ``validate``.
+    func parse(_ words: [String], environment: [String: String] = [:]) throws(CLIError) -> ParsedOptions {
+        let parsed = try OptionParser.parse(words, options: options, positionals: positionals, environment: environment)
+        try validate(parsed)
+        return parsed
     }
 
-    /// A usage message for `word`, a `--option` this command does not take, with the
-    /// documented option it most likely meant.
-    func unknownOption(_ word: String) -> String {
-        let name = String(word.prefix { $0 != "=" })
-        let near = documentedOptions.map { ($0, editDistance($0, name)) }.filter { $0.1 <= 2 }
-            .min { ($0.1, $0.0) < ($1.1, $1.0) }
-        return "unknown option '\(name)'" + (near.map { " (did you mean \($0.0)?)" } ?? "")
+    /// The usage line after `nfcbench `: required options first, then the others, then the
+    /// positional words.
+    var usage: String {
+        var parts = [name]
+        let shown = options.filter { !$0.hidden }
+        for o in shown where o.required && o.group == .device { parts.append(o.synopsis) }
+        for o in shown where o.required && o.group != .device { parts.append(o.synopsis) }
+        for o in shown where !o.required { parts.append("[\(o.synopsis)]") }
+        for p in positionals { parts.append(p.optional ? "[\(p.name)]" : p.name) }
+        return parts.joined(separator: " ") + (alternateUsage.map { "\n       nfcbench \($0)" } ?? "")
+    }
+
+    /// The options' part of `--help`, one heading per group.
+    var optionsHelp: String {
+        let shown = options.filter { !$0.hidden }
+        let width = min(26, (shown.map { $0.synopsis.count }.max() ?? 0) + 2)
+        var s = ""
+        if !positionals.isEmpty {
+            s += "ARGUMENTS:\n"
+            for p in positionals { s += Self.helpRow(p.name, p.help, width: width) }
+            s += "\n"
+        }
+        for group in OptionSpec.Group.allCases {
+            let rows = shown.filter { $0.group == group }
+            guard !rows.isEmpty else { continue }
+            s += "\(group.rawValue):\n"
+            for o in rows {
+                var help = o.help
+                var notes: [String] = []
+                if let d = o.defaultText { notes.append("default: \(d)") }
+                if let e = o.environment { notes.append("or $\(e)") }
+                if !o.aliases.isEmpty { notes.append("also " + o.aliases.map { "--" + $0 }.joined(separator: ", ")) }
+                if let c = o.short { notes.append("also -\(c)") }
+                if !notes.isEmpty { help += (help.contains("\n") ? "\n(" : " (") + notes.joined(separator: "; ") + ")" }
+                s += Self.helpRow(o.synopsis, help, width: width)
+            }
+            s += "\n"
+        }
+        return s
+    }
+
+    static func helpRow(_ left: String, _ help: String, width: Int) -> String {
+        let pad = String(repeating: " ", count: width + 2)
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var s = "  " + left
+        if left.count + 2 > width {
+            s += "\n" + pad
+        } else {
+            s += String(repeating: " ", count: width - left.count)
+        }
+        s += lines.first ?? ""
+        for l in lines.dropFirst() { s += "\n" + pad + l }
+        return s + "\n"
     }
 
     func helpText() -> String {
         var s = "OVERVIEW: \(abstract)\n\nUSAGE: nfcbench \(usage)\n"
-        if !help.isEmpty { s += "\n" + help.trimmingTrailingNewlines() + "\n" }
+        if !discussion.isEmpty { s += "\n" + discussion.trimmingTrailingNewlines() + "\n" }
+        s += "\n" + optionsHelp.trimmingTrailingNewlines() + "\n"
+        if !footer.isEmpty { s += "\n" + footer.trimmingTrailingNewlines() + "\n" }
         return s
     }
 }
@@ -76,19 +141,26 @@ extension String {
 enum CLI {
     static let version = "0.1.0"
 
-    /// What `argv` asks for: an exit status already (help, version, a usage error), or a
-    /// command to run with its arguments.
-    enum Resolution {
-        case done(Int32)
-        case run(Command, Arguments)
+    /// What `argv` asks for, decided without running anything: text for stdout (help,
+    /// version), a usage mistake (its message and the help to show; exit 64), or a command
+    /// with its parsed options.
+    enum Interpretation {
+        case text(String)
+        case mistake(String, help: String)
+        case run(Command, ParsedOptions)
     }
 
     /// Runs `argv` (without the program name) and returns the exit status.
     static func main(_ argv: [String]) async -> Int32 {
         switch resolve(argv) {
         case .done(let status): return status
-        case .run(let command, var args): return await run(command, &args)
+        case .run(let command, let parsed): return await run(command, parsed)
         }
+    }
+
+    enum Resolution {
+        case done(Int32)
+        case run(Command, ParsedOptions)
     }
 
     /// Runs `argv` at once when nothing in it awaits (help, version, usage errors and the
@@ -96,25 +168,30 @@ enum CLI {
     static func mainNow(_ argv: [String]) -> Int32? {
         switch resolve(argv) {
         case .done(let status): return status
-        case .run(let command, var args):
+        case .run(let command, let parsed):
             guard let now = command.runNow else { return nil }
-            return outcome(command, { args.unconsumed }) { () throws -> Int32 in try now(&args) }
+            prepare(command, parsed)
+            return outcome(command) { () throws -> Int32 in try now(parsed) }
         }
     }
 
     static func resolve(_ argv: [String]) -> Resolution {
+        switch interpret(argv, environment: ProcessInfo.processInfo.environment) {
+        case .text(let t):
+            Output.out(t)
+            return .done(0)
+        case .mistake(let message, let help): return .done(usageError(message, help: help))
+        case .run(let c, let p): return .run(c, p)
+        }
+    }
+
+    /// The pure half of the command line: argv (and the environment, for `NFCBENCH_DEVICE`)
+    /// to what it asks for. Tests call this without a process.
+    static func interpret(_ argv: [String], environment: [String: String] = [:]) -> Interpretation {
         let commands = Registry.commands
-        if argv.isEmpty {
-            return .done(usageError("missing command", help: overview(commands)))
-        }
-        if argv == ["--help"] || argv == ["-h"] || argv == ["help"] {
-            Output.out(overview(commands))
-            return .done(0)
-        }
-        if argv == ["--version"] {
-            Output.out(VersionText.text())
-            return .done(0)
-        }
+        if argv.isEmpty { return .mistake("missing command", help: overview(commands)) }
+        if argv == ["--help"] || argv == ["-h"] || argv == ["help"] { return .text(overview(commands)) }
+        if argv == ["--version"] { return .text(VersionText.text()) }
         var words = argv
         if words.first == "help" {
             words.removeFirst()
@@ -129,33 +206,47 @@ enum CLI {
             let group = commands.filter { $0.path.first == words.first }
             if !group.isEmpty {
                 let rest = words.dropFirst()
-                if rest.first == "--help" || rest.first == "-h" {
-                    Output.out(groupOverview(words[0], group))
-                    return .done(0)
+                if rest.first == "--help" || rest.first == "-h" { return .text(groupOverview(words[0], group)) }
+                guard let sub = rest.first else {
+                    return .mistake("'nfcbench \(words[0])' needs a command", help: groupOverview(words[0], group))
                 }
-                if rest.isEmpty {
-                    return .done(
-                        usageError("'nfcbench \(words[0])' needs a command", help: groupOverview(words[0], group)))
-                }
-                return .done(
-                    usageError(
-                        "unknown command 'nfcbench \(words[0]) \(rest.first!)'", help: groupOverview(words[0], group)))
+                let near = OptionParser.nearest(sub, among: group.compactMap { $0.path.dropFirst().first })
+                return .mistake(
+                    "unknown command 'nfcbench \(words[0]) \(sub)'" + (near.map { " (did you mean '\($0)'?)" } ?? ""),
+                    help: groupOverview(words[0], group))
             }
-            return .done(usageError("unknown command '\(words[0])'", help: overview(commands)))
+            let names = Array(Set(commands.map { $0.path[0] })).sorted()
+            let near = words[0].hasPrefix("-") ? nil : OptionParser.nearest(words[0], among: names)
+            return .mistake(
+                "unknown command '\(words[0])'" + (near.map { " (did you mean '\($0)'?)" } ?? ""),
+                help: overview(commands))
         }
-        var args = Arguments(words.dropFirst(command.path.count))
-        if args.flag("help", short: "h") {
-            Output.out(command.helpText())
-            return .done(0)
+        let rest = Array(words.dropFirst(command.path.count))
+        let options = rest.prefix { $0 != "--" }
+        if options.contains("--help") || options.contains("-h") { return .text(command.helpText()) }
+        do {
+            return .run(command, try command.parse(rest, environment: environment))
+        } catch {
+            return .mistake(error.message, help: usageHelp(command))
         }
-        return .run(command, args)
     }
 
-    static func run(_ command: Command, _ args: inout Arguments) async -> Int32 {
+    /// The help a usage mistake ends with.
+    static func usageHelp(_ command: Command) -> String {
+        "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'."
+    }
+
+    /// What every command shares before it runs: `--quiet`'s gate.
+    static func prepare(_ command: Command, _ parsed: ParsedOptions) {
+        Output.quiet = !command.handlesQuiet && parsed.flag("quiet") && !parsed.flag("json")
+    }
+
+    static func run(_ command: Command, _ parsed: ParsedOptions) async -> Int32 {
+        prepare(command, parsed)
         do {
-            return finished(try await command.run(&args))
+            return finished(try await command.run(parsed))
         } catch {
-            return outcome(command, { args.unconsumed }) { () throws -> Int32 in throw error }
+            return outcome(command) { () throws -> Int32 in throw error }
         }
     }
 
@@ -173,29 +264,12 @@ enum CLI {
         return 74
     }
 
-    /// `body`'s exit status, or its error reported the way every command reports one;
-    /// `unconsumed` gives what the command left of its arguments, asked after `body` ran (an
-    /// unknown option is named first).
-    static func outcome(_ command: Command, _ unconsumed: () -> [String], _ body: () throws -> Int32) -> Int32 {
+    /// `body`'s exit status, or its error reported the way every command reports one.
+    static func outcome(_ command: Command, _ body: () throws -> Int32) -> Int32 {
         do {
             return finished(try body())
         } catch let error as CLIError {
-            if case .usage(var message) = error {
-                // An option the command does not know is the first thing to say, before what
-                // the command missed because of it (`session --bogus`: not "--device is required").
-                let documented = command.documentedOptions
-                if let word = unconsumed().first(where: {
-                    $0.hasPrefix("--") && $0 != "--" && !documented.contains(String($0.prefix { $0 != "=" }))
-                }) {
-                    message = command.unknownOption(word)
-                } else if message.hasPrefix("unknown option '"),
-                    let word = message.split(separator: "'").dropFirst().first
-                {
-                    message = command.unknownOption(String(word))
-                }
-                return usageError(
-                    message, help: "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'.")
-            }
+            if case .usage(let message) = error { return usageError(message, help: usageHelp(command)) }
             Output.err("error: \(error.message)")
             // A file the command named that failed part way was said above; other failures too.
             let other = OutputFailures.all.filter { !error.message.contains($0.description) }

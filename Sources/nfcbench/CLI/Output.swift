@@ -1,12 +1,30 @@
 import Foundation
 import NFCFiles
+import Synchronization
 
 /// Plain writes to stdout and stderr (unbuffered, so lines interleave correctly with
 /// subprocesses and survive a SIGKILL), every one checked (``StandardOutput``): a full disk
 /// under `> file` makes the command end with 74, never success and an empty file.
+///
+/// `--quiet` (every command, ``OutputOptions``): the lines a command prints for a person
+/// (``out(_:)``, and ``err(_:)`` other than `error:` and `warning:` lines) are dropped; what
+/// `--json` or `-` asks for, errors and the exit status are not.
 enum Output {
-    static func out(_ text: String) { write(1, text.hasSuffix("\n") ? text : text + "\n") }
-    static func err(_ text: String) { write(2, text.hasSuffix("\n") ? text : text + "\n") }
+    private static let quietState = Mutex(false)
+    /// Set once by the command line before a command runs (`--quiet` without `--json`).
+    static var quiet: Bool {
+        get { quietState.withLock { $0 } }
+        set { quietState.withLock { $0 = newValue } }
+    }
+
+    static func out(_ text: String) {
+        if quiet { return }
+        write(1, text.hasSuffix("\n") ? text : text + "\n")
+    }
+    static func err(_ text: String) {
+        if quiet && !text.hasPrefix("error:") && !text.hasPrefix("warning:") { return }
+        write(2, text.hasSuffix("\n") ? text : text + "\n")
+    }
     /// Writes without adding a newline (status lines).
     static func raw(_ text: String, fd: Int32 = 1) { write(fd, text) }
     /// Writes bytes as they are (a pcapng or a tag file on `-`).
@@ -35,4 +53,18 @@ enum Outputs {
     static func refuseSameFiles(outputs: [NamedFile], inputs: [NamedFile] = []) throws(CLIError) {
         do { try SameFile.refuse(outputs: outputs, inputs: inputs) } catch { throw CLIError(error) }
     }
+}
+
+/// The output group every command shares: `--json` on each that reports a result, `--quiet`
+/// on every one.
+enum OutputOptions {
+    /// `--json`, with what the command prints.
+    static func json(_ what: String) -> OptionSpec {
+        OptionSpec("json", .flag, help: what, group: .output)
+    }
+
+    static let quiet = OptionSpec(
+        "quiet", .flag,
+        help: "print nothing but errors and what --json or - asks for; the exit status says how it ended",
+        group: .output, short: "q")
 }

@@ -29,19 +29,43 @@ enum Traces {
             self.noTrace = noTrace
         }
 
-        /// Reads `--trace`, `--no-trace`, `--redact` and `--pcapng` (those the command offers).
-        static func parse(
-            _ args: inout Arguments, trace: Bool = true, redact: Bool = true, pcapng: Bool = true
-        ) throws(CLIError) -> Options {
-            var o = Options()
+        /// The trace group's options: `--trace`, `--no-trace`, and (those the command offers)
+        /// `--redact` and `--pcapng`.
+        static func table(trace: Bool = true, redact: Bool = true, pcapng: Bool = true) -> [OptionSpec] {
+            var t: [OptionSpec] = []
             if trace {
-                o.path = try args.option("trace")
-                o.noTrace = args.flag("no-trace")
-                if o.noTrace && o.path != nil { throw .usage("give --trace PATH or --no-trace, not both") }
+                t.append(
+                    OptionSpec(
+                        "trace", value: "PATH",
+                        help: "where the run's trace goes (default: the trace folder, README \"Traces\")",
+                        group: .trace))
+                t.append(OptionSpec("no-trace", .flag, help: "keep no trace file", group: .trace))
             }
-            if redact { o.redact = args.flag("redact") }
-            if pcapng { o.pcapng = try args.option("pcapng") }
-            return o
+            if redact {
+                t.append(
+                    OptionSpec(
+                        "redact", .flag,
+                        help: "replace UIDs, payloads and what was decoded from them in the trace and its exports",
+                        group: .trace))
+            }
+            if pcapng {
+                t.append(
+                    OptionSpec(
+                        "pcapng", value: "OUT",
+                        help: "also write the frames as they happen to OUT, a pcapng file for Wireshark",
+                        group: .trace, completion: .file))
+            }
+            return t
+        }
+
+        /// The trace options a command was given (those its table declares).
+        init(_ o: ParsedOptions) throws(CLIError) {
+            self.init()
+            path = o.string("trace")
+            noTrace = o.flag("no-trace")
+            if noTrace && path != nil { throw .usage("give --trace PATH or --no-trace, not both") }
+            redact = o.flag("redact")
+            pcapng = o.string("pcapng")
         }
 
         /// The files these options name, for ``Outputs/refuseSameFiles(outputs:inputs:)``.

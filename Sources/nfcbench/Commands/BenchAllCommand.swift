@@ -8,8 +8,16 @@ enum BenchAllCommand {
     static let command = Command(
         path: ["bench", "all"],
         abstract: "Run every benchmark comparison interleaved (release build): medians and ratios",
-        usage: "bench all [--rounds N] [--idle-seconds S] [--count N] [--json] [--allow-debug]",
-        help: """
+        options: [
+            OptionSpec("rounds", .int(1...1000), help: "rounds", default: .int(7)),
+            OptionSpec(
+                "idle-seconds", .duration(bare: .seconds, moreThanZero: false), help: "how long each idle session runs",
+                default: .duration(.seconds(10))),
+            OptionSpec("count", .int(1...10_000_000), help: "APDUs per measure apdu run", default: .int(3000)),
+            OutputOptions.json("one JSON object per figure"),
+            OptionSpec("allow-debug", .flag, help: "run from a debug build (figures then say nothing of the release)"),
+        ],
+        discussion: """
             Runs, in one go and round by round so that a drifting machine hits every figure alike:
               start-up      nfcbench version vs a C program printing the same versions
                             (scripts/version-c.c), 3 pairs a round; and from spawn to nfc_open /
@@ -42,21 +50,13 @@ enum BenchAllCommand {
             Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight) and pcscd with
             vsmartcard-vpcd; without a pcscd offering the vpcd reader it runs itself inside
             scripts/with-pcscd. Build it first: ./bench install (static release).
-
-            OPTIONS:
-              --rounds N         rounds (default 7)
-              --idle-seconds S   how long each idle session runs (default 10)
-              --count N          APDUs per measure apdu run (default 3000)
-              --json             one JSON object per figure
-              --allow-debug      run from a debug build (figures then say nothing of the release)
             """,
-        run: { args in
-            let rounds = try args.int("rounds", in: 1...1000) ?? 7
-            let idle = try args.seconds("idle-seconds") ?? .seconds(10)
-            let count = try args.int("count", in: 1...10_000_000) ?? 3000
-            let json = args.flag("json")
-            let allowDebug = args.flag("allow-debug")
-            try args.finish()
+        run: { o in
+            let rounds = o.int("rounds")!
+            let idle = o.duration("idle-seconds")!
+            let count = o.int("count")!
+            let json = o.flag("json")
+            let allowDebug = o.flag("allow-debug")
             #if DEBUG
                 guard allowDebug else {
                     // Name the release binary when ./bench install has made it: a debug build

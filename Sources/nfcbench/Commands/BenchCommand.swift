@@ -1,3 +1,5 @@
+import NFCBenchFuzz
+import NFCBenchKit
 import NFCTrace
 import ReaderSession
 import ReferenceApps
@@ -11,24 +13,22 @@ enum BenchCommand {
     static let session = Command(
         path: ["bench", "session"],
         abstract: "Benchmark the session machine: inputs per second and a seeded random walk",
-        usage: "bench session [--inputs N] [--sessions N] [--seed S] [--json]",
-        help: """
-            OPTIONS:
-              --inputs N     machine inputs to time (default 2000000)
-              --sessions N   sessions in the random walk (default 10000)
-              --seed S       the walk's seed (default 1313227586)
-              --json         one JSON object
-
+        options: [
+            OptionSpec("inputs", .int(1...1_000_000_000), help: "machine inputs to time", default: .int(2_000_000)),
+            OptionSpec("sessions", .int(1...10_000_000), help: "sessions in the random walk", default: .int(10_000)),
+            OptionSpec("seed", .int(0...Int.max), value: "S", help: "the walk's seed", default: .int(0x4E46_4342)),
+            OutputOptions.json("one JSON object"),
+        ],
+        discussion: """
             Build in release first: swift build -c release --product nfcbench, then
             .build/release/nfcbench bench session. Targets: ≥ 1,000,000 inputs/s and < 1 s
             for the 10,000-session walk.
             """,
-        run: { args in
-            let inputs = try args.int("inputs", in: 1...1_000_000_000) ?? 2_000_000
-            let sessions = try args.int("sessions", in: 1...10_000_000) ?? 10_000
-            let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 0x4E46_4342
-            let json = args.flag("json")
-            try args.finish()
+        run: { o in
+            let inputs = o.int("inputs")!
+            let sessions = o.int("sessions")!
+            let seed = UInt64(o.int("seed")!)
+            let json = o.flag("json")
             let rate = ReaderSessionBenchmark.inputsPerSecond(inputs: inputs)
             let walk = ReaderSessionBenchmark.randomWalk(sessions: sessions, seed: seed)
             if json {
@@ -63,20 +63,18 @@ enum BenchCommand {
     static let ndefFuzz = Command(
         path: ["bench", "ndef-fuzz"],
         abstract: "Seeded mutation fuzz of the NDEF parser (no crash, round trips hold)",
-        usage: "bench ndef-fuzz [--seed S] [--count N]",
-        help: """
-            OPTIONS:
-              --seed S    the PRNG seed (default 1)
-              --count N   messages to try (default 1000000)
-
+        options: [
+            OptionSpec("seed", .int(0...Int.max), value: "S", help: "the PRNG seed", default: .int(1)),
+            OptionSpec("count", .int(1...1_000_000_000), help: "messages to try", default: .int(1_000_000)),
+        ],
+        discussion: """
             Mutates valid messages (bit flips, inserts, deletes, length edits, truncations,
             splices), parses each strictly, and re-serializes and re-parses those that parse.
             Exit 1 when a round trip fails. Run it in a release build.
             """,
-        run: { args in
-            let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 1
-            let count = try args.int("count", in: 1...1_000_000_000) ?? 1_000_000
-            try args.finish()
+        run: { o in
+            let seed = UInt64(o.int("seed")!)
+            let count = o.int("count")!
             let report = runNDEFFuzz(seed: seed, count: count) { Output.err($0) }
             Output.out(report.description)
             return report.roundTripFailures == 0 ? 0 : 1
@@ -87,32 +85,29 @@ extension BenchCommand {
     static let explore = Command(
         path: ["bench", "explore"],
         abstract: "Benchmark the conformance explorer: generated runs per second and per CPU-second",
-        usage: "bench explore [--app NAME] [--runs N] [--seed S] [--depth K] [--json]",
-        help: """
-            OPTIONS:
-              --app NAME   the reference app to explore (default reference)
-              --runs N     random runs (default 20000)
-              --seed S     the random phase's seed (default 1)
-              --depth K    the exhaustive phase's depth (default 0: random runs only)
-              --json       one JSON object
-
+        options: [
+            ConformanceCommand.appOption("the reference app to explore"),
+            OptionSpec("runs", .int(1...100_000_000), help: "random runs", default: .int(20_000)),
+            OptionSpec("seed", .int(0...Int.max), value: "S", help: "the random phase's seed", default: .int(1)),
+            OptionSpec(
+                "depth", .int(0...6), value: "K", help: "the exhaustive phase's depth (0: random runs only)",
+                default: .int(0)),
+            OutputOptions.json("one JSON object"),
+        ],
+        discussion: """
             Runs `nfcbench conformance --explore` without printing its report and prints the
             rate: runs per second of real time, and runs per second of the process's CPU time
             (user + system, all threads: what one core sustains). Build in release first:
             swift build -c release --product nfcbench, then .build/release/nfcbench bench
             explore. Goal: at least 2,000 runs per core per second.
             """,
-        run: { args in
-            let appName = try args.option("app") ?? "reference"
-            let runs = try args.int("runs", in: 1...100_000_000) ?? 20_000
-            let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 1
-            let depth = try args.int("depth", in: 0...6) ?? 0
-            let json = args.flag("json")
-            try args.finish()
-            guard let entry = ReferenceApps.named(appName) else {
-                throw CLIError.usage(
-                    "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
-            }
+        run: { o in
+            let appName = o.string("app")!
+            let runs = o.int("runs")!
+            let seed = UInt64(o.int("seed")!)
+            let depth = o.int("depth")!
+            let json = o.flag("json")
+            let entry = ReferenceApps.named(appName)!
             let explorer = try ConformanceExplore.makeExplorer(seed: seed, runs: runs, depth: depth, budget: nil)
             let r = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))
             let total = r.runs + r.shrinkRuns

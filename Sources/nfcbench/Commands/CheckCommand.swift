@@ -17,9 +17,28 @@ enum CheckCommand {
         path: ["check", "equivalence"],
         abstract:
             "Run the same sessions on sim:, pcsc: (vpcd card, as a part 3 reader and as an ACR122U) and pn532_uart: (virtual PN532); compare",
-        usage:
-            "check equivalence [--tags T,…] [--modes ndef,ndef-rw,tag,write,format] [--devices sim,pcsc,acr122u,pn532] [--time-limit S] [--traces DIR] [--json]",
-        help: """
+        options: [
+            OptionSpec(
+                "tags", .list(of: nil), value: "T,…",
+                help: """
+                    tag files (names in hardware/tags/, paths, or folders: every
+                    .json and .nfc tag file in them); default: hardware/tags/
+                    """),
+            OptionSpec(
+                "modes", .list(of: EquivalenceMode.allCases.map(\.rawValue)), value: "M,…",
+                help: "session modes (write and format skip cards that are sensed only)",
+                default: .list(EquivalenceMode.allCases.map(\.rawValue))),
+            OptionSpec(
+                "devices", .list(of: EquivalenceDevice.allCases.map(\.rawValue)), value: "D,…", help: "the devices",
+                default: .list(EquivalenceDevice.allCases.map(\.rawValue))),
+            OptionSpec(
+                "time-limit", .duration(bare: .seconds, moreThanZero: true),
+                help: "each session's time limit: tags no session\ndelivers end with 201",
+                default: .duration(.seconds(3))),
+            OptionSpec("traces", value: "DIR", help: "keep each run's trace there (TAG-MODE-DEVICE.jsonl)"),
+            OutputOptions.json("one JSON object per row"),
+        ],
+        discussion: """
             For every tag file in hardware/tags/ (or --tags) and every session mode, presents the
             tag on each device — the in-process simulator, a vpcd card behind the real pcscd as a
             PC/SC part 3 reader shows it ('Virtual PCD 00 00') and as an ACR122U shows it ('… 00 01',
@@ -41,47 +60,19 @@ enum CheckCommand {
             the vpcd reader, the command runs itself inside scripts/with-pcscd (a private pcscd
             with 4 vpcd entries, NFCBENCH_VPCD_READERS), as the demo does.
 
-            OPTIONS:
-              --tags T,…        tag files (names in hardware/tags/, paths, or folders: every
-                                .json and .nfc tag file in them); default: hardware/tags/
-              --modes M,…       ndef, ndef-rw, tag, write, format (default: all five; write and
-                                format skip cards that are sensed only)
-              --devices D,…     sim, pcsc, acr122u, pn532 (default: all four)
-              --time-limit S    each session's time limit (default 3 s): tags no session
-                                delivers end with 201
-              --traces DIR      keep each run's trace there (TAG-MODE-DEVICE.jsonl)
-              --json            one JSON object per row
-
             Exit status: 0 when every row is the same on every device, 1 when one differs,
             65 for a tag file that can't be read, 69 when a device can't be had, 74 when a trace
             in --traces could not be written to the end.
             """,
-        run: { args in try await run(&args) })
+        run: { o in try await run(o) })
 
-    static func run(_ args: inout Arguments) async throws -> Int32 {
-        let tagNames = try args.option("tags")?.split(separator: ",").map(String.init)
-        let modes = try
-            (args.option("modes")?.split(separator: ",").map(String.init)
-            ?? EquivalenceMode.allCases.map(\.rawValue))
-            .map { m throws(CLIError) -> EquivalenceMode in
-                guard let mode = EquivalenceMode(rawValue: m) else {
-                    throw .usage("unknown mode '\(m)': ndef, ndef-rw, tag, write or format")
-                }
-                return mode
-            }
-        let devices = try
-            (args.option("devices")?.split(separator: ",").map(String.init)
-            ?? EquivalenceDevice.allCases.map(\.rawValue))
-            .map { d throws(CLIError) -> EquivalenceDevice in
-                guard let device = EquivalenceDevice(rawValue: d) else {
-                    throw .usage("unknown device '\(d)': sim, pcsc, acr122u or pn532")
-                }
-                return device
-            }
-        let limit = try args.seconds("time-limit", moreThanZero: true) ?? .seconds(3)
-        let traces = try args.option("traces")
-        let json = args.flag("json")
-        try args.finish()
+    static func run(_ o: ParsedOptions) async throws -> Int32 {
+        let tagNames = o.list("tags")
+        let modes = o.list("modes")!.map { EquivalenceMode(rawValue: $0)! }
+        let devices = o.list("devices")!.map { EquivalenceDevice(rawValue: $0)! }
+        let limit = o.duration("time-limit")!
+        let traces = o.string("traces")
+        let json = o.flag("json")
 
         if devices.contains(where: \.usesVPCD), ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private",
             !DemoCommand.vpcdReaderAvailable()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFCBenchKit
 import NFCTags
 import NFCTrace
 import ReaderSession
@@ -17,43 +18,71 @@ enum ConformanceCommand {
         return h
     }
 
+    /// `--app NAME`: one of the reference apps.
+    static func appOption(_ help: String) -> OptionSpec {
+        OptionSpec(
+            "app", .choice(ReferenceApps.all.map(\.name)), value: "NAME", help: help, default: .text("reference"))
+    }
+
     /// The widest reference app's name and a space: the help's app column.
     static var nameWidth: Int { (ReferenceApps.all.map(\.name.count).max() ?? 0) + 1 }
 
     static let command = Command(
         path: ["conformance"],
         abstract: "Judge an app's handling of every way a reader session ends (virtual time)",
-        usage: """
-            conformance [--suite builtin|DIR] [--app NAME] [--json] | conformance --thermal
-                   nfcbench conformance --explore [--app NAME] [--seed S] [--runs N] [--depth K] [--budget DURATION] [--save DIR] [--json]
-            """,
-        help: """
-            OPTIONS:
-              --suite builtin|DIR   the scenarios: the shipped suite (hardware/conformance/,
-                                    default) or every *.json in DIR (format:
-                                    hardware/conformance/FORMAT.md). Tags are looked up in
-                                    DIR/tags/, then the shipped tag files
-              --app NAME            the app under test (default reference):
-            \(ReferenceApps.all.map { "                          \($0.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0))\($0.summary)" }.joined(separator: "\n"))
-              --json                JSON Lines: one object per scenario, then a summary object
-              --thermal             print the thermal and quick-restart model: every parameter
-                                    with its source (documented, reported or assumed), then
-                                    the session limits after 0 s, 3 s and 30 s gaps (after one
-                                    full session), and exit
-
+        options: [
+            OptionSpec(
+                "suite", value: "builtin|DIR",
+                help: """
+                    the scenarios: the shipped suite (hardware/conformance/,
+                    default) or every *.json in DIR (format:
+                    hardware/conformance/FORMAT.md). Tags are looked up in
+                    DIR/tags/, then the shipped tag files
+                    """, completion: .directory),
+            appOption(
+                "the app under test:\n"
+                    + ReferenceApps.all.map {
+                        "\($0.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0))\($0.summary)"
+                    }.joined(separator: "\n")),
+            OptionSpec(
+                "thermal", .flag,
+                help: """
+                    print the thermal and quick-restart model: every parameter
+                    with its source (documented, reported or assumed), then
+                    the session limits after 0 s, 3 s and 30 s gaps (after one
+                    full session), and exit
+                    """),
+            OptionSpec("explore", .flag, help: "generate scenarios and search for a breach instead (below)"),
+            OptionSpec(
+                "seed", .int(0...Int.max), value: "S",
+                help: "--explore: the random phase's seed (same seed, same runs)", default: .int(1)),
+            OptionSpec(
+                "runs", .int(0...100_000_000), help: "--explore: random runs after the exhaustive phase",
+                default: .int(10_000)),
+            OptionSpec(
+                "depth", .int(0...6), value: "K",
+                help: "--explore: every sequence of up to K moves first, equivalent states\nmerged (0 skips it)",
+                default: .int(2)),
+            OptionSpec(
+                "budget", .duration(bare: nil, moreThanZero: false),
+                help: "--explore: real time for both phases, e.g. 10s (default: none;\nshrinking is not counted)"),
+            OptionSpec(
+                "save", value: "DIR",
+                help: """
+                    --explore: write each counterexample as a scenario file
+                    (DIR/explored-APP-RULE.json); replay it with
+                    conformance --suite DIR --app APP
+                    """, completion: .directory),
+            OutputOptions.json(
+                "JSON Lines: one object per scenario, then a summary object (--explore: one per rule,\nthe replays' lines, a summary)"
+            ),
+        ],
+        alternateUsage:
+            "conformance --explore [--app NAME] [--seed S] [--runs N] [--depth K] [--budget DURATION] [--save DIR] [--json]",
+        discussion: """
             EXPLORING (--explore): instead of the suite, generate scenarios and search for a
             breach of any rule, then shrink each rule's first breach to a scenario no step
-            can be removed from (ReaderSessionConformance's ConformanceExplorer):
-              --seed S              the random phase's seed (default 1): same seed, same runs
-              --runs N              random runs after the exhaustive phase (default 10000)
-              --depth K             every sequence of up to K moves first, equivalent states
-                                    merged (default 2; 0 skips it)
-              --budget DURATION     real time for both phases, e.g. 10s (default: none;
-                                    shrinking is not counted)
-              --save DIR            write each counterexample as a scenario file
-                                    (DIR/explored-APP-RULE.json); replay it with
-                                    conformance --suite DIR --app APP
-              --json                JSON Lines: one object per rule, the replays' lines, a summary
+            can be removed from (ReaderSessionConformance's ConformanceExplorer).
             It prints a table (rule, runs, breaches, steps of the smallest counterexample),
             each counterexample's steps and the trace of its replay. Inconclusive runs (the
             app used real time or DispatchQueue.main) count as neither breach nor pass.
@@ -62,29 +91,30 @@ enum ConformanceCommand {
             or inconclusive scenario (run), 65 for a malformed scenario or tag file, 66 for a
             missing one.
             """,
-        run: { args in
-            let suiteGiven = try args.option("suite")
-            let suiteArg = suiteGiven ?? "builtin"
-            let appName = try args.option("app") ?? "reference"
-            let json = args.flag("json")
-            let thermal = args.flag("thermal")
-            if args.flag("explore") {
-                guard !thermal else { throw CLIError.usage("--thermal and --explore do not go together") }
-                guard suiteGiven == nil else { throw CLIError.usage("--suite and --explore do not go together") }
-                return try await ConformanceExplore.run(&args, app: appName, json: json)
+        validate: { o throws(CLIError) in
+            if o.flag("explore") {
+                guard !o.flag("thermal") else { throw CLIError.usage("give --thermal or --explore, not both") }
+                guard !o.has("suite") else { throw CLIError.usage("give --suite or --explore, not both") }
+                if o.string("save") == "-" {
+                    throw CLIError.usage("--save DIR is a folder; - (standard output) can't hold one")
+                }
+            } else {
+                for option in ["seed", "runs", "depth", "budget", "save"] where o.has(option) {
+                    throw CLIError.usage("--\(option) goes with --explore")
+                }
             }
-            for option in ["seed", "runs", "depth", "budget", "save"] where try args.option(option) != nil {
-                throw CLIError.usage("--\(option) goes with --explore")
-            }
-            try args.finish()
+        },
+        run: { o in
+            let suiteArg = o.string("suite") ?? "builtin"
+            let appName = o.string("app")!
+            let json = o.flag("json")
+            let thermal = o.flag("thermal")
+            if o.flag("explore") { return try await ConformanceExplore.run(o, app: appName, json: json) }
             if thermal {
                 Output.out(thermalTable(json: json))
                 return 0
             }
-            guard let entry = ReferenceApps.named(appName) else {
-                throw CLIError.usage(
-                    "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
-            }
+            let entry = ReferenceApps.named(appName)!
             let scenarios = try loadSuite(suiteArg)
             let start = ContinuousClock.now
             let results = await Self.harness.run(scenarios, app: ReferenceAppFactory.make(entry.habits))

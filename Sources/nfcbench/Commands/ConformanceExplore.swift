@@ -7,18 +7,13 @@ import ReferenceApps
 
 /// `nfcbench conformance --explore`: the conformance explorer against a reference app.
 enum ConformanceExplore {
-    static func run(_ args: inout Arguments, app appName: String, json: Bool) async throws(CLIError) -> Int32 {
-        let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 1
-        let runs = try args.int("runs", in: 0...100_000_000) ?? 10_000
-        let depth = try args.int("depth", in: 0...6) ?? 2
-        let budget = try args.duration("budget")
-        let save = try args.option("save")
-        if save == "-" { throw CLIError.usage("--save DIR is a folder; - (standard output) can't hold one") }
-        try args.finish()
-        guard let entry = ReferenceApps.named(appName) else {
-            throw CLIError.usage(
-                "--app takes one of \(ReferenceApps.all.map(\.name).joined(separator: ", ")), not '\(appName)'")
-        }
+    static func run(_ o: ParsedOptions, app appName: String, json: Bool) async throws(CLIError) -> Int32 {
+        let seed = UInt64(o.int("seed")!)
+        let runs = o.int("runs")!
+        let depth = o.int("depth")!
+        let budget = o.duration("budget")
+        let save = o.string("save")
+        let entry = ReferenceApps.named(appName)!
         var explorer = try makeExplorer(seed: seed, runs: runs, depth: depth, budget: budget)
         explorer.namePrefix = "explored-\(appName)-"
         let report = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))

@@ -31,20 +31,23 @@ enum DemoCommand {
     static let command = Command(
         path: ["demo"],
         abstract: "The main job on the virtual bench: a first read (204), a timeout (201), a busy reader (203)",
-        usage:
-            "demo [--tag NAME] [--bench auto|pcscd|pn532|shared-pcscd] [--timeout S] [--json] [--trace PATH | --no-trace] [--pcapng OUT]",
-        help: """
-            OPTIONS:
-              --tag NAME     the tag to present (hardware/tags/; default t4t-uri on PC/SC,
-                             ntag215-uri on the PN532)
-              --bench B      auto (default): a private pcscd of the demo's own (scripts/with-pcscd),
-                             else the virtual PN532; pcscd / pn532 force one; shared-pcscd uses a
-                             running pcscd's "Virtual PCD 00 00" (vpcd port 35963), which others share
-              --timeout S    the short time limit of the second session (default 2)
-              --json         print the trace's records as JSON Lines instead of text
-              --trace PATH   write the trace there (default: the trace folder, README "Traces")
-              --pcapng OUT   also write the frames to OUT for Wireshark (see 'nfcbench trace export')
-
+        options: [
+            OptionSpec(
+                "tag", value: "NAME",
+                help: "the tag to present (hardware/tags/; default t4t-uri on PC/SC,\nntag215-uri on the PN532)"),
+            OptionSpec(
+                "bench", .choice(["auto", "pcscd", "pn532", "shared-pcscd"]), value: "B",
+                help: """
+                    auto: a private pcscd of the demo's own (scripts/with-pcscd),
+                    else the virtual PN532; pcscd / pn532 force one; shared-pcscd uses a
+                    running pcscd's "Virtual PCD 00 00" (vpcd port 35963), which others share
+                    """, default: .text("auto")),
+            OptionSpec(
+                "timeout", .duration(bare: .seconds, moreThanZero: false),
+                help: "the short time limit of the second session", default: .duration(.seconds(2))),
+            OutputOptions.json("print the trace's records as JSON Lines instead of text"),
+        ] + Traces.Options.table(redact: false),
+        discussion: """
             Needs, for the PC/SC bench: pcscd and vsmartcard-vpcd (and unshare, ip for a
             private pcscd); for the PN532 bench: libnfc6. './bench demo' installs them.
             The demo reads only its own card: a card that is not in the field within 3 s (vpcd's
@@ -53,17 +56,14 @@ enum DemoCommand {
             SIGTERM or SIGHUP end it with 202 (exit 12). See README "Signals".
             Exit status: 0 when the three sessions end with 204, 201 and 203 as expected.
             """,
-        run: { args in
-            let tag = try args.option("tag")
-            let benchChoice = try args.option("bench") ?? "auto"
-            guard ["auto", "pcscd", "pn532", "shared-pcscd"].contains(benchChoice) else {
-                throw CLIError.usage("--bench is auto, pcscd, pn532 or shared-pcscd")
-            }
-            let shortLimit = try args.seconds("timeout") ?? .seconds(2)
-            let json = args.flag("json")
-            var traceOptions = try Traces.Options.parse(&args, redact: false)
+        validate: { o throws(CLIError) in _ = try Traces.Options(o) },
+        run: { o in
+            let tag = o.string("tag")
+            let benchChoice = o.string("bench")!
+            let shortLimit = o.duration("timeout")!
+            let json = o.flag("json")
+            var traceOptions = try Traces.Options(o)
             traceOptions.json = json
-            try args.finish()
             let env = ProcessInfo.processInfo.environment
             let inner = env[innerMarker] == "private-pcscd"
             if inner { endWhenParentIsGone() }

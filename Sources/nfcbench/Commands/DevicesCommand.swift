@@ -9,11 +9,13 @@ enum DevicesCommand {
     static let command = Command(
         path: ["devices"],
         abstract: "List PC/SC readers (state, ATR) and libnfc devices",
-        usage: "devices [--json]",
-        help: """
-            OPTIONS:
-              --json   one JSON object per device: backend, device (the --device string), index (pcsc:N), state, atr
-
+        options: [
+            OutputOptions.json(
+                "one JSON object per device: backend, device (the --device string), index (pcsc:N), state, atr"),
+            OptionSpec(
+                "names", .flag, help: "only the --device strings, one a line (for shell completion)", hidden: true),
+        ],
+        discussion: """
             PC/SC readers come from pcscd (SCardListReaders, SCardGetStatusChange). libnfc devices
             come from libnfc's scan (nfc_list_devices; UART devices only with LIBNFC_DEVICE or a
             libnfc.conf entry). When pcscd is not running this says so. Exit status: 0 when at
@@ -24,10 +26,15 @@ enum DevicesCommand {
             it (pcsc:ACR122); an exact name always wins. Left out, the device of session, dump,
             measure, write, format, lock and emulate is $NFCBENCH_DEVICE.
             """,
-        run: { args in
-            let json = args.flag("json")
-            try args.finish()
-            return list(json: json)
+        run: { o in
+            if o.flag("names") {
+                let list = BenchDevice.list(statusTimeout: .milliseconds(200))
+                let names =
+                    list.pcscReaders.flatMap { ["pcsc:\($0.index)", $0.device] } + list.libnfcDevices + list.simulated
+                for n in names { Output.out(n) }
+                return 0
+            }
+            return list(json: o.flag("json"))
         })
 
     static func list(json: Bool) -> Int32 {

@@ -10,8 +10,18 @@ enum DoctorCommand {
         path: ["doctor"],
         abstract:
             "Check the bench (kernel modules, pcscd, permissions, busy ports, packages, LIBNFC_*) and say what to fix",
-        usage: "doctor [--device D] [--json]",
-        help: """
+        options: [
+            DeviceOptions.device(
+                required: false, environment: false,
+                help: "also check this device's port (a tty held, a reader missing)"),
+            OutputOptions.json("one JSON object per check"),
+            OptionSpec(
+                "root", value: "DIR", help: "read proc/, sys/, dev/ and var/lib/dpkg/status below DIR (for tests)",
+                default: .text("/"), environment: "NFCBENCH_DOCTOR_ROOT", completion: .directory),
+            OptionSpec(
+                "as-uid", .int(0...Int(UInt32.max)), value: "UID", help: "check permissions as this user (for tests)"),
+        ],
+        discussion: """
             Checks, each with a fix line when something is wrong:
               - the kernel's pn533/pn533_usb modules (/proc/modules, where the kernel lists modules;
                 else the pn533_usb driver in /sys/bus/usb/drivers) and readers they claim: libnfc
@@ -29,12 +39,11 @@ enum DoctorCommand {
                 vpcd's listen mode, which binds 0.0.0.0 whenever pcscd starts
             Exit 0 when all is well, 1 when something needs fixing.
             """,
-        run: { args in
-            let device = try args.option("device")
-            let json = args.flag("json")
-            let root = try args.option("root") ?? ProcessInfo.processInfo.environment["NFCBENCH_DOCTOR_ROOT"] ?? "/"
-            let uid = try args.int("as-uid", in: 0...Int(UInt32.max)).map { UInt32($0) } ?? getuid()
-            try args.finish()
+        run: { o in
+            let device = o.string("device")
+            let json = o.flag("json")
+            let root = o.string("root")!
+            let uid = o.int("as-uid").map { UInt32($0) } ?? getuid()
             let doctor = BenchDoctor(
                 root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
                 environment: ProcessInfo.processInfo.environment, pcscdAnswer: BenchDoctor.askPCSCD())

@@ -14,21 +14,23 @@ enum EmulateCommand {
     static let command = Command(
         path: ["emulate"],
         abstract: "Be the phone (HCE default app) in libnfc target mode for one reader",
-        usage:
-            "emulate --device CONNSTRING --app-prefixes AID,... [--uid HEX] [--json] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
-        help: """
-            OPTIONS:
-              --device D            libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …
-                                    (a virtual PN532's pty link works the same)
-              --app-prefixes AID,…  the default app's select-identifier-prefixes (hex, 5..16 bytes)
-              --uid HEX             the 4-byte UID the phone presents (default 085A3C91; a PN532
-                                    forces the first byte to 08, a random UID as an iPhone's)
-              --json                JSON Lines: the trace's records on stdout
-              --trace FILE          where the trace goes (default: the trace folder, see below)
-              --pcapng OUT          also write the frames to OUT for Wireshark (the model's APDUs in
-                                    synthesized ISO-DEP blocks; see 'nfcbench trace export')
-              --redact              replace UIDs, payloads and decoded data in trace, output and pcapng
-
+        options: [
+            DeviceOptions.device(
+                help: """
+                    libnfc connstring: pn532_uart:/dev/ttyUSB0, pn53x_usb, …
+                    (a virtual PN532's pty link works the same)
+                    """),
+            OptionSpec(
+                "app-prefixes", value: "AID,…", help: "the default app's select-identifier-prefixes (hex, 5..16 bytes)"),
+            OptionSpec(
+                "uid", value: "HEX",
+                help: """
+                    the 4-byte UID the phone presents (default 085A3C91; a PN532
+                    forces the first byte to 08, a random UID as an iPhone's)
+                    """),
+            OutputOptions.json("JSON Lines: the trace's records on stdout"),
+        ] + Traces.Options.table(),
+        discussion: """
             The phone model (field → default app woken → ISO-DEP → SELECT routed by prefix, the
             system answering PPSE and 6A 82) answers every APDU the reader sends; the stand-in
             app answers 90 00 to what reaches its CardSession. libnfc can't see a field, only
@@ -38,24 +40,23 @@ enum EmulateCommand {
             Traces: $NFCBENCH_TRACE_DIR, else $XDG_STATE_HOME/nfcbench/traces, else
             ~/.local/state/nfcbench/traces.
             """,
-        run: { args in
-            guard let device = try args.device() else {
-                throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)")
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            _ = try HCELiveCLI.prefixes(o.string("app-prefixes"))
+            if let uidText = o.string("uid"), [UInt8](hex: uidText)?.count != 4 {
+                throw CLIError.usage("--uid takes 4 bytes of hex (e.g. 085A3C91), not '\(uidText)'")
             }
-            let prefixes = try HCELiveCLI.prefixes(try args.option("app-prefixes"))
-            let uidText = try args.option("uid")
-            let json = args.flag("json")
-            var traceOptions = try Traces.Options.parse(&args)
+        },
+        run: { o in
+            let device = o.string("device")!
+            let prefixes = try HCELiveCLI.prefixes(o.string("app-prefixes"))
+            let uidText = o.string("uid")
+            let json = o.flag("json")
+            var traceOptions = try Traces.Options(o)
             traceOptions.json = json
-            try args.finish()
 
             var identity = HCEPhoneIdentity()
-            if let uidText {
-                guard let uid = [UInt8](hex: uidText), uid.count == 4 else {
-                    throw CLIError.usage("--uid takes 4 bytes of hex (e.g. 085A3C91), not '\(uidText)'")
-                }
-                identity.uid = uid
-            }
+            if let uidText, let uid = [UInt8](hex: uidText) { identity.uid = uid }  // 4 bytes: validate
             let app = ContactlessPhone.DefaultApp(name: "app", selectIdentifierPrefixes: prefixes)
 
             // Locks before frames: opening a PN53x sends frames (wake-up, SAMConfiguration),

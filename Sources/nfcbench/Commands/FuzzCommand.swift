@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchFuzz
 import NFCTags
 
 extension BenchCommand {
@@ -12,12 +13,40 @@ extension BenchCommand {
         ]
     }
 
+    /// The targets' names, for the option table (building the targets reads their seed files:
+    /// not at start). A test checks them against ``fuzzTargets``.
+    static let fuzzTargetNames = [
+        "tag-json", "tag-flipper", "tag-proxmark3", "proxmark-trace", "scenario", "conformance", "profile", "ndef",
+        "pn532", "vpcd", "type2-reader", "type4-reader",
+    ]
+
     static let fuzz = Command(
         path: ["bench", "fuzz"],
         abstract: "Seeded fuzz of every parser a stranger can feed: no crash, no hang, memory bounded",
-        usage:
-            "bench fuzz --target NAME|all [--count N] [--seed S] [--from I] [--input HEX] [--hang-seconds S] [--max-rss-mb M] [--show]",
-        help: """
+        options: [
+            OptionSpec(
+                "target", .choice(fuzzTargetNames + ["all"]), value: "NAME|all",
+                help: "the parser to feed (TARGETS above)",
+                required: true),
+            OptionSpec("count", .int(1...1_000_000_000), help: "inputs per target", default: .int(1_000_000)),
+            OptionSpec(
+                "seed", .int(0...Int.max), value: "S", help: "the seed; input I is made from S and I alone",
+                default: .int(1)),
+            OptionSpec(
+                "from", .int(0...Int.max), value: "I",
+                help: "start at input I (with --count 1 --show: one input, printed)",
+                default: .int(0)),
+            OptionSpec("input", value: "HEX", help: "run this one input (a crash report's \"input:\" line)"),
+            OptionSpec(
+                "hang-seconds", .duration(bare: .seconds, moreThanZero: true),
+                help: "an input running longer is a hang",
+                default: .duration(.seconds(10)), in: Duration.milliseconds(1)...Duration.seconds(3600)),
+            OptionSpec(
+                "max-rss-mb", .int(16...1_000_000), value: "M", help: "a resident set above M MiB is a failure",
+                default: .int(512)),
+            OptionSpec("show", .flag, help: "print every input (hex) and its outcome on stderr"),
+        ],
+        discussion: """
             TARGETS:
               tag-json        tag files in our JSON (then tag show's report, every device's card, our JSON back)
               tag-flipper     Flipper Zero .nfc tag files
@@ -33,15 +62,6 @@ extension BenchCommand {
               type4-reader    a hostile Type 4 card at the T4T procedures (detect, read, write)
               all             each of them in turn
 
-            OPTIONS:
-              --count N         inputs per target (default 1000000)
-              --seed S          the seed (default 1); input I is made from S and I alone
-              --from I          start at input I (with --count 1 --show: one input, printed)
-              --input HEX       run this one input (a crash report's "input:" line)
-              --hang-seconds S  an input running longer is a hang (default 10)
-              --max-rss-mb M    a resident set above M MiB is a failure (default 512)
-              --show            print every input (hex) and its outcome on stderr
-
             Inputs are the project's own files (hardware/), and hosts' and cards' exchanges,
             mutated: bit flips, inserts, deletes, length fields on their edges, truncations,
             splices, dictionary tokens. A crash, a hang or a resident set over the limit is
@@ -49,22 +69,17 @@ extension BenchCommand {
             status, 3, 4); a finding (a broken promise: a round trip, an answer size) exits 1.
             Run it in a release build: swift build -c release --product nfcbench.
             """,
-        run: { args in
-            let name = try args.option("target") ?? ""
-            let count = try args.int("count", in: 1...1_000_000_000) ?? 1_000_000
-            let seed = try args.int("seed", in: 0...Int.max).map(UInt64.init) ?? 1
-            let from = try args.int("from", in: 0...Int.max) ?? 0
-            let hang = try args.int("hang-seconds", in: 1...3600) ?? 10
-            let maxRSS = try args.int("max-rss-mb", in: 16...1_000_000) ?? 512
-            let show = args.flag("show")
-            let given = try args.option("input")
-            try args.finish()
+        run: { o in
+            let name = o.string("target")!
+            let count = o.int("count")!
+            let seed = UInt64(o.int("seed")!)
+            let from = o.int("from")!
+            let hang = o.duration("hang-seconds")!
+            let maxRSS = o.int("max-rss-mb")!
+            let show = o.flag("show")
+            let given = o.string("input")
             let all = fuzzTargets
             let chosen = name == "all" ? all : all.filter { $0.name == name }
-            guard !chosen.isEmpty else {
-                throw CLIError.usage(
-                    "--target is one of: \(all.map(\.name).joined(separator: ", ")), all")
-            }
             var findings = 0
             for var t in chosen {
                 if let given {
@@ -78,7 +93,7 @@ extension BenchCommand {
                         "no seed files for \(t.name): bench data (hardware/) not found; set NFCBENCH_DATA")
                 }
                 let report = FuzzRunner.run(
-                    t, seed: seed, from: from, count: given == nil ? count : 1, hangLimit: .seconds(hang),
+                    t, seed: seed, from: from, count: given == nil ? count : 1, hangLimit: hang,
                     maxRSSMiB: maxRSS, show: show
                 ) { Output.err($0) }
                 for line in report.lines { Output.out(line) }

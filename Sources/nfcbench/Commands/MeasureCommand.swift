@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NFCBenchKit
 import NFCFiles
 import NFCTags
 import NFCTrace
@@ -14,42 +15,58 @@ enum MeasureCommand {
     static let command = Command(
         path: ["measure"],
         abstract: "Time detection, APDU round trips, NDEF reads and removal detection",
-        usage:
-            "measure detect|apdu|read|removal --device D [--count N] [--json] [--presence-interval MS] [--virtual-card TAG [--port N]] [--trace PATH | --no-trace] [--pcapng OUT]",
-        help: """
-            WHAT:
-              detect    from the tag entering the field to the backend reporting it (identified)
-              apdu      one round trip: SELECT of the NDEF application (Type 4) or a READ of page 0
-                        (Type 2; READ BINARY FF B0 through a PC/SC reader); on a PC/SC Type 4 tag the
-                        clock is read right around each SCardTransmit, with nothing of ours between
-              read      a whole NDEF read through the NFCTags reader procedure
-              removal   from the tag leaving the field to the backend reporting it lost
-
-            OPTIONS:
-              --device D               pcsc:READER, a libnfc connstring or sim:SCENARIO (apdu and read
-                                       on every reader; detect and removal need --virtual-card)
-              --count N                samples (default 100 for apdu and read, 10 for detect/removal)
-              --presence-interval MS   how often the reader's presence is checked (default: the device's,
-                                       250 ms for PC/SC, 100 ms for libnfc)
-              --virtual-card TAG       present and remove an in-process vpcd card serving TAG
-                                       (needed for detect and removal: the bench controls the field);
-                                       apdu and read rates against it are not comparable with a
-                                       separate `virtual card` process (on 2 cores they read up to
-                                       twice as high: fewer processes for the scheduler to place)
-              --port N                 that card's vpcd port (default 35963)
-              --json                   one JSON object: count, min_us, median_us, p99_us, max_us,
-                                       per_second (samples per second of the samples' summed time,
-                                       so the trace's writing between runs is left out), total_us
-                                       (the whole measurement), presence_interval_ms (the one in
-                                       use: --presence-interval, else the device's) and, for apdu
-                                       and read, timed: what the clock is read around
-                                       ("SCardTransmit": the library call itself; "transport": our
-                                       transport's transmit or READ, its trace note included;
-                                       "ndef_read": the whole read procedure)
-              --trace PATH             where the run's trace goes (default: the trace folder; its
-                                       path goes to stderr); every exchange is in it, and its
-                                       "measured" record has the --json figures
-              --pcapng OUT             also write the exchanges to OUT for Wireshark
+        options: [
+            DeviceOptions.device(
+                help: """
+                    pcsc:READER, a libnfc connstring or sim:SCENARIO (apdu and read on
+                    every reader; detect and removal need --virtual-card)
+                    """),
+            OptionSpec(
+                "count", .int(1...1_000_000), help: "samples (default 100 for apdu and read, 10 for detect/removal)"),
+            OptionSpec(
+                "presence-interval", .duration(bare: .milliseconds, moreThanZero: true), value: "MS",
+                help: """
+                    how often the reader's presence is checked (default: the device's,
+                    250ms for PC/SC, 100ms for libnfc)
+                    """, in: Duration.milliseconds(1)...Duration.seconds(60)),
+            OptionSpec(
+                "virtual-card", value: "TAG",
+                help: """
+                    present and remove an in-process vpcd card serving TAG
+                    (needed for detect and removal: the bench controls the field);
+                    apdu and read rates against it are not comparable with a
+                    separate `virtual card` process (on 2 cores they read up to
+                    twice as high: fewer processes for the scheduler to place)
+                    """),
+            OptionSpec("port", .int(1...65535), help: "that card's vpcd port", default: .int(35963)),
+            OutputOptions.json(
+                """
+                one JSON object: count, min_us, median_us, p99_us, max_us,
+                per_second (samples per second of the samples' summed time,
+                so the trace's writing between runs is left out), total_us
+                (the whole measurement), presence_interval_ms (the one in
+                use: --presence-interval, else the device's) and, for apdu
+                and read, timed: what the clock is read around
+                ("SCardTransmit": the library call itself; "transport": our
+                transport's transmit or READ, its trace note included;
+                "ndef_read": the whole read procedure)
+                """),
+        ] + Traces.Options.table(redact: false),
+        positionals: [
+            PositionalSpec(
+                name: "WHAT",
+                help: """
+                    detect    from the tag entering the field to the backend reporting it (identified)
+                    apdu      one round trip: SELECT of the NDEF application (Type 4) or a READ of page 0
+                              (Type 2; READ BINARY FF B0 through a PC/SC reader); on a PC/SC Type 4 tag the
+                              clock is read right around each SCardTransmit, with nothing of ours between
+                    read      a whole NDEF read through the NFCTags reader procedure
+                    removal   from the tag leaving the field to the backend reporting it lost
+                    """, completion: .words(What.allCases.map(\.rawValue)), choices: What.allCases.map(\.rawValue),
+                missing: "say what to measure first: measure detect|apdu|read|removal --device D")
+        ],
+        discussion: """
+            The trace (--trace) has every exchange, and its "measured" record has the --json figures.
 
             Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the measurement: the figures of the samples
             gathered so far are printed (JSON: "interrupted" and "requested" say so), exit 128 + the
@@ -57,31 +74,26 @@ enum MeasureCommand {
             A --virtual-card that vpcd does not take within 3 s (no pcscd, or its port held by
             another card) is an error that says which.
             """,
-        run: { args in try await run(&args) })
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            let what = What(rawValue: o.positional(0)!)!
+            if !o.has("virtual-card"), what == .detect || what == .removal {
+                throw CLIError.usage(
+                    "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
+                )
+            }
+        },
+        run: { o in try await run(o) })
 
-    static func run(_ args: inout Arguments) async throws -> Int32 {
-        // Options first, so the value of --device is never taken for WHAT.
-        let device = try args.device()
-        let countArg = try args.int("count", in: 1...1_000_000)
-        let json = args.flag("json")
-        let interval = try args.int("presence-interval", in: 1...60_000)
-        let virtualTag = try args.option("virtual-card")
-        let port = try args.int("port", in: 1...65535) ?? 35963
-        let traceOptions = try Traces.Options.parse(&args, redact: false)
-        guard let word = args.positional() else {
-            throw CLIError.usage("say what to measure first: measure detect|apdu|read|removal --device D")
-        }
-        guard let what = What(rawValue: word) else {
-            throw CLIError.usage("unknown measurement '\(word)': say detect, apdu, read or removal")
-        }
-        let count = countArg ?? ((what == .detect || what == .removal) ? 10 : 100)
-        try args.finish()
-        guard let device else { throw CLIError.usage("--device is required (or set NFCBENCH_DEVICE)") }
-        if virtualTag == nil, what == .detect || what == .removal {
-            throw CLIError.usage(
-                "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
-            )
-        }
+    static func run(_ o: ParsedOptions) async throws -> Int32 {
+        let device = o.string("device")!
+        let what = What(rawValue: o.positional(0)!)!
+        let count = o.int("count") ?? ((what == .detect || what == .removal) ? 10 : 100)
+        let json = o.flag("json")
+        let interval = o.duration("presence-interval")
+        let virtualTag = o.string("virtual-card")
+        let port = o.int("port")!
+        let traceOptions = try Traces.Options(o)
         // The tag file first: a typo in its name is an error before any trace is made.
         var cardUID: [UInt8] = []
         var personality: (any VirtualCardPersonality)? = nil
@@ -103,7 +115,7 @@ enum MeasureCommand {
                 "what": .string(what.rawValue), "count": .int(Int64(count)),
                 "virtual_card": virtualTag.map { .string($0) } ?? .null,
             ],
-            options: .init(presenceInterval: interval.map { .milliseconds($0) }), trace: traceOptions,
+            options: .init(presenceInterval: interval), trace: traceOptions,
             inputs: virtualTag.flatMap { DataLocation.resolve($0, in: "tags") }.map {
                 [NamedFile("--virtual-card \($0)", $0)]
             }

@@ -15,15 +15,15 @@ import NFCTags
 enum NDEFSpec {
     /// The lines `write --help` shows, indented for its OPTIONS block.
     static let help = """
-                         uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
-                         text:Hello, world            Text record, language en: everything after 'text:'
-                                                      is the text, colons too (text:OK: done)
-                         text@de:Hallo                Text record, language de (2-3 letters, optional
-                                                      -REGION: text@pt-BR:Olá)
-                         mime:TYPE:DATA               media record; TYPE per RFC 2045, parameters allowed:
-                                                      mime:text/plain; charset=utf-8:hi
-                         mime:TYPE:@FILE              media record whose payload is FILE's bytes
-                         @FILE                        FILE holds raw NDEF message bytes (checked before writing)
+        uri:https://example.com      NFC Forum URI record (prefix byte chosen for you)
+        text:Hello, world            Text record, language en: everything after 'text:'
+                                     is the text, colons too (text:OK: done)
+        text@de:Hallo                Text record, language de (2-3 letters, optional
+                                     -REGION: text@pt-BR:Olá)
+        mime:TYPE:DATA               media record; TYPE per RFC 2045, parameters allowed:
+                                     mime:text/plain; charset=utf-8:hi
+        mime:TYPE:@FILE              media record whose payload is FILE's bytes
+        @FILE                        FILE holds raw NDEF message bytes (checked before writing)
         """
 
     /// The message SPEC describes. Throws `CLIError.data` (exit 65) saying what is wrong.

@@ -8,8 +8,9 @@ enum NewAppCommand {
     static let command = Command(
         path: ["new-app"],
         abstract: "Write an app package that tests its NFC logic with the conformance harness (from the example app)",
-        usage: "new-app DIR [--name NAME]",
-        help: """
+        options: [OptionSpec("name", value: "NAME", help: "the package's name (default: DIR's folder name)")],
+        positionals: [PositionalSpec(name: "DIR", help: "a new or empty folder", completion: .directory)],
+        discussion: """
             Writes a Swift package in DIR (a new or empty folder): the example app's NFC logic
             (ScanFeature, a badge scanner whose file compiles against Core NFC on iOS and
             against ReaderSession here, the conditional import its only difference; README.md
@@ -19,16 +20,12 @@ enum NewAppCommand {
 
               swift test --package-path DIR
 
-            OPTIONS:
-              --name NAME   the package's name (default: DIR's folder name)
-
             Exit status: 0 written; 64 usage; 69 this nfcbench is not in a clone (an installed
             copy has no package to depend on); 73 DIR is not empty or can't be made.
             """,
-        run: { args in
-            let name = try args.option("name")
-            let dir = try args.requiredPositional("DIR")
-            try args.finish()
+        run: { o in
+            let name = o.string("name")
+            let dir = o.positional(0)!
             guard dir != "-" else {
                 throw CLIError.usage("DIR is a folder to write the package in; - (standard output) can't hold one")
             }

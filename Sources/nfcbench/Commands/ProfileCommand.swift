@@ -9,18 +9,20 @@ enum ProfileCommand {
     static let command = Command(
         path: ["profile", "import"],
         abstract: "Turn a Proxmark3 .trace into a reader profile for 'nfcbench walk'",
-        usage: "profile import TRACE [--name NAME] [--category C] [--out FILE]",
-        help: """
-            ARGUMENTS:
-              TRACE          a Proxmark3 .trace file (ISO 14443 A or B, or FeliCa; sniff or reader log);
-                             - for standard input
-
-            OPTIONS:
-              --name NAME    profile name (default: the trace's file name without extension)
-              --category C   category (default: imported)
-              --out FILE     write the profile there (default, or -: standard output); refused when
-                             it is TRACE
-
+        options: [
+            OptionSpec("name", value: "NAME", help: "profile name (default: the trace's file name without extension)"),
+            OptionSpec("category", value: "C", help: "category (default: imported)"),
+            OptionSpec(
+                "out", value: "FILE",
+                help: "write the profile there (default, or -: standard output); refused when it is TRACE"),
+        ],
+        positionals: [
+            PositionalSpec(
+                name: "TRACE",
+                help: "a Proxmark3 .trace file (ISO 14443 A or B, or FeliCa; sniff or reader log); - for standard input"
+            )
+        ],
+        discussion: """
             Reader→card frames are kept; ISO 14443-4 I-blocks are unwrapped into APDUs (PCB,
             CID, NAD, chaining); each step's expect_sw is the status word the card answered;
             times are µs from the first frame (carrier periods / 13.56 MHz). RATS, ATS and an
@@ -30,12 +32,11 @@ enum ProfileCommand {
             response (a native command's status byte, a MAC at the end) gets no expect_sw:
             the raw answer is kept in the step's note. Format: hardware/readers/FORMAT.md.
             """,
-        run: { args in
-            let name = try args.option("name")
-            let out = try args.option("out")
-            let category = try args.option("category")
-            let path = try args.requiredPositional("TRACE")
-            try args.finish()
+        run: { o in
+            let name = o.string("name")
+            let out = o.string("out")
+            let category = o.string("category")
+            let path = o.positional(0)!
             let target = try out.map { p throws(CLIError) in try Outputs.plan(p, option: "--out") }
             if let out {
                 try Outputs.refuseSameFiles(

@@ -29,5 +29,7 @@ enum Registry {
         TraceCommand.show,
         TraceCommand.diff,
         TraceCommand.plot,
+        GeneratedCommands.completion,
+        GeneratedCommands.man,
     ]
 }

@@ -9,16 +9,19 @@ enum TagCommand {
     static let show = Command(
         path: ["tag", "show"],
         abstract: "Identify a tag file, check its CC and TLVs, decode its NDEF",
-        usage: "tag show FILE [--json]",
-        help: """
-            ARGUMENTS:
-              FILE      a tag file: nfcbench JSON (hardware/tags/FORMAT.md), Flipper Zero .nfc
-                        (version 2, NTAG/Ultralight) or a Proxmark3 JSON dump; a bare name is
-                        looked up in the bench's hardware/tags/
-
-            OPTIONS:
-              --json    one JSON object: identification, CC, TLVs, sizes, records, warnings
-
+        options: [
+            OutputOptions.json("one JSON object: identification, CC, TLVs, sizes, records, warnings")
+        ],
+        positionals: [
+            PositionalSpec(
+                name: "FILE",
+                help: """
+                    a tag file: nfcbench JSON (hardware/tags/FORMAT.md), Flipper Zero .nfc
+                    (version 2, NTAG/Ultralight) or a Proxmark3 JSON dump; a bare name is
+                    looked up in the bench's hardware/tags/
+                    """)
+        ],
+        discussion: """
             The tag is read the way a reader reads it: the file's emulation core is built
             exactly as the devices build it (sim:, the vpcd card, the virtual PN532), then the
             NFC Forum Type 2 procedure runs against the NTAG21x image, or the Type 4 procedure
@@ -32,10 +35,9 @@ enum TagCommand {
             (FILE:LINE:COLUMN or FILE: field PATH, then why) or no device could present it
             (the report says why), 66 when it is missing.
             """,
-        run: { args in
-            let json = args.flag("json")
-            let name = try args.requiredPositional("FILE")
-            try args.finish()
+        run: { o in
+            let json = o.flag("json")
+            let name = o.positional(0)!
             let path = try DataLocation.require(name, in: "tags")
             let file: TagFile
             do throws(DataFileError) { file = try TagFile.load(path: path) } catch { throw CLIError(error) }

@@ -20,8 +20,19 @@ enum TraceCommand {
     static let export = Command(
         path: ["trace", "export"],
         abstract: "Write a trace's ISO/IEC 14443 frames as pcapng for Wireshark and tshark",
-        usage: "trace export TRACE --pcapng OUT [--redact]",
-        help: """
+        options: [
+            OptionSpec(
+                "pcapng", value: "OUT", help: "the file to write (- for standard output); refused when it is TRACE",
+                required: true),
+            OptionSpec(
+                "redact", .flag,
+                help: """
+                    UIDs, payloads and APDU data become zeros of the same length (SELECT
+                    AIDs, status words and Type 2 commands stay)
+                    """),
+        ],
+        positionals: [PositionalSpec(name: "TRACE", help: "a trace file (JSON Lines), or - for standard input")],
+        discussion: """
             Writes OUT as pcapng: one interface of link type 264 (LINKTYPE_ISO_14443: the 4-byte
             pseudo-header version, event, length before each frame), microsecond timestamps
             (the header's 'started' + each record's t_us), the tool and library versions in the
@@ -40,19 +51,11 @@ enum TraceCommand {
             "ISO14443 payload subdissector" → ISO 7816).
 
             TRACE may be - (standard input).
-
-            OPTIONS:
-              --pcapng OUT   the file to write (- for standard output); refused when it is TRACE
-              --redact       UIDs, payloads and APDU data become zeros of the same length (SELECT
-                             AIDs, status words and Type 2 commands stay)
             """,
-        run: { args in
-            // Options before the positional: an option's value is never taken for TRACE.
-            let outArg = try args.option("pcapng")
-            let redact = args.flag("redact")
-            let input = try args.requiredPositional("TRACE")
-            try args.finish()
-            guard let out = outArg else { throw CLIError.usage("--pcapng OUT is required") }
+        run: { o in
+            let out = o.string("pcapng")!
+            let redact = o.flag("redact")
+            let input = o.positional(0)!
             _ = try Outputs.plan(out, option: "--pcapng")
             try Outputs.refuseSameFiles(
                 outputs: [NamedFile("--pcapng \(out)", out)], inputs: [NamedFile("the trace \(input)", input)])
@@ -75,19 +78,16 @@ enum TraceCommand {
     static let show = Command(
         path: ["trace", "show"],
         abstract: "Print a trace as the lines the command that wrote it printed",
-        usage: "trace show TRACE [--verbose]",
-        help: """
+        options: [OptionSpec("verbose", .flag, help: "also frames and tag operations (as 'session --verbose')")],
+        positionals: [PositionalSpec(name: "TRACE", help: "a trace file (JSON Lines), or - for standard input")],
+        discussion: """
             The human view of any trace: a session's or the demo's lines, a walk's timeline and
             summary, emulate's and the virtual devices' lines, a bench run's frames, each
             rendered from the records exactly as the live command renders them.
-
-            OPTIONS:
-              --verbose   also frames and tag operations (as 'session --verbose')
             """,
-        run: { args in
-            let input = try args.requiredPositional("TRACE")
-            let verbose = args.flag("verbose")
-            try args.finish()
+        run: { o in
+            let input = o.positional(0)!
+            let verbose = o.flag("verbose")
             let trace = try load(input)
             if let h = trace.header {  // on stderr: stdout has exactly the live command's lines
                 var head = "\(h["command"]?.stringValue ?? "?")"
@@ -136,8 +136,14 @@ enum TraceCommand {
     static let diff = Command(
         path: ["trace", "diff"],
         abstract: "Compare two traces event by event (times ignored); exit 1 when they differ",
-        usage: "trace diff A B [--times] [--json]",
-        help: """
+        options: [
+            OptionSpec("times", .flag, help: "compare the times too"),
+            OutputOptions.json(#"one JSON object per differing line: {"side":"-"|"+","index":N,"record":…}"#),
+        ],
+        positionals: [
+            PositionalSpec(name: "A", help: "the first trace"), PositionalSpec(name: "B", help: "the second trace"),
+        ],
+        discussion: """
             Compares the records after the headers, in order, as JSON without their times
             (t_us, session_t_us, every *_us key, the thermal model's heat and the numbers it
             derives from the heat: time_limit_s, next_time_limit_s, time_to_cool_s). An event only in A
@@ -145,18 +151,13 @@ enum TraceCommand {
             what the two share. Header differences (command, device, versions, model, setup)
             are printed first and do not count.
 
-            OPTIONS:
-              --times   compare the times too
-              --json    one JSON object per differing line: {"side":"-"|"+","index":N,"record":…}
-
             Exit status: 0 the same events, 1 they differ, 65 a file is not a trace.
             """,
-        run: { args in
-            let a = try args.requiredPositional("A")
-            let b = try args.requiredPositional("B")
-            let times = args.flag("times")
-            let json = args.flag("json")
-            try args.finish()
+        run: { o in
+            let a = o.positional(0)!
+            let b = o.positional(1)!
+            let times = o.flag("times")
+            let json = o.flag("json")
             let d = TraceDiff(try load(a), try load(b), options: .init(times: times))
             if !json {
                 for h in d.headerDifferences { Output.out("header \(h)") }
@@ -188,8 +189,11 @@ enum TraceCommand {
     static let plot = Command(
         path: ["trace", "plot"],
         abstract: "Draw a trace as a timeline (SVG)",
-        usage: "trace plot TRACE --svg OUT",
-        help: """
+        options: [
+            OptionSpec("svg", value: "OUT", help: "the SVG file to write (- for standard output)", required: true)
+        ],
+        positionals: [PositionalSpec(name: "TRACE", help: "a trace file (JSON Lines), or - for standard input")],
+        discussion: """
             Writes OUT, a plain SVG 1200 px wide. A session: one lane per session with the
             sheet's active span, the time limit, detections, each frame or APDU as a tick (its
             hex in the hover title), the ending with its code and reason. A walk (or emulate):
@@ -198,11 +202,9 @@ enum TraceCommand {
             or useless, and why. Other traces: one lane of frames. OUT may be - (standard output),
             TRACE - (standard input); OUT is refused when it is TRACE.
             """,
-        run: { args in
-            let outArg = try args.option("svg")
-            let input = try args.requiredPositional("TRACE")
-            try args.finish()
-            guard let out = outArg else { throw CLIError.usage("--svg OUT is required") }
+        run: { o in
+            let out = o.string("svg")!
+            let input = o.positional(0)!
             let target = try Outputs.plan(out, option: "--svg")
             try Outputs.refuseSameFiles(
                 outputs: [NamedFile("--svg \(out)", out)], inputs: [NamedFile("the trace \(input)", input)])

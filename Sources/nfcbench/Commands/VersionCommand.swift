@@ -8,13 +8,11 @@ enum VersionText {
     static let command = Command(
         path: ["version"],
         abstract: "Print the versions of nfcbench, libnfc and pcsc-lite",
-        usage: "version",
-        help: "Same as 'nfcbench --version'.",
-        run: { args in try now(&args) },
-        runNow: { args in try now(&args) })
+        discussion: "Same as 'nfcbench --version'.",
+        run: { o in try now(o) },
+        runNow: { o in try now(o) })
 
-    static func now(_ args: inout Arguments) throws -> Int32 {
-        try args.finish()
+    static func now(_ o: ParsedOptions) throws -> Int32 {
         Output.out(text())
         return 0
     }

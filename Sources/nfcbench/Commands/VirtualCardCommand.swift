@@ -16,35 +16,52 @@ enum VirtualCardCommand {
     static let command = Command(
         path: ["virtual", "card"],
         abstract: "Serve a tag file as a virtual card in pcscd's vpcd reader",
-        usage:
-            "virtual card --tag FILE [--personality part3|acr122u] [--port N | --slot 0|1] [--reversed] [--wait] [--present-for S --absent-for S] [--remove-after S] [--json] [--quiet] [--trace FILE | --no-trace] [--pcapng OUT] [--redact]",
-        help: """
-            OPTIONS:
-              --tag FILE        a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/
-              --personality P   how the reader shows the card: part3 (default), a PC/SC 2.01 part 3
-                                reader (FF CA, FF B0/FF D6, FF C2 transparent exchange); acr122u,
-                                an ACS ACR122U (a PN532 behind its firmware: FF 00 00 00 Lc D4 …
-                                direct transmit, FF 00 48 00 00 firmware version, FF 00 40 LED and
-                                buzzer, 63 00 where the card timed out)
-              --port N          vpcd's TCP port (default 35963 = "Virtual PCD 00 00")
-              --slot 0|1        the Debian vpcd slot: 0 = port 35963, 1 = port 35964
-              --reversed        vpcd's reversed mode, for a shared pcscd: the card listens on
-                                127.0.0.1:PORT and vpcd connects to it (reader.conf entry
-                                hardware/pcsc-loopback/vpcd); nothing listens beyond loopback
-              --wait            when vpcd does not take the card (no pcscd, or the port held by
-                                another card), keep trying, saying why, instead of exiting 69
-              --present-for S --absent-for S
-                                alternate presence: in the field S seconds, out S seconds, forever
-              --remove-after S  take the card out of the field after S seconds
-              --json            print the trace records (JSON Lines) instead of text lines
-              --quiet           print only the start line and errors (the trace keeps everything)
-              --trace FILE      where the trace goes (default: the trace folder, README "Traces")
-              --pcapng OUT      also write the card's exchanges to OUT for Wireshark: the vpcd
-                                connection as field on/off, APDUs in synthesized ISO-DEP blocks, a
-                                storage card's FF B0/FF D6/FF CA as the READ/WRITE/anticollision
-                                frames a reader sends for them (see 'nfcbench trace export')
-              --redact          replace UIDs and payloads in the trace, the output and the pcapng file
-
+        options: [
+            OptionSpec(
+                "tag", value: "FILE",
+                help: "a tag file (our JSON, Flipper .nfc, Proxmark3 dump) or a name in hardware/tags/",
+                required: true, completion: .file),
+            OptionSpec(
+                "personality", .choice(VirtualCardKind.allCases.map(\.rawValue)), value: "P",
+                help: """
+                    how the reader shows the card: part3, a PC/SC 2.01 part 3
+                    reader (FF CA, FF B0/FF D6, FF C2 transparent exchange); acr122u,
+                    an ACS ACR122U (a PN532 behind its firmware: FF 00 00 00 Lc D4 …
+                    direct transmit, FF 00 48 00 00 firmware version, FF 00 40 LED and
+                    buzzer, 63 00 where the card timed out)
+                    """, default: .text("part3")),
+            OptionSpec("port", .int(1...65535), help: "vpcd's TCP port (default 35963 = \"Virtual PCD 00 00\")"),
+            OptionSpec(
+                "slot", .choice(["0", "1"]), value: "0|1", help: "the Debian vpcd slot: 0 = port 35963, 1 = port 35964"),
+            OptionSpec(
+                "reversed", .flag,
+                help: """
+                    vpcd's reversed mode, for a shared pcscd: the card listens on
+                    127.0.0.1:PORT and vpcd connects to it (reader.conf entry
+                    hardware/pcsc-loopback/vpcd); nothing listens beyond loopback
+                    """),
+            OptionSpec(
+                "wait", .flag,
+                help: """
+                    when vpcd does not take the card (no pcscd, or the port held by
+                    another card), keep trying, saying why, instead of exiting 69
+                    """),
+            OptionSpec(
+                "present-for", .duration(bare: .seconds, moreThanZero: false),
+                help: "alternate presence with --absent-for: in the field this long, out, forever"),
+            OptionSpec(
+                "absent-for", .duration(bare: .seconds, moreThanZero: false),
+                help: "out of the field this long (with --present-for)"),
+            OptionSpec(
+                "remove-after", .duration(bare: .seconds, moreThanZero: false),
+                help: "take the card out of the field after this long"),
+            OutputOptions.json("print the trace records (JSON Lines) instead of text lines"),
+            OptionSpec(
+                "quiet", .flag, help: "print only the start line and errors (the trace keeps everything)",
+                group: .output,
+                short: "q"),
+        ] + Traces.Options.table(),
+        discussion: """
             A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
             file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
             One line per connection, control byte and APDU; every line is also in the trace,
@@ -55,33 +72,32 @@ enum VirtualCardCommand {
             (nothing listens on the port, or another card holds it: vpcd serves one card per port)
             the command says why and exits 69, or with --wait says why and keeps trying.
             """,
-        run: { args in try await run(&args) })
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            if o.has("port") && o.has("slot") { throw CLIError.usage("give --port or --slot, not both") }
+            if o.has("present-for") != o.has("absent-for") {
+                throw CLIError.usage("--present-for and --absent-for go together")
+            }
+        },
+        run: { o in try await run(o) })
 
-    static func run(_ args: inout Arguments) async throws -> Int32 {
-        let tagName = try args.option("tag")
-        let personalityName = try args.option("personality") ?? "part3"
-        let portOption = try args.int("port", in: 1...65535)
-        let slot = try args.int("slot", in: 0...1)
-        let presentFor = try args.seconds("present-for")
-        let absentFor = try args.seconds("absent-for")
-        let removeAfter = try args.seconds("remove-after")
-        let json = args.flag("json")
-        let quiet = args.flag("quiet")
-        let wait = args.flag("wait")
-        let reversed = args.flag("reversed")
-        var traceOptions = try Traces.Options.parse(&args)
+    static func run(_ o: ParsedOptions) async throws -> Int32 {
+        let tagName = o.string("tag")!
+        let personalityName = o.string("personality")!
+        let portOption = o.int("port")
+        let slot = o.string("slot").flatMap { Int($0) }
+        let presentFor = o.duration("present-for")
+        let absentFor = o.duration("absent-for")
+        let removeAfter = o.duration("remove-after")
+        let json = o.flag("json")
+        let quiet = o.flag("quiet")
+        let wait = o.flag("wait")
+        let reversed = o.flag("reversed")
+        var traceOptions = try Traces.Options(o)
         traceOptions.json = json
-        try args.finish()
-        guard let tagName else { throw CLIError.usage("--tag FILE is required") }
-        if portOption != nil && slot != nil { throw CLIError.usage("give --port or --slot, not both") }
-        if (presentFor == nil) != (absentFor == nil) {
-            throw CLIError.usage("--present-for and --absent-for go together")
-        }
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
-        guard let kind = VirtualCardKind(rawValue: personalityName) else {
-            throw CLIError.usage("--personality is part3 or acr122u, not '\(personalityName)'")
-        }
+        let kind = VirtualCardKind(rawValue: personalityName)!
         let (path, file, personality) = try loadVirtualCard(tagName, as: kind)
         if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
 

@@ -13,9 +13,41 @@ enum VirtualPN532Command {
     static let command = Command(
         path: ["virtual", "pn532"],
         abstract: "Run a virtual PN532 on a pseudo-terminal serving a tag file (libnfc pn532_uart)",
-        usage:
-            "virtual pn532 --pty PATH (--tag FILE | --reader PROFILE) [--timing real|none] [--present-after S] [--present-for S --absent-for S] [--json] [--trace FILE | --no-trace] [--pcapng OUT] [--redact] [--save FILE] [--quiet]",
-        help: """
+        options: [
+            OptionSpec("pty", value: "PATH", help: "the symlink to make to the pty (- for none)", required: true),
+            OptionSpec(
+                "tag", value: "FILE", help: "the tag to serve (our JSON, a Flipper .nfc, a Proxmark3 JSON dump)"),
+            OptionSpec(
+                "reader", value: "PROFILE",
+                help: "be a card emulator's chip instead, with this reader profile's reader in its field",
+                completion: .file),
+            OptionSpec(
+                "timing", .choice(["real", "none"]), value: "real|none",
+                help: """
+                    real: each byte and answer takes as long as on a real PN532 at its
+                    UART speed (8N1, 115 200 baud until SetSerialBaudRate) with the tag
+                    106 kbit/s away (ISO/IEC 14443 frame and delay times, the tag's
+                    write time); none: as fast as the pty carries bytes
+                    """, default: .text("none")),
+            OptionSpec(
+                "present-after", .duration(bare: .seconds, moreThanZero: false),
+                help: "put the tag in the field (or bring the reader) this long after start", default: .duration(.zero)),
+            OptionSpec(
+                "present-for", .duration(bare: .seconds, moreThanZero: false),
+                help: "then keep it there this long, take it away --absent-for, and repeat"),
+            OptionSpec(
+                "absent-for", .duration(bare: .seconds, moreThanZero: false),
+                help: "how long it is away (with --present-for)"),
+            OptionSpec(
+                "save", value: "FILE",
+                help:
+                    "on exit, write the tag as it is then (our JSON; - for standard output);\nrefused when it is the --tag file"
+            ),
+            OutputOptions.json("one JSON line per frame and event (the trace schema) instead of text"),
+            OptionSpec(
+                "quiet", .flag, help: "no per-frame lines (the trace still has them)", group: .output, short: "q"),
+        ] + Traces.Options.table(),
+        discussion: """
             Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
             pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
             The link is made only where nothing is (or over an old link into /dev/pts); with
@@ -29,42 +61,32 @@ enum VirtualPN532Command {
             the profile's reader comes into its field: RATS, then its C-APDUs one by one; each
             exchange is printed at the end. Only profiles that reach ISO-DEP can be played this way.
 
-            OPTIONS:
-              --timing real|none  real: each byte and answer takes as long as on a real PN532 at its
-                                  UART speed (8N1, 115 200 baud until SetSerialBaudRate) with the tag
-                                  106 kbit/s away (ISO/IEC 14443 frame and delay times, the tag's
-                                  write time); none (default): as fast as the pty carries bytes
-              --present-after S   put the tag in the field (or bring the reader) S seconds after start (default 0)
-              --present-for S     then keep it there S seconds, take it away --absent-for S, and repeat
-              --json              one JSON line per frame and event (the trace schema) instead of text
-              --trace FILE        where the trace goes (default: $NFCBENCH_TRACE_DIR, else ~/.local/state/nfcbench/traces)
-              --pcapng OUT        also write what went over the air to OUT for Wireshark: field
-                                  on/off, REQA, anticollision, SELECT, RATS, Type 2 frames and
-                                  ISO-DEP blocks as the chip exchanged them (see 'nfcbench trace export')
-              --redact            replace UIDs and payloads in the trace, the output and the pcapng file
-              --save FILE         on exit, write the tag as it is then (our JSON; - for standard output);
-                                  refused when it is the --tag file
-              --quiet             no per-frame lines (the trace still has them)
             stdin: 'remove' takes the tag out of the field, 'present' puts it back.
             SIGINT, SIGTERM and SIGHUP stop it cleanly (link removed, exit 0).
             """,
-        run: { args in
-            guard let pty = try args.option("pty") else { throw CLIError.usage("--pty PATH is required") }
-            let tagName = try args.option("tag")
-            let readerName = try args.option("reader")
-            let timingWord = try args.option("timing") ?? "none"
-            guard let timing = PN532LinkTiming(rawValue: timingWord) else {
-                throw CLIError.usage("--timing is real or none, not '\(timingWord)'")
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            if o.has("present-for") != o.has("absent-for") {
+                throw CLIError.usage("--present-for and --absent-for go together")
             }
-            let after = try args.seconds("present-after") ?? .zero
-            let presentFor = try args.seconds("present-for")
-            let absentFor = try args.seconds("absent-for")
-            let json = args.flag("json")
-            let quiet = args.flag("quiet")
-            var traceOptions = try Traces.Options.parse(&args)
+            if o.has("reader"), o.has("tag") || o.has("save") {
+                throw CLIError.usage("--reader plays a reader: no --tag or --save with it")
+            }
+            if !o.has("reader"), !o.has("tag") { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
+        },
+        run: { o in
+            let pty = o.string("pty")!
+            let tagName = o.string("tag")
+            let readerName = o.string("reader")
+            let timing = PN532LinkTiming(rawValue: o.string("timing")!)!
+            let after = o.duration("present-after")!
+            let presentFor = o.duration("present-for")
+            let absentFor = o.duration("absent-for")
+            let json = o.flag("json")
+            let quiet = o.flag("quiet")
+            var traceOptions = try Traces.Options(o)
             traceOptions.json = json && !quiet
-            let savePath = try args.option("save")
-            try args.finish()
+            let savePath = o.string("save")
             var inputs: [NamedFile] = []
             if let tagName, let p = DataLocation.resolve(tagName, in: "tags") {
                 inputs.append(NamedFile("--tag \(p)", p))
@@ -82,14 +104,8 @@ enum VirtualPN532Command {
                 }
             }
             if let savePath { _ = try Outputs.plan(savePath, option: "--save") }
-            if (presentFor == nil) != (absentFor == nil) {
-                throw CLIError.usage("--present-for and --absent-for go together")
-            }
             let cycle = presentFor.flatMap { p in absentFor.map { (p, $0) } }
-            if let readerName {
-                guard tagName == nil, savePath == nil else {
-                    throw CLIError.usage("--reader plays a reader: no --tag or --save with it")
-                }
+            if let readerName {  // validate: no --tag or --save with it
                 let script = try readerScript(readerName)
                 return try await run(
                     pty: pty, file: nil, reader: script, timing: timing, after: after, cycle: cycle,

@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCBenchKit
 import NFCFiles
 import NFCHardware
 import NFCTags
@@ -12,40 +13,77 @@ enum WalkCommand {
     static let command = Command(
         path: ["walk"],
         abstract: "Walk a phone past reader profiles: who wakes the default app, who it could serve",
-        usage:
-            "walk [--profiles LIST|DIR] [--app-prefixes AID,...] [--policy stay|step-aside:N] [--wake-latency D] [--locked] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE | --no-trace] [--pcapng OUT]\n       nfcbench walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,...] [--express ECP,...] [--gap SECONDS] [--json] [--trace FILE | --no-trace] [--pcapng OUT]",
-        help: """
-            OPTIONS:
-              --profiles LIST|DIR   profile names or files, comma-separated, or a folder of
-                                    *.json (default: every profile in hardware/readers/)
-              --app-prefixes AID,…  the default app's select-identifier-prefixes: full AIDs,
-                                    RIDs or prefixes of 5..16 bytes, hex (default: none)
-              --policy P            stay: the app stays up until field off (default);
-                                    step-aside:300ms: it steps aside 300 ms after a wake that
-                                    brought it no APDU
-              --express ECP,…       ECP frames (hex, no CRC) of express credentials in Wallet;
-                                    a reader polling with one of them wins over the default app
-              --gap SECONDS         virtual time between two readers (default 2)
-              --wake-latency D      launching the default app after the field (e.g. 400ms;
-                                    default 0, a best case: Apple publishes no number)
-              --locked              the phone is locked: it authenticates before it wakes
-                                    the app (--auth-latency, default 1s, assumed)
-              --auth-latency D      how long that authentication takes
-              --sheet-latency D     startEmulation() until the card answers (the emulation
-                                    sheet; default 0)
-              --app-latency D       how long the app takes to answer an APDU (default 0)
-              --no-wtx              the system sends no S(WTX) while the app wakes or works
-                                    (by default it does, as the corpus iPhone trace shows,
-                                    until the reader's limit, 1 s, assumed)
-              --json                JSON Lines: one object per event, then a summary object
-              --device pcsc:READER  play the walk through the real pcscd instead (below)
-              --port N              with --device: the vpcd TCP port of READER (default
-                                    35963, Debian's "Virtual PCD 00 00"; 35964 is "… 00 01")
-              --trace FILE          where the trace goes (default: the trace folder, README "Traces")
-              --pcapng OUT          also write the walk's frames to OUT for Wireshark: field on/off,
-                                    the phone's synthesized activation and ISO-DEP blocks, the
-                                    wakes as comments (see 'nfcbench trace export')
-
+        options: [
+            OptionSpec(
+                "profiles", value: "LIST|DIR",
+                help: """
+                    profile names or files, comma-separated, or a folder of
+                    *.json (default: every profile in hardware/readers/)
+                    """, completion: .file),
+            OptionSpec(
+                "app-prefixes", .list(of: nil), value: "AID,…",
+                help: """
+                    the default app's select-identifier-prefixes: full AIDs,
+                    RIDs or prefixes of 5..16 bytes, hex (default: none)
+                    """),
+            OptionSpec(
+                "policy", value: "P",
+                help: """
+                    stay: the app stays up until field off;
+                    step-aside:300ms: it steps aside 300 ms after a wake that
+                    brought it no APDU
+                    """, default: .text("stay"), completion: .words(["stay", "step-aside:"])),
+            OptionSpec(
+                "express", .list(of: nil), value: "ECP,…",
+                help: """
+                    ECP frames (hex, no CRC) of express credentials in Wallet;
+                    a reader polling with one of them wins over the default app
+                    """),
+            OptionSpec(
+                "gap", .duration(bare: .seconds, moreThanZero: false),
+                help: "virtual time between two readers (default 2s; 0.2s with --device)"),
+            OptionSpec(
+                "wake-latency", .duration(bare: nil, moreThanZero: false),
+                help: """
+                    launching the default app after the field (e.g. 400ms;
+                    default 0, a best case: Apple publishes no number)
+                    """),
+            OptionSpec(
+                "locked", .flag,
+                help: """
+                    the phone is locked: it authenticates before it wakes
+                    the app (--auth-latency, default 1s, assumed)
+                    """),
+            OptionSpec(
+                "auth-latency", .duration(bare: nil, moreThanZero: false), help: "how long that authentication takes"),
+            OptionSpec(
+                "sheet-latency", .duration(bare: nil, moreThanZero: false),
+                help: "startEmulation() until the card answers (the emulation\nsheet; default 0)"),
+            OptionSpec(
+                "app-latency", .duration(bare: nil, moreThanZero: false),
+                help: "how long the app takes to answer an APDU",
+                default: .duration(.zero)),
+            OptionSpec(
+                "no-wtx", .flag,
+                help: """
+                    the system sends no S(WTX) while the app wakes or works
+                    (by default it does, as the corpus iPhone trace shows,
+                    until the reader's limit, 1 s, assumed)
+                    """),
+            DeviceOptions.device(
+                required: false, environment: false,
+                help: "pcsc:READER: play the walk through the real pcscd instead (below)"),
+            OptionSpec(
+                "port", .int(1...65535),
+                help: """
+                    with --device: the vpcd TCP port of READER (default
+                    35963, Debian's "Virtual PCD 00 00"; 35964 is "… 00 01")
+                    """),
+            OutputOptions.json("JSON Lines: one object per event, then a summary object"),
+        ] + Traces.Options.table(redact: false),
+        alternateUsage:
+            "walk --device pcsc:READER [--port N] [--profiles LIST|DIR] [--app-prefixes AID,…] [--express ECP,…] [--gap DURATION] [--json] [--trace PATH | --no-trace] [--pcapng OUT]",
+        discussion: """
             Virtual time only: no hardware, no real waiting. The stand-in app creates a
             CardSession on each wake (after authentication when locked, and its launch), starts
             emulation and answers every APDU with 90 00. A SELECT for the app while it is still
@@ -64,52 +102,54 @@ enum WalkCommand {
             line. --gap defaults to 0.2 s here; --policy is not available (the app stays).
             Every line also goes to the trace (µs since the start, monotonic).
             """,
-        run: { args in
-            let profilesArg = try args.option("profiles")
-            let prefixesArg = try args.option("app-prefixes")
-            let policyArg = try args.option("policy") ?? "stay"
-            let expressArg = try args.option("express")
-            let gapArg = try args.seconds("gap")
-            let gap = gapArg ?? .seconds(2)
-            let json = args.flag("json")
-            let device = try args.option("device")
-            let port = try args.int("port", in: 1...65535)
-            let traceOptions = try Traces.Options.parse(&args, redact: false)
-            var parameters = HCEParameters()
-            if let d = try args.duration("wake-latency") { parameters.wakeLatency = d }
-            if let d = try args.duration("auth-latency") { parameters.authenticationLatency = d }
-            if let d = try args.duration("sheet-latency") { parameters.emulationStartLatency = d }
-            let appLatency = try args.duration("app-latency") ?? .zero
-            let locked = args.flag("locked")
-            if args.flag("no-wtx") { parameters.sendsWaitingTimeExtensions = false }
-            try args.finish()
-            if device == nil, port != nil {
-                throw CLIError.usage("--port goes with --device pcsc:READER")
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            if !o.has("device"), o.has("port") { throw CLIError.usage("--port goes with --device pcsc:READER") }
+            if let device = o.string("device"), !device.hasPrefix("pcsc:") || device.count <= 5 {
+                throw CLIError.usage("--device takes pcsc:READER (e.g. 'pcsc:Virtual PCD 00 00'), not '\(device)'")
             }
+            if o.has("device"), o.string("policy") != "stay" {
+                throw CLIError.usage("give --policy or --device, not both")
+            }
+        },
+        run: { o in
+            let profilesArg = o.string("profiles")
+            let prefixesArg = o.list("app-prefixes")
+            let policyArg = o.string("policy")!
+            let expressArg = o.list("express")
+            let gapArg = o.duration("gap")
+            let gap = gapArg ?? .seconds(2)
+            let json = o.flag("json")
+            let device = o.string("device")
+            let port = o.int("port")
+            let traceOptions = try Traces.Options(o)
+            var parameters = HCEParameters()
+            if let d = o.duration("wake-latency") { parameters.wakeLatency = d }
+            if let d = o.duration("auth-latency") { parameters.authenticationLatency = d }
+            if let d = o.duration("sheet-latency") { parameters.emulationStartLatency = d }
+            let appLatency = o.duration("app-latency")!
+            let locked = o.flag("locked")
+            if o.flag("no-wtx") { parameters.sendsWaitingTimeExtensions = false }
 
             guard let policy = AppPolicy(policyArg) else {
                 throw CLIError.usage(
                     "--policy takes 'stay' or 'step-aside:N' (e.g. step-aside:300ms), not '\(policyArg)'")
             }
             var prefixes: [SelectIdentifierPrefix] = []
-            for word in (prefixesArg ?? "").split(separator: ",") where !word.isEmpty {
+            for word in prefixesArg ?? [] {
                 do { prefixes.append(try SelectIdentifierPrefix(hex: String(word))) } catch {
                     throw CLIError.usage("--app-prefixes: \(error)")
                 }
             }
             var express: [ContactlessPhone.ExpressCredential] = []
-            for (i, word) in (expressArg ?? "").split(separator: ",").enumerated() {
+            for (i, word) in (expressArg ?? []).enumerated() {
                 guard let b = [UInt8](hex: word), b.first == 0x6A, b.count >= 2 else {
                     throw CLIError.usage("--express: '\(word)' is not an ECP frame (hex starting 6A)")
                 }
                 express.append(.init(name: "express\(i + 1)", ecpFrame: b))
             }
             let profiles = try loadProfiles(profilesArg)
-            if let device {
-                guard device.hasPrefix("pcsc:"), device.count > 5 else {
-                    throw CLIError.usage("--device takes pcsc:READER (e.g. 'pcsc:Virtual PCD 00 00'), not '\(device)'")
-                }
-                guard policyArg == "stay" else { throw CLIError.usage("--policy is not available with --device") }
+            if let device {  // pcsc:READER, and no --policy: validate
                 return try await PCSCWalk(
                     reader: String(device.dropFirst(5)), port: UInt16(port ?? 35963), profiles: profiles,
                     app: .init(name: "app", selectIdentifierPrefixes: prefixes), express: express,

@@ -15,25 +15,24 @@ enum WriteCommand {
     static let command = Command(
         path: ["write"],
         abstract: "Write an NDEF message to the tag on a reader (backup first; --dry-run shows the writes)",
-        usage:
-            "write --device D --ndef SPEC [--dry-run] [--backup PATH] [--timeout S] [--json] [--trace PATH | --no-trace] [--lock --yes-i-understand-this-is-irreversible]",
-        help: """
-            OPTIONS:
-              --device D     pcsc:READER, a libnfc connstring (pn532_uart:PATH, acr122_usb:…, 'libnfc'),
-                             sim:SCENARIO or sim:tag:FILE
-              --ndef SPEC    the message, one record:
-            \(NDEFSpec.help)
-              --dry-run      read the tag, print exactly the pages (Type 2: WRITE A2, or UPDATE BINARY
-                             FF D6 through PC/SC) or APDUs (Type 4) the write would send, and write
-                             nothing (no backup either)
-            \(backupHelp)
-              --timeout S    how long to wait for a tag (default 10)
-              --json         one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error
-              --trace PATH   where the run's trace goes (default: the trace folder); --no-trace: none
-              --lock         after writing, make the tag read-only: CC write access Fh, static and dynamic
-                             lock bits set. IRREVERSIBLE on a real tag (OTP bits). Needs
-                             --yes-i-understand-this-is-irreversible. Type 2 only.
-
+        options: [
+            OptionSpec("ndef", value: "SPEC", help: "the message, one record:\n" + NDEFSpec.help, required: true),
+            OptionSpec(
+                "lock", .flag,
+                help: """
+                    after writing, make the tag read-only: CC write access Fh, static and dynamic
+                    lock bits set. IRREVERSIBLE on a real tag (OTP bits). Needs
+                    --yes-i-understand-this-is-irreversible. Type 2 only.
+                    """),
+            confirmation,
+        ]
+            + tagWriteOptions(
+                dryRun: """
+                    read the tag, print exactly the pages (Type 2: WRITE A2, or UPDATE BINARY
+                    FF D6 through PC/SC) or APDUs (Type 4) the write would send, and write
+                    nothing (no backup either)
+                    """),
+        discussion: """
             Refused, with nothing written: a read-only CC, pages the write would touch that lock bits
             lock, a message larger than the tag's maximum. A write that stops part way — the tag lost,
             or SIGINT, SIGTERM or SIGHUP, which stop it between two commands — says exactly what was
@@ -41,45 +40,58 @@ enum WriteCommand {
             refused or failed, 64 usage, 65 bad SPEC, 69 no device or no tag, 73/74 the backup can't
             be made or written (nothing is sent then), 128+N stopped by signal N.
             """,
-        run: { args in
-            let device = try requireDevice(&args)
-            guard let spec = try args.option("ndef") else { throw CLIError.usage("--ndef SPEC is required") }
-            let dryRun = args.flag("dry-run")
-            let backup = try args.option("backup")
-            let timeout = try args.seconds("timeout") ?? .seconds(10)
-            let lock = args.flag("lock")
-            let confirmed = args.flag("yes-i-understand-this-is-irreversible")
-            let json = args.flag("json")
-            let traceOptions = try Traces.Options.parse(&args, redact: true, pcapng: false)
-            try args.finish()
-            if lock && !confirmed && !dryRun {
-                throw CLIError.usage(
-                    "--lock is irreversible: it sets the tag's lock bits for good; add --yes-i-understand-this-is-irreversible"
-                )
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            if o.flag("lock") && !o.flag("yes-i-understand-this-is-irreversible") && !o.flag("dry-run") {
+                throw CLIError.usage(lockNeedsConfirmation)
             }
+        },
+        run: { o in
+            let spec = o.string("ndef")!
+            let lock = o.flag("lock")
             let message = try NDEFSpec.parse(spec)
             return try await run(
-                Request(
-                    command: "write", device: device, operation: .ndef(message, lock: lock), dryRun: dryRun,
-                    backup: backup, timeout: timeout, json: json, traceOptions: traceOptions,
+                request(
+                    o, command: "write", operation: .ndef(message, lock: lock),
                     what: "NDEF message of \(message.count) bytes (\(spec))"))
         })
 
-    static let backupHelp = """
-          --backup PATH  where the old content goes (our tag-file JSON, 0600) before the first byte is
-                         sent: a file name (never replaced: a taken name gets -2, -3… before its
-                         extension), a folder, or - (standard output). Default: a new file
-                         nfcbench-backup-<UID>-<time>.json in $XDG_STATE_HOME/nfcbench/backups (else
-                         ~/.local/state/nfcbench/backups), never rotated
-        """
+    static let lockNeedsConfirmation =
+        "locking is irreversible: it sets the tag's lock bits for good; add --yes-i-understand-this-is-irreversible"
 
-    static func requireDevice(_ args: inout Arguments) throws(CLIError) -> String {
-        guard let device = try args.device() else {
-            throw .usage(
-                "--device D is required (pcsc:READER, pn532_uart:PATH, … ; see 'nfcbench devices'), or set NFCBENCH_DEVICE"
-            )
-        }
-        return device
+    static let confirmation = OptionSpec(
+        "yes-i-understand-this-is-irreversible", .flag, help: "the confirmation an irreversible lock needs")
+
+    /// The options write, format and lock share: the device, `--dry-run`, `--backup`,
+    /// `--timeout`, `--json`, the trace (no pcapng: a write's frames are in the trace).
+    static func tagWriteOptions(dryRun: String) -> [OptionSpec] {
+        [
+            DeviceOptions.device(),
+            OptionSpec("dry-run", .flag, help: dryRun),
+            OptionSpec(
+                "backup", value: "PATH",
+                help: """
+                    where the old content goes (our tag-file JSON, 0600) before the first byte is
+                    sent: a file name (never replaced: a taken name gets -2, -3… before its
+                    extension), a folder, or - (standard output). Default: a new file
+                    nfcbench-backup-<UID>-<time>.json in $XDG_STATE_HOME/nfcbench/backups (else
+                    ~/.local/state/nfcbench/backups), never rotated
+                    """),
+            OptionSpec(
+                "timeout", .duration(bare: .seconds, moreThanZero: false), help: "how long to wait for a tag",
+                default: .duration(.seconds(10))),
+            OutputOptions.json("one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error"),
+        ] + Traces.Options.table(redact: true, pcapng: false)
+    }
+
+    /// The request write, format and lock make of their options.
+    static func request(_ o: ParsedOptions, command: String, operation: Operation, what: String) throws(CLIError)
+        -> Request
+    {
+        Request(
+            command: command, device: o.string("device")!, operation: operation, dryRun: o.flag("dry-run"),
+            backup: o.string("backup"), timeout: o.duration("timeout")!, json: o.flag("json"),
+            traceOptions: try Traces.Options(o), what: what)
     }
 
     /// What is written: an NDEF message (then, with `lock`, the lock), or only the lock.
@@ -388,39 +400,25 @@ enum LockCommand {
     static let command = Command(
         path: ["lock"],
         abstract: "Make the Type 2 tag on a reader read-only for good (irreversible; backup first)",
-        usage:
-            "lock --device D --yes-i-understand-this-is-irreversible [--dry-run] [--backup PATH] [--timeout S] [--json] [--trace PATH | --no-trace]",
-        help: """
+        options: [WriteCommand.confirmation]
+            + WriteCommand.tagWriteOptions(dryRun: "print the WRITEs the lock would send; send nothing, take no backup"),
+        discussion: """
             Writes CC byte 3 = Fh (read-only), the static lock bytes FF FF and every dynamic lock bit
             (NFC Forum T2T 1.0 §6.4.4). On a real tag these are one-time-programmable: the tag can
             never be written again. Refused on an already read-only tag. A backup of the tag's
             content is taken first (as write takes one); --dry-run prints the writes and sends none
             (it needs no confirmation flag).
-
-            OPTIONS:
-              --dry-run      print the WRITEs the lock would send; send nothing, take no backup
-            \(WriteCommand.backupHelp)
-              --timeout S    how long to wait for a tag (default 10)
-              --json         one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error
-              --trace PATH   where the run's trace goes (default: the trace folder); --no-trace: none
             """,
-        run: { args in
-            let device = try WriteCommand.requireDevice(&args)
-            let confirmed = args.flag("yes-i-understand-this-is-irreversible")
-            let dryRun = args.flag("dry-run")
-            let backup = try args.option("backup")
-            let timeout = try args.seconds("timeout") ?? .seconds(10)
-            let json = args.flag("json")
-            let traceOptions = try Traces.Options.parse(&args, redact: true, pcapng: false)
-            try args.finish()
-            guard confirmed || dryRun else {
-                throw CLIError.usage("locking is irreversible; add --yes-i-understand-this-is-irreversible")
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            guard o.flag("yes-i-understand-this-is-irreversible") || o.flag("dry-run") else {
+                throw CLIError.usage(WriteCommand.lockNeedsConfirmation)
             }
-            return try await WriteCommand.run(
-                .init(
-                    command: "lock", device: device, operation: .lock, dryRun: dryRun, backup: backup,
-                    timeout: timeout, json: json, traceOptions: traceOptions,
-                    what: "the lock bits (the tag becomes read-only for good)"))
+        },
+        run: { o in
+            try await WriteCommand.run(
+                WriteCommand.request(
+                    o, command: "lock", operation: .lock, what: "the lock bits (the tag becomes read-only for good)"))
         })
 }
 

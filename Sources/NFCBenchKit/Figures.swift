@@ -3,9 +3,9 @@ import Foundation
 /// Numbers as a person reads them on a terminal: counts grouped by thousands, measured
 /// values to three significant digits, durations in the unit that suits them, and nouns
 /// that agree with their count. JSON output keeps its own precision; these are for text.
-enum Figures {
+package enum Figures {
     /// `1234567` → `1,234,567`.
-    static func grouped(_ n: Int) -> String {
+    package static func grouped(_ n: Int) -> String {
         let digits = String(n.magnitude)
         var out = ""
         for (i, c) in digits.enumerated() {
@@ -17,7 +17,7 @@ enum Figures {
 
     /// `x` to `significant` digits: `682741` → `683,000`, `297.68` → `298`, `12.345` →
     /// `12.3`, `0.012345` → `0.0123`; no trailing zeros after the point.
-    static func rounded(_ x: Double, significant: Int = 3) -> String {
+    package static func rounded(_ x: Double, significant: Int = 3) -> String {
         guard x.isFinite, x != 0 else { return x == 0 ? "0" : "\(x)" }
         let decimals = significant - 1 - Int(log10(abs(x)).rounded(.down))
         let scale = pow(10, Double(decimals))
@@ -34,7 +34,7 @@ enum Figures {
 
     /// A duration in µs, ms or s, to three significant digits: `812 µs`, `55.3 ms`, `2.93 s`,
     /// `293 s`.
-    static func duration(_ d: Duration) -> String {
+    package static func duration(_ d: Duration) -> String {
         let c = d.components
         let us = Double(c.seconds) * 1e6 + Double(c.attoseconds) / 1e12
         if abs(us) < 999.5 { return rounded(us) + " µs" }
@@ -43,7 +43,7 @@ enum Figures {
     }
 
     /// `1 page`, `4 pages`, `1,024 pages`; `many` for irregular plurals.
-    static func count(_ n: Int, _ one: String, _ many: String? = nil) -> String {
+    package static func count(_ n: Int, _ one: String, _ many: String? = nil) -> String {
         "\(grouped(n)) \(n == 1 ? one : many ?? one + "s")"
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HCEEvents
-import NFCTags
+import NFCBenchKit
+package import NFCTags
 import ReaderSessionConformance
 import VirtualHardware
 
@@ -8,10 +9,10 @@ import VirtualHardware
 /// Proxmark3 traces, simulator scenarios, conformance scenarios and reader profiles, plus NDEF
 /// messages. Seeds are the project's own files (`hardware/`), and Flipper, Proxmark3 and
 /// trace seeds made from them in those formats.
-enum FuzzFileTargets {
+package enum FuzzFileTargets {
     /// Every file below `hardware/<sub>` ending in `.json`, as bytes, sorted by name.
-    static func files(_ sub: String) -> [(name: String, bytes: [UInt8])] {
-        guard let hw = DataLocation.hardwareDirectory() else { return [] }
+    package static func files(_ sub: String) -> [(name: String, bytes: [UInt8])] {
+        guard let hw = BenchData.hardwareDirectory() else { return [] }
         let dir = hw + "/" + sub
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".json") }
         return names.sorted().compactMap { n in
@@ -20,19 +21,20 @@ enum FuzzFileTargets {
     }
 
     /// The shipped tag files, parsed.
-    static let tagFiles: [(name: String, file: TagFile)] = (files("tags") + files("conformance/tags")).compactMap {
-        entry in
-        guard let file = try? TagFile.parse(String(decoding: entry.bytes, as: UTF8.self)) else { return nil }
-        return (String(entry.name.dropLast(5)), file)
-    }
+    package static let tagFiles: [(name: String, file: TagFile)] = (files("tags") + files("conformance/tags"))
+        .compactMap {
+            entry in
+            guard let file = try? TagFile.parse(String(decoding: entry.bytes, as: UTF8.self)) else { return nil }
+            return (String(entry.name.dropLast(5)), file)
+        }
 
     /// A data file error's code, for the report.
-    static func code(_ error: any Error) -> String {
+    package static func code(_ error: any Error) -> String {
         (error as? DataFileError).map { "\($0.code)" } ?? "\(type(of: error))"
     }
 
     /// JSON punctuation, extreme numbers and every string of the seeds (field names, enum values).
-    static func jsonDictionary(_ seeds: [[UInt8]]) -> [[UInt8]] {
+    package static func jsonDictionary(_ seeds: [[UInt8]]) -> [[UInt8]] {
         var tokens: Set<String> = [
             "{", "}", "[", "]", "\"", ",", ":", "null", "true", "false", "-1", "0", "-0", "1.5", "1e309", "-1e309",
             "4294967295", "4294967296", "18446744073709551616", "9223372036854775807", "\"\"", "\"\\u0000\"",
@@ -59,7 +61,7 @@ enum FuzzFileTargets {
     /// What every command does with a tag file a stranger gave it: parse it, build `tag
     /// show`'s report and every device's card from it, and write it back as our JSON, which
     /// must read back (else `dump` would write what it can't read: a finding).
-    static func runTagFile(_ b: [UInt8]) -> FuzzOutcome {
+    package static func runTagFile(_ b: [UInt8]) -> FuzzOutcome {
         let file: TagFile
         do { file = try TagFile.parse(String(decoding: b, as: UTF8.self)) } catch { return .rejected(code(error)) }
         _ = TagReport(file: file)
@@ -77,7 +79,7 @@ enum FuzzFileTargets {
         return .accepted("\(file.source.rawValue) \(file.type.rawValue), \(served)")
     }
 
-    static var tagJSON: FuzzTarget {
+    package static var tagJSON: FuzzTarget {
         let seeds = (files("tags") + files("conformance/tags")).map(\.bytes)
         return FuzzTarget(
             name: "tag-json", feeds: "tag files in our JSON (hardware/tags/FORMAT.md)", seeds: seeds,
@@ -85,7 +87,7 @@ enum FuzzFileTargets {
     }
 
     /// A Type 2 tag file as a Flipper Zero `.nfc` file (format version 2).
-    static func flipperText(_ f: TagFile) -> String? {
+    package static func flipperText(_ f: TagFile) -> String? {
         let device: String
         switch f.type {
         case .ntag213: device = "NTAG213"
@@ -110,7 +112,7 @@ enum FuzzFileTargets {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static var tagFlipper: FuzzTarget {
+    package static var tagFlipper: FuzzTarget {
         let seeds = tagFiles.compactMap { flipperText($0.file) }.map { Array($0.utf8) }
         var dictionary: Set<String> = ["\n", "\r\n", ": ", "#", "Page 1023: ", "Page -1: ", "Pages total: 1024", "00 "]
         for seed in seeds {
@@ -124,7 +126,7 @@ enum FuzzFileTargets {
     }
 
     /// A Type 2 tag file as a Proxmark3 `hf mfu dump` JSON file.
-    static func proxmark3JSON(_ f: TagFile) -> String? {
+    package static func proxmark3JSON(_ f: TagFile) -> String? {
         guard f.type != .type4, !f.type.isSensedOnly else { return nil }
         let a = f.activation
         var card = [
@@ -140,7 +142,7 @@ enum FuzzFileTargets {
             """
     }
 
-    static var tagProxmark3: FuzzTarget {
+    package static var tagProxmark3: FuzzTarget {
         let seeds = tagFiles.compactMap { proxmark3JSON($0.file) }.map { Array($0.utf8) }
         return FuzzTarget(
             name: "tag-proxmark3", feeds: "Proxmark3 JSON dumps (hf mfu dump)", seeds: seeds,
@@ -150,7 +152,7 @@ enum FuzzFileTargets {
     /// A Proxmark3 `.trace` of a reader activating an ISO-DEP card and sending `apdus`, each
     /// answered 90 00: records of timestamp, duration, length (bit 15: from the tag), bytes
     /// with CRC_A, parity bytes.
-    static func proxmarkTrace(_ apdus: [[UInt8]]) -> [UInt8] {
+    package static func proxmarkTrace(_ apdus: [[UInt8]]) -> [UInt8] {
         var out: [UInt8] = []
         var t: UInt32 = 1000
         var block: UInt8 = 0
@@ -181,7 +183,7 @@ enum FuzzFileTargets {
         return out
     }
 
-    static var proxmarkTraceTarget: FuzzTarget {
+    package static var proxmarkTraceTarget: FuzzTarget {
         let profiles = files("readers").compactMap { try? ReaderProfile(json: Data($0.bytes)) }
         var seeds = profiles.map { p in proxmarkTrace(p.steps.map(\.apdu)) }.filter { !$0.isEmpty }
         seeds.append(proxmarkTrace([[0x00, 0xA4, 0x04, 0x00, 0x07, 0xA0, 0, 0, 0, 0x03, 0x10, 0x10, 0x00]]))
@@ -205,7 +207,7 @@ enum FuzzFileTargets {
             })
     }
 
-    static var scenario: FuzzTarget {
+    package static var scenario: FuzzTarget {
         let seeds = files("scenarios").map(\.bytes)
         return FuzzTarget(
             name: "scenario", feeds: "simulator scenario files (hardware/scenarios/FORMAT.md)", seeds: seeds,
@@ -220,7 +222,7 @@ enum FuzzFileTargets {
             })
     }
 
-    static var conformance: FuzzTarget {
+    package static var conformance: FuzzTarget {
         let seeds = files("conformance").map(\.bytes)
         let tags = Dictionary(tagFiles.map { ($0.name, $0.file) }, uniquingKeysWith: { a, _ in a })
         return FuzzTarget(
@@ -241,7 +243,7 @@ enum FuzzFileTargets {
             })
     }
 
-    static var profile: FuzzTarget {
+    package static var profile: FuzzTarget {
         let seeds = files("readers").map(\.bytes)
         return FuzzTarget(
             name: "profile", feeds: "reader profiles (hardware/readers/FORMAT.md)", seeds: seeds,
@@ -257,7 +259,7 @@ enum FuzzFileTargets {
     }
 
     /// `bench ndef-fuzz`'s parse and round trip as a target.
-    static var ndef: FuzzTarget {
+    package static var ndef: FuzzTarget {
         let relaxed = NDEFLimits(
             maxMessageBytes: .max, maxRecords: .max, maxNestingDepth: NDEFLimits.default.maxNestingDepth)
         return FuzzTarget(

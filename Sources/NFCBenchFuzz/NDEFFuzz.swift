@@ -1,30 +1,31 @@
 import FoundationEssentials
+import NFCBenchKit
 import NFCTags
 import ReaderSession
 
 /// What a mutation fuzz run of the NDEF parser found.
-struct NDEFFuzzReport: Sendable, CustomStringConvertible {
-    var seed: UInt64
+package struct NDEFFuzzReport: Sendable, CustomStringConvertible {
+    package var seed: UInt64
     /// Messages tried.
-    var messages = 0
+    package var messages = 0
     /// Parsed by ``NFCNDEFMessage/init(bytes:limits:)``.
-    var parsed = 0
+    package var parsed = 0
     /// Rejected, per ``NDEFError/Code`` raw value.
-    var rejected: [String: Int] = [:]
+    package var rejected: [String: Int] = [:]
     /// Parsed records whose body decoded to `.invalid`, per code.
-    var invalidBodies: [String: Int] = [:]
+    package var invalidBodies: [String: Int] = [:]
     /// Parsed messages whose serialization did not parse back to an equal message.
-    var roundTripFailures = 0
+    package var roundTripFailures = 0
     /// The first few failing inputs, as hex.
-    var roundTripExamples: [String] = []
-    var elapsed: Duration = .zero
+    package var roundTripExamples: [String] = []
+    package var elapsed: Duration = .zero
 
-    var messagesPerSecond: Double {
+    package var messagesPerSecond: Double {
         let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return s > 0 ? Double(messages) / s : 0
     }
 
-    var description: String {
+    package var description: String {
         var lines = [
             "ndef-fuzz seed \(seed): \(Figures.count(messages, "message")) in \(Figures.duration(elapsed)), "
                 + "\(Figures.rounded(messagesPerSecond)) messages/s",
@@ -43,7 +44,7 @@ struct NDEFFuzzReport: Sendable, CustomStringConvertible {
 }
 
 /// Valid seed messages covering every TNF, SR and long lengths, IDs, chunks and RTDs.
-let ndefFuzzSeeds: [[UInt8]] = {
+package let ndefFuzzSeeds: [[UInt8]] = {
     let hex = [
         "D1 01 15 55 00 68 74 74 70 73 3A 2F 2F 67 6F 6F 67 6C 65 2E 63 6F 6D 2F 3F",
         "D0 00 00",
@@ -68,7 +69,7 @@ let ndefFuzzSeeds: [[UInt8]] = {
 /// seed); every message is parsed, every parsed message has its record bodies decoded and
 /// is serialized and parsed again, and must come back equal. Reproducible from `seed`.
 /// `log` gets a progress line every 10⁵ messages and the round-trip failures.
-func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzReport {
+package func runNDEFFuzz(seed: UInt64, count: Int, log: (String) -> Void) -> NDEFFuzzReport {
     var rng = SplitMix64(seed: seed)
     var report = NDEFFuzzReport(seed: seed)
     // The re-parse of our own serialization may expand chunks (a 1-byte initial chunk

@@ -1,10 +1,10 @@
 import Foundation
 import Glibc
-import ReaderSession
+package import ReaderSession
 import Synchronization
 
 /// What became of one input.
-enum FuzzOutcome: Sendable {
+package enum FuzzOutcome: Sendable {
     /// Parsed or served; the text classes it for the report.
     case accepted(String)
     /// Refused with a typed error (the class: the error's code).
@@ -15,43 +15,43 @@ enum FuzzOutcome: Sendable {
 }
 
 /// A parser a stranger can feed, with valid inputs to start from.
-struct FuzzTarget: Sendable {
-    var name: String
+package struct FuzzTarget: Sendable {
+    package var name: String
     /// What it reads, for `--help` and the report.
-    var feeds: String
-    var seeds: [[UInt8]]
+    package var feeds: String
+    package var seeds: [[UInt8]]
     /// Tokens the mutator inserts (field names, punctuation, extreme numbers).
-    var dictionary: [[UInt8]] = []
+    package var dictionary: [[UInt8]] = []
     /// Inputs are cut to this many bytes.
-    var maxInputBytes = 65_536
+    package var maxInputBytes = 65_536
     /// A generator of its own (hosts' frame sequences); nil: a seed and 1, 2, 4 or 8
     /// mutations (``ByteMutator/mutateDeep(_:using:splice:dictionary:)``).
-    var generate: (@Sendable (inout SplitMix64) -> [UInt8])? = nil
-    var run: @Sendable ([UInt8]) -> FuzzOutcome
+    package var generate: (@Sendable (inout SplitMix64) -> [UInt8])? = nil
+    package var run: @Sendable ([UInt8]) -> FuzzOutcome
 }
 
 /// What a run of one target found, with its time and memory.
-struct FuzzReport: Sendable {
-    var target: String
-    var seed: UInt64
-    var from: Int
-    var inputs = 0
-    var accepted: [String: Int] = [:]
-    var rejected: [String: Int] = [:]
-    var findings = 0
-    var findingExamples: [String] = []
-    var elapsed: Duration = .zero
+package struct FuzzReport: Sendable {
+    package var target: String
+    package var seed: UInt64
+    package var from: Int
+    package var inputs = 0
+    package var accepted: [String: Int] = [:]
+    package var rejected: [String: Int] = [:]
+    package var findings = 0
+    package var findingExamples: [String] = []
+    package var elapsed: Duration = .zero
     /// Resident set size after a tenth of the inputs and at the end (KiB), and the peak.
-    var rssAtTenthKiB = 0
-    var rssAtEndKiB = 0
-    var peakRSSKiB = 0
+    package var rssAtTenthKiB = 0
+    package var rssAtEndKiB = 0
+    package var peakRSSKiB = 0
 
-    var perSecond: Double {
+    package var perSecond: Double {
         let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return s > 0 ? Double(inputs) / s : 0
     }
 
-    var lines: [String] {
+    package var lines: [String] {
         let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var out = [
             "fuzz \(target) seed \(seed): \(inputs) inputs in \(String(format: "%.1f", s)) s "
@@ -74,8 +74,8 @@ struct FuzzReport: Sendable {
 /// above the memory limit, is reported the same way and ends the process (exit 3 and 4).
 /// Input `i` comes from its own generator seeded with `seed` and `i`, so
 /// `--from I --count 1` reproduces it alone.
-enum FuzzRunner {
-    static func input(_ t: FuzzTarget, seed: UInt64, index: Int) -> [UInt8] {
+package enum FuzzRunner {
+    package static func input(_ t: FuzzTarget, seed: UInt64, index: Int) -> [UInt8] {
         var rng = SplitMix64(seed: seed &+ UInt64(truncatingIfNeeded: index) &* 0xD1B5_4A32_D192_ED03)
         var b: [UInt8]
         if let generate = t.generate {
@@ -92,7 +92,7 @@ enum FuzzRunner {
         return b
     }
 
-    static func run(
+    package static func run(
         _ t: FuzzTarget, seed: UInt64, from: Int, count: Int, hangLimit: Duration, maxRSSMiB: Int,
         show: Bool, log: (String) -> Void
     ) -> FuzzReport {
@@ -135,15 +135,15 @@ enum FuzzRunner {
 /// The input being run, where a signal handler can print it without allocating: a banner
 /// made before the run, the input's number, and the input copied into a fixed buffer.
 private enum FuzzWitness {
-    nonisolated(unsafe) static var input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
-    nonisolated(unsafe) static var inputCount = 0
-    nonisolated(unsafe) static var banner: [UInt8] = []
-    nonisolated(unsafe) static var bannerCopy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
-    nonisolated(unsafe) static var scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 8192)
-    static let index = Atomic<Int>(-1)
-    nonisolated(unsafe) static var installed = false
+    package nonisolated(unsafe) static var input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
+    package nonisolated(unsafe) static var inputCount = 0
+    package nonisolated(unsafe) static var banner: [UInt8] = []
+    package nonisolated(unsafe) static var bannerCopy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
+    package nonisolated(unsafe) static var scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 8192)
+    package static let index = Atomic<Int>(-1)
+    package nonisolated(unsafe) static var installed = false
 
-    static func arm(target: String, seed: UInt64, maxInputBytes: Int) {
+    package static func arm(target: String, seed: UInt64, maxInputBytes: Int) {
         input.deallocate()
         input = .allocate(capacity: maxInputBytes)
         inputCount = 0
@@ -168,7 +168,7 @@ private enum FuzzWitness {
         }
     }
 
-    static func record(index i: Int, input b: [UInt8]) {
+    package static func record(index i: Int, input b: [UInt8]) {
         let n = min(b.count, input.count)
         b.withUnsafeBufferPointer { src in
             if n > 0 { input.baseAddress!.update(from: src.baseAddress!, count: n) }
@@ -178,13 +178,13 @@ private enum FuzzWitness {
     }
 
     /// Signal handler: only `write(2)` and fixed buffers.
-    static func crashed(_ sig: Int32) {
+    package static func crashed(_ sig: Int32) {
         report(what: "crash (signal ", number: Int(sig), then: ")")
         raise(sig)  // SA_RESETHAND: the default action now (a core, the signal's exit status)
     }
 
     /// Writes "<banner><what><number><then> at input #N; reproduce: … --from N --count 1\ninput: <hex>\n".
-    static func report(what: StaticString, number: Int?, then: StaticString) {
+    package static func report(what: StaticString, number: Int?, then: StaticString) {
         func put(_ p: UnsafeRawPointer, _ n: Int) {
             var off = 0
             while off < n {
@@ -236,7 +236,7 @@ private enum FuzzWitness {
 private final class FuzzWatchdog: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
 
-    init(hangLimit: Duration, maxRSSKiB: Int) {
+    package init(hangLimit: Duration, maxRSSKiB: Int) {
         let limit = Double(hangLimit.components.seconds) + Double(hangLimit.components.attoseconds) / 1e18
         let thread = Thread { [self] in
             var last = FuzzWitness.index.load(ordering: .acquiring)
@@ -261,10 +261,10 @@ private final class FuzzWatchdog: @unchecked Sendable {
         thread.start()
     }
 
-    func stop() { stopped.store(true, ordering: .relaxed) }
+    package func stop() { stopped.store(true, ordering: .relaxed) }
 
     /// The resident set now, in KiB (`/proc/self/statm`, pages).
-    static func residentKiB() -> Int {
+    package static func residentKiB() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }

@@ -1,4 +1,4 @@
-import NFCTags
+package import NFCTags
 import ReaderSession
 import VirtualHardware
 
@@ -6,23 +6,23 @@ import VirtualHardware
 /// messages at the virtual card, and a hostile tag's or card's answers at the NFC Forum
 /// Type 2 and Type 4 reader procedures (a card lying in its CC, NLEN, TLV lengths or status
 /// words, answering short, long or not at all).
-enum FuzzDeviceTargets {
+package enum FuzzDeviceTargets {
     /// The short name of an error code (`communication`, `ccInvalid`), for the report.
-    static func kind(_ code: Any) -> String { String(String(describing: code).prefix { $0 != "(" }) }
+    package static func kind(_ code: Any) -> String { String(String(describing: code).prefix { $0 != "(" }) }
 
     /// ``kind(_:)`` of a Type 2 or Type 4 error's code.
-    static func errorKind(_ error: any Error) -> String {
+    package static func errorKind(_ error: any Error) -> String {
         if let e = error as? Type2TagError { return kind(e.code) }
         if let e = error as? Type4TagError { return kind(e.code) }
         return "\(type(of: error))"
     }
 
-    static func tagFile(_ name: String) -> TagFile? { FuzzFileTargets.tagFiles.first { $0.name == name }?.file }
+    package static func tagFile(_ name: String) -> TagFile? { FuzzFileTargets.tagFiles.first { $0.name == name }?.file }
 
     // MARK: PN532 frames
 
     /// Host commands (after `D4`) that libnfc's and nfcpy's drivers send (UM0701-02 §7).
-    static let pn532Commands: [[UInt8]] = [
+    package static let pn532Commands: [[UInt8]] = [
         [0x02], [0x14, 0x01, 0x14, 0x01], [0x12, 0x14], [0x12, 0x04], [0x32, 0x01, 0x01], [0x32, 0x01, 0x00],
         [0x32, 0x05, 0xFF, 0x01, 0xFF], [0x32, 0x02, 0x00, 0x0B, 0x0A], [0x4A, 0x01, 0x00], [0x4A, 0x02, 0x00],
         [0x40, 0x01, 0x30, 0x04], [0x40, 0x01, 0x30, 0xFF], [0x40, 0x01, 0xA2, 0x05, 0x01, 0x02, 0x03, 0x04],
@@ -43,7 +43,7 @@ enum FuzzDeviceTargets {
     ]
 
     /// A host frame: normal (LEN ≤ 255) or extended information frame around `D4 payload`.
-    static func frame(_ payload: [UInt8], extended: Bool) -> [UInt8] {
+    package static func frame(_ payload: [UInt8], extended: Bool) -> [UInt8] {
         let data = [0xD4] + payload
         let dcs = 0 &- data.reduce(0, &+)
         if extended || data.count > 255 {
@@ -56,7 +56,7 @@ enum FuzzDeviceTargets {
 
     /// Input: chunks of `op byte` + argument. op % 8 in 0…3: `n` then `n` host bytes; 4: a
     /// reader comes (target mode); 5: present card `k`; 6: remove; 7: a finite poll's time is up.
-    static var pn532: FuzzTarget {
+    package static var pn532: FuzzTarget {
         let cards = ["ntag215-uri", "t4t-uri", "ultralight-c-text", "mifare-classic-1k", "ntag215-flaky"]
             .compactMap { tagFile($0) }.compactMap { try? PN532Card(tagFile: $0) }
         let script = PN532ReaderScript(steps: [
@@ -130,11 +130,11 @@ enum FuzzDeviceTargets {
     // MARK: vpcd messages
 
     /// vpcd's framing: each message after its 2-byte big-endian length.
-    static func vpcdStream(_ list: [[UInt8]]) -> [UInt8] {
+    package static func vpcdStream(_ list: [[UInt8]]) -> [UInt8] {
         list.flatMap { [UInt8(truncatingIfNeeded: $0.count >> 8), UInt8(truncatingIfNeeded: $0.count)] + $0 }
     }
 
-    static var vpcd: FuzzTarget {
+    package static var vpcd: FuzzTarget {
         let personalities: [any VirtualCardPersonality] = [
             "t4t-uri", "t4t-v1-uri", "ntag215-uri", "ntag216-empty", "ultralight-c-text", "mifare-classic-1k",
             "ntag215-flaky",
@@ -261,19 +261,19 @@ enum FuzzDeviceTargets {
     }
 
     /// CC magic, NDEF/Lock/Memory Control TLV starts, Terminator, NULL, Proprietary.
-    static let type2Tokens: [[UInt8]] = [
+    package static let type2Tokens: [[UInt8]] = [
         [0xE1, 0x10], [0x03, 0xFF], [0x01, 0x03], [0x02, 0x03], [0xFE], [0x00], [0xFD],
     ]
     /// TLVs with lengths on their edges (T2T 1.0 §2.3): NULL, Lock and Memory Control (L 3 or
     /// not), NDEF (short, 3-byte, zero, past the end), Proprietary, Terminator.
-    static let type2TLVs: [[UInt8]] = [
+    package static let type2TLVs: [[UInt8]] = [
         [0x00], [0x01, 0x03, 0xA0, 0x10, 0x44], [0x01, 0x03, 0xFF, 0xFF, 0xFF], [0x01, 0x02, 0x00, 0x00],
         [0x02, 0x03, 0x40, 0x30, 0x03], [0x02, 0x03, 0xFF, 0x0F, 0xFF], [0x03, 0x00], [0x03, 0x05, 0xD0, 0x00, 0x00],
         [0x03, 0xFF, 0x00, 0x10], [0x03, 0xFF, 0xFF, 0xFF], [0x03, 0xFE], [0x03, 0xFF], [0xFD, 0x02, 0x01, 0x02],
         [0xFD, 0xFF, 0x07, 0xFF], [0xFE], [0x42, 0x01, 0x00],
     ]
 
-    static var type2Reader: FuzzTarget {
+    package static var type2Reader: FuzzTarget {
         let seeds = FuzzFileTargets.tagFiles.filter { !$0.file.pages.isEmpty }.map {
             [0, 0, 0, 0] + Array($0.file.pages.joined())
         }
@@ -434,12 +434,12 @@ enum FuzzDeviceTargets {
         }
     }
 
-    static let type4Tokens: [[UInt8]] = [
+    package static let type4Tokens: [[UInt8]] = [
         [0x00, 0x0F], [0x00, 0x11], [0xFF, 0xFF], [0x04, 0x06], [0x06, 0x08], [0xE1, 0x04], [0xE1, 0x03],
         [0xFF, 0xFF, 0xFF, 0xFE], [0x7F, 0xFF], [0x30], [0x10], [0x20],
     ]
     /// CC fields (offset in the CC file) and values on their edges (T4T 2.0 §5.1, 3.0 §4.7).
-    static let type4CCEdges: [(Int, [[UInt8]])] = [
+    package static let type4CCEdges: [(Int, [[UInt8]])] = [
         (0, [[0x00, 0x0F], [0x00, 0x0E], [0x00, 0x11], [0xFF, 0xFF], [0x00, 0x00]]),  // CCLEN
         (2, [[0x10], [0x20], [0x30], [0x00], [0x40], [0xFF], [0x2F]]),  // mapping version
         (3, [[0x00, 0x00], [0x00, 0x01], [0x00, 0x0E], [0x00, 0x0F], [0x00, 0xFF], [0x01, 0x00], [0xFF, 0xFF]]),  // MLe
@@ -452,13 +452,13 @@ enum FuzzDeviceTargets {
         (15, [[0x00, 0x00], [0x00, 0xFF], [0xFF, 0xFF]]),  // access (ENDEF TLV)
     ]
     /// NLEN and ENLEN values on their edges.
-    static let type4LengthEdges: [[UInt8]] = [
+    package static let type4LengthEdges: [[UInt8]] = [
         [0x00, 0x00], [0x00, 0x01], [0x7F, 0xFF], [0x80, 0x00], [0xFF, 0xFD], [0xFF, 0xFE], [0xFF, 0xFF],
         [0x00, 0x00, 0xFF, 0xFF], [0x00, 0x01, 0x00, 0x00], [0x7F, 0xFF, 0xFF, 0xFF], [0xFF, 0xFF, 0xFF, 0xFA],
         [0xFF, 0xFF, 0xFF, 0xFF],
     ]
 
-    static var type4Reader: FuzzTarget {
+    package static var type4Reader: FuzzTarget {
         var seeds: [[UInt8]] = []
         for (_, f) in FuzzFileTargets.tagFiles {
             guard let t4 = f.type4 else { continue }

@@ -1,12 +1,12 @@
-import NFCBase
+package import NFCBase
 
 /// The seeded mutations of `bench ndef-fuzz` and `bench fuzz`: what a stranger's file, a
 /// hostile card or a rogue host could hand the tool, made from valid inputs.
-enum ByteMutator {
+package enum ByteMutator {
     /// One mutation, `bench ndef-fuzz`'s own (kept as it was, so its runs reproduce): bit
     /// flip, byte insert, byte delete, length-field edit (a byte among the first 8 set to
     /// 00, 01, FF or ±1), truncation, or a splice with a suffix of another `splice` input.
-    static func mutate(_ b: inout [UInt8], using rng: inout SplitMix64, splice: [[UInt8]]) {
+    package static func mutate(_ b: inout [UInt8], using rng: inout SplitMix64, splice: [[UInt8]]) {
         switch Int.random(in: 0..<6, using: &rng) {
         case 0 where !b.isEmpty:  // bit flip
             let i = Int.random(in: 0..<b.count, using: &rng)
@@ -30,14 +30,14 @@ enum ByteMutator {
     }
 
     /// Values that sit on the edges of length and count fields.
-    static let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x03, 0x0F, 0x10, 0x7F, 0x80, 0xFE, 0xFF]
+    package static let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x03, 0x0F, 0x10, 0x7F, 0x80, 0xFE, 0xFF]
 
     /// One mutation of `bench fuzz`: the six above anywhere in the input (not only its first
     /// bytes), an interesting byte (00, 01, 7F, 80, FF…) written anywhere, a 2-byte field set
     /// to 0000/0001/7FFF/8000/FFFE/FFFF, a run of bytes duplicated or deleted, or a token of
     /// `dictionary` (JSON punctuation, field names, extreme numbers) inserted or written over
     /// bytes. `dictionary` steers text formats past their syntax check.
-    static func mutateDeep(
+    package static func mutateDeep(
         _ b: inout [UInt8], using rng: inout SplitMix64, splice: [[UInt8]], dictionary: [[UInt8]]
     ) {
         switch Int.random(in: 0..<12, using: &rng) {
