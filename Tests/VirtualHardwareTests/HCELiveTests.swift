@@ -274,4 +274,32 @@ struct HCEPhoneCardWireTests {
         #expect(e.firstIndex { $0.event == "vpcdDisconnected" }! < e.firstIndex { $0.event == "fieldOff" }!)
         #expect(e.filter { $0.event == "apdu" }.map(\.answeredBy) == [.system, .app])
     }
+
+    @Test("Once the card says it is connected, its field on is already in the timeline (walk --device reads it then)")
+    func connectedMeansFieldOnRecorded() async throws {
+        let server = try VPCDTestServer()
+        var config = VirtualCard.Configuration(port: server.port)
+        config.retryInterval = .milliseconds(5)
+        // A clock that takes 30 ms to read: a thread preempted while it writes the line.
+        let clock = HCETestClock()
+        let phone = HCELivePhone(
+            app: visaApp,
+            clock: {
+                usleep(30_000)
+                return clock.now
+            })
+        let card = HCEPhoneCard(phone: phone, configuration: config)
+        card.enterField(reader: "emv")
+        let seen = try await onThread { () -> [String]? in
+            guard server.accept(seconds: 20) else { return nil }
+            let end = ContinuousClock.now + .seconds(20)
+            while !card.isConnected && ContinuousClock.now < end { usleep(100) }
+            return phone.events.map(\.event)
+        }
+        let events = try #require(seen, "vpcd was never connected to")
+        #expect(events.contains("vpcdConnected"), "\(events)")
+        #expect(events.contains("fieldOn"), "\(events)")
+        try await onThread { card.leaveField() }
+        #expect(!card.isConnected)
+    }
 }

@@ -60,7 +60,8 @@ public final class HCEPhoneCard: Sendable {
         self.configuration = configuration
     }
 
-    /// True while the card holds its vpcd connection.
+    /// True while the card holds its vpcd connection, from the moment its field on is in the
+    /// phone's timeline (the `vpcdConnected` line, the wake and the activation) until it ends.
     public var isConnected: Bool { state.withLock { $0.fd >= 0 } }
 
     /// Starts connecting to vpcd (retrying every ``VirtualCard/Configuration/retryInterval``
@@ -101,17 +102,8 @@ public final class HCEPhoneCard: Sendable {
         var fd: Int32 = -1
         while state.withLock({ $0.wanted }) {
             if let c = VPCDSocket.connect(host: configuration.host, port: configuration.port) {
-                let keep = state.withLock { s in
-                    guard s.wanted else { return false }
-                    s.fd = c
-                    return true
-                }
-                if keep {
-                    fd = c
-                    break
-                }
-                close(c)
-                return
+                fd = c
+                break
             }
             Thread.sleep(forTimeInterval: Double(configuration.retryInterval.wholeMicroseconds) / 1e6)
         }
@@ -120,6 +112,15 @@ public final class HCEPhoneCard: Sendable {
         phone.note(.vpcd, "vpcdConnected", detail: "phone enters the field (vpcd port \(configuration.port))")
         phone.fieldOn(technology, ecp: ecp)
         if technology.supportsISODEP { phone.activateISODEP() }
+        // Published only now: whoever sees `isConnected` finds the field on in the timeline
+        // (`walk --device` took the field-on time from it, and once read it before it was
+        // there). A `leaveField()` meanwhile could not shut the socket down, so do it here.
+        let kept = state.withLock { s in
+            guard s.wanted else { return false }
+            s.fd = fd
+            return true
+        }
+        if !kept { shutdown(fd, Int32(SHUT_RDWR)) }
         var personality = HCEPhonePersonality(phone: phone)
         let why = serve(fd, &personality)
         state.withLock { $0.fd = -1 }
