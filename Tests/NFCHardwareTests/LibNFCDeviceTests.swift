@@ -79,116 +79,146 @@ extension LibNFCInProcessTests {
         }
 
         @Test("Opens by connstring, names the chip and lists its modulations")
-        func openAndDescribe() throws {
-            defer { fake.stop() }
-            let device = try open()
-            #expect(
-                device.name == "pn532_uart:\(link)", "libnfc's pn532_uart driver names the device by its connstring")
-            #expect(device.connstring == "pn532_uart:\(link)")
-            let modulations = try device.supportedModulations()
-            #expect(
-                modulations.contains(.iso14443a) && modulations.contains(.iso14443b) && modulations.contains(.felica))
+        func openAndDescribe() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                #expect(
+                    device.name == "pn532_uart:\(link)", "libnfc's pn532_uart driver names the device by its connstring"
+                )
+                #expect(device.connstring == "pn532_uart:\(link)")
+                let modulations = try device.supportedModulations()
+                #expect(
+                    modulations.contains(.iso14443a) && modulations.contains(.iso14443b)
+                        && modulations.contains(.felica))
+            }
         }
 
         @Test("A failed open throws NFC_ENOTSUCHDEV")
-        func openMissing() throws {
-            fake.stop()
-            #expect(throws: LibNFCError(code: .noSuchDevice, operation: "", message: "")) {
-                _ = try context.open("pn532_uart:\(link)-absent")
+        func openMissing() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                fake.stop()
+                #expect(throws: LibNFCError(code: .noSuchDevice, operation: "", message: "")) {
+                    _ = try context.open("pn532_uart:\(link)-absent")
+                }
             }
         }
 
         @Test("Polling and listing find the presented NTAG; nothing when the field is empty")
-        func pollAndList() throws {
-            defer { fake.stop() }
-            let device = try open()
-            let started = ContinuousClock.now
-            #expect(try device.poll(count: 1, period: .milliseconds(150)) == nil)
-            // One poll of ISO 14443-4A and 106A (libnfc adds the first) × 150 ms, as a PN532 takes.
-            #expect(ContinuousClock.now - started >= .milliseconds(250))
-            fake.present(try LibNFCTestBench.ntag215())
-            let target = try #require(try device.poll(count: 1))
-            #expect(target.uid == LibNFCTestBench.uid)
-            #expect(target.atqa == [0x00, 0x44])
-            #expect(target.sak == 0x00)
-            #expect(!target.isISODEP)
-            try device.deselect()
-            try device.idle()
-            try device.initiatorInit()
-            let listed = try device.listPassiveTargets()
-            #expect(listed.map(\.uid) == [LibNFCTestBench.uid])
+        func pollAndList() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                let started = ContinuousClock.now
+                #expect(try device.poll(count: 1, period: .milliseconds(150)) == nil)
+                // One poll of ISO 14443-4A and 106A (libnfc adds the first) × 150 ms, as a PN532 takes.
+                #expect(ContinuousClock.now - started >= .milliseconds(250))
+                fake.present(try LibNFCTestBench.ntag215())
+                let target = try #require(try device.poll(count: 1))
+                #expect(target.uid == LibNFCTestBench.uid)
+                #expect(target.atqa == [0x00, 0x44])
+                #expect(target.sak == 0x00)
+                #expect(!target.isISODEP)
+                try device.deselect()
+                try device.idle()
+                try device.initiatorInit()
+                let listed = try device.listPassiveTargets()
+                #expect(listed.map(\.uid) == [LibNFCTestBench.uid])
+            }
         }
 
         @Test("Reads all 135 pages of an NTAG215, gets its version, and survives a NAK by re-activating")
-        func readType2() throws {
-            defer { fake.stop() }
-            let device = try open()
-            let reference = LibNFCTestNTAG215.self
-            fake.present(try LibNFCTestBench.ntag215())
-            let target = try #require(try device.selectPassiveTarget())
-            let tag = try LibNFCType2Transport(device: device, target: target)
-            #expect(try tag.getVersion() == [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
-            var image: [[UInt8]] = []
-            for page in stride(from: 0, to: 135, by: 4) {
-                let d = try tag.read(page: UInt8(page))
-                for i in 0..<4 where page + i < 135 { image.append(Array(d[(i * 4)..<(i * 4 + 4)])) }
+        func readType2() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                let reference = LibNFCTestNTAG215.self
+                fake.present(try LibNFCTestBench.ntag215())
+                let target = try #require(try device.selectPassiveTarget())
+                let tag = try LibNFCType2Transport(device: device, target: target)
+                #expect(try tag.getVersion() == [0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x11, 0x03])
+                var image: [[UInt8]] = []
+                for page in stride(from: 0, to: 135, by: 4) {
+                    let d = try tag.read(page: UInt8(page))
+                    for i in 0..<4 where page + i < 135 { image.append(Array(d[(i * 4)..<(i * 4 + 4)])) }
+                }
+                #expect(image == reference.pages)
+                #expect(throws: TagCommunicationError.nak(0)) { _ = try tag.read(page: 200) }
+                #expect(throws: TagCommunicationError.noResponse) { _ = try tag.read(page: 4) }  // idle after the NAK
+                try tag.reactivate()
+                try tag.write(page: 4, data: [1, 2, 3, 4])
+                #expect(Array(try tag.read(page: 4).prefix(4)) == [1, 2, 3, 4])
             }
-            #expect(image == reference.pages)
-            #expect(throws: TagCommunicationError.nak(0)) { _ = try tag.read(page: 200) }
-            #expect(throws: TagCommunicationError.noResponse) { _ = try tag.read(page: 4) }  // idle after the NAK
-            try tag.reactivate()
-            try tag.write(page: 4, data: [1, 2, 3, 4])
-            #expect(Array(try tag.read(page: 4).prefix(4)) == [1, 2, 3, 4])
         }
 
         @Test(
             "Any Type 2 frame goes raw through libnfc (sendMiFareCommand's carrier): FAST_READ, READ_SIG, PWD_AUTH, a NAK"
         )
-        func rawFrames() throws {
-            defer { fake.stop() }
-            let device = try open()
-            fake.present(try LibNFCTestBench.ntag215())
-            let target = try #require(try device.selectPassiveTarget())
-            let tag = try LibNFCType2Transport(device: device, target: target)
-            let reference = LibNFCTestNTAG215.pages
-            #expect(try tag.transceive([0x3A, 0x04, 0x07]) == .data(Array(reference[4...7].joined())))
-            guard case .data(let signature) = try tag.transceive([0x3C, 0x00]) else {
-                Issue.record("no READ_SIG answer")
-                return
+        func rawFrames() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                fake.present(try LibNFCTestBench.ntag215())
+                let target = try #require(try device.selectPassiveTarget())
+                let tag = try LibNFCType2Transport(device: device, target: target)
+                let reference = LibNFCTestNTAG215.pages
+                #expect(try tag.transceive([0x3A, 0x04, 0x07]) == .data(Array(reference[4...7].joined())))
+                guard case .data(let signature) = try tag.transceive([0x3C, 0x00]) else {
+                    Issue.record("no READ_SIG answer")
+                    return
+                }
+                #expect(signature.count == 32)
+                // This image's password page (133) is 00 00 00 00.
+                guard case .data(let pack) = try tag.transceive([0x1B, 0x00, 0x00, 0x00, 0x00]) else {
+                    Issue.record("no PWD_AUTH answer")
+                    return
+                }
+                #expect(pack.count == 2)
+                #expect(try tag.transceive([0x1B, 0x01, 0x02, 0x03, 0x04]) == .nak(0))
+                #expect(try tag.transceive([0x30, 0x04]) == .silent)  // idle after the NAK
             }
-            #expect(signature.count == 32)
-            // This image's password page (133) is 00 00 00 00.
-            guard case .data(let pack) = try tag.transceive([0x1B, 0x00, 0x00, 0x00, 0x00]) else {
-                Issue.record("no PWD_AUTH answer")
-                return
-            }
-            #expect(pack.count == 2)
-            #expect(try tag.transceive([0x1B, 0x01, 0x02, 0x03, 0x04]) == .nak(0))
-            #expect(try tag.transceive([0x30, 0x04]) == .silent)  // idle after the NAK
         }
 
         @Test("ISO-DEP: the ATS comes with the target and an APDU gets its answer")
-        func isoDEP() throws {
-            defer { fake.stop() }
-            let device = try open()
-            fake.present(LibNFCTestBench.isoDEP())
-            let target = try #require(try device.selectPassiveTarget())
-            #expect(target.isISODEP)
-            #expect(target.ats == [0x75, 0x77, 0x80, 0x02, 0x7A])
-            let apdu = try LibNFCAPDUTransport(device: device)
-            #expect(try apdu.transmit([0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]) == [0x90, 0x00])
-            #expect(try device.isTargetPresent())
+        func isoDEP() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                fake.present(LibNFCTestBench.isoDEP())
+                let target = try #require(try device.selectPassiveTarget())
+                #expect(target.isISODEP)
+                #expect(target.ats == [0x75, 0x77, 0x80, 0x02, 0x7A])
+                let apdu = try LibNFCAPDUTransport(device: device)
+                #expect(try apdu.transmit([0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]) == [0x90, 0x00])
+                #expect(try device.isTargetPresent())
+            }
         }
 
         @Test("Presence check: present, then gone after removal")
-        func presence() throws {
-            defer { fake.stop() }
-            let device = try open()
-            fake.present(try LibNFCTestBench.ntag215())
-            _ = try #require(try device.selectPassiveTarget())
-            #expect(try device.isTargetPresent())
-            fake.remove()
-            #expect(try device.isTargetPresent() == false)
+        func presence() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                fake.present(try LibNFCTestBench.ntag215())
+                _ = try #require(try device.selectPassiveTarget())
+                #expect(try device.isTargetPresent())
+                fake.remove()
+                #expect(try device.isTargetPresent() == false)
+            }
         }
 
         /// Waits until the virtual PN532 has received an InAutoPoll (`D4 60`) after `index`.
@@ -250,49 +280,61 @@ extension LibNFCInProcessTests {
         }
 
         @Test("Corrupt frames and silence give NFC_EIO and NFC_ETIMEOUT, and the next exchange works")
-        func corruptFrames() throws {
-            defer { fake.stop() }
-            let device = try open()
-            fake.present(LibNFCTestBench.isoDEP())
-            _ = try #require(try device.selectPassiveTarget())
-            let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]
-            fake.inject(.corruptResponseChecksum)
-            #expect(throws: LibNFCError(code: .io, operation: "", message: "")) { _ = try device.transceive(select) }
-            fake.inject(.corruptLengthChecksum)
-            #expect(throws: LibNFCError(code: .io, operation: "", message: "")) { _ = try device.transceive(select) }
-            fake.inject(.silence)
-            #expect(throws: LibNFCError(code: .timeout, operation: "", message: "")) {
-                _ = try device.transceive(select, timeout: .after(.milliseconds(100)))
-            }
-            #expect(try device.transceive(select) == [0x90, 0x00])
-            fake.inject(.fieldLossMidExchange)
-            #expect(throws: TagCommunicationError.noResponse) {
-                _ = try LibNFCAPDUTransport(device: device).transmit(select)
+        func corruptFrames() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try open()
+                fake.present(LibNFCTestBench.isoDEP())
+                _ = try #require(try device.selectPassiveTarget())
+                let select: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00]
+                fake.inject(.corruptResponseChecksum)
+                #expect(throws: LibNFCError(code: .io, operation: "", message: "")) {
+                    _ = try device.transceive(select)
+                }
+                fake.inject(.corruptLengthChecksum)
+                #expect(throws: LibNFCError(code: .io, operation: "", message: "")) {
+                    _ = try device.transceive(select)
+                }
+                fake.inject(.silence)
+                #expect(throws: LibNFCError(code: .timeout, operation: "", message: "")) {
+                    _ = try device.transceive(select, timeout: .after(.milliseconds(100)))
+                }
+                #expect(try device.transceive(select) == [0x90, 0x00])
+                fake.inject(.fieldLossMidExchange)
+                #expect(throws: TagCommunicationError.noResponse) {
+                    _ = try LibNFCAPDUTransport(device: device).transmit(select)
+                }
             }
         }
 
         @Test("Target mode: the wrapper emulates a card for the scripted reader until it leaves")
-        func targetMode() throws {
-            defer { fake.stop() }
-            let device = try context.open("pn532_uart:\(link)")
-            fake.startReader(
-                PN532ReaderScript(steps: [
-                    .init(command: [0x00, 0xA4, 0x04, 0x00, 0x02, 0xF0, 0x01], expectedResponse: [0x90, 0x00]),
-                    .init(command: [0x80, 0xCA, 0x00, 0x00], expectedResponse: [0x42, 0x90, 0x00]),
-                ]))
-            _ = try device.targetInit(timeout: .after(.seconds(2)))
-            var answered = 0
-            while true {
-                let command: [UInt8]
-                do { command = try device.targetReceive(timeout: .after(.seconds(2))) } catch let e as LibNFCError {
-                    #expect(e.code == .targetReleased)
-                    break
+        func targetMode() async throws {
+            // libnfc waits on the virtual PN532 here: off the cooperative pool, which
+            // the rest of the run needs (2 threads on 2 cores).
+            try await offPool { [self] in
+                defer { fake.stop() }
+                let device = try context.open("pn532_uart:\(link)")
+                fake.startReader(
+                    PN532ReaderScript(steps: [
+                        .init(command: [0x00, 0xA4, 0x04, 0x00, 0x02, 0xF0, 0x01], expectedResponse: [0x90, 0x00]),
+                        .init(command: [0x80, 0xCA, 0x00, 0x00], expectedResponse: [0x42, 0x90, 0x00]),
+                    ]))
+                _ = try device.targetInit(timeout: .after(.seconds(2)))
+                var answered = 0
+                while true {
+                    let command: [UInt8]
+                    do { command = try device.targetReceive(timeout: .after(.seconds(2))) } catch let e as LibNFCError {
+                        #expect(e.code == .targetReleased)
+                        break
+                    }
+                    try device.targetSend(command[1] == 0xA4 ? [0x90, 0x00] : [0x42, 0x90, 0x00])
+                    answered += 1
                 }
-                try device.targetSend(command[1] == 0xA4 ? [0x90, 0x00] : [0x42, 0x90, 0x00])
-                answered += 1
+                #expect(answered == 2)
+                #expect(fake.chip.readerExchanges.allSatisfy { $0.matched })
             }
-            #expect(answered == 2)
-            #expect(fake.chip.readerExchanges.allSatisfy { $0.matched })
         }
     }
 }
