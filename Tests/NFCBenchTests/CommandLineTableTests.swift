@@ -122,7 +122,7 @@ struct CommandLineTableTests {
             argv: ["write", "--device", "sim:tap-uri", "--ndef", "uri:https://example.com", "--dry-run", "--json"],
             command: ["write"],
             given: [
-                "device": .text("sim:tap-uri"), "ndef": .text("uri:https://example.com"), "dry-run": .flag,
+                "device": .text("sim:tap-uri"), "ndef": .list(["uri:https://example.com"]), "dry-run": .flag,
                 "json": .flag,
             ]),
         Row(
@@ -185,6 +185,32 @@ struct CommandLineTableTests {
             positionals: ["a"]),
         Row(argv: ["completion", "bash"], command: ["completion"], given: [:], positionals: ["bash"]),
         Row(argv: ["man"], command: ["man"], given: [:]),
+        Row(
+            argv: ["poll", "--device", "pcsc:0", "--once", "--timeout", "500ms", "--json"], command: ["poll"],
+            given: ["device": .text("pcsc:0"), "once": .flag, "timeout": .duration(.milliseconds(500)), "json": .flag]),
+        Row(
+            argv: ["apdu", "--device", "d", "00A4040007D276000085010100", "00 B0 00 00 0F"], command: ["apdu"],
+            given: ["device": .text("d")], positionals: ["00A4040007D276000085010100", "00 B0 00 00 0F"]),
+        Row(
+            argv: ["apdu", "--device", "d", "--script", "s.apdu", "--allow-write", "--json"], command: ["apdu"],
+            given: ["device": .text("d"), "script": .text("s.apdu"), "allow-write": .flag, "json": .flag]),
+        Row(
+            argv: ["raw", "--device", "d", "30 04", "A2 04 01 02 03 04", "--allow-write"], command: ["raw"],
+            given: ["device": .text("d"), "allow-write": .flag], positionals: ["30 04", "A2 04 01 02 03 04"]),
+        Row(
+            argv: ["restore", "--device", "d", "dump.json", "--dry-run", "--include-lock-bits", "--any-uid"],
+            command: ["restore"],
+            given: ["device": .text("d"), "dry-run": .flag, "include-lock-bits": .flag, "any-uid": .flag],
+            positionals: ["dump.json"]),
+        Row(
+            argv: ["write", "--device", "d", "--ndef", "uri:https://a.b", "--ndef", "text:hi", "--dry-run", "--json"],
+            command: ["write"],
+            given: [
+                "device": .text("d"), "ndef": .list(["uri:https://a.b", "text:hi"]), "dry-run": .flag, "json": .flag,
+            ]),
+        Row(
+            argv: ["write", "--device", "d", "--message", "show.json"], command: ["write"],
+            given: ["device": .text("d"), "message": .text("show.json")]),
     ]
 
     @Test("Every command's argv parses to the value it means", arguments: rows)
@@ -233,7 +259,23 @@ struct CommandLineTableTests {
             ["write", "--ndef", "text:x"],
             "--device D is required (pcsc:READER, pn532_uart:PATH, sim:SCENARIO…; see 'nfcbench devices'), or set NFCBENCH_DEVICE"
         ),
-        (["write", "--device", "d"], "--ndef SPEC is required"),
+        (["write", "--device", "d"], "--ndef SPEC is required, or give --message FILE"),
+        (
+            ["write", "--device", "d", "--ndef", "text:x", "--message", "m.json"],
+            "give --ndef SPEC or --message FILE, not both"
+        ),
+        (["apdu", "--device", "d"], "say what to send: apdu --device D HEX… or --script FILE"),
+        (["apdu", "--device", "d", "--script", "s", "00A40400"], "give HEX… or --script FILE, not both"),
+        (
+            ["apdu", "--device", "d", "00A4040000", "00D6000001FF"],
+            "APDU 2: UPDATE BINARY (INS D6) changes the card: add --allow-write to send it (nothing was sent)"
+        ),
+        (
+            ["raw", "--device", "d", "30 04", "A2 04 00 00 00 00", "1B FF FF FF FF"],
+            "frame 2: WRITE (A2) writes a page: add --allow-write to send it (nothing was sent); 1 more like it"
+        ),
+        (["raw", "--device", "d"], "say what to send: raw --device D HEX… (30 04 reads page 4)"),
+        (["restore", "--device", "d"], "say what to restore: restore --device D FILE"),
         (["session", "--device", "a", "--device", "b"], "--device is given twice: give it once"),
         (
             ["dump", "--device", "a", "--wait", "1", "--timeout", "2"],
@@ -345,7 +387,7 @@ struct CommandLineTableTests {
                 #expect(c.usage.contains(o.synopsis), "\(c.name): \(o.name) not in usage")
                 #expect(help.contains(o.synopsis), "\(c.name): \(o.name) not in help")
             }
-            for o in c.options where o.kind != .flag {
+            for o in c.options where o.kind != .flag && o.kind != .repeated {
                 // A value of the right kind, given twice.
                 let value: String =
                     switch o.kind {

@@ -74,7 +74,10 @@ struct Command: Sendable {
         for o in shown where o.required && o.group == .device { parts.append(o.synopsis) }
         for o in shown where o.required && o.group != .device { parts.append(o.synopsis) }
         for o in shown where !o.required { parts.append("[\(o.synopsis)]") }
-        for p in positionals { parts.append(p.optional ? "[\(p.name)]" : p.name) }
+        for p in positionals {
+            let name = p.repeats ? p.name + "…" : p.name
+            parts.append(p.optional ? "[\(name)]" : name)
+        }
         return parts.joined(separator: " ") + (alternateUsage.map { "\n       nfcbench \($0)" } ?? "")
     }
 

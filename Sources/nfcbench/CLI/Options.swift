@@ -20,6 +20,8 @@ struct OptionSpec: Sendable {
         case choice([String])
         /// A comma-separated list (empty items dropped); with `of`, every item is one of these.
         case list(of: [String]?)
+        /// Text that may be given more than once; the value is every one, in order (a `.list`).
+        case repeated
     }
 
     /// Which shared group an option belongs to: `--help` lists each under its own heading.
@@ -93,6 +95,7 @@ struct OptionSpec: Sendable {
         case .duration: "DURATION"
         case .choice(let words): words.joined(separator: "|")
         case .list: "A,B,…"
+        case .repeated: "VALUE"
         }
     }
 
@@ -124,6 +127,8 @@ struct PositionalSpec: Sendable {
     var choices: [String]? = nil
     /// The message when it is left out (nil: "missing NAME").
     var missing: String? = nil
+    /// The last positional only: it takes every word left (`apdu HEX…`).
+    var repeats = false
 }
 
 /// The unit a bare number is in, for a duration option.
@@ -310,6 +315,14 @@ enum OptionParser {
                 continue
             }
             guard let text else { throw .usage("\(spelling) needs a value") }
+            if spec.kind == .repeated {
+                if case .list(let earlier)? = given[spec.name] {
+                    given[spec.name] = .list(earlier + [text])
+                } else {
+                    given[spec.name] = .list([text])
+                }
+                continue
+            }
             if let earlier = seen[spec.name] {
                 throw .usage(
                     earlier == spelling
@@ -327,14 +340,18 @@ enum OptionParser {
             }
         }
         let required = positionals.filter { !$0.optional }.count
-        if words.count > positionals.count {
+        if words.count > positionals.count, positionals.last?.repeats != true {
             throw .usage("unexpected argument '\(words[positionals.count])'")
         }
         if words.count < required {
             let p = positionals[words.count]
             throw .usage(p.missing ?? "missing \(p.name)")
         }
-        for (p, word) in zip(positionals, words) {
+        let each =
+            positionals
+            + Array(repeating: positionals.last, count: max(0, words.count - positionals.count))
+            .compactMap { $0 }
+        for (p, word) in zip(each, words) {
             if let choices = p.choices, !choices.contains(word) { throw .usage(notOneOf(p.name, choices, word)) }
         }
         var defaults: [String: OptionValue] = [:]
@@ -359,6 +376,7 @@ enum OptionParser {
         switch spec.kind {
         case .flag: return .flag
         case .text: return .text(text)
+        case .repeated: return .list([text])
         case .int(let range):
             let digits = text.hasPrefix("-") ? text.dropFirst() : text[...]
             guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let v = Int(text),

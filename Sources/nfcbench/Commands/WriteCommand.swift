@@ -16,7 +16,12 @@ enum WriteCommand {
         path: ["write"],
         abstract: "Write an NDEF message to the tag on a reader (backup first; --dry-run shows the writes)",
         options: [
-            OptionSpec("ndef", value: "SPEC", help: "the message, one record:\n" + NDEFSpec.help, required: true),
+            OptionSpec(
+                "ndef", .repeated, value: "SPEC",
+                help: "a record; repeated, the records of one message in the order given:\n" + NDEFSpec.help),
+            OptionSpec(
+                "message", value: "FILE",
+                help: "the message as 'nfcbench tag show --json' prints it (its records: tnf, type, id, payload)"),
             OptionSpec(
                 "lock", .flag,
                 help: """
@@ -45,16 +50,36 @@ enum WriteCommand {
             if o.flag("lock") && !o.flag("yes-i-understand-this-is-irreversible") && !o.flag("dry-run") {
                 throw CLIError.usage(lockNeedsConfirmation)
             }
+            switch (o.has("ndef"), o.has("message")) {
+            case (true, true): throw CLIError.usage("give --ndef SPEC or --message FILE, not both")
+            case (false, false):
+                throw CLIError.usage("--ndef SPEC is required, or give --message FILE")
+            default: break
+            }
         },
         run: { o in
-            let spec = o.string("ndef")!
+            let specs = o.list("ndef") ?? []
             let lock = o.flag("lock")
-            let message = try NDEFSpec.parse(spec)
-            return try await run(
-                request(
-                    o, command: "write", operation: .ndef(message, lock: lock),
-                    what: "NDEF message of \(message.count) bytes (\(spec))"))
+            let message: [UInt8]
+            let what: String
+            if let file = o.string("message") {
+                message = try messageFile(file)
+                what = "NDEF message of \(message.count) bytes (--message \(file))"
+            } else {
+                message = try NDEFSpec.parse(specs)
+                what = "NDEF message of \(message.count) bytes (\(specs.joined(separator: " + ")))"
+            }
+            return try await run(request(o, command: "write", operation: .ndef(message, lock: lock), what: what))
         })
+
+    /// `--message FILE`: the records of `tag show --json`'s JSON, as message bytes (65 when unusable).
+    static func messageFile(_ path: String) throws(CLIError) -> [UInt8] {
+        let bytes: [UInt8]
+        do { bytes = try InputFile.read(path, label: "--message \(path)") } catch { throw CLIError(error) }
+        do { return try NDEFMessageSpec.message(json: bytes, file: "--message \(path)").bytes } catch {
+            throw .data(error.description)
+        }
+    }
 
     static let lockNeedsConfirmation =
         "locking is irreversible: it sets the tag's lock bits for good; add --yes-i-understand-this-is-irreversible"
@@ -187,6 +212,11 @@ enum WriteCommand {
         j["tag_state"] = o.tagState.map { .string($0) } ?? .null
         j["interrupted_by"] = o.interruptedBy.map { .string($0) } ?? .null
         j["error"] = o.error.map { .string($0) } ?? .null
+        if case .ndef(let m, _) = r.operation {
+            // The message as sent (or as a dry run would send it): its bytes and its records.
+            j["ndef"] = .string(m.hexString())
+            j["records"] = m.isEmpty ? .array([]) : (try? NFCNDEFMessage(bytes: m))?.recordsJSON ?? .null
+        }
         // The file to restore from when the tag was changed but not as asked.
         let changed = (o.status == .failed || o.status == .interrupted) && !o.sent.isEmpty
         j["restore_from"] = changed ? o.backup.map { .string($0) } ?? .null : .null
@@ -384,8 +414,13 @@ enum WriteCommand {
         do { file = try TagSnapshot.take(target, connection) } catch {
             throw CLIError.failure("cannot read the tag for the backup: \(error); nothing written")
         }
+        return try saveBackup(file, uid: target.uid, to: plan)
+    }
+
+    /// Writes `file` (the tag as just read) as a new backup (``/NFCFiles/Backups``).
+    static func saveBackup(_ file: TagFile, uid: [UInt8], to plan: Backups.Plan?) throws -> String {
         let stamp = TagSnapshot.utcNow().filter { $0.isNumber || $0 == "T" }.replacingOccurrences(of: "T", with: "-")
-        let stem = "nfcbench-backup-\(target.uid.hexString())-\(stamp)"
+        let stem = "nfcbench-backup-\(uid.hexString())-\(stamp)"
         guard let plan else { throw CLIError.failure("no backup place (a dry run takes none); nothing written") }
         do throws(FileError) { return try plan.write(Array(file.jsonText().utf8), stem: stem) } catch {
             let e = FileError(

@@ -1,0 +1,279 @@
+import Foundation
+import Testing
+
+/// poll, apdu, raw, restore and multi-record write (issue 33) with the built binary on every
+/// device kind, and the witnesses: nfc-list and pcsc_scan see what `poll --once` sees,
+/// scriptor answers a script as `apdu --script` does, nfc-mfultralight reads a restored tag page
+/// for page as the dump.
+@Suite("The everyday bench commands: poll, apdu, raw, restore, write with several records", .serialized)
+struct EverydayCommandsTests {
+    static func json(_ line: some StringProtocol) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }
+
+    static func jsonLines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { json($0) }
+    }
+
+    // MARK: sim:
+
+    @Test("sim: poll --once lists the tag (exit 0) or says none (exit 1); poll follows a tap's arrival and departure")
+    func pollSim() async throws {
+        let once = try await NFCBench.run(["poll", "--device", "sim:tag:ntag215-uri", "--once", "--json", "--no-trace"])
+        #expect(once.status == 0, "\(once.stderr)")
+        let seen = try #require(Self.json(once.stdout), "\(once.stdout)")
+        #expect(seen["event"] as? String == "arrived")
+        #expect(seen["uid"] as? String == "04A23B915C6E80")
+        #expect(seen["atqa"] as? String == "4400" && seen["sak"] as? String == "00")
+        let none = try await NFCBench.run([
+            "poll", "--device", "sim:no-tag", "--once", "--timeout", "300ms", "--no-trace",
+        ])
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("no tag on sim:no-tag within 300ms"), "\(none.stderr)")
+        // tap-uri: the tag arrives at 300 ms and leaves at 2300 ms; poll runs until SIGINT.
+        let (p, out, _) = try NFCBench.start(["poll", "--device", "sim:tap-uri", "--json", "--no-trace"])
+        try await Task.sleep(for: .milliseconds(3200))
+        p.interrupt()
+        let lines = Self.jsonLines(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        try await NFCBench.offPool { p.waitUntilExit() }
+        #expect(p.terminationStatus == 0, "Ctrl-C ends a poll cleanly")
+        #expect(lines.map { $0["event"] as? String } == ["arrived", "left"], "\(lines)")
+        let arrived = lines.first?["t_ms"] as? Int ?? -1
+        let left = lines.last?["t_ms"] as? Int ?? -1
+        #expect((250...800).contains(arrived), "arrived at \(arrived) ms")
+        #expect((2250...2900).contains(left), "left at \(left) ms")
+    }
+
+    @Test("sim: apdu answers SELECT with 90 00, names a status word; raw reads a page, says a NAK, refuses WRITE")
+    func exchangesSim() async throws {
+        let a = try await NFCBench.run([
+            "apdu", "--device", "sim:tag:t4t-uri", "00A4040007D276000085010100",
+            "00 A4 04 00 07 A0 00 00 00 03 10 10 00",
+            "--json", "--no-trace",
+        ])
+        #expect(a.status == 0, "\(a.stderr)")
+        let apdus = try #require(Self.json(a.stdout)?["exchanges"] as? [[String: Any]], "\(a.stdout)")
+        #expect(apdus.map { $0["sw"] as? String } == ["9000", "6A82"])
+        #expect(apdus.last?["status"] as? String == "file or application not found")
+        let text = try await NFCBench.run([
+            "apdu", "--device", "sim:tag:t4t-uri", "00A4040007D276000085010100", "--no-trace",
+        ])
+        #expect(text.stdout == "> 00 A4 04 00 07 D2 76 00 00 85 01 01 00\n< 90 00 : success\n", "\(text.stdout)")
+        let r = try await NFCBench.run([
+            "raw", "--device", "sim:tag:ntag215-uri", "30 04", "30 FF", "60", "--json", "--no-trace",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try #require(Self.json(r.stdout)?["frames"] as? [[String: Any]], "\(r.stdout)")
+        #expect(frames.map { $0["answer"] as? String } == ["data", "nak", "data"])
+        #expect(frames[0]["data"] as? String == "0319D1011555046578616D706C652E63")
+        #expect(frames[0]["crc"] as? String == "26EE")
+        #expect(frames[1]["reactivated"] as? Bool == true, "a NAK leaves the tag idle: it is woken for the next frame")
+        #expect(frames[2]["data"] as? String == "0004040201001103", "GET_VERSION after the re-activation")
+        let refused = try await NFCBench.run(["raw", "--device", "sim:tag:ntag215-uri", "A2 04 00 00 00 00"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("WRITE (A2) writes a page: add --allow-write"), "\(refused.stderr)")
+        let wrong = try await NFCBench.run(["raw", "--device", "sim:tag:t4t-uri", "30 04", "--no-trace"])
+        #expect(wrong.status == 1 && wrong.stderr.contains("the tag is ISO-DEP"), "\(wrong.stderr)")
+    }
+
+    @Test(
+        "sim: write with two --ndef builds one message (MB on the first, ME on the last) and --dry-run --json lists it")
+    func multiRecordSim() async throws {
+        let r = try await NFCBench.run([
+            "write", "--device", "sim:tag:ntag215-uri", "--ndef", "uri:https://example.com", "--ndef", "text:hi",
+            "--ndef", "aar:com.example.app", "--dry-run", "--json", "--no-trace",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let o = try #require(Self.json(r.stdout), "\(r.stdout)")
+        #expect(o["status"] as? String == "dry_run")
+        let records = try #require(o["records"] as? [[String: Any]])
+        #expect(records.map { $0["type"] as? String } == ["U", "T", "android.com:pkg"], "in the order given")
+        #expect(records[2]["package"] as? String == "com.example.app")
+        let ndef = try #require(o["ndef"] as? String)
+        // 91: MB SR TNF 1 (first); 11: SR TNF 1 (middle); 54: ME SR TNF 4 (last).
+        #expect(ndef.hasPrefix("91010C5504"), "\(ndef)")
+        #expect(ndef.contains("1101055402656E6869"), "\(ndef)")
+        #expect(ndef.contains("540F0F616E64726F69642E636F6D3A706B67"), "\(ndef)")
+        let sp = try await NFCBench.run([
+            "write", "--device", "sim:tag:ntag215-uri", "--ndef", "sp:https://example.com|Example", "--dry-run",
+            "--json",
+            "--no-trace",
+        ])
+        let poster = try #require((Self.json(sp.stdout)?["records"] as? [[String: Any]])?.first, "\(sp.stdout)")
+        #expect(poster["type"] as? String == "Sp")
+        #expect(poster["uri"] as? String == "https://example.com")
+        #expect(poster["title"] as? String == "Example")
+    }
+
+    @Test("write --message takes tag show --json's JSON: the same records go on the tag")
+    func messageFile() async throws {
+        let folder = try TestFolder("msg")
+        defer { folder.remove() }
+        let show = try await NFCBench.run(["tag", "show", "ntag213-text", "--json"])
+        try show.stdout.write(toFile: folder.file("show.json"), atomically: true, encoding: .utf8)
+        let r = try await NFCBench.run([
+            "write", "--device", "sim:tag:ntag215-uri", "--message", folder.file("show.json"), "--dry-run", "--json",
+            "--no-trace",
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.json(r.stdout)?["ndef"] as? String == Self.json(show.stdout)?["ndef"] as? String, "\(r.stdout)")
+    }
+
+    @Test(
+        "sim: restore writes only the differing pages and verifies them; refuses another type; --dry-run sends nothing")
+    func restoreSim() async throws {
+        let folder = try TestFolder("restore")
+        defer { folder.remove() }
+        // The NTAG215 dump with a different text: pages 4.. changed.
+        let text = try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag215-uri.json", encoding: .utf8)
+        let changed = text.replacingOccurrences(of: "\"0319D101\"", with: "\"0300FE00\"")
+        #expect(changed != text)
+        try changed.write(toFile: folder.file("blank.json"), atomically: true, encoding: .utf8)
+        let dry = try await NFCBench.run([
+            "restore", "--device", "sim:tag:ntag215-uri", folder.file("blank.json"), "--dry-run", "--json",
+            "--no-trace",
+        ])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        let plan = try #require(Self.json(dry.stdout), "\(dry.stdout)")
+        #expect(plan["status"] as? String == "dry_run")
+        #expect((plan["writes"] as? [[String: Any]])?.map { $0["page"] as? Int } == [4], "\(dry.stdout)")
+        #expect(
+            (plan["skipped"] as? [[String: Any]])?.map { $0["page"] as? Int } == [133],
+            "the file's PWD, which the tag reads as 00, is never written: \(dry.stdout)")
+        let real = try await NFCBench.run(
+            ["restore", "--device", "sim:tag:ntag215-uri", folder.file("blank.json"), "--json", "--no-trace"],
+            environment: ["XDG_STATE_HOME": folder.file("state")])
+        #expect(real.status == 0, "\(real.stderr)")
+        let done = try #require(Self.json(real.stdout), "\(real.stdout)")
+        #expect(done["status"] as? String == "restored" && done["verified"] as? Bool == true, "\(real.stdout)")
+        #expect((done["backup"] as? String)?.hasPrefix(folder.file("state")) == true, "a backup first")
+        let other = try await NFCBench.run(["restore", "--device", "sim:tag:ntag213-text", folder.file("blank.json")])
+        #expect(other.status == 1)
+        #expect(other.stderr.contains("of its own type and size"), "\(other.stderr)")
+    }
+
+    // MARK: The virtual PN532 (libnfc's pn532_uart driver)
+
+    @Test(
+        "virtual PN532: poll --once finds what nfc-list finds; raw and apdu on it; restore onto a blank tag reads back page for page with nfc-mfultralight r"
+    )
+    func pn532() async throws {
+        let r = try await PrivateBench.run(
+            """
+            set -e
+            d="$NFCBENCH_TRACE_DIR.pn"; mkdir -p "$d"
+            python3 - "\(VirtualPN532Process.tags)/ntag213-text.json" "$d/blank.json" <<'PY'
+            import json, sys
+            t = json.load(open(sys.argv[1]))
+            for i in range(4, 40): t["pages"][i] = "00000000"
+            t["pages"][4] = "0300FE00"
+            json.dump(t, open(sys.argv[2], "w"))
+            PY
+            "$B" virtual pn532 --pty "$d/pn" --tag "$d/blank.json" --quiet --no-trace > /dev/null 2>&1 &
+            for i in $(seq 100); do [ -L "$d/pn" ] && break; sleep 0.05; done
+            LIBNFC_DEVICE="pn532_uart:$d/pn" nfc-list 2>/dev/null | grep -E 'ATQA|UID|SAK'
+            echo ---
+            "$B" poll --device "pn532_uart:$d/pn" --once --json --no-trace
+            echo ---
+            "$B" raw --device "pn532_uart:$d/pn" "30 04" --json --no-trace
+            echo ---
+            "$B" restore --device "pn532_uart:$d/pn" "\(VirtualPN532Process.tags)/ntag213-text.json" --json --no-trace
+            echo ---
+            LIBNFC_DEVICE="pn532_uart:$d/pn" nfc-mfultralight r "$d/back.mfd" > /dev/null 2>&1
+            xxd -p -c 4 "$d/back.mfd"
+            """, timeout: .seconds(120))
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 5, "\(r.stdout)\n\(r.stderr)")
+        // nfc-list: "ATQA (SENS_RES): 00  44", "UID (NFCID1): 04  1c  7e …", "SAK (SEL_RES): 00".
+        func field(_ name: String) -> String {
+            let line = parts[0].split(separator: "\n").first { $0.contains(name) } ?? ""
+            return String(line.split(separator: ":").last ?? "").replacingOccurrences(of: " ", with: "").uppercased()
+        }
+        let polled = try #require(Self.json(parts[1]), "\(parts[1])")
+        #expect(polled["uid"] as? String == field("UID"), "\(parts[0])")
+        #expect((polled["atqa"] as? String).map { String($0.suffix(2) + $0.prefix(2)) } == field("ATQA"))
+        #expect(polled["sak"] as? String == field("SAK"))
+        #expect(polled["uid"] as? String == "041C7E228A5180")
+        let raw = try #require((Self.json(parts[2])?["frames"] as? [[String: Any]])?.first, "\(parts[2])")
+        #expect(raw["data"] as? String == "0300FE00000000000000000000000000")
+        let restored = try #require(Self.json(parts[3]), "\(parts[3])")
+        #expect(restored["status"] as? String == "restored" && restored["verified"] as? Bool == true, "\(parts[3])")
+        // nfc-mfultralight's read of the restored tag, page for page: the dump, but PWD (2Bh),
+        // which no READ returns.
+        let dump = VirtualPN532Process.pages(
+            try String(contentsOfFile: "\(VirtualPN532Process.tags)/ntag213-text.json", encoding: .utf8))
+        var expected = dump
+        expected[0x2B] = "00000000"
+        let back = parts[4].split(separator: "\n").map { $0.uppercased() }
+        #expect(back == expected, "nfc-mfultralight r: \(back)")
+    }
+
+    // MARK: The vpcd card behind a private pcscd
+
+    @Test("vpcd: poll --once sees pcsc_scan's ATR; apdu --script answers as scriptor does; raw and restore on its NTAG")
+    func vpcd() async throws {
+        let script = """
+            # the NDEF application, its CC and NDEF file; then an AID the card has not
+            00 A4 04 00 07 D2 76 00 00 85 01 01 00
+            00 A4 00 0C 02 E1 03
+            00 B0 00 00 0F
+            00 A4 00 0C 02 E1 04
+            00 B0 00 00 02
+            00 B0 00 02 10
+            00 A4 04 00 07 A0 00 00 00 03 10 10 00
+            """
+        let r = try await PrivateBench.run(
+            """
+            d="$NFCBENCH_TRACE_DIR.vp"; mkdir -p "$d"
+            cat > "$d/s.apdu" <<'APDU'
+            \(script)
+            APDU
+            "$B" poll --device pcsc:0 --once --timeout 500ms --no-trace; echo "empty $?"
+            "$B" virtual card --tag t4t-uri > /dev/null 2>&1 &
+            card=$!
+            sleep 1.5
+            pcsc_scan -n -t 2 2>/dev/null | grep 'ATR:' | head -1
+            echo ---
+            "$B" poll --device pcsc:0 --once --json --no-trace
+            echo ---
+            "$B" apdu --device pcsc:0 --script "$d/s.apdu" --json --no-trace
+            echo ---
+            scriptor -r "Virtual PCD 00 00" "$d/s.apdu" 2>&1
+            echo ---
+            kill -INT $card; wait $card
+            "$B" virtual card --tag ntag213-text > /dev/null 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" raw --device pcsc:0 "30 04" --json --no-trace
+            echo ---
+            "$B" restore --device pcsc:0 ntag213-text --dry-run --json --no-trace
+            kill -INT $card; wait $card
+            """, timeout: .seconds(120))
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 6, "\(r.stdout)\n\(r.stderr)")
+        #expect(parts[0].hasPrefix("empty 1"), "no card: exit 1: \(parts[0])")
+        let atr = String(parts[0].split(separator: "ATR:").last ?? "").replacingOccurrences(of: " ", with: "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let polled = try #require(Self.json(parts[1]), "\(parts[1])")
+        #expect(polled["atr"] as? String == atr, "pcsc_scan: \(parts[0])")
+        #expect(polled["uid"] as? String == "04518A2B6C1F90")
+        #expect(polled["atr_reading"] as? String == "PC/SC part 3 ISO/IEC 14443-4 card, historical bytes 80")
+        let ours = try #require(Self.json(parts[2])?["exchanges"] as? [[String: Any]], "\(parts[2])")
+        // scriptor's answers: what follows each '< ' up to ' : ' (a long answer wraps onto the next line).
+        let flat = parts[3].replacingOccurrences(of: "\n", with: " ")
+        let scriptorHex = flat.components(separatedBy: "< ").dropFirst().map {
+            ($0.components(separatedBy: " : ").first ?? "").replacingOccurrences(of: " ", with: "")
+        }
+        #expect(ours.count == 7)
+        #expect(ours.map { $0["response"] as? String ?? "" } == scriptorHex, "scriptor: \(parts[3])")
+        let raw = try #require((Self.json(parts[4])?["frames"] as? [[String: Any]])?.first, "\(parts[4])")
+        #expect((raw["data"] as? String)?.hasPrefix("0103A00C340313D1") == true, "\(parts[4])")
+        let restore = try #require(Self.json(parts[5]), "\(parts[5])")
+        #expect(restore["status"] as? String == "dry_run", "\(parts[5])")
+        #expect((restore["writes"] as? [[String: Any]])?.isEmpty == true, "the card holds the dump already")
+    }
+}
