@@ -276,4 +276,61 @@ struct EverydayCommandsTests {
         #expect(restore["status"] as? String == "dry_run", "\(parts[5])")
         #expect((restore["writes"] as? [[String: Any]])?.isEmpty == true, "the card holds the dump already")
     }
+
+    // MARK: format --ndef-format and a multi-record write, on every device kind
+
+    @Test(
+        "format --ndef-format of a blank NTAG213 and Ultralight, then a two-record write, on sim:, the virtual PN532 and the vpcd card"
+    )
+    func ndefFormatEverywhere() async throws {
+        let r = try await PrivateBench.run(
+            """
+            set -e
+            d="$NFCBENCH_TRACE_DIR.fmt"; mkdir -p "$d"
+            python3 - "\(VirtualPN532Process.tags)" "$d" <<'PY'
+            import json, sys
+            t = json.load(open(sys.argv[1] + "/ultralight-blank.json"))
+            t["pages"][3] = t["pages"][4] = "00000000"
+            json.dump(t, open(sys.argv[2] + "/ul.json", "w"))
+            t = json.load(open(sys.argv[1] + "/ntag213-text.json"))
+            for i in range(3, 40): t["pages"][i] = "00000000"
+            json.dump(t, open(sys.argv[2] + "/n213.json", "w"))
+            PY
+            "$B" format --device "sim:tag:$d/ul.json" --ndef-format --json --no-trace
+            echo ---
+            "$B" virtual pn532 --pty "$d/pn" --tag "$d/n213.json" --save "$d/saved.json" --quiet --no-trace > /dev/null 2>&1 &
+            pn=$!
+            for i in $(seq 100); do [ -L "$d/pn" ] && break; sleep 0.05; done
+            "$B" format --device "pn532_uart:$d/pn" --ndef-format --json --no-trace
+            "$B" write --device "pn532_uart:$d/pn" --ndef uri:https://example.com --ndef text:hi --json --no-trace
+            kill -INT $pn; wait $pn
+            echo ---
+            "$B" tag show "$d/saved.json" --json
+            echo ---
+            "$B" virtual card --tag "$d/ul.json" > /dev/null 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" format --device pcsc:0 --ndef-format --dry-run --json --no-trace
+            "$B" format --device pcsc:0 --ndef-format --json --no-trace
+            "$B" write --device pcsc:0 --ndef uri:https://example.com --ndef text:hi --json --no-trace
+            "$B" format --device pcsc:0 --ndef-format --json --no-trace || echo "again $?"
+            kill -INT $card; wait $card
+            set +e  # with-pcscd's EXIT trap kills the jobs left: none here, and its kill fails
+            """, timeout: .seconds(120))
+        guard PrivateBench.available(r) else { return }
+        #expect(r.status == 0, "\(r.stderr)")
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 4, "\(r.stdout)\n\(r.stderr)")
+        #expect(Self.json(parts[0])?["status"] as? String == "written", "\(parts[0])")
+        let pn = Self.jsonLines(parts[1])
+        #expect(pn.map { $0["status"] as? String } == ["written", "written"], "\(parts[1])")
+        #expect(pn.first?["sent"] as? [String] == ["page 4", "page 3"], "the CC last")
+        let saved = try #require(Self.json(parts[2]), "\(parts[2])")
+        #expect(saved["cc"] as? String == "E1101200", "NTAG213's size from GET_VERSION")
+        #expect((saved["records"] as? [[String: Any]])?.map { $0["type"] as? String } == ["U", "T"], "\(parts[2])")
+        let card = Self.jsonLines(parts[3])
+        #expect(card.map { $0["status"] as? String } == ["dry_run", "written", "written", "refused"], "\(parts[3])")
+        #expect((card.last?["error"] as? String)?.contains("not blank") == true)
+        #expect(parts[3].contains("again 1"))
+    }
 }

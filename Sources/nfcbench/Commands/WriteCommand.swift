@@ -123,6 +123,8 @@ enum WriteCommand {
     enum Operation: Sendable {
         case ndef([UInt8], lock: Bool)
         case lock
+        /// A blank Type 2 tag's CC and empty NDEF TLV (``/NFCTags/Type2NDEFFormat``); `size`: `--size`.
+        case ndefFormat(size: Int?)
     }
 
     /// One `write`, `format` or `lock` as the command line asked for it.
@@ -162,6 +164,9 @@ enum WriteCommand {
             setup["message_bytes"] = .int(Int64(m.count))
             setup["lock"] = .bool(lock)
         case .lock: setup["lock"] = .bool(true)
+        case .ndefFormat(let size):
+            setup["ndef_format"] = .bool(true)
+            setup["size"] = size.map { .int(Int64($0)) } ?? .null
         }
         let reader = try BenchReader.open(r.device, command: r.command, setup: setup, trace: r.traceOptions)
         defer { reader.close() }
@@ -274,6 +279,56 @@ enum WriteCommand {
             say("backup of the old content: \(path)")
             return path
         }
+        if case .ndefFormat(let size) = r.operation {
+            guard case .type2(let t) = connection else {
+                return refuse("refused: --ndef-format formats blank Type 2 tags (NTAG, Ultralight); nothing written")
+            }
+            let snapshot: TagFile
+            do { snapshot = try TagSnapshot.take(target, connection) } catch {
+                return refuse("cannot read the tag: \(error); nothing written")
+            }
+            let format: Type2NDEFFormat
+            do {
+                format = try Type2NDEFFormat(
+                    type: snapshot.type, pageCount: snapshot.pages.count, page3: snapshot.pages[3], size: size)
+            } catch {
+                return refuse("refused: \(error); nothing written")
+            }
+            let cc = format.capabilityContainer.bytes.hexString(separator: " ")
+            say(
+                "the CC (page 3) is one-time programmable: \(cc) is written for good (data area \(8 * Int(format.sizeByte)) bytes)"
+            )
+            if r.dryRun {
+                say("would send \(Figures.count(format.writes.count, "write")), in this order:")
+                for w in format.writes { say("  page \(w.page): \(w.bytes.hexString(separator: " "))") }
+                say("dry run: nothing written")
+                outcome.status = .dryRun
+                outcome.sent = format.writes.map { "page \($0.page)" }
+                outcome.tagState = "Nothing was sent: the tag is unchanged"
+                return outcome
+            }
+            let backupPath = try saveBackup(snapshot, uid: target.uid, to: backup)
+            outcome.backup = backupPath
+            say("backup of the old content: \(backupPath)")
+            let sent = Type2WriteRecorder(base: t, stop: stop)
+            for w in format.writes {
+                do { try sent.write(page: UInt8(w.page), data: w.bytes) } catch {
+                    let done = sent.writes.filter { $0.failure == nil }.map { "page \($0.page)" }
+                    return stoppedPartWay(
+                        sent: done, state: done.contains("page 3") ? "The CC is written" : "The CC is not written",
+                        failure: "page \(w.page): \(error)", backup: backupPath)
+                }
+            }
+            outcome.sent = format.writes.map { "page \($0.page)" }
+            guard (try? Type2TagReader(transport: t, version: version).readNDEF()) == [] else {
+                outcome.status = .failed
+                outcome.error = "the tag does not read back as an empty NDEF tag; backup in \(backupPath)"
+                return outcome
+            }
+            say("NDEF-formatted: CC \(cc), an empty NDEF message; read back")
+            outcome.tagState = "The tag is NDEF-formatted and holds an empty NDEF message"
+            return outcome
+        }
         switch connection {
         case .type2(let t):
             let reader = Type2TagReader(transport: t, version: version)
@@ -288,7 +343,7 @@ enum WriteCommand {
             let lock: Bool
             switch r.operation {
             case .ndef(let m, let l): (message, lock) = (m, l)
-            case .lock: (message, lock) = (nil, true)
+            case .lock, .ndefFormat: (message, lock) = (nil, true)
             }
             if r.dryRun {
                 let recorder = DryRunType2Transport(base: t)
