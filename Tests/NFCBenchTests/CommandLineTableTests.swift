@@ -308,8 +308,12 @@ struct CommandLineTableTests {
         (["measure", "--device", "d"], "say what to measure first: measure detect|apdu|read|removal --device D"),
         (["measure", "--device", "d", "latency"], "WHAT is one of detect, apdu, read, removal, not 'latency'"),
         (
-            ["measure", "--device", "d", "detect"],
-            "measure detect needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
+            ["measure", "apdu", "--device", "d", "--presence", "probe"],
+            "--presence goes with measure detect or removal"
+        ),
+        (
+            ["measure", "removal", "--device", "d", "--probe-interval", "50ms"],
+            "--probe-interval goes with --presence probe"
         ),
         (
             ["check", "equivalence", "--modes", "ndef,tga"],

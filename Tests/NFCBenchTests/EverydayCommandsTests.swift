@@ -333,4 +333,64 @@ struct EverydayCommandsTests {
         #expect((card.last?["error"] as? String)?.contains("not blank") == true)
         #expect(parts[3].contains("again 1"))
     }
+
+    // MARK: measure detect|removal with a person
+
+    /// Plays the person: waits for each prompt of `measure removal` on stderr, then takes the
+    /// virtual tag away through its stdin ('remove') after a hand's pause, noting the wall-clock
+    /// time (ms) it did so, and puts it back ('present') at the next "tap" prompt.
+    static func person(_ kind: String) -> String {
+        """
+        d="$NFCBENCH_TRACE_DIR.person"; mkdir -p "$d"; mkfifo "$d/ctl"
+        if [ \(kind) = pn532 ]; then
+          "$B" virtual pn532 --pty "$d/pn" --tag ntag215-uri --quiet --no-trace < "$d/ctl" > /dev/null 2>&1 &
+          dev="pn532_uart:$d/pn"
+        else
+          "$B" virtual card --tag t4t-uri --no-trace < "$d/ctl" > /dev/null 2>&1 &
+          dev=pcsc:0
+        fi
+        exec 3> "$d/ctl"
+        sleep 1.5
+        "$B" measure removal --device "$dev" --presence probe --probe-interval 150ms --count 3 --json --no-trace \\
+          > "$d/m.json" 2> "$d/m.err" &
+        m=$!
+        for i in 1 2 3; do
+          until [ "$(grep -c 'remove the tag now' "$d/m.err")" -ge $i ] || ! kill -0 $m 2>/dev/null; do sleep 0.01; done
+          sleep 0.4
+          date +%s%3N; echo remove >&3
+          [ $i -lt 3 ] || break
+          until [ "$(grep -c 'tap the tag now' "$d/m.err")" -ge $((i + 1)) ] || ! kill -0 $m 2>/dev/null; do sleep 0.01; done
+          sleep 0.2; echo present >&3
+        done
+        wait $m; echo "measure $?"
+        echo ---
+        cat "$d/m.json"
+        exec 3>&-
+        """
+    }
+
+    @Test(
+        "measure removal --presence probe with a person, on the virtual PN532 and the vpcd card: removal within one probe interval of the tag leaving",
+        arguments: ["pn532", "vpcd"])
+    func removalWithAPerson(kind: String) async throws {
+        let r = try await PrivateBench.run(Self.person(kind), timeout: .seconds(90))
+        guard PrivateBench.available(r) else { return }
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
+        #expect(parts[0].contains("measure 0"), "\(r.stdout)\n\(r.stderr)")
+        let removedAt = parts[0].split(separator: "\n").compactMap { Double($0) }
+        let o = try #require(Self.json(parts[1]), "\(parts[1])")
+        let tries = try #require(o["tries"] as? [[String: Any]], "\(parts[1])")
+        try #require(tries.count == 3 && removedAt.count == 3, "\(r.stdout)")
+        #expect(o["presence"] as? String == "probe" && o["includes_person"] as? Bool == false)
+        for (t, removed) in zip(tries, removedAt) {
+            let probe = try #require(t["probe_lost_unix_ms"] as? Double, "\(t)")
+            let event = try #require(t["event_unix_ms"] as? Double, "\(t)")
+            // The probe goes every 150 ms: its first unanswered one comes within that interval of
+            // the tag leaving, plus the exchange and a scheduling allowance (50 ms) on 2 shared cores.
+            #expect(probe - removed >= -5 && probe - removed <= 150 + 50, "probe \(probe - removed) ms after removal")
+            #expect(event - removed >= -5, "the reader's event comes after the removal: \(event - removed) ms")
+            #expect((t["last_present_unix_ms"] as? Double ?? .infinity) < probe)
+        }
+    }
 }

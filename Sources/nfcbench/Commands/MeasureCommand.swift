@@ -18,8 +18,8 @@ enum MeasureCommand {
         options: [
             DeviceOptions.device(
                 help: """
-                    pcsc:READER, a libnfc connstring or sim:SCENARIO (apdu and read on
-                    every reader; detect and removal need --virtual-card)
+                    pcsc:READER, a libnfc connstring or sim:SCENARIO (every measure on
+                    every reader: detect and removal with a person, or --virtual-card)
                     """),
             OptionSpec(
                 "count", .int(1...1_000_000), help: "samples (default 100 for apdu and read, 10 for detect/removal)"),
@@ -39,6 +39,20 @@ enum MeasureCommand {
                     twice as high: fewer processes for the scheduler to place)
                     """),
             OptionSpec("port", .int(1...65535), help: "that card's vpcd port", default: .int(35963)),
+            OptionSpec(
+                "presence", .choice(["events", "probe"]),
+                help: """
+                    detect and removal with a person: events (the reader's own: pcscd's status
+                    changes, libnfc's presence check), or probe: also a harmless command every
+                    --probe-interval (READ page 0; SELECT of the NDEF application), both reported
+                    """, default: .text("events")),
+            OptionSpec(
+                "probe-interval", .duration(bare: .milliseconds, moreThanZero: true),
+                help: "with --presence probe: how often the probe is sent", default: .duration(.milliseconds(100)),
+                in: Duration.milliseconds(5)...Duration.seconds(10)),
+            OptionSpec(
+                "timeout", .duration(bare: .seconds, moreThanZero: true),
+                help: "detect and removal with a person: how long each prompt waits", default: .duration(.seconds(30))),
             OutputOptions.json(
                 """
                 one JSON object: count, min_us, median_us, p99_us, max_us,
@@ -71,16 +85,27 @@ enum MeasureCommand {
             Ctrl-C (SIGINT), SIGTERM or SIGHUP stop the measurement: the figures of the samples
             gathered so far are printed (JSON: "interrupted" and "requested" say so), exit 128 + the
             signal (130 for Ctrl-C). A measurement that fails prints the figures so far, then why.
-            A --virtual-card that vpcd does not take within 3 s (no pcscd, or its port held by
+            detect and removal on any reader, with a person: prompts on stderr ("tap the tag now",
+            "remove the tag now"), --count tries (default 10), each try's times in --json's "tries" (wall
+            clock, ms since 1970). Without a probe the figure runs from the prompt and includes the
+            hand; with --presence probe a harmless command goes every --probe-interval while the tag
+            is to be removed, and a removal's figure is the reader's lag behind the probe (its event
+            after the first unanswered probe): pcscd polls vpcd and readers without an interrupt
+            endpoint every 400 ms; an ACR122U is reported to show a removal about 1.6 s after card
+            commands (hardware/READERS.md). With --virtual-card the bench presents and removes the
+            card itself (PC/SC only). A --virtual-card that vpcd does not take within 3 s (no pcscd, or its port held by
             another card) is an error that says which.
             """,
         validate: { o throws(CLIError) in
             _ = try Traces.Options(o)
             let what = What(rawValue: o.positional(0)!)!
-            if !o.has("virtual-card"), what == .detect || what == .removal {
-                throw CLIError.usage(
-                    "measure \(what.rawValue) needs --virtual-card TAG: the bench must control when the tag enters and leaves the field"
-                )
+            let timing = what == .detect || what == .removal
+            if o.has("presence") && !timing { throw CLIError.usage("--presence goes with measure detect or removal") }
+            if o.has("probe-interval") && o.string("presence") != "probe" {
+                throw CLIError.usage("--probe-interval goes with --presence probe")
+            }
+            if o.has("virtual-card") && o.string("presence") == "probe" {
+                throw CLIError.usage("give --virtual-card or --presence probe, not both")
             }
         },
         run: { o in try await run(o) })
@@ -151,12 +176,20 @@ enum MeasureCommand {
         defer { signals.cancel() }
         let started = ContinuousClock.now
         var failure: (any Error)? = nil
+        let tries = Tries()
         do {
             switch what {
             case .detect, .removal:
-                try await presence(
-                    reader.watcher(), card: card!, uid: cardUID, count: count, removal: what == .removal,
-                    into: gathered, interrupted: interrupted)
+                if let card {
+                    try await presence(
+                        reader.watcher(), card: card, uid: cardUID, count: count, removal: what == .removal,
+                        into: gathered, interrupted: interrupted)
+                } else {
+                    try await person(
+                        reader, removal: what == .removal, count: count, probe: o.string("presence") == "probe",
+                        interval: o.duration("probe-interval")!, timeout: o.duration("timeout")!, into: tries,
+                        interrupted: interrupted)
+                }
             case .apdu, .read:
                 let read = what == .read
                 try await reader.withTimedTag(target!) { tag in
@@ -182,7 +215,7 @@ enum MeasureCommand {
         } catch {
             failure = error
         }
-        let samples = gathered.all
+        let samples = gathered.all + tries.all.map { .microseconds(Int64($0.figureMicroseconds.rounded())) }
         let total = ContinuousClock.now - started
         let sig = stopSignal.withLock { $0 }
         guard let stats = TimingStatistics(samples) else {
@@ -209,6 +242,15 @@ enum MeasureCommand {
         if let cut {
             figures["interrupted"] = .string(cut)
             figures["requested"] = .int(Int64(count))
+        }
+        if !tries.all.isEmpty {
+            figures["tries"] = .array(tries.all.map { .object($0.json) })
+            figures["presence"] = .string(o.string("presence")!)
+            figures["includes_person"] = .bool(tries.all.contains { $0.includesPerson })
+            if o.string("presence") == "probe" {
+                figures["probe_interval_ms"] = .double(
+                    TimingStatistics.microseconds(o.duration("probe-interval")!) / 1000)
+            }
         }
         reader.trace.record("measured", figures)
         if json {
@@ -277,6 +319,78 @@ enum MeasureCommand {
             index = j
             if removal { samples.add(lostAt - t1) }
             try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// The tries of a measurement with a person (``/NFCBenchKit/PresenceTry``).
+    final class Tries: Sendable {
+        private let list = Mutex<[PresenceTry]>([])
+        func add(_ t: PresenceTry) { list.withLock { $0.append(t) } }
+        var all: [PresenceTry] { list.withLock { $0 } }
+    }
+
+    /// `count` tries with a person: "tap the tag now" (a detection times from the prompt to
+    /// the reader's detection, the hand included), "remove it now" (a removal: with `probe`, a
+    /// READ / SELECT every `interval` until the tag stops answering, beside the reader's loss;
+    /// the figure is the reader's lag behind the probe). Prompts on stderr.
+    static func person(
+        _ reader: BenchReader, removal: Bool, count: Int, probe: Bool, interval: Duration, timeout: Duration,
+        into tries: Tries, interrupted: BenchFlag
+    ) async throws {
+        let watcher = reader.watcher()
+        defer { watcher.stop() }
+        var index = 0
+        var present: DetectedTarget? = nil
+        /// An event's time on the wall clock (the watcher stamps it on the monotonic clock).
+        func wall(_ at: ContinuousClock.Instant) -> Double {
+            PresenceTry.now() - TimingStatistics.microseconds(ContinuousClock.now - at) / 1000
+        }
+        func arrival(_ n: Int) async throws -> (DetectedTarget, prompt: Double, at: Double) {
+            let prompt = PresenceTry.now()
+            Output.err("tap the tag now (try \(n) of \(count))")
+            let (t, at, i) = try await watcher.next(
+                from: index, timeout: timeout, what: "tag", interrupted: interrupted, BackendWatcher.detected)
+            index = i
+            return (t, prompt, wall(at))
+        }
+        for n in 1...count where !interrupted.isSet {
+            if !removal {
+                if present != nil {
+                    Output.err("remove the tag")
+                    (_, _, index) = try await watcher.next(
+                        from: index, timeout: timeout, what: "removal", interrupted: interrupted, BackendWatcher.lost)
+                }
+                let (t, prompt, at) = try await arrival(n)
+                present = t
+                tries.add(PresenceTry(index: n, promptAt: prompt, eventAt: at))
+                continue
+            }
+            let target: DetectedTarget
+            if let p = present { target = p } else { target = try await arrival(n).0 }
+            present = nil
+            let prompt = PresenceTry.now()
+            Output.err("remove the tag now (try \(n) of \(count))")
+            var lastPresent: Double? = nil
+            var probeLost: Double? = nil
+            if probe {
+                while !interrupted.isSet {
+                    let answered = (try? await reader.withTag(target) { PresenceProbe.answered($0) }) ?? false
+                    let at = PresenceTry.now()
+                    if !answered {
+                        probeLost = at
+                        break
+                    }
+                    lastPresent = at
+                    try await Task.sleep(for: interval)
+                }
+            }
+            let (_, lostAt, i) = try await watcher.next(
+                from: index, timeout: timeout, what: "removal", interrupted: interrupted, BackendWatcher.lost)
+            index = i
+            tries.add(
+                PresenceTry(
+                    index: n, promptAt: prompt, lastPresentAt: lastPresent, probeLostAt: probeLost,
+                    eventAt: wall(lostAt)))
         }
     }
 
