@@ -69,6 +69,15 @@ struct EverydayCommandsTests {
         #expect(frames[0]["crc"] as? String == "26EE")
         #expect(frames[1]["reactivated"] as? Bool == true, "a NAK leaves the tag idle: it is woken for the next frame")
         #expect(frames[2]["data"] as? String == "0004040201001103", "GET_VERSION after the re-activation")
+        // Both trace like every command: each exchange is a frame record.
+        let folder = try TestFolder("xtrace")
+        defer { folder.remove() }
+        let traced = try await NFCBench.run([
+            "raw", "--device", "sim:tag:ntag215-uri", "30 04", "--trace", folder.file("raw.jsonl"), "--quiet",
+        ])
+        #expect(traced.status == 0)
+        let trace = try String(contentsOfFile: folder.file("raw.jsonl"), encoding: .utf8)
+        #expect(trace.contains(#""event":"frame""#) && trace.contains(#""command":"3004""#), "\(trace)")
         let refused = try await NFCBench.run(["raw", "--device", "sim:tag:ntag215-uri", "A2 04 00 00 00 00"])
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("WRITE (A2) writes a page: add --allow-write"), "\(refused.stderr)")

@@ -81,71 +81,11 @@ enum RestoreCommand {
             }
             defer { signals.cancel() }
             var r: JSONObject = ["command": "restore", "device": .string(device), "file": .string(path)]
-            guard case .type2(let t) = connection else {
-                r["status"] = "refused"
-                r["error"] = "the tag is ISO-DEP (Type 4): restore writes Type 2 pages"
-                return r
-            }
-            let current = try TagSnapshot.take(target, connection)
-            r["tag"] = .string("\(current.type.rawValue) UID \(target.uid.hexString())")
-            let plan: Type2RestorePlan
-            do { plan = try Type2RestorePlan(file: file, current: current, options: options) } catch {
-                r["status"] = "refused"
-                r["error"] = .string("refused: \(error); nothing written")
-                return r
-            }
-            r["writes"] = .array(
-                plan.writes.map {
-                    .object([
-                        "page": .int(Int64($0.page)), "bytes": .string($0.bytes.hexString()),
-                        "kind": .string($0.kind.rawValue), "note": .string($0.note),
-                    ])
-                })
-            r["skipped"] = .array(
-                plan.skipped.map {
-                    .object(["page": .int(Int64($0.page)), "kind": .string($0.kind.rawValue), "why": .string($0.why)])
-                })
-            say(
-                "\(dryRun ? "dry run: would write" : "restoring") \(name) onto \(current.type.rawValue) UID \(target.uid.hexString())"
-            )
-            for w in plan.writes {
-                say("  page \(w.page): \(w.bytes.hexString(separator: " ")) (\(w.note))")
-            }
-            for s in plan.skipped { say("  left page \(s.page): \(s.why)") }
-            if plan.writes.isEmpty { say("nothing to write: the tag holds the file's pages already") }
-            if dryRun {
-                r["status"] = "dry_run"
-                say("dry run: nothing written")
-                return r
-            }
-            guard !plan.writes.isEmpty else {
-                r["status"] = "restored"
-                r["verified"] = true
-                return r
-            }
-            let backup = try WriteCommand.saveBackup(current, uid: target.uid, to: backupPlan)
-            r["backup"] = .string(backup)
-            say("backup of the old content: \(backup)")
-            do throws(Type2RestoreStopped) { try plan.apply(t, stop: stop) } catch {
-                r["status"] = error.stoppedBy == nil ? "failed" : "interrupted"
-                r["interrupted_by"] = error.stoppedBy.map { .string($0) } ?? .null
-                r["sent"] = .int(Int64(error.written))
-                r["error"] = .string(
-                    "\(error.cause); \(error.written) of \(plan.writes.count) writes sent; the old content is in \(backup)"
-                )
-                return r
-            }
-            let differing = try plan.verify(t)
-            r["verified"] = .bool(differing.isEmpty)
-            if differing.isEmpty {
-                r["status"] = "restored"
-                say("wrote \(Figures.count(plan.writes.count, "page")); read back identical")
-            } else {
-                r["status"] = "failed"
-                r["error"] = .string(
-                    "read-back differs on pages \(differing.map(String.init).joined(separator: ", ")); the old content is in \(backup)"
-                )
-            }
+            r.merge(
+                try TagRestore.run(
+                    connection, file: file, name: name, options: options, dryRun: dryRun, stop: stop,
+                    snapshot: { try TagSnapshot.take(target, connection) },
+                    backup: { try WriteCommand.saveBackup($0, uid: target.uid, to: backupPlan) }, say: say))
             return r
         }
         reader.trace.record("restore_outcome", report)
