@@ -402,4 +402,49 @@ struct EverydayCommandsTests {
             #expect((t["last_present_unix_ms"] as? Double ?? .infinity) < probe)
         }
     }
+
+    @Test(
+        "measure detect with a person on the virtual PN532: each prompt, the hand, the reader's detection right after")
+    func detectWithAPerson() async throws {
+        let r = try await PrivateBench.run(
+            """
+            d="$NFCBENCH_TRACE_DIR.detect"; mkdir -p "$d"; mkfifo "$d/ctl"
+            "$B" virtual pn532 --pty "$d/pn" --tag ntag215-uri --present-after 1h --quiet --no-trace < "$d/ctl" > /dev/null 2>&1 &
+            exec 3> "$d/ctl"
+            for i in $(seq 100); do [ -L "$d/pn" ] && break; sleep 0.05; done
+            "$B" measure detect --device "pn532_uart:$d/pn" --count 2 --json --no-trace > "$d/m.json" 2> "$d/m.err" &
+            m=$!
+            for i in 1 2; do
+              until [ "$(grep -c 'tap the tag now' "$d/m.err")" -ge $i ] || ! kill -0 $m 2>/dev/null; do sleep 0.01; done
+              sleep 0.3
+              date +%s%3N; echo present >&3
+              [ $i -lt 2 ] || break
+              until [ "$(grep -c 'remove the tag' "$d/m.err")" -ge $i ] || ! kill -0 $m 2>/dev/null; do sleep 0.01; done
+              echo remove >&3
+            done
+            wait $m; echo "measure $?"
+            echo ---
+            cat "$d/m.json"
+            exec 3>&-
+            """, timeout: .seconds(60))
+        guard PrivateBench.available(r) else { return }
+        let parts = r.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
+        #expect(parts[0].contains("measure 0"), "\(r.stdout)\n\(r.stderr)")
+        let presentedAt = parts[0].split(separator: "\n").compactMap { Double($0) }
+        let o = try #require(Self.json(parts[1]), "\(parts[1])")
+        let tries = try #require(o["tries"] as? [[String: Any]], "\(parts[1])")
+        try #require(tries.count == 2 && presentedAt.count == 2, "\(r.stdout)")
+        #expect(o["includes_person"] as? Bool == true, "a detection's figure runs from the prompt")
+        for (t, presented) in zip(tries, presentedAt) {
+            let prompt = try #require(t["prompt_unix_ms"] as? Double)
+            let event = try #require(t["event_unix_ms"] as? Double)
+            #expect(prompt < presented, "the prompt comes before the hand")
+            // libnfc polls every 100 ms (InListPassiveTarget slices): the detection follows the tag
+            // within a slice or two, plus a scheduling allowance on 2 shared cores.
+            #expect(
+                event - presented >= -5 && event - presented <= 400, "detected \(event - presented) ms after the tap")
+            #expect(abs((t["figure_us"] as? Double ?? 0) / 1000 - (event - prompt)) < 1)
+        }
+    }
 }

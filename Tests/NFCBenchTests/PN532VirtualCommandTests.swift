@@ -193,7 +193,8 @@ struct PN532VirtualCommandTests {
         #expect(o?["count"] as? Int == 20)
         let median = try #require(o?["median_us"] as? Double)
         #expect(median > 0 && median < 1_000_000)
+        // detect runs on any reader now (with a person's hand): a reader that is not there is 69.
         let detect = try await NFCBench.run(["measure", "detect", "--device", "pn532_uart:/nonexistent"])
-        #expect(detect.status == 64)
+        #expect(detect.status == 69, "\(detect.stderr)")
     }
 }
