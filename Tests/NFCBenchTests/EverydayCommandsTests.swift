@@ -34,7 +34,8 @@ struct EverydayCommandsTests {
         let (p, out, _) = try NFCBench.start(["poll", "--device", "sim:tap-uri", "--json", "--no-trace"])
         try await Task.sleep(for: .milliseconds(3200))
         p.interrupt()
-        let lines = Self.jsonLines(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let read = try await NFCBench.offPool { out.fileHandleForReading.readDataToEndOfFile() }
+        let lines = Self.jsonLines(String(decoding: read, as: UTF8.self))
         try await NFCBench.offPool { p.waitUntilExit() }
         #expect(p.terminationStatus == 0, "Ctrl-C ends a poll cleanly")
         #expect(lines.map { $0["event"] as? String } == ["arrived", "left"], "\(lines)")
