@@ -260,11 +260,17 @@ struct EverydayCommandsTests {
             echo ---
             "$B" restore --device pcsc:0 ntag213-text --dry-run --json --no-trace
             kill -INT $card; wait $card
+            echo ---
+            "$B" virtual card --tag ntag213-text --personality acr122u > /dev/null 2>&1 &
+            card=$!
+            sleep 1.5
+            "$B" raw --device pcsc:0 "30 04" 60 --json --no-trace
+            kill -INT $card; wait $card
             """, timeout: .seconds(120))
         guard PrivateBench.available(r) else { return }
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
-        try #require(parts.count == 6, "\(r.stdout)\n\(r.stderr)")
+        try #require(parts.count == 7, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].hasPrefix("empty 1"), "no card: exit 1: \(parts[0])")
         let atr = String(parts[0].split(separator: "ATR:").last ?? "").replacingOccurrences(of: " ", with: "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -285,6 +291,9 @@ struct EverydayCommandsTests {
         let restore = try #require(Self.json(parts[5]), "\(parts[5])")
         #expect(restore["status"] as? String == "dry_run", "\(parts[5])")
         #expect((restore["writes"] as? [[String: Any]])?.isEmpty == true, "the card holds the dump already")
+        // An ACR122U's PC/SC interface: raw frames through its direct transmit (FF 00 00 00 … D4 42).
+        let acr = try #require(Self.json(parts[6])?["frames"] as? [[String: Any]], "\(parts[6])")
+        #expect(acr.map { $0["data"] as? String } == ["0103A00C340313D1010F5402656E4865", "0004040201000F03"])
     }
 
     // MARK: format --ndef-format and a multi-record write, on every device kind
