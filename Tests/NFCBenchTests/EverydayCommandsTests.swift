@@ -157,6 +157,15 @@ struct EverydayCommandsTests {
         let done = try #require(Self.json(real.stdout), "\(real.stdout)")
         #expect(done["status"] as? String == "restored" && done["verified"] as? Bool == true, "\(real.stdout)")
         #expect((done["backup"] as? String)?.hasPrefix(folder.file("state")) == true, "a backup first")
+        // A Type 4 file onto a Type 4 tag of another UID: refused, then with --any-uid its message.
+        let t4 = try await NFCBench.run([
+            "restore", "--device", "sim:tag:t4t-v1-uri", "t4t-uri", "--json", "--no-trace",
+        ])
+        #expect(t4.status == 1 && (Self.json(t4.stdout)?["error"] as? String)?.contains("--any-uid") == true)
+        let t4any = try await NFCBench.run(
+            ["restore", "--device", "sim:tag:t4t-v1-uri", "t4t-uri", "--any-uid", "--json", "--no-trace"],
+            environment: ["XDG_STATE_HOME": folder.file("state")])
+        #expect(Self.json(t4any.stdout)?["verified"] as? Bool == true, "\(t4any.stdout)\(t4any.stderr)")
         let other = try await NFCBench.run(["restore", "--device", "sim:tag:ntag213-text", folder.file("blank.json")])
         #expect(other.status == 1)
         #expect(other.stderr.contains("of its own type and size"), "\(other.stderr)")
@@ -252,6 +261,10 @@ struct EverydayCommandsTests {
             echo ---
             scriptor -r "Virtual PCD 00 00" "$d/s.apdu" 2>&1
             echo ---
+            "$B" restore --device pcsc:0 t4t-v1-uri --json --no-trace; echo "other uid $?"
+            "$B" restore --device pcsc:0 t4t-v1-uri --any-uid --json --no-trace
+            "$B" apdu --device pcsc:0 00A4040007D276000085010100 00A4000C02E104 00B0000040 --json --no-trace
+            echo ---
             kill -INT $card; wait $card
             "$B" virtual card --tag ntag213-text > /dev/null 2>&1 &
             card=$!
@@ -270,7 +283,7 @@ struct EverydayCommandsTests {
         guard PrivateBench.available(r) else { return }
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
-        try #require(parts.count == 7, "\(r.stdout)\n\(r.stderr)")
+        try #require(parts.count == 8, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].hasPrefix("empty 1"), "no card: exit 1: \(parts[0])")
         let atr = String(parts[0].split(separator: "ATR:").last ?? "").replacingOccurrences(of: " ", with: "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -286,13 +299,24 @@ struct EverydayCommandsTests {
         }
         #expect(ours.count == 7)
         #expect(ours.map { $0["response"] as? String ?? "" } == scriptorHex, "scriptor: \(parts[3])")
-        let raw = try #require((Self.json(parts[4])?["frames"] as? [[String: Any]])?.first, "\(parts[4])")
-        #expect((raw["data"] as? String)?.hasPrefix("0103A00C340313D1") == true, "\(parts[4])")
-        let restore = try #require(Self.json(parts[5]), "\(parts[5])")
-        #expect(restore["status"] as? String == "dry_run", "\(parts[5])")
+        // A Type 4 restore: refused for another UID, then its NDEF message written and read back.
+        let t4 = parts[4].split(separator: "\n").map(String.init)
+        #expect(t4.first.flatMap { Self.json($0)?["status"] as? String } == "refused", "\(parts[4])")
+        #expect(t4.contains("other uid 1"))
+        let t4done = try #require(t4.compactMap { Self.json($0) }.first { $0["status"] as? String != "refused" })
+        #expect(t4done["status"] as? String == "restored" && t4done["verified"] as? Bool == true, "\(parts[4])")
+        let v1Text = try String(contentsOfFile: "\(VirtualPN532Process.tags)/t4t-v1-uri.json", encoding: .utf8)
+        let nfile = try #require(Self.json(v1Text)?["ndef_file"] as? String)
+        let answers: [[[String: Any]]] = t4.compactMap { Self.json($0)?["exchanges"] as? [[String: Any]] }
+        let readBack = try #require(answers.first, "\(parts[4])")
+        #expect((readBack.last?["response"] as? String)?.hasPrefix(nfile) == true, "\(parts[4])")
+        let raw = try #require((Self.json(parts[5])?["frames"] as? [[String: Any]])?.first, "\(parts[5])")
+        #expect((raw["data"] as? String)?.hasPrefix("0103A00C340313D1") == true, "\(parts[5])")
+        let restore = try #require(Self.json(parts[6]), "\(parts[6])")
+        #expect(restore["status"] as? String == "dry_run", "\(parts[6])")
         #expect((restore["writes"] as? [[String: Any]])?.isEmpty == true, "the card holds the dump already")
         // An ACR122U's PC/SC interface: raw frames through its direct transmit (FF 00 00 00 … D4 42).
-        let acr = try #require(Self.json(parts[6])?["frames"] as? [[String: Any]], "\(parts[6])")
+        let acr = try #require(Self.json(parts[7])?["frames"] as? [[String: Any]], "\(parts[7])")
         #expect(acr.map { $0["data"] as? String } == ["0103A00C340313D1010F5402656E4865", "0004040201000F03"])
     }
 

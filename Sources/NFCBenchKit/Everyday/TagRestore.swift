@@ -14,7 +14,13 @@ public enum TagRestore {
     ) throws -> JSONObject {
         var r: JSONObject = ["status": "refused"]
         guard case .type2(let t) = connection else {
-            r["error"] = "the tag is ISO-DEP (Type 4): restore writes Type 2 pages"
+            return try type4(
+                connection, file: file, name: name, anyUID: options.anyUID, dryRun: dryRun, stop: stop,
+                snapshot: snapshot, backup: backup, say: say)
+        }
+        guard file.type.isType2 else {
+            r["error"] = .string(
+                "refused: the file is a \(file.type.rawValue) tag; the tag is a Type 2 tag; nothing written")
             return r
         }
         let current = try snapshot()
@@ -72,5 +78,86 @@ public enum TagRestore {
             r["error"] = .string("read-back differs on pages \(pages); the old content is in \(saved)")
         }
         return r
+    }
+
+    /// A Type 4 file onto a Type 4 tag: its NDEF message, when it differs, written as `write`
+    /// writes one (NLEN 0 first, the data, NLEN last: NFC Forum T4T §5.5); the CC is the tag's
+    /// own and is never written. Refused: another tag type, a read-only CC, a message larger than
+    /// the tag's file, another UID unless `anyUID` (PC/SC shows the UID through `FF CA`).
+    static func type4(
+        _ connection: TagConnection, file: TagFile, name: String, anyUID: Bool, dryRun: Bool, stop: StopRequest,
+        snapshot: () throws -> TagFile, backup: (TagFile) throws -> String, say: (String) -> Void
+    ) throws -> JSONObject {
+        var r: JSONObject = ["status": "refused"]
+        guard case .iso7816(let t) = connection, let want = file.type4?.ndefMessage else {
+            r["error"] = .string(
+                "refused: the file is a \(file.type.rawValue) tag; the tag is a Type 4 tag; nothing written")
+            return r
+        }
+        let current = try snapshot()
+        let uid = current.activation.uid.hexString()
+        r["tag"] = .string("type4 UID \(uid)")
+        if current.activation.uid != file.activation.uid && !anyUID {
+            r["error"] = .string(
+                "refused: the file is of the tag with UID \(file.activation.uid.hexString()); this tag's UID is \(uid) (add --any-uid to restore its content onto another tag); nothing written"
+            )
+            return r
+        }
+        let reader = Type4TagReader(transport: Transport(base: t))
+        let cc = try reader.detect()
+        guard cc.isWritable else {
+            r["error"] = "refused: the tag is read-only (its CC's write access); nothing written"
+            return r
+        }
+        guard want.count <= cc.maximumNDEFMessageSize else {
+            r["error"] = .string(
+                "refused: the file's message is \(want.count) bytes; this tag holds at most \(cc.maximumNDEFMessageSize); nothing written"
+            )
+            return r
+        }
+        let differs = current.type4?.ndefMessage != want
+        r["writes"] = .array(differs ? [.object(["ndef": .string(want.hexString()), "kind": "ndef_file"])] : [])
+        r["skipped"] = .array([])
+        say("\(dryRun ? "dry run: would write" : "restoring") \(name) onto type4 UID \(uid)")
+        say(
+            differs
+                ? "  the NDEF message, \(want.count) bytes (NLEN 0 first, NLEN last)"
+                : "nothing to write: the tag holds the file's NDEF message already")
+        if dryRun || !differs {
+            r["status"] = dryRun ? "dry_run" : "restored"
+            if !dryRun { r["verified"] = true }
+            if dryRun { say("dry run: nothing written") }
+            return r
+        }
+        let saved = try backup(current)
+        r["backup"] = .string(saved)
+        say("backup of the old content: \(saved)")
+        if let why = stop.requested {
+            r["status"] = "interrupted"
+            r["interrupted_by"] = .string(why)
+            r["error"] = .string("stopped by \(why) before the first write; the tag is unchanged")
+            return r
+        }
+        do { try reader.writeNDEF(want, capabilityContainer: cc) } catch {
+            r["status"] = "failed"
+            r["error"] = .string("\(error); the old content is in \(saved)")
+            return r
+        }
+        let back = try reader.readNDEF(capabilityContainer: cc)
+        r["verified"] = .bool(back == want)
+        r["status"] = back == want ? "restored" : "failed"
+        if back == want {
+            say("wrote the NDEF message; read back identical")
+        } else {
+            r["error"] = .string("read-back differs from the file's message; the old content is in \(saved)")
+        }
+        return r
+    }
+
+    /// `any APDUTransport` as the concrete type `Type4TagReader` takes.
+    struct Transport: APDUTransport {
+        let base: any APDUTransport
+        func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+        var maximumResponseLength: Int { base.maximumResponseLength }
     }
 }

@@ -9,7 +9,7 @@ import NFCTrace
 enum RestoreCommand {
     static let command = Command(
         path: ["restore"],
-        abstract: "Write a dump or backup back onto the Type 2 tag on a reader (differing pages only; backup first)",
+        abstract: "Write a dump or backup back onto its tag on a reader (differing pages only; backup first)",
         options: [
             OptionSpec(
                 "include-lock-bits", .flag,
@@ -39,7 +39,9 @@ enum RestoreCommand {
             tag type or size, a Type 4 file, another UID (unless --any-uid). A backup of the tag is
             written first, as write takes one; every written page is read back. Exit 0 restored
             (pages left that differ are listed), 1 refused, failed or not verified, 64 usage,
-            65/66 the file, 69 no device or tag, 128+N stopped by signal N.
+            65/66 the file, 69 no device or tag, 128+N stopped by signal N. A Type 4 file goes onto a
+            Type 4 tag as its NDEF message (when it differs: NLEN 0 first, the data, NLEN last, as
+            write writes one; the tag's CC is its own), with the same UID rule, backup and read-back.
             """,
         validate: { o throws(CLIError) in _ = try Traces.Options(o) },
         run: { o in try await run(o) })
@@ -50,10 +52,10 @@ enum RestoreCommand {
         let path = try DataLocation.require(name, in: "tags")
         let file: TagFile
         do throws(DataFileError) { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
-        guard file.type.isType2 else {
-            throw CLIError.data(
-                "\(name): a \(file.type.rawValue) tag file; restore writes Type 2 pages (NTAG, Ultralight)")
+        guard !file.type.isSensedOnly else {
+            throw CLIError.data("\(name): a \(file.type.rawValue) tag file holds no memory to restore")
         }
+
         let options = Type2RestorePlan.Options(
             includeLockBits: o.flag("include-lock-bits"), includeConfig: o.flag("include-config"),
             anyUID: o.flag("any-uid"))
