@@ -111,7 +111,7 @@ extension APDUExchange {
     /// Sends `command` with `transmit` and follows the card's length hints: `61 xx` is
     /// answered with GET RESPONSE (`CLA C0 00 00 xx`, the command's class) until the card
     /// stops asking (at most `limit` times), `6C xx` with the command again with Le = `xx`
-    /// (once). Throws what `transmit` throws, and ``TagCommunicationError/malformedResponse(_:)``
+    /// (once). Throws what `transmit` throws, and ``/NFCBase/TagCommunicationError/malformedResponse(_:)``
     /// for an answer shorter than a status word.
     public static func run(
         _ command: [UInt8], limit: Int = 32, _ transmit: ([UInt8]) throws -> [UInt8]
