@@ -142,3 +142,13 @@ public enum Type2Answer: Sendable, Equatable {
     /// No answer: the tag is idle, halted, or ignores the frame.
     case silent
 }
+
+/// A Type 2 tag behind a reader that also takes APDUs for it: a PC/SC reader's storage-card
+/// pseudo-APDUs (PC/SC part 3 §3.2.2.1: `FF CA` GET DATA, `FF B0` READ BINARY, `FF D6` UPDATE
+/// BINARY…), as `scriptor` sends them to any card.
+public protocol ReaderAPDUCarrier {
+    /// The reader's answer to `apdu` (data, then SW1 SW2). Throws
+    /// ``TagCommunicationError/unsupportedCommand(_:)`` when the reader below takes no APDUs
+    /// (a libnfc device or the simulator: a Type 2 tag there takes only its own commands).
+    func transmitReaderAPDU(_ apdu: [UInt8]) throws -> [UInt8]
+}

@@ -47,6 +47,14 @@ private struct WatchedType2Transport: Type2TagTransport {
     func transceive(_ frame: [UInt8]) throws -> Type2Answer { try watch.run { try base.transceive(frame) } }
 }
 
+extension WatchedType2Transport: ReaderAPDUCarrier {
+    /// The base's reader APDUs (a PC/SC storage card's), watched like every command.
+    func transmitReaderAPDU(_ apdu: [UInt8]) throws -> [UInt8] {
+        guard let carrier = base as? any ReaderAPDUCarrier else { throw TagCommunicationError.unsupportedCommand(apdu) }
+        return try watch.run { try carrier.transmitReaderAPDU(apdu) }
+    }
+}
+
 private struct WatchedAPDUTransport: APDUTransport {
     let base: any APDUTransport
     let watch: TagLossWatch

@@ -23,16 +23,29 @@ public enum TagExchanges {
         allowWrite ? [] : frames.enumerated().compactMap { i, f in Type2RawFrame.changesTag(f).map { (i + 1, $0) } }
     }
 
-    /// Sends each APDU in order over an ISO-DEP connection; `each` gets its exchange.
-    /// Throws ``WrongTarget`` for a Type 2 tag (no APDUs), or what the transport throws.
+    /// Sends each APDU in order over an ISO-DEP connection, or to a Type 2 tag's PC/SC reader
+    /// (its storage-card pseudo-APDUs, ``/NFCBase/ReaderAPDUCarrier``); `each` gets its exchange.
+    /// Throws ``WrongTarget`` for a Type 2 tag on a reader that takes no APDUs (libnfc, the
+    /// simulator), or what the transport throws.
     public static func apdus(
         _ commands: [[UInt8]], over connection: TagConnection, each: (APDUExchange) -> Void
     ) throws {
-        guard case .iso7816(let t) = connection else {
-            throw WrongTarget(
-                description: "the tag is a Type 2 tag, which takes no APDUs: send its commands with 'nfcbench raw'")
+        let wrong = WrongTarget(
+            description:
+                "the tag is a Type 2 tag and this reader takes no APDUs for it (only PC/SC readers do): send its commands with 'nfcbench raw'"
+        )
+        let transmit: ([UInt8]) throws -> [UInt8]
+        switch connection {
+        case .iso7816(let t): transmit = { try t.transmit($0) }
+        case .type2(let t):
+            guard let carrier = t as? any ReaderAPDUCarrier else { throw wrong }
+            transmit = { try carrier.transmitReaderAPDU($0) }
         }
-        for c in commands { each(try APDUExchange.run(c) { try t.transmit($0) }) }
+        for c in commands {
+            do { each(try APDUExchange.run(c, transmit)) } catch TagCommunicationError.unsupportedCommand {
+                throw wrong
+            }
+        }
     }
 
     /// One raw frame and what came back.

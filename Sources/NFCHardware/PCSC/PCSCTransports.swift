@@ -187,3 +187,10 @@ public struct PCSCType2TagTransport: Type2TagTransport, Sendable {
         }
     }
 }
+
+extension PCSCType2TagTransport: ReaderAPDUCarrier {
+    /// `SCardTransmit` of `apdu` on the storage card's connection (``PCSCAPDUTransport/transmit(_:)``).
+    public func transmitReaderAPDU(_ apdu: [UInt8]) throws -> [UInt8] {
+        try PCSCAPDUTransport(card: card).transmit(apdu)
+    }
+}

@@ -665,6 +665,22 @@ struct TracingType2Transport: Type2TagTransport {
     }
 }
 
+extension TracingType2Transport: ReaderAPDUCarrier {
+    /// The base's reader APDUs, recorded like every frame; `.unsupportedCommand` when the base
+    /// takes none.
+    func transmitReaderAPDU(_ apdu: [UInt8]) throws -> [UInt8] {
+        guard let carrier = base as? any ReaderAPDUCarrier else { throw TagCommunicationError.unsupportedCommand(apdu) }
+        do {
+            let r = try carrier.transmitReaderAPDU(apdu)
+            record(apdu, r)
+            return r
+        } catch {
+            record(apdu, nil)
+            throw error
+        }
+    }
+}
+
 /// Records each command APDU and response APDU.
 struct TracingAPDUTransport: APDUTransport {
     let base: any APDUTransport

@@ -42,7 +42,9 @@ enum ExchangeCommands {
             (00 C0 00 00 xx) until it has no more; 6C xx gets the command again with Le = xx: both
             shown as lines of their own, then '=' and the whole answer. Commands that can change the
             card need --allow-write (refused before anything is sent, exit 64). A Type 2 tag takes no
-            APDUs: use 'nfcbench raw'. Exit 0 when every APDU was answered (whatever its status
+            APDUs on libnfc or the simulator (use 'nfcbench raw');
+            behind a PC/SC reader it takes the reader's storage-card APDUs (FF CA 00 00 00 for the UID,
+            FF B0 READ BINARY…), as scriptor sends them. Exit 0 when every APDU was answered (whatever its status
             word), 1 when the tag was lost or did not answer, 65 a script line that is no APDU.
             """,
         validate: { o throws(CLIError) in
