@@ -202,11 +202,15 @@ struct EverydayCommandsTests {
             echo ---
             LIBNFC_DEVICE="pn532_uart:$d/pn" nfc-mfultralight r "$d/back.mfd" > /dev/null 2>&1
             xxd -p -c 4 "$d/back.mfd"
+            echo ---
+            "$B" virtual pn532 --pty "$d/pn4" --tag t4t-uri --quiet --no-trace > /dev/null 2>&1 &
+            for i in $(seq 100); do [ -L "$d/pn4" ] && break; sleep 0.05; done
+            "$B" apdu --device "pn532_uart:$d/pn4" 00A4040007D276000085010100 00A4000C02E104 00B0000002 --json --no-trace
             """, timeout: .seconds(120))
         guard PrivateBench.available(r) else { return }
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
-        try #require(parts.count == 5, "\(r.stdout)\n\(r.stderr)")
+        try #require(parts.count == 6, "\(r.stdout)\n\(r.stderr)")
         // nfc-list: "ATQA (SENS_RES): 00  44", "UID (NFCID1): 04  1c  7e …", "SAK (SEL_RES): 00".
         func field(_ name: String) -> String {
             let line = parts[0].split(separator: "\n").first { $0.contains(name) } ?? ""
@@ -229,6 +233,9 @@ struct EverydayCommandsTests {
         expected[0x2B] = "00000000"
         let back = parts[4].split(separator: "\n").map { $0.uppercased() }
         #expect(back == expected, "nfc-mfultralight r: \(back)")
+        // apdu through libnfc's ISO-DEP exchange: SELECT, SELECT the NDEF file, its NLEN.
+        let apdus = try #require(Self.json(parts[5])?["exchanges"] as? [[String: Any]], "\(parts[5])")
+        #expect(apdus.map { $0["response"] as? String } == ["9000", "9000", "001D9000"], "\(parts[5])")
     }
 
     // MARK: The vpcd card behind a private pcscd
