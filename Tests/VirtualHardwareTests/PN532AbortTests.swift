@@ -37,28 +37,6 @@ struct PN532AbortOverPTYTests {
         return out
     }
 
-    /// The TFI D5 response payloads in `bytes` (ACKs skipped).
-    private static func responses(_ bytes: [UInt8]) -> [[UInt8]] {
-        var rest = bytes[...]
-        var out: [[UInt8]] = []
-        while rest.count >= 6 {
-            if Array(rest.prefix(6)) == PN532FrameEncoder.ack {
-                rest = rest.dropFirst(6)
-                continue
-            }
-            let s = rest.startIndex
-            guard rest[s] == 0x00, rest[s + 1] == 0x00, rest[s + 2] == 0xFF else {
-                rest = rest.dropFirst()
-                continue
-            }
-            let length = Int(rest[s + 3])
-            guard rest.count >= length + 7 else { break }
-            out.append(Array(rest[(s + 6)..<(s + 5 + length)]))
-            rest = rest.dropFirst(length + 7)
-        }
-        return out
-    }
-
     @Test("READ then the host's ACK in one write: no READ answer ever comes; GetFirmwareVersion gets its own")
     func abortDropsTheHeldAnswer() async throws {
         let file = try TagFile.load(path: TagFileToDeviceTests.tagsDirectory + "/ntag215-uri.json")
@@ -75,12 +53,12 @@ struct PN532AbortOverPTYTests {
             write([0x55, 0x55, 0x00, 0x00, 0x00] + frame([0x14, 0x01]))  // wake-up, SAMConfiguration normal
             _ = Self.drain(fd, quiet: .milliseconds(50), limit: .seconds(5))
             write(frame([0x4A, 0x01, 0x00]))  // InListPassiveTarget 106 kbps type A
-            let listed = Self.responses(Self.drain(fd, quiet: .milliseconds(50), limit: .seconds(5)))
+            let listed = responses(Self.drain(fd, quiet: .milliseconds(50), limit: .seconds(5)))
             // The READ's answer is due after its air time and 26 bytes at 115 200 baud (~5 ms);
             // the abort is in the same write, so it is in before that on any machine.
             write(frame([0x40, 0x01, 0x30, 0x04]) + PN532FrameEncoder.ack)
             write(frame([0x02]))  // GetFirmwareVersion
-            let after = Self.responses(Self.drain(fd, quiet: .milliseconds(100), limit: .seconds(5)))
+            let after = responses(Self.drain(fd, quiet: .milliseconds(100), limit: .seconds(5)))
             return (listed, after)
         }
         #expect(seen.listed.first?.first == 0x4B, "InListPassiveTarget answered: \(seen.listed)")

@@ -8,7 +8,7 @@ private func hostFrame(_ command: [UInt8]) -> [UInt8] {
 }
 
 /// Splits the chip's output into frames, dropping the leading ACK; returns the response payloads.
-private func responses(_ bytes: [UInt8]) -> [[UInt8]] {
+func responses(_ bytes: [UInt8]) -> [[UInt8]] {
     var rest = bytes[...]
     var out: [[UInt8]] = []
     while rest.count >= 6 {
