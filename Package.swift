@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "NFCBenchKit",
             dependencies: [
-                "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
+                "NFCBase", "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
                 "NFCHardware",
                 "VirtualHardware",
             ],
@@ -94,14 +94,14 @@ let package = Package(
         .executableTarget(
             name: "nfcbench",
             dependencies: [
-                "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
+                "NFCBase", "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
                 "HCEEvents", "NFCHardware", "VirtualHardware", "ReaderSessionConformance", "ReferenceApps",
                 "NFCBenchKit", "NFCBenchFuzz",
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCTags", "NFCFiles"], swiftSettings: strict),
-        .testTarget(name: "NFCFilesTests", dependencies: ["NFCFiles", "NFCTags"], swiftSettings: strict),
+        .testTarget(name: "NFCTagsTests", dependencies: ["NFCBase", "NFCTags", "NFCFiles"], swiftSettings: strict),
+        .testTarget(name: "NFCFilesTests", dependencies: ["NFCBase", "NFCFiles", "NFCTags"], swiftSettings: strict),
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
@@ -113,11 +113,15 @@ let package = Package(
         .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
-            dependencies: ["VirtualHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "HCEEvents"],
+            dependencies: [
+                "NFCBase", "VirtualHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "HCEEvents",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
-            dependencies: ["NFCHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware"],
+            dependencies: [
+                "NFCBase", "NFCHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionConformanceTests",

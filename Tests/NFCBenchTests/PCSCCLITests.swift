@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 import Testing
 
 @testable import nfcbench
@@ -49,12 +50,12 @@ enum PrivateBench {
         nonisolated(unsafe) var o = Data()
         nonisolated(unsafe) var e = Data()
         group.enter()
-        DispatchQueue.global().async {
+        OffPool.detach(name: "nfcbench.test.pipe") {
             o = out.fileHandleForReading.readDataToEndOfFile()
             group.leave()
         }
         group.enter()
-        DispatchQueue.global().async {
+        OffPool.detach(name: "nfcbench.test.pipe") {
             e = err.fileHandleForReading.readDataToEndOfFile()
             group.leave()
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NFCBase
 import NFCFiles
 import NFCTags
 import Testing
@@ -141,9 +142,11 @@ struct OutputFileTests {
         let plan = try OutputFile.plan(s.file("f"))
         #expect(plan.destination == .writeInto)
         let path = s.file("f")
-        let reader = Task.detached { () -> [UInt8] in (try? InputFile.read(path)) ?? [] }
-        try plan.write(Array("through".utf8))
-        #expect(await reader.value == Array("through".utf8))
+        // Both ends block in open(2) until the other comes: each on a thread of its own, never
+        // on the pool Swift's tasks share (a task here held a worker until the other end came).
+        async let read = OffPool.run { () -> [UInt8] in (try? InputFile.read(path)) ?? [] }
+        try await OffPool.run { try plan.write(Array("through".utf8)) }
+        #expect(await read == Array("through".utf8))
         #expect(try #require(FilePath.linkStatus(path)).st_mode & S_IFMT == S_IFIFO)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 import NFCFiles
 import NFCTags
 import ReaderFrontend
@@ -58,11 +59,7 @@ final class FrontendEventLog: Sendable {
 /// Runs blocking work (a frontend's `withTag`, a C call that waits) on a thread of its own,
 /// never on Swift's cooperative pool.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let t = Thread { continuation.resume(with: Result { try body() }) }
-        t.name = "nfcbench.test.blocking"
-        t.start()
-    }
+    try await OffPool.run(name: "nfcbench.test.blocking", body)
 }
 
 /// `withTag` off the pool.

@@ -192,6 +192,17 @@ struct PN532ChipTests {
         #expect(idle.present(card()).isEmpty)
     }
 
+    @Test("A host ACK after a command aborts it: its answer is never sent, the next command gets its own (UM §6.2.1.3)")
+    func ackAbortsTheRunningCommand() {
+        var chip = PN532Chip()
+        _ = chip.present(card())
+        _ = chip.receive(hostFrame([0x4A, 0x01, 0x00]))
+        // A READ and the host's abort in one write: the chip's ACK of the READ, and nothing more.
+        #expect(chip.receive(hostFrame([0x40, 0x01, 0x30, 0x04]) + PN532FrameEncoder.ack) == PN532FrameEncoder.ack)
+        #expect(chip.aborts == 1)
+        #expect(responses(chip.receive(hostFrame([0x02]))).map(\.first) == [0x03])
+    }
+
     @Test(
         "A finite InAutoPoll polls PollNr × Period × 150 ms per type (UM0701-02 §7.3.13), then answers no target; a card first ends it"
     )

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NFCBase
 import NFCTags
 import VirtualHardware
 
@@ -146,7 +147,5 @@ final class VPCDTestServer: @unchecked Sendable {
 
 /// Runs blocking work on a thread of its own, off the cooperative pool.
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
+    try await OffPool.run(name: "nfcbench.test.blocking", body)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 import NFCHardware
 public import NFCTags
 public import NFCTrace
@@ -537,8 +538,6 @@ enum EquivalenceLeg {
 
     /// Blocking work on a thread of its own (never on the cooperative pool's two threads).
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { k in
-            Thread { k.resume(with: Result { try body() }) }.start()
-        }
+        try await OffPool.run(name: "nfcbench.equivalence", body)
     }
 }

@@ -61,6 +61,9 @@ public struct PN532Chip: Sendable {
     /// The host-link speed SetSerialBaudRate chose (UM0701-02 §7.2.9: 9 600 … 1 288 000 baud).
     /// On a pseudo-terminal any speed works: it is recorded, not enforced.
     public private(set) var serialBaudRate = 115_200
+    /// How many host ACKs (aborts) the chip has taken: a transport that holds responses back
+    /// until a real link would deliver them drops the ones it holds when this moves.
+    public private(set) var aborts = 0
     /// The chip's own ISO-DEP block number when it runs T=CL for InDataExchange (PCD side).
     private var pcdBlockNumber: UInt8 = 0
     /// The bit rate (212 or 424 kbit/s) a FeliCa card was last activated at.
@@ -152,6 +155,13 @@ public struct PN532Chip: Sendable {
         parser.append(bytes)
         var out: [PN532ChipOutput] = []
         while let frame = parser.next() {
+            if case .ack = frame {
+                // The host's ACK aborts the running command (UM §6.2.1.3): a response not yet
+                // on the wire is never sent. Those still in `out` go here; the caller's link
+                // schedule drops its own when ``aborts`` moves.
+                out.removeAll { !$0.isAcknowledgement }
+                aborts &+= 1
+            }
             lastCommandAir = PN532CommandAirTime()
             let answer = handle(frame)
             let ack = PN532FrameEncoder.ack

@@ -169,6 +169,18 @@ public final class VirtualPN532: Sendable {
         return device
     }
 
+    /// A chip is hardware of its own: it ACKs a frame within about a millisecond whatever its
+    /// host is doing, and clients count on it (nfcpy reads the ACK with a 100 ms timeout,
+    /// `nfc/clf/pn53x.py` `command`). The virtual chip shares its host's CPUs, so on a loaded
+    /// machine (a 2-core test run beside two compilers: load 10) the scheduler let it miss that
+    /// 100 ms and nfcpy failed with EIO. Its thread asks for nice -10 (Linux sets nice per
+    /// thread); without CAP_SYS_NICE (not root) the request is refused and the thread keeps
+    /// its priority: best effort (said in the README, beside nfcpy).
+    static func raiseThisThreadsPriority() {
+        // who 0 is the calling thread: Linux keeps nice per thread (setpriority(2), BUGS).
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -10)
+    }
+
     /// Puts `card` in the field now.
     public func present(_ card: PN532Card) {
         state.withLock { s in
@@ -392,6 +404,7 @@ public final class VirtualPN532: Sendable {
 
     private func serve() {
         defer { done.withLock { $0 = true } }
+        Self.raiseThisThreadsPriority()
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {
             let deadline = state.withLock { s in s.schedule.map(\.at).min() }
@@ -413,7 +426,16 @@ public final class VirtualPN532: Sendable {
                         record(&s, .hostToChip, chunk)
                         let baud = s.chip.serialBaudRate
                         let complete = s.link.received(chunk.count, at: .now, baud: baud)
+                        let aborts = s.chip.aborts
                         let out = s.chip.receiveTimed(chunk)
+                        if s.chip.aborts != aborts {
+                            // The host aborted (its ACK): an answer held back for the link's
+                            // timing is never sent. It was, and libnfc took an aborted READ's
+                            // answer for its next command's ("Command Code verification failed").
+                            s.schedule.removeAll {
+                                if case .send(let bytes) = $0.action { bytes != PN532FrameEncoder.ack } else { false }
+                            }
+                        }
                         recordAir(&s)
                         emit(&s, out, commandAt: complete, baud: baud)
                         // A finite poll started: the chip answers "no target" when its time is up.

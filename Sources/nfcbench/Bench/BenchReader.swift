@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 import NFCBenchKit
 import NFCFiles
 import NFCTags
@@ -255,9 +256,7 @@ private final class FrameNotes: @unchecked Sendable {
 
 /// Runs blocking work on a thread of its own.
 func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { k in
-        Thread { k.resume(with: Result { try body() }) }.start()
-    }
+    try await OffPool.run(name: "nfcbench.bench", body)
 }
 
 /// Checks the readers' lock folder (``LockFolder/prepare(_:)``): a folder

@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCBase
 import NFCBenchKit
 import NFCFiles
 import NFCHardware
@@ -336,10 +337,6 @@ enum HCELiveCLI {
     /// Runs blocking work on a thread of its own (never on the cooperative pool, where the
     /// stand-in app's task runs).
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let t = Thread { continuation.resume(returning: body()) }
-            t.name = "nfcbench.hce"
-            t.start()
-        }
+        await OffPool.run(name: "nfcbench.hce", body)
     }
 }

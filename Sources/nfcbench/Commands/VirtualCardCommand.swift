@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFCBase
 import NFCFiles
 import NFCHardware
 import NFCTags
@@ -203,22 +204,14 @@ enum VirtualCardCommand {
             }
         }
         follower.start()
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                done.wait()
-                k.resume()
-            }
-        }
+        await OffPool.run { done.wait() }
         card.stop()
         // The card's last events (its disconnect) reach the log, then the follower traces what
         // is left and ends: waited for off Swift's cooperative pool.
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                usleep(50_000)
-                stopFollowing.set()
-                followerDone.wait()
-                k.resume()
-            }
+        await OffPool.run {
+            usleep(50_000)
+            stopFollowing.set()
+            followerDone.wait()
         }
         if let why = failure.withLock({ $0 }) {
             trace.record("stopped", ["reason": "not in the field"])

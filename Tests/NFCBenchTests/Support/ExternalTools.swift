@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 import Testing
 
 /// Other people's tools the trace tests use as witnesses: tshark reads our pcapng files,
@@ -41,12 +42,12 @@ enum ExternalTool {
             nonisolated(unsafe) var o = Data()
             nonisolated(unsafe) var e = Data()
             group.enter()
-            DispatchQueue.global().async {
+            OffPool.detach(name: "nfcbench.test.pipe") {
                 o = out.fileHandleForReading.readDataToEndOfFile()
                 group.leave()
             }
             group.enter()
-            DispatchQueue.global().async {
+            OffPool.detach(name: "nfcbench.test.pipe") {
                 e = err.fileHandleForReading.readDataToEndOfFile()
                 group.leave()
             }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 
 /// Runs the built `nfcbench` binary (never `swift run`: SwiftPM's lock and rebuilds).
 ///
@@ -56,11 +57,7 @@ enum NFCBench {
     /// process never block the cooperative pool (2 threads on this machine): a blocked pool
     /// would stall every async test running beside them.
     static func offPool<T: Sendable>(_ blocking: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { k in
-            Thread.detachNewThread {
-                do { k.resume(returning: try blocking()) } catch { k.resume(throwing: error) }
-            }
-        }
+        try await OffPool.run(name: "nfcbench.test.blocking", blocking)
     }
 
     /// Runs `nfcbench args…` to completion (killed after `timeout`), off the cooperative pool.
@@ -91,12 +88,12 @@ enum NFCBench {
         nonisolated(unsafe) var outData = Data()
         nonisolated(unsafe) var errData = Data()
         group.enter()
-        DispatchQueue.global().async {
+        OffPool.detach(name: "nfcbench.test.pipe") {
             outData = out.fileHandleForReading.readDataToEndOfFile()
             group.leave()
         }
         group.enter()
-        DispatchQueue.global().async {
+        OffPool.detach(name: "nfcbench.test.pipe") {
             errData = err.fileHandleForReading.readDataToEndOfFile()
             group.leave()
         }
