@@ -511,9 +511,9 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
 /// Core NFC `NFCISO15693ReaderSession` (the legacy ISO 15693 session, iOS 11; Core NFC asks for
 /// the `com.apple.developer.nfc.readersession.iso15693.tag-identifiers` entitlement).
 ///
-/// Declared with Core NFC's shape; ISO 15693 tags are not polled on this bench yet, so
-/// `begin()` ends the session at once with 1 `readerErrorUnsupportedFeature` (Core NFC's
-/// code for a feature the reader does not offer). The ISO 15693 issue fills it in.
+/// Declared with Core NFC's shape; the legacy session is not modelled (ISO 15693 tags come
+/// through `NFCTagReaderSession` with `.iso15693`), so `begin()` ends the session at once with
+/// 1 `readerErrorUnsupportedFeature` (Core NFC's code for a feature the reader does not offer).
 public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendable {
     private let delegateBox: LegacyDelegateBox
 
@@ -525,7 +525,7 @@ public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendab
 
     override var delegateObject: AnyObject? { delegateBox.value }
 
-    /// Core NFC `readingAvailable`: false here (no ISO 15693 polling yet).
+    /// Core NFC `readingAvailable`: false here (the legacy session is not modelled).
     public override class var readingAvailable: Bool { false }
 
     override func refuseWithoutSystem() {

@@ -216,8 +216,9 @@ public struct NFCISO7816ResponseAPDU: Sendable, Hashable {
 }
 
 /// Core NFC `NFCTag`: the tag objects an ``NFCTagReaderSession`` delivers, one case per
-/// family. This bench delivers `.miFare` and `.iso7816`; `.feliCa` and `.iso15693` are
-/// declared with Core NFC's protocols (the FeliCa / ISO 15693 issue delivers them).
+/// family: `.miFare` and `.iso7816` for ISO 14443 targets, `.feliCa` (an ``NFCFeliCaTag``) for
+/// a FeliCa card under `.iso18092` polling, on its first Info.plist system that answers, and
+/// `.iso15693` (an ``NFCISO15693Tag``) under `.iso15693` polling.
 public enum NFCTag: Sendable {
     case feliCa(any NFCFeliCaTag)
     case iso7816(any NFCISO7816Tag)
