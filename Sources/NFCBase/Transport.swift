@@ -136,7 +136,7 @@ extension APDUTransport {
 /// Polling of system 12FC); the preamble, SYNC and CRC are the carrier's (a PN532's CIU adds
 /// them, JIS X 6319-4 §7). Every command after Polling carries the card's IDm.
 ///
-/// Conformers: the in-process simulator (frames straight into ``FeliCaCore``), the libnfc
+/// Conformers: the in-process simulator (frames straight into NFCTags' `FeliCaCore`), the libnfc
 /// backend and the virtual PN532 (InCommunicateThru), a PC/SC reader's transparent exchange.
 public protocol FeliCaTransport {
     /// Sends `frame` (LEN first) and returns the card's answer (LEN first). A card that stays
