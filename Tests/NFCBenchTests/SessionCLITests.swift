@@ -114,10 +114,14 @@ struct SessionCLITests {
         #expect(await reader.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
         let second = try await NFCBench.runTimed(
             ["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
-        #expect(second.elapsed < .seconds(1), "the refusal took \(second.elapsed)")
+        // Within 1 s by the tool's own clock (the record's t_us, from its start): a loaded
+        // 2-core host took 1.25 s of wall time to launch a debug build and refuse. The wall time
+        // only has to show that nothing was waited for (a lock's or the session's time limit).
+        #expect(second.elapsed < .seconds(10), "the refusal took \(second.elapsed)")
         #expect(second.status == 13)
         let last = try Self.records(second.stdout).last
         #expect(last?["event"]?.stringValue == "didInvalidateWithError")
+        #expect((last?["t_us"]?.intValue ?? .max) < 1_000_000, "\(second.stdout)")
         #expect(last?["code"]?.intValue == 203)
         // A refused session gets only didInvalidateWithError.
         #expect(!second.stdout.contains("didBecomeActive"))

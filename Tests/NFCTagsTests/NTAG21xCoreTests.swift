@@ -205,6 +205,8 @@ struct NTAG21xCoreTests {
 
 extension Type2Answer {
     var dataCount: Int? { if case .data(let d) = self { d.count } else { nil } }
+    /// The data of a data answer, else nil (for `#require`: a test never ends early quietly).
+    var data: [UInt8]? { if case .data(let d) = self { d } else { nil } }
 }
 
 /// MIFARE Ultralight C (MF0ICU2 Rev 3.3): memory, AUTHENTICATE, AUTH0/AUTH1, counter.
@@ -265,7 +267,7 @@ struct UltralightCTests {
         #expect(core.isAuthenticated)
         // A wrong RndB' is refused with NAK and the tag goes idle.
         core.wakeUp()
-        guard case .data(let again) = core.respond(to: [0x1A, 0x00]) else { return }
+        let again = try #require(core.respond(to: [0x1A, 0x00]).data, "AUTHENTICATE part 1 answers again")
         let wrong = key.encrypt(rndA + rndA, iv: Array(again[1...]))
         #expect(core.respond(to: [0xAF] + wrong) == .nak(0))
         #expect(core.state == .idle && !core.isAuthenticated)
@@ -283,7 +285,7 @@ struct UltralightCTests {
         core.wakeUp()
         #expect(core.respond(to: [0xA2, 0x10, 1, 2, 3, 4]) == .nak(0))
         core.wakeUp()
-        guard case .data(let first) = core.respond(to: [0x1A, 0x00]) else { return }
+        let first = try #require(core.respond(to: [0x1A, 0x00]).data, "AUTHENTICATE part 1 answers")
         let challenge = Array(first[1...])
         let rndB = key.decrypt(challenge, iv: [UInt8](repeating: 0, count: 8))
         _ = core.respond(

@@ -1,4 +1,5 @@
 public import NFCTags
+import Synchronization
 
 /// A libnfc device as a thin reader device (``/NFCBase/NFCDevice``) under the reader frontend: a
 /// PN532 on a UART (`pn532_uart:/dev/ttyUSB0`), the virtual PN532 on a pty, or a device of
@@ -7,7 +8,7 @@ public import NFCTags
 /// | NFCDevice | libnfc |
 /// | --- | --- |
 /// | open (``init(connstring:context:)``) | `nfc_open`, `nfc_initiator_init`, infinite select off |
-/// | ``sense(_:timeout:)`` | `nfc_initiator_poll_target` (PN532 InAutoPoll), finite: about `timeout` long |
+/// | ``sense(_:timeout:)`` | `nfc_initiator_poll_target` (PN532 InAutoPoll), finite: about `timeout` long; endless: rounds of ``endlessRound`` |
 /// | ``cancel()`` | `nfc_abort_command` |
 /// | ``isPresent(_:)`` | `nfc_initiator_target_is_present`; a select by UID where libnfc has no ping |
 /// | ``connect(_:as:)`` | ``LibNFCType2Transport`` (raw frames) or ``LibNFCAPDUTransport`` (easy framing) |
@@ -47,6 +48,8 @@ public final class LibNFCReaderDevice: NFCDevice {
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
     nonisolated(unsafe) private var lastType2: LibNFCType2Transport?
     nonisolated(unsafe) private var fieldWasTurnedOff = false
+    /// ``cancel()`` calls so far (any thread): an endless sense ends when it moves.
+    private let cancels = Atomic<Int>(0)
 
     /// Opens `connstring` (`nfc_open`) and makes the device an initiator
     /// (`nfc_initiator_init`), with infinite select off so a select of a tag that left
@@ -96,15 +99,24 @@ public final class LibNFCReaderDevice: NFCDevice {
                 .failed,
                 "\(name): libnfc polls ISO 14443-A/B and FeliCa, not \(technologies.map(\.rawValue).sorted())")
         }
-        let count = Self.pollCount(timeout, modulations: modulations)
-        let found: LibNFCTarget?
-        do {
-            found = try retryingOnce { try device.poll(modulations, count: count, period: .milliseconds(150)) }
-        } catch let e where e.code == .aborted || e.code == .timeout || e.code == .rfTransmission || e.code == .chip {
-            return []
-        } catch {
-            throw deviceError(error, "polling")
-        }
+        // Endless is rounds of finite polls until a target comes or cancel() is called: an
+        // abort libnfc loses (one that comes before its wait begins) then costs one round, not
+        // a wait for ever (a loaded test run hung on one).
+        let count = Self.pollCount(timeout ?? Self.endlessRound, modulations: modulations)
+        let cancelsAtStart = cancels.load(ordering: .acquiring)
+        var found: LibNFCTarget?
+        repeat {
+            do {
+                found = try retryingOnce { try device.poll(modulations, count: count, period: .milliseconds(150)) }
+            } catch let e where e.code == .aborted {
+                return []
+            } catch let e where e.code == .timeout || e.code == .rfTransmission || e.code == .chip {
+                found = nil
+                if timeout != nil { return [] }
+            } catch {
+                throw deviceError(error, "polling")
+            }
+        } while found == nil && timeout == nil && cancels.load(ordering: .acquiring) == cancelsAtStart
         guard let found else { return [] }
         let c = Current(presentation: nextPresentation, target: found)
         nextPresentation += 1
@@ -232,8 +244,16 @@ public final class LibNFCReaderDevice: NFCDevice {
 
     /// `nfc_abort_command`: ends a blocking poll. Any thread. An abort that comes before the
     /// poll starts waiting is lost (libnfc's `pn532_uart` replaces a pipe), which is why a
-    /// sense is bounded.
-    public func cancel() { device.abort() }
+    /// sense is bounded, and an endless one polls in rounds of ``endlessRound`` and ends at the
+    /// round's end once cancelled.
+    public func cancel() {
+        cancels.add(1, ordering: .releasing)
+        device.abort()
+    }
+
+    /// How long one round of an endless ``sense(_:timeout:)`` polls: the longest a lost abort
+    /// delays the end of a cancelled endless sense.
+    public static let endlessRound: Duration = .milliseconds(600)
 
     /// `nfc_close`.
     public func close() {

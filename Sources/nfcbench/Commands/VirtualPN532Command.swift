@@ -164,9 +164,13 @@ enum VirtualPN532Command {
     ) async throws -> Int32 {
         let fake: VirtualPN532
         let link = pty == "-" ? nil : pty
+        // With no --present-after the tag goes in the field as the chip starts, microseconds
+        // after the link appears, not by the loop below: that came later still on a loaded
+        // host, and nfc-mfultralight, started as the link appeared, found no tag.
+        let presentAtStart = file != nil && after == .zero
         do {
             if let file {
-                fake = try VirtualPN532.start(tagFile: file, ptyPath: link, timing: timing, present: false)
+                fake = try VirtualPN532.start(tagFile: file, ptyPath: link, timing: timing, present: presentAtStart)
             } else {
                 fake = try VirtualPN532.start(ptyPath: link, timing: timing)
             }
@@ -234,8 +238,8 @@ enum VirtualPN532Command {
         input.start()
 
         let start = ContinuousClock.now
-        var nextChange: ContinuousClock.Instant? = start + after
-        var phaseInField = false
+        var nextChange: ContinuousClock.Instant? = presentAtStart ? cycle.map { start + $0.0 } : start + after
+        var phaseInField = presentAtStart
         while !control.isStopped {
             let now = ContinuousClock.now
             if let at = nextChange, now >= at {
