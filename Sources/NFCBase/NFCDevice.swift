@@ -37,10 +37,20 @@ public struct SensedTarget: Sendable, Hashable {
     /// The ATR a PC/SC reader built for the card (PC/SC part 3 §3.1.3.2.3), when that is
     /// all the device shows.
     public var atr: [UInt8]?
+    /// FeliCa: PMm (8 bytes of the Polling response, JIS X 6319-4), when the device shows it.
+    public var pmm: [UInt8]?
+    /// FeliCa: the system code (2 bytes, big-endian as on the wire) the Polling response
+    /// carried (Request Code 01), when the device shows it.
+    public var systemCode: [UInt8]?
+    /// ISO/IEC 15693: the DSFID of the Inventory response, when the device shows it. For
+    /// ISO 15693 ``uid`` is the 8-byte UID in big-endian order (`E0` first), as Core NFC's
+    /// `identifier` gives it; on the air it goes LSB first.
+    public var dsfid: UInt8?
 
     public init(
         presentation: UInt64, technology: NFCTechnology = .iso14443A, uid: [UInt8], atqa: [UInt8]? = nil,
-        sak: UInt8? = nil, ats: [UInt8]? = nil, atr: [UInt8]? = nil
+        sak: UInt8? = nil, ats: [UInt8]? = nil, atr: [UInt8]? = nil, pmm: [UInt8]? = nil,
+        systemCode: [UInt8]? = nil, dsfid: UInt8? = nil
     ) {
         self.presentation = presentation
         self.technology = technology
@@ -49,6 +59,9 @@ public struct SensedTarget: Sendable, Hashable {
         self.sak = sak
         self.ats = ats
         self.atr = atr
+        self.pmm = pmm
+        self.systemCode = systemCode
+        self.dsfid = dsfid
     }
 }
 
@@ -58,6 +71,10 @@ public enum TagProtocol: String, Sendable, Hashable {
     case type2
     /// ISO-DEP (ISO/IEC 14443-4): command APDUs in, response APDUs out.
     case isoDEP
+    /// FeliCa (JIS X 6319-4, NFC Forum Type 3 Tag platform): LEN-first command frames.
+    case felica
+    /// ISO/IEC 15693-3 (NFC Forum Type 5 Tag platform): request frames (flags, command).
+    case iso15693
 }
 
 /// A live connection to one target, valid while the frontend hands it out (one exchange
@@ -67,6 +84,10 @@ public enum TagConnection {
     case type2(any Type2TagTransport)
     /// An ISO-DEP target: APDUs (ISO/IEC 7816-4).
     case iso7816(any APDUTransport)
+    /// A FeliCa card: JIS X 6319-4 command frames (Polling, Check, Update…).
+    case felica(any FeliCaTransport)
+    /// An ISO/IEC 15693 vicinity card: ISO/IEC 15693-3 requests.
+    case iso15693(any ISO15693Transport)
 }
 
 /// What a device can show and how it senses.

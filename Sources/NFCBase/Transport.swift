@@ -131,6 +131,31 @@ extension APDUTransport {
     public var maximumResponseLength: Int { 256 }
 }
 
+/// A FeliCa card (JIS X 6319-4) as a reader reaches it: one command frame in, one response
+/// frame out. Both start with their LEN byte, which counts itself (`06 00 12 FC 01 00` is a
+/// Polling of system 12FC); the preamble, SYNC and CRC are the carrier's (a PN532's CIU adds
+/// them, JIS X 6319-4 §7). Every command after Polling carries the card's IDm.
+///
+/// Conformers: the in-process simulator (frames straight into NFCTags' `FeliCaCore`), the libnfc
+/// backend and the virtual PN532 (InCommunicateThru), a PC/SC reader's transparent exchange.
+public protocol FeliCaTransport {
+    /// Sends `frame` (LEN first) and returns the card's answer (LEN first). A card that stays
+    /// silent (a Polling for a system it lacks, an IDm that is not its own, a command it does
+    /// not know) throws ``TagCommunicationError/noResponse``.
+    func exchange(_ frame: [UInt8]) throws -> [UInt8]
+}
+
+/// An ISO/IEC 15693 vicinity card as a reader reaches it: one request in, one response out
+/// (ISO/IEC 15693-3 §7.3): the request is `flags command [UID] parameters`, the response
+/// `flags [data]`, or `01 error-code` when the response's error flag is set; the CRC is the
+/// carrier's. With the Address flag (`20`) the UID follows the command LSB first, as on the
+/// air.
+public protocol ISO15693Transport {
+    /// Sends `request` (flags first, no CRC) and returns the card's response (flags first).
+    /// Silence throws ``TagCommunicationError/noResponse``.
+    func request(_ request: [UInt8]) throws -> [UInt8]
+}
+
 /// What a Type 2 tag emulation core answers to one command frame (CRC excluded).
 public enum Type2Answer: Sendable, Equatable {
     /// A data answer (READ, FAST_READ, GET_VERSION, READ_SIG, PWD_AUTH's PACK).

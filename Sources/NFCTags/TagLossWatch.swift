@@ -31,6 +31,26 @@ public final class TagLossWatch: Sendable {
         }
         return WatchedAPDUTransport(base: base, watch: self)
     }
+    /// `base`, watched.
+    public func feliCa(_ base: any FeliCaTransport) -> any FeliCaTransport {
+        WatchedFeliCaTransport(base: base, watch: self)
+    }
+    /// `base`, watched.
+    public func iso15693(_ base: any ISO15693Transport) -> any ISO15693Transport {
+        WatchedISO15693Transport(base: base, watch: self)
+    }
+}
+
+private struct WatchedFeliCaTransport: FeliCaTransport {
+    let base: any FeliCaTransport
+    let watch: TagLossWatch
+    func exchange(_ frame: [UInt8]) throws -> [UInt8] { try watch.run { try base.exchange(frame) } }
+}
+
+private struct WatchedISO15693Transport: ISO15693Transport {
+    let base: any ISO15693Transport
+    let watch: TagLossWatch
+    func request(_ request: [UInt8]) throws -> [UInt8] { try watch.run { try base.request(request) } }
 }
 
 private struct WatchedType2Transport: Type2TagTransport {

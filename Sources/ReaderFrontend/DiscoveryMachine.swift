@@ -126,11 +126,19 @@ extension DiscoveryMachine.Entry {
             switch classification.family {
             case .type2: .type2
             case .isoDEP: .type4
+            case .felica: .felica
+            case .iso15693: .iso15693
             default: .other
             }
-        let technology: NFCPollingOption = sensed.technology == .felica ? .iso18092 : .iso14443
+        let technology: NFCPollingOption =
+            switch sensed.technology {
+            case .felica: .iso18092
+            case .iso15693: .iso15693
+            case .iso14443A, .iso14443B: .iso14443
+            }
         return DetectedTarget(
             id: id, kind: kind, technology: technology, uid: sensed.uid, atqa: sensed.atqa, sak: sensed.sak,
-            ats: sensed.ats, atr: sensed.atr, family: classification.family)
+            ats: sensed.ats, atr: sensed.atr, family: classification.family, pmm: sensed.pmm,
+            systemCode: sensed.systemCode, dsfid: sensed.dsfid)
     }
 }

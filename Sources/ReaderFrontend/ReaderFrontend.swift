@@ -264,10 +264,16 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
 
     // MARK: Bench use
 
-    /// Waits up to `timeout` for a target (polling ISO 14443), and returns it. The stream
-    /// stays open, so the target stays current, until ``close()``.
+    /// Waits up to `timeout` for a target of any family the bench reads (polling ISO 14443,
+    /// FeliCa and ISO 15693, as an NDEF reader session does), and returns it. The stream stays
+    /// open, so the target stays current, until ``close()``.
     public func firstTarget(timeout: Duration) async throws -> DetectedTarget {
-        let stream = events(.iso14443)
+        try await firstTarget(timeout: timeout, polling: [.iso14443, .iso18092, .iso15693])
+    }
+
+    /// As ``firstTarget(timeout:)``, polling `options` only.
+    public func firstTarget(timeout: Duration, polling options: NFCPollingOption) async throws -> DetectedTarget {
+        let stream = events(options)
         return try await withThrowingTaskGroup(of: DetectedTarget?.self) { group in
             group.addTask {
                 for try await event in stream {
@@ -297,12 +303,19 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         return out
     }
 
+    /// The targets of the technologies polled for: a reader that polls by its own settings
+    /// (a PC/SC reader reports a FeliCa card whatever the session asked for) does not deliver
+    /// a FeliCa card to an `.iso14443`-only session (Core NFC: the polling options decide).
+    static func polled(_ field: [SensedTarget], _ technologies: Set<NFCTechnology>) -> [SensedTarget] {
+        field.filter { technologies.contains($0.technology) }
+    }
+
     /// In-memory devices: sense now and publish what changed.
     private func resense() {
         let waiters: [Delivery] = state.withLock { s in
             guard let device = s.device, s.machine.isPolling, s.failure == nil else { return [] }
             switch Result(catching: { () throws(NFCDeviceError) in try device.sense(s.technologies, timeout: .zero) }) {
-            case .success(let field): return publish(s.machine.sensed(field), in: &s)
+            case .success(let field): return publish(s.machine.sensed(Self.polled(field, s.technologies)), in: &s)
             case .failure(let error): return fail(error, in: &s)
             }
         }
@@ -346,6 +359,8 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         switch connection {
         case .type2(let t): return try body(.type2(watch.type2(t)))
         case .iso7816(let t): return try body(.iso7816(watch.apdu(t)))
+        case .felica(let t): return try body(.felica(watch.feliCa(t)))
+        case .iso15693(let t): return try body(.iso15693(watch.iso15693(t)))
         }
     }
 
@@ -527,7 +542,8 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
                 let waiters: [Delivery] = state.withLock { s in
                     guard s.machine.isPolling else { return [] }
                     switch result {
-                    case .success(let field): return publish(s.machine.sensed(field), in: &s)
+                    case .success(let field):
+                        return publish(s.machine.sensed(Self.polled(field, s.technologies)), in: &s)
                     case .failure(let e): return fail(e, in: &s)
                     }
                 }

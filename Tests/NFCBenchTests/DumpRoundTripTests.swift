@@ -20,7 +20,16 @@ struct DumpRoundTripTests {
     static let undumpable = [
         "mifare-classic-1k": "a MIFARE Classic is sensed, never read (not an NFC Forum tag)",
         "ntag215-flaky": "its fault schedule loses the tag when page 8 is read",
+        "felica-lite-s-flaky": "its fault schedule loses the tag when block 1 is read",
+        "icode-slix-flaky": "its fault schedule leaves the first READ of block 2 unanswered",
+        "felica-standard-transit": "no NFC Forum system (12FC): its other systems' services are not enumerated",
     ]
+
+    /// The devices that can present `file`: a PN532 has no ISO 15693 (the ICODE and ST25 files
+    /// are not put on it; `virtual pn532 --tag` refuses them).
+    static func devices(for file: String) -> [String] {
+        file.hasPrefix("icode-") || file.hasPrefix("st25tv-") ? devices.filter { $0 != "pn532" } : devices
+    }
 
     /// The script: `dump_on DEVICE FILE OUT` presents FILE on DEVICE and dumps it to OUT,
     /// printing `status DEVICE FILE OUT CODE`.
@@ -53,6 +62,12 @@ struct DumpRoundTripTests {
         var maxNDEF: Int?
         var mapping: String?
         var readOnly: Bool?
+        /// FeliCa: the IDm, PMm and each system's code and blocks; ISO 15693: the block size
+        /// and the blocks.
+        var idm: String?
+        var pmm: String?
+        var blocks: [String]
+        var blockSize: Int?
 
         init?(_ path: String) {
             guard let data = FileManager.default.contents(atPath: path),
@@ -66,6 +81,13 @@ struct DumpRoundTripTests {
             maxNDEF = o["max_ndef_file_size"] as? Int
             mapping = o["mapping_version"] as? String
             readOnly = o["read_only"] as? Bool
+            idm = o["idm"] as? String
+            pmm = o["pmm"] as? String
+            blockSize = o["block_size"] as? Int
+            let systems = o["systems"] as? [[String: Any]] ?? []
+            blocks =
+                (o["blocks"] as? [String] ?? [])
+                + systems.flatMap { [($0["code"] as? String ?? "?") + ":"] + ($0["blocks"] as? [String] ?? []) }
         }
     }
 
@@ -78,11 +100,11 @@ struct DumpRoundTripTests {
         #expect(files.count >= 10, "\(files)")
         var script = "W=\"$NFCBENCH_TRACE_DIR.w\"; mkdir -p \"$W\"\n" + Self.functions + "\n"
         for f in files {
-            for x in Self.devices {
+            for x in Self.devices(for: f) {
                 script += "dump_on \(x) \"\(Self.tagFolder)/\(f).json\" \"$W/\(x)-\(f).json\"\n"
                 if Self.undumpable[f] != nil { continue }
                 script += "\"$B\" tag show \"$W/\(x)-\(f).json\" >/dev/null 2>&1; echo \"show \(x) \(f) $?\"\n"
-                for y in Self.devices {
+                for y in Self.devices(for: f) {
                     script += "dump_on \(y) \"$W/\(x)-\(f).json\" \"$W/\(x)-\(f)-\(y).json\"\n"
                 }
             }
@@ -99,12 +121,12 @@ struct DumpRoundTripTests {
         var checked = 0
         for f in files {
             if let why = Self.undumpable[f] {
-                for x in Self.devices {
+                for x in Self.devices(for: f) {
                     #expect(status["\(x)-\(f).json"].map { $0 != 0 } == true, "\(f) on \(x): \(why); it dumped")
                 }
                 continue
             }
-            for x in Self.devices {
+            for x in Self.devices(for: f) {
                 let first = "\(x)-\(f).json"
                 #expect(status[first] == 0, "\(f) dumped on \(x): \(err(first))")
                 guard let d1 = Dump("\(w)/\(first)") else {
@@ -117,7 +139,7 @@ struct DumpRoundTripTests {
                         d1.type == "ultralight_c" && d1.pages.count == 48, "\(first): \(d1.type), \(d1.pages.count)")
                     #expect(d1.unread == [44, 45, 46, 47], "\(first)")
                 }
-                for y in Self.devices {
+                for y in Self.devices(for: f) {
                     let second = "\(x)-\(f)-\(y).json"
                     #expect(status[second] == 0, "\(first) presented on \(y) and dumped: \(err(second))")
                     guard let d2 = Dump("\(w)/\(second)") else {
@@ -129,6 +151,7 @@ struct DumpRoundTripTests {
                 }
             }
         }
-        #expect(checked == (files.count - Self.undumpable.count) * Self.devices.count * Self.devices.count)
+        let expected = files.filter { Self.undumpable[$0] == nil }.map { Self.devices(for: $0).count }.map { $0 * $0 }
+        #expect(checked == expected.reduce(0, +))
     }
 }

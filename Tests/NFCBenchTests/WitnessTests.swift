@@ -18,8 +18,16 @@ enum Witness {
                 let text = try? String(contentsOf: tags.appendingPathComponent(name), encoding: .utf8)
             else { return false }
             return !text.contains(#""type": "mifare_classic_1k""#) && !text.contains(#""faults""#)
+                && !vicinityTypes.contains { text.contains(#""type": ""# + $0 + #"""#) }
         }.sorted()
     }()
+
+    /// The FeliCa and ISO 15693 `type`s: not Type 2 or Type 4 tags (the FeliCa witnesses
+    /// have tests of their own; a PN532 has no ISO 15693).
+    static let vicinityTypes = ["felica_lite_s", "felica_standard", "icode_slix", "st25tv"]
+
+    /// The NFC Forum Type 3 files nfcpy reads over the virtual PN532 (FeliCa Lite-S).
+    static let type3Files = ["felica-lite-s-blank.json", "felica-lite-s-uri.json"]
 
     /// ``tagFiles`` of the Ultralight family (NFC Forum Type 2: NTAG21x, Ultralight, Ultralight C),
     /// by the file's `type`: the witnesses that read pages run on these and no others, so a run
@@ -37,9 +45,10 @@ enum Witness {
     static let faultyFiles: [String] = {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: tags.path)) ?? []
         return names.filter { name in
-            name.hasSuffix(".json")
-                && ((try? String(contentsOf: tags.appendingPathComponent(name), encoding: .utf8))?.contains(
-                    #""faults""#) ?? false)
+            guard name.hasSuffix(".json"),
+                let text = try? String(contentsOf: tags.appendingPathComponent(name), encoding: .utf8)
+            else { return false }
+            return text.contains(#""faults""#) && !vicinityTypes.contains { text.contains(#""type": ""# + $0 + #"""#) }
         }.sorted()
     }()
 
@@ -251,13 +260,15 @@ extension MfultralightWitnessTests {
 }
 
 @Suite(
-    "nfcpy reads the same NDEF message as nfcbench from every Type 2 and Type 4 tag file over the virtual PN532",
+    "nfcpy reads the same NDEF message as nfcbench from every Type 2, Type 3 and Type 4 tag file over the virtual PN532",
     .serialized,
     .enabled(
         if: Witness.isCI || Witness.nfcpyUsable,
         "needs .venv with nfcpy (scripts/install-deps) and root for the link in /dev; CI=true makes this a failure"))
 struct NfcpyWitnessTests {
-    @Test("tty:<name>:pn532, a link in /dev made and removed by nfcbench virtual pn532", arguments: Witness.tagFiles)
+    @Test(
+        "tty:<name>:pn532, a link in /dev made and removed by nfcbench virtual pn532",
+        arguments: Witness.tagFiles + Witness.type3Files)
     func readsTheSameMessage(file: String) async throws {
         try #require(Witness.nfcpyUsable, ".venv/bin/python with nfcpy and a writable /dev are required")
         let shown = try await Witness.show(file)
@@ -285,6 +296,12 @@ struct NfcpyWitnessTests {
         let theirs = (read["records"] as? [[String: Any]]) ?? []
         let ours = (shown["records"] as? [[String: Any]]) ?? []
         #expect(theirs.count == ours.count, "\(file)")
+        if shown["type"] as? String == "felica_lite_s" {  // nfcpy's class from the PMm's IC code, the SC of the Polling
+            let tag = read["tag"] as? String ?? ""
+            #expect(
+                tag.contains("Type3Tag 'FeliCa Lite-S (RC-S966)' ID=012E4CE445055B87") && tag.contains("SYS=12FC"),
+                "\(file): \(tag)")
+        }
         if shown["type"] as? String == "ultralight_c" {  // nfcpy's own 3DES (pyDes) against our AUTHENTICATE
             #expect(read["authenticated"] as? Bool == true, "\(file): \(r.stdout)")
         }
@@ -313,7 +330,7 @@ struct TagtoolWitnessTests {
 
     @Test(
         "show names the tag's record, dump -o holds its NDEF octets, load writes a new message nfcbench reads",
-        arguments: ["ntag215-uri.json", "t4t-uri.json"])
+        arguments: ["ntag215-uri.json", "t4t-uri.json", "felica-lite-s-uri.json"])
     func showDumpLoad(file: String) async throws {
         try #require(Witness.nfcpyUsable, ".venv/bin/python with nfcpy and a writable /dev are required")
         try #require(

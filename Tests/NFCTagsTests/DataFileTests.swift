@@ -64,7 +64,7 @@ struct DataFileTests {
             ),
             (
                 #", "faults": [{"kind": "tag_lost"}]"#,
-                #"t.json: field faults[0].when: missing (required): a fault needs "when" (page_read, ndef_file_read, after_cc_read, first_write) or "after_commands""#
+                #"t.json: field faults[0].when: missing (required): a fault needs "when" (page_read, ndef_file_read, after_cc_read, first_write, block_read) or "after_commands""#
             ),
             (#", "read_only": true"#, #"t.json: field read_only: only for "type": "type4""#),
             (#", "get_version": "0004""#, "t.json: field get_version: expected 8 bytes, got 2"),
@@ -92,7 +92,7 @@ struct DataFileTests {
             try tagMessage(base + #""version": 2}"#) == "t.json: field version: format version 2; this build reads 1")
         #expect(
             try tagMessage(base + #""version": 1, "type": "ntag999"}"#)
-                == #"t.json: field type: "ntag999" is not one of ntag213, ntag215, ntag216, ultralight, ultralight_c, ultralight_ev1, type4, mifare_classic_1k"#
+                == #"t.json: field type: "ntag999" is not one of ntag213, ntag215, ntag216, ultralight, ultralight_c, ultralight_ev1, type4, mifare_classic_1k, felica_lite_s, felica_standard, icode_slix, st25tv"#
         )
         #expect(try tagMessage(base + #""version": 1, "type": "ntag215"}"#) == "t.json: field uid: missing (required)")
         #expect(

@@ -122,7 +122,7 @@ struct ScenarioFileErrorTests {
             ),
             (
                 #"[{"at_ms": 5, "present": "t", "faults": [{"kind": "tag_lost"}]}]}"#,
-                #"s.json: field steps[0].faults[0].when: missing (required): a fault needs "when" (page_read, ndef_file_read, after_cc_read, first_write) or "after_commands""#
+                #"s.json: field steps[0].faults[0].when: missing (required): a fault needs "when" (page_read, ndef_file_read, after_cc_read, first_write, block_read) or "after_commands""#
             ),
             (
                 #"[{"at_ms": 5, "present": "t", "faults": [{"after_commands": true, "kind": "tag_lost"}]}]}"#,

@@ -17,6 +17,20 @@ public enum EquivalenceDevice: String, CaseIterable, Sendable {
 
     /// The device needs a vpcd slot of pcscd.
     public var usesVPCD: Bool { self == .pcsc || self == .acr122u }
+
+    /// Why this device cannot present `file`'s tag, or nil when it can. A PN532 has no ISO
+    /// 15693 (NXP PN532 data sheet: reader/writer modes ISO 14443A/B and FeliCa only), and
+    /// neither has an ACR122U, which is a PN532 behind a PC/SC front; the ACR122U
+    /// personality models its Type 2 and ISO-DEP paths only, so FeliCa on it is not modelled
+    /// here (a real ACR122U reads FeliCa, with its own ATR form `… 03 F0 11 …`).
+    public func notOffered(_ file: TagFile) -> String? {
+        switch (self, file.type.isISO15693, file.type.isFeliCa) {
+        case (.pn532, true, _): "a PN532 has no ISO 15693 (NXP PN532 data sheet)"
+        case (.acr122u, true, _): "an ACR122U (a PN532 inside) has no ISO 15693"
+        case (.acr122u, _, true): "FeliCa through the ACR122U personality is not modelled (its ATR form 03 F0 11)"
+        default: nil
+        }
+    }
 }
 
 /// One vpcd reader entry of a pcscd: its two slots, each a reader on its TCP port.
@@ -162,6 +176,20 @@ public struct EquivalenceRun: Sendable {
         if let t4 = after.type4 {
             return ["NDEF file := \(t4.ndefFile.hexString())"]
         }
+        if let f = after.feliCa, let b = before.feliCa {
+            var out: [String] = []
+            for (i, sys) in f.systems.enumerated() where i < b.systems.count {
+                for (k, blk) in sys.blocks.enumerated()
+                where k >= b.systems[i].blocks.count || blk != b.systems[i].blocks[k] {
+                    out.append("system \(String(format: "%04X", sys.code)) block \(k) := \(blk.hexString())")
+                }
+            }
+            return out.isEmpty ? ["no block changed"] : out
+        }
+        if let v = after.iso15693, let b = before.iso15693 {
+            let changed = v.blocks.indices.filter { $0 >= b.blocks.count || v.blocks[$0] != b.blocks[$0] }
+            return changed.isEmpty ? ["no block changed"] : changed.map { "block \($0) := \(v.blocks[$0].hexString())" }
+        }
         let changed = after.pages.indices.filter { $0 >= before.pages.count || after.pages[$0] != before.pages[$0] }
         return changed.isEmpty ? ["no page changed"] : changed.map { "page \($0) := \(after.pages[$0].hexString())" }
     }
@@ -172,11 +200,18 @@ public struct EquivalenceRow: Sendable {
     public var tag: String
     public var mode: EquivalenceMode
     public var runs: [(device: EquivalenceDevice, run: EquivalenceRun)]
+    /// The devices that cannot present this tag, each with why (``EquivalenceDevice/notOffered(_:)``):
+    /// not run, not compared, said in the row.
+    public var notOffered: [(device: EquivalenceDevice, reason: String)] = []
 
-    public init(tag: String, mode: EquivalenceMode, runs: [(device: EquivalenceDevice, run: EquivalenceRun)]) {
+    public init(
+        tag: String, mode: EquivalenceMode, runs: [(device: EquivalenceDevice, run: EquivalenceRun)],
+        notOffered: [(device: EquivalenceDevice, reason: String)] = []
+    ) {
         self.tag = tag
         self.mode = mode
         self.runs = runs
+        self.notOffered = notOffered
     }
 
     public var reference: [String] { runs.first?.run.events ?? [] }
@@ -192,6 +227,7 @@ public struct EquivalenceRow: Sendable {
         for (device, run) in runs.dropFirst() {
             parts.append("\(device.rawValue): " + (difference(run).map { "differs (\($0))" } ?? "same"))
         }
+        for (device, reason) in notOffered { parts.append("\(device.rawValue): not offered (\(reason))") }
         let ending = runs.first.map { "\($0.run.ending.rawValue)" } ?? "-"
         let activation = runs.map { "\($0.device.rawValue) \($0.run.activation)" }.joined(separator: ", ")
         return "\(tag) \(mode.rawValue): ending \(ending); " + parts.joined(separator: "; ")
@@ -211,6 +247,7 @@ public struct EquivalenceRow: Sendable {
             if let back = run.readBack { d["read_back_by"] = .string(back.device.rawValue) }
             devices[device.rawValue] = .object(d)
         }
+        for (device, reason) in notOffered { devices[device.rawValue] = .object(["not_offered": .string(reason)]) }
         o["devices"] = .object(devices)
         return .object(o)
     }
@@ -295,8 +332,11 @@ public struct EquivalenceCheck: Sendable {
     func row(
         _ name: String, _ file: TagFile, _ mode: EquivalenceMode, entry: VPCDEntry, serial: Int
     ) async throws -> EquivalenceRow {
+        let devices = self.devices.filter { $0.notOffered(file) == nil }
         let runs = try await legs(devices.map { ($0, file, mode) }, entry: entry, serial: serial)
-        var out = EquivalenceRow(tag: name, mode: mode, runs: [])
+        var out = EquivalenceRow(
+            tag: name, mode: mode, runs: [],
+            notOffered: self.devices.compactMap { d in d.notOffered(file).map { (d, $0) } })
         for (i, device) in devices.enumerated() {
             var run = runs[i]
             if !file.faults.isEmpty && file.type.isType2 {
@@ -406,8 +446,9 @@ enum EquivalenceLeg {
         }
         let frontend = ReaderFrontend(device: reader.field, clock: clock)
         defer { frontend.close() }
-        let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit)
+        let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit, file: file)
         let after = file.withMemory(type2: reader.field.type2Core("t"), type4: reader.field.type4Core("t"))
+            .withMemory(feliCa: reader.field.feliCaCore("t"), iso15693: reader.field.iso15693Core("t"))
         return EquivalenceRun(deviceName: reader.identifier, ending: ending, records: records, tagAfter: after)
     }
 
@@ -438,12 +479,14 @@ enum EquivalenceLeg {
             card.stop()
             throw error as? EquivalenceError ?? EquivalenceError("\(reader): \(error)")
         }
-        let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit)
+        let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit, file: file)
         try? await offPool { frontend.close() }
         let after = card.withPersonality { p -> TagFile in
             switch p {
             case let p as TagFileCardPersonality: file.withMemory(type2: p.type2Core, type4: p.type4Application)
             case let p as ACR122UPersonality: file.withMemory(type2: p.type2Core, type4: p.type4Application)
+            case let p as FeliCaPersonality: file.withMemory(feliCa: p.card.core, iso15693: nil)
+            case let p as ISO15693Personality: file.withMemory(feliCa: nil, iso15693: p.card.core)
             default: file
             }
         }
@@ -466,7 +509,7 @@ enum EquivalenceLeg {
                 throw EquivalenceError(error.message)
             }
         }
-        let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit)
+        let (ending, records) = await EquivalenceSession.run(frontend: frontend, mode: mode, limit: limit, file: file)
         try? await offPool { frontend.close() }
         let after = fake.currentCard.map { $0.updating(file) }
         return EquivalenceRun(deviceName: name, ending: ending, records: records, tagAfter: after)

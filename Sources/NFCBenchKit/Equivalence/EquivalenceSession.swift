@@ -32,19 +32,25 @@ enum EquivalenceSession {
     static let writeMessage: [UInt8] = [0xD1, 0x01, 0x14, 0x54, 0x02, 0x65, 0x6E] + Array("check equivalence".utf8)
 
     /// Runs one session of `mode` on `frontend` (time limit `limit`, thermal model off) and
-    /// returns its ending and its records, oldest first.
-    static func run(frontend: ReaderFrontend, mode: EquivalenceMode, limit: Duration) async -> (
+    /// returns its ending and its records, oldest first. A `tag` session polls the family of
+    /// `file`'s tag (`.iso14443`, `.iso18092` or `.iso15693`); the app's Info.plist lists every
+    /// system code of a FeliCa file, so its card is delivered on its first system.
+    static func run(frontend: ReaderFrontend, mode: EquivalenceMode, limit: Duration, file: TagFile? = nil) async -> (
         ending: NFCReaderError.Code, records: [JSONObject]
     ) {
         let log = RecordBuffer()
         var params = ThermalModel.disabled.parameters
         params.baseLimit = limit
         if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
+        var model = ReaderSystemModel()
+        model.feliCaSystemCodes = file?.feliCa?.systems.map { String(format: "%04X", $0.code) } ?? []
         let system = NFCReaderSystem(
-            backend: frontend, thermal: ThermalModel(parameters: params), model: ReaderSystemModel(),
+            backend: frontend, thermal: ThermalModel(parameters: params), model: model,
             observer: { record in log.add(record.json()) })
+        let polling: NFCPollingOption =
+            file.map { $0.type.isFeliCa ? .iso18092 : $0.type.isISO15693 ? .iso15693 : .iso14443 } ?? .iso14443
         let ending = await withCheckedContinuation { (k: CheckedContinuation<NFCReaderError.Code, Never>) in
-            let app = EquivalenceApp(mode: mode, system: system, log: log) { k.resume(returning: $0) }
+            let app = EquivalenceApp(mode: mode, system: system, log: log, polling: polling) { k.resume(returning: $0) }
             app.begin()
         }
         return (ending, log.all)
@@ -70,10 +76,13 @@ private final class EquivalenceApp: NSObject, NFCNDEFReaderSessionTagDelegate, N
     /// delegates weakly).
     private let held = Mutex<(AnyObject?, EquivalenceApp?)>((nil, nil))
 
+    let polling: NFCPollingOption
+
     init(
-        mode: EquivalenceMode, system: NFCReaderSystem, log: RecordBuffer,
+        mode: EquivalenceMode, system: NFCReaderSystem, log: RecordBuffer, polling: NFCPollingOption,
         finished: @escaping @Sendable (NFCReaderError.Code) -> Void
     ) {
+        self.polling = polling
         self.mode = mode
         self.system = system
         self.log = log
@@ -99,7 +108,7 @@ private final class EquivalenceApp: NSObject, NFCNDEFReaderSessionTagDelegate, N
             session.begin()
         case .tag:
             guard
-                let session = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: system)
+                let session = NFCTagReaderSession(pollingOption: polling, delegate: self, queue: nil, system: system)
             else {
                 end(.readerErrorInvalidParameter)
                 return

@@ -173,6 +173,11 @@ public final class LibNFCReaderDevice: NFCDevice {
                 return .type2(t)
             case .isoDEP:
                 return .iso7816(try LibNFCAPDUTransport(device: device))
+            case .felica:
+                return .felica(try LibNFCFeliCaTransport(device: device))
+            case .iso15693:
+                // libnfc has no ISO 15693 modulation (nfc-types.h); sense never finds one.
+                throw TagCommunicationError.unsupportedCommand([])
             }
         } catch let e as TagCommunicationError {
             throw e
@@ -265,7 +270,9 @@ public final class LibNFCReaderDevice: NFCDevice {
         case .iso14443b:
             return SensedTarget(presentation: c.presentation, technology: .iso14443B, uid: t.uid)
         case .felica:
-            return SensedTarget(presentation: c.presentation, technology: .felica, uid: t.uid)
+            return SensedTarget(
+                presentation: c.presentation, technology: .felica, uid: t.uid, pmm: t.pmm.count == 8 ? t.pmm : nil,
+                systemCode: t.systemCode.count == 2 && t.systemCode != [0, 0] ? t.systemCode : nil)
         default:
             // libnfc keeps ATQA as the PN53x reports it (`00 44`); the wire order is LSB first.
             let atqa: [UInt8]? = t.atqa.count == 2 ? [t.atqa[1], t.atqa[0]] : nil

@@ -169,3 +169,34 @@ public final class LibNFCAPDUTransport: APDUTransport {
         }
     }
 }
+
+/// A FeliCa card through libnfc: `nfc_initiator_transceive_bytes` with easy framing on (a
+/// PN53x InDataExchange), frames LEN first as JIS X 6319-4 has them; the chip adds the
+/// preamble, SYNC and CRC. At most 254 bytes a frame; a timeout is `.noResponse` (the card
+/// stays silent for a system it lacks or an IDm not its own).
+public final class LibNFCFeliCaTransport: FeliCaTransport {
+    public let device: LibNFCDevice
+    public var timeout: TransceiveTimeout
+
+    public init(device: LibNFCDevice, timeout: TransceiveTimeout = .after(.milliseconds(300))) throws {
+        self.device = device
+        self.timeout = timeout
+        do {
+            try device.setProperty(.easyFraming, true)
+            try device.setProperty(.handleCRC, true)
+        } catch let e as LibNFCError { throw e.tagCommunicationError }
+    }
+
+    public func exchange(_ frame: [UInt8]) throws -> [UInt8] {
+        guard frame.count <= 254 else { throw TagCommunicationError.packetTooLong(frame.count) }
+        do {
+            let answer = try device.transceive(frame, timeout: timeout)
+            guard let len = answer.first, Int(len) == answer.count else {
+                throw TagCommunicationError.malformedResponse("FeliCa answer \(answer.hexString()) with a wrong LEN")
+            }
+            return answer
+        } catch let e as LibNFCError {
+            throw e.tagCommunicationError
+        }
+    }
+}

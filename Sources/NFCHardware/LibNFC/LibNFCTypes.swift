@@ -38,6 +38,10 @@ public struct LibNFCTarget: Sendable, Equatable {
     public var atqa: [UInt8]
     public var sak: UInt8
     public var ats: [UInt8]
+    /// FeliCa: PMm (libnfc `abtPad`) and the system code (`abtSysCode`, zero when the
+    /// Polling answer carried none).
+    public var pmm: [UInt8] = []
+    public var systemCode: [UInt8] = []
     /// SAK bit 6 (`20`): the target speaks ISO/IEC 14443-4 (ISO-DEP).
     public var isISODEP: Bool { modulation.type == .iso14443a && sak & 0x20 != 0 }
     public init(modulation: LibNFCModulation, uid: [UInt8], atqa: [UInt8], sak: UInt8, ats: [UInt8]) {

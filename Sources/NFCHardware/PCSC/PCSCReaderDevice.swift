@@ -154,6 +154,8 @@ public final class PCSCReaderDevice: NFCDevice {
         switch proto {
         case .type2: return .type2(PCSCType2TagTransport(card: c.handle))
         case .isoDEP: return .iso7816(PCSCAPDUTransport(card: c.handle))
+        case .felica: return .felica(PCSCFeliCaTransport(card: c.handle))
+        case .iso15693: return .iso15693(PCSCISO15693Transport(card: c.handle))
         }
     }
 
@@ -204,7 +206,11 @@ public final class PCSCReaderDevice: NFCDevice {
                 technology = .iso15693
             }
         }
-        return SensedTarget(presentation: c.presentation, technology: technology, uid: c.uid, atr: c.atr)
+        // ISO 15693: the reader's `FF CA` gives the UID LSB first (as the air carries it, and as
+        // nfcbench's vpcd card and an ACR1552 answer; reader-specific): reversed here, once, to
+        // the big-endian order of Core NFC's `identifier`, when it arrived LSB first (`E0` last).
+        let uid = technology == .iso15693 && c.uid.count == 8 && c.uid.last == 0xE0 ? Array(c.uid.reversed()) : c.uid
+        return SensedTarget(presentation: c.presentation, technology: technology, uid: uid, atr: c.atr)
     }
 
     /// There is something to report without waiting: a card present that is not refused.

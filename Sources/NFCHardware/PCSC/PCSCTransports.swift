@@ -194,3 +194,93 @@ extension PCSCType2TagTransport: ReaderAPDUCarrier {
         try PCSCAPDUTransport(card: card).transmit(apdu)
     }
 }
+
+/// A FeliCa card through a PC/SC reader: each frame (LEN first) in the ACS direct-transmit
+/// pseudo-APDU `FF 00 00 00 Lc <frame>`, the answer frame (LEN first) before `90 00` (ACS
+/// ACR1252U reference manual; the convention nfcbench's vpcd FeliCa card answers). `63 00`
+/// (the reader heard nothing) is silence. Other readers carry FeliCa otherwise
+/// (hardware/pcsc-loopback/READERS.md).
+public struct PCSCFeliCaTransport: FeliCaTransport, Sendable {
+    public let card: PCSCCard
+    public init(card: PCSCCard) { self.card = card }
+
+    public func exchange(_ frame: [UInt8]) throws -> [UInt8] {
+        guard !frame.isEmpty, frame.count <= 254 else { throw TagCommunicationError.packetTooLong(frame.count) }
+        let r = try PCSCAPDUTransport(card: card).transmit([0xFF, 0x00, 0x00, 0x00, UInt8(frame.count)] + frame)
+        guard r.count >= 2 else { throw TagCommunicationError.malformedResponse("no status word") }
+        let sw = Array(r.suffix(2))
+        if sw == [0x63, 0x00] { throw TagCommunicationError.noResponse }
+        guard sw == [0x90, 0x00] else { throw TagCommunicationError.malformedResponse("status \(sw.hexString())") }
+        let answer = Array(r.dropLast(2))
+        guard let len = answer.first, Int(len) == answer.count else {
+            throw TagCommunicationError.malformedResponse("FeliCa answer \(answer.hexString()) with a wrong LEN")
+        }
+        return answer
+    }
+}
+
+/// An ISO 15693 tag through a PC/SC reader's storage-card pseudo-APDUs, block by block: READ
+/// SINGLE (`20`, `30`) is READ BINARY `FF B0 00 <block> 00` (one block; P2 = the block number,
+/// the SCM / SpringCard / ACS convention of nfcbench's vpcd card), READ MULTIPLE (`23`, `33`) one
+/// READ BINARY per block, WRITE SINGLE (`21`, `31`) UPDATE BINARY `FF D6 00 <block> <Lc>`. The
+/// storage-card API has no GET SYSTEM INFO and no other command: those are answered "not
+/// supported" (ISO 15693 error `01`), as a tag would; the Type 5 procedures then learn the block
+/// size from block 0. Blocks from 256 on are not reachable (error `10`). `63 00` (the reader
+/// heard nothing) is silence (`.noResponse`). The UID in an
+/// addressed request is dropped: the reader addresses the one tag it activated.
+public struct PCSCISO15693Transport: ISO15693Transport, Sendable {
+    public let card: PCSCCard
+    public init(card: PCSCCard) { self.card = card }
+
+    public func request(_ request: [UInt8]) throws -> [UInt8] {
+        guard request.count >= 2 else { throw TagCommunicationError.malformedResponse("empty request") }
+        let flags = request[0]
+        let cmd = request[1]
+        let p = Array(request.dropFirst(flags & 0x20 != 0 ? 10 : 2))
+        let apdu = PCSCAPDUTransport(card: card)
+        func block(_ at: Int) -> Int? {
+            switch cmd {
+            case 0x30, 0x31, 0x33: return p.count >= at + 2 ? Int(p[at]) | Int(p[at + 1]) << 8 : nil
+            default: return p.count > at ? Int(p[at]) : nil
+            }
+        }
+        func read(_ b: Int) throws -> [UInt8]? {
+            guard b < 256 else { return nil }
+            let r = try apdu.transmit([0xFF, 0xB0, 0x00, UInt8(b), 0x00])
+            // 63 00: the reader heard nothing from the tag (PC/SC part 3: no information given).
+            if Array(r.suffix(2)) == [0x63, 0x00] { throw TagCommunicationError.noResponse }
+            guard r.count >= 2, Array(r.suffix(2)) == [0x90, 0x00] else { return nil }
+            return Array(r.dropLast(2))
+        }
+        let option: [UInt8] = flags & 0x40 != 0 ? [0x00] : []
+        switch cmd {
+        case 0x20, 0x30:
+            guard let b = block(0) else { return [0x01, 0x0F] }
+            guard let d = try read(b) else { return [0x01, 0x10] }
+            return [0x00] + option + d
+        case 0x23, 0x33:
+            guard let first = block(0) else { return [0x01, 0x0F] }
+            let n = cmd == 0x33 ? (p.count >= 4 ? Int(p[2]) | Int(p[3]) << 8 : 0) : (p.count >= 2 ? Int(p[1]) : 0)
+            var out: [UInt8] = [0x00]
+            for b in first...(first + n) {
+                guard let d = try read(b) else { return [0x01, 0x10] }
+                out += option + d
+            }
+            return out
+        case 0x21, 0x31:
+            guard let b = block(0), b < 256 else { return [0x01, 0x10] }
+            let data = Array(p.dropFirst(cmd == 0x31 ? 2 : 1))
+            guard !data.isEmpty else { return [0x01, 0x0F] }
+            let r = try apdu.transmit([0xFF, 0xD6, 0x00, UInt8(b), UInt8(data.count)] + data)
+            switch Array(r.suffix(2)) {
+            case [0x90, 0x00]: return [0x00]
+            case [0x69, 0x82]: return [0x01, 0x12]
+            case [0x6A, 0x82]: return [0x01, 0x10]
+            case [0x63, 0x00]: throw TagCommunicationError.noResponse
+            default: return [0x01, 0x13]
+            }
+        default:
+            return [0x01, 0x01]
+        }
+    }
+}

@@ -10,6 +10,10 @@ public struct EmulatedTag: Sendable {
         case type4(EmulatedAPDUTransport)
         /// Sensed only (MIFARE Classic…): answers no command.
         case inert
+        /// A FeliCa card.
+        case feliCa(EmulatedFeliCaTransport)
+        /// An ISO 15693 tag.
+        case iso15693(EmulatedISO15693Transport)
     }
 
     public let activation: ISO14443AActivation
@@ -32,6 +36,13 @@ public struct EmulatedTag: Sendable {
             card = .type2(
                 EmulatedType2Transport(card: FaultyType2Core(core: image, faults: file.faults, presentation: faults)))
         case .sensedOnly: card = .inert
+        case .feliCa(let core):
+            card = .feliCa(
+                EmulatedFeliCaTransport(card: FaultyFeliCaCore(core: core, faults: file.faults, presentation: faults)))
+        case .iso15693(let core):
+            card = .iso15693(
+                EmulatedISO15693Transport(
+                    card: FaultyISO15693Core(core: core, faults: file.faults, presentation: faults)))
         }
     }
 
@@ -61,6 +72,16 @@ public struct EmulatedTag: Sendable {
                 activation: activation, card: .type4(EmulatedAPDUTransport(card: c)), faults: c.plan.faults)
         case .inert:
             return EmulatedTag(activation: activation, card: .inert, faults: faults)
+        case .feliCa(let t):
+            var c = t.card
+            c.enterField(adding: presentation)
+            return EmulatedTag(
+                activation: activation, card: .feliCa(EmulatedFeliCaTransport(card: c)), faults: c.plan.faults)
+        case .iso15693(let t):
+            var c = t.card
+            c.enterField(adding: presentation)
+            return EmulatedTag(
+                activation: activation, card: .iso15693(EmulatedISO15693Transport(card: c)), faults: c.plan.faults)
         }
     }
 
@@ -70,6 +91,8 @@ public struct EmulatedTag: Sendable {
         case .type2(let t): t.isGone
         case .type4(let t): t.isGone
         case .inert: false
+        case .feliCa(let t): t.isGone
+        case .iso15693(let t): t.isGone
         }
     }
 }
@@ -134,6 +157,22 @@ public final class EmulatedField: NFCDevice {
         }
     }
 
+    /// The FeliCa core of a presentation as it is now.
+    public func feliCaCore(_ presentation: String) -> FeliCaCore? {
+        state.withLock {
+            if case .feliCa(let t)? = $0.field[presentation]?.tag.card { return t.core }
+            return nil
+        }
+    }
+
+    /// The ISO 15693 core of a presentation as it is now.
+    public func iso15693Core(_ presentation: String) -> ISO15693Core? {
+        state.withLock {
+            if case .iso15693(let t)? = $0.field[presentation]?.tag.card { return t.core }
+            return nil
+        }
+    }
+
     /// Puts tags into the field together (one sensing sees them all). A name already in
     /// the field stays as it is.
     public func present(_ tags: [(name: String, tag: EmulatedTag)]) {
@@ -183,14 +222,30 @@ public final class EmulatedField: NFCDevice {
     // MARK: NFCDevice
 
     public func sense(_ technologies: Set<NFCTechnology>, timeout: Duration?) throws(NFCDeviceError) -> [SensedTarget] {
-        guard technologies.contains(.iso14443A) else { return [] }
-        return state.withLock { s in
+        state.withLock { s in
             // Tags that left by a fault are gone from the field for good.
             for (name, p) in s.field where p.tag.isGone { s.field[name] = nil }
-            return s.field.values.sorted { $0.serial < $1.serial }.map { p in
-                let a = p.tag.activation
-                return SensedTarget(
-                    presentation: p.serial, uid: a.uid, atqa: a.atqa, sak: a.sak, ats: a.sak & 0x20 != 0 ? a.ats : nil)
+            return s.field.values.sorted { $0.serial < $1.serial }.compactMap { p -> SensedTarget? in
+                switch p.tag.card {
+                case .feliCa(let t):
+                    // Polling with the wildcard and Request Code 01, as a reader activates
+                    // NFC-F (libnfc's default initiator data `00 FF FF 01 00`).
+                    guard technologies.contains(.felica), let r = t.activate(), r.count >= 17 else { return nil }
+                    return SensedTarget(
+                        presentation: p.serial, technology: .felica, uid: Array(r[1..<9]), pmm: Array(r[9..<17]),
+                        systemCode: r.count >= 19 ? Array(r[17..<19]) : nil)
+                case .iso15693(let t):
+                    guard technologies.contains(.iso15693), let r = t.inventory(), r.count == 10
+                    else { return nil }
+                    return SensedTarget(
+                        presentation: p.serial, technology: .iso15693, uid: Array(r[2..<10].reversed()), dsfid: r[1])
+                case .type2, .type4, .inert:
+                    guard technologies.contains(.iso14443A) else { return nil }
+                    let a = p.tag.activation
+                    return SensedTarget(
+                        presentation: p.serial, uid: a.uid, atqa: a.atqa, sak: a.sak,
+                        ats: a.sak & 0x20 != 0 ? a.ats : nil)
+                }
             }
         }
     }
@@ -208,6 +263,8 @@ public final class EmulatedField: NFCDevice {
         switch (tag.card, proto) {
         case (.type2(let t), .type2): return .type2(t)
         case (.type4(let t), .isoDEP): return .iso7816(t)
+        case (.feliCa(let t), .felica): return .felica(t)
+        case (.iso15693(let t), .iso15693): return .iso15693(t)
         default: throw .noResponse
         }
     }
@@ -219,6 +276,8 @@ public final class EmulatedField: NFCDevice {
             do { try t.reactivate() } catch let e as TagCommunicationError { throw e } catch { throw .tagLost }
         case .type4(let t): t.deselect()
         case .inert: break
+        case .feliCa(let t): _ = t.activate()
+        case .iso15693(let t): t.resetToReady()
         }
     }
 

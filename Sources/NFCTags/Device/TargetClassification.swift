@@ -10,8 +10,10 @@ public enum TargetFamily: String, Sendable, Hashable, CaseIterable {
     case mifarePlusSL2
     /// NFC-DEP (ISO/IEC 18092) peer, e.g. a phone in peer-to-peer mode.
     case nfcDEP
-    /// FeliCa (NFC Forum Type 3 platform); not read here.
+    /// FeliCa (NFC Forum Type 3 Tag platform): JIS X 6319-4 commands.
     case felica
+    /// ISO/IEC 15693 vicinity card (NFC Forum Type 5 Tag platform): ISO/IEC 15693-3 requests.
+    case iso15693
     /// Anything else.
     case other
 
@@ -20,6 +22,8 @@ public enum TargetFamily: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .type2: .type2
         case .isoDEP: .isoDEP
+        case .felica: .felica
+        case .iso15693: .iso15693
         default: nil
         }
     }
@@ -65,7 +69,7 @@ public struct TargetClassification: Sendable, Hashable {
         case .felica:
             return .init(family: .felica, rule: "NFC-F: FeliCa", source: "JIS X 6319-4")
         case .iso15693:
-            return .init(family: .other, rule: "ISO 15693: not read here", source: "ISO/IEC 15693")
+            return .init(family: .iso15693, rule: "NFC-V: ISO 15693", source: "ISO/IEC 15693-3")
         case .iso14443A:
             break
         }
@@ -118,7 +122,12 @@ public struct TargetClassification: Sendable, Hashable {
             case .mifareClassic1K, .mifareClassic4K, .mifareMini: family = .mifareClassic
             case .mifarePlusSL2_2K, .mifarePlusSL2_4K: family = .mifarePlusSL2
             case .felica: family = .felica
-            default: family = .other
+            default:
+                switch standard.rawValue {
+                case 0x09...0x0C: family = .iso15693
+                case 0x11: family = .felica
+                default: family = .other
+                }
             }
             return .init(family: family, rule: "ATR: storage card \(name.name) (\(standard.name))", source: source)
         case nil:

@@ -42,6 +42,11 @@ public struct TagFault: Sendable, Hashable {
         /// On the first write: WRITE / COMPATIBILITY_WRITE (Type 2) or UPDATE BINARY (Type 4)
         /// (`"when": "first_write"`).
         case firstWrite
+        /// On the first FeliCa Check (Read Without Encryption) or ISO 15693 READ SINGLE /
+        /// READ MULTIPLE whose blocks include this block (`"when": "block_read", "block": N`).
+        /// Block 0 is the Type 3 attribute block and the Type 5 CC, which every read starts
+        /// with: a device-independent fault names a block from 1 on.
+        case blockRead(Int)
         /// After this many tag-level commands were answered (`"after_commands": N`). Command
         /// sequences differ by reader, so this one is device-dependent: prefer the others.
         case afterCommands(Int)
@@ -77,6 +82,7 @@ public struct TagFault: Sendable, Hashable {
         case .ndefFileRead(let o): out += [("when", "\"ndef_file_read\""), ("offset", "\(o)")]
         case .afterCCRead: out += [("when", "\"after_cc_read\"")]
         case .firstWrite: out += [("when", "\"first_write\"")]
+        case .blockRead(let b): out += [("when", "\"block_read\""), ("block", "\(b)")]
         case .afterCommands(let n): out += [("after_commands", "\(n)")]
         }
         out.append(("kind", "\"\(kind.rawValue)\""))
@@ -91,6 +97,7 @@ public struct TagFault: Sendable, Hashable {
             case .ndefFileRead(let o): "while NDEF file byte \(o) is read"
             case .afterCCRead: "after the CC read"
             case .firstWrite: "on the first write"
+            case .blockRead(let b): "while block \(b) is read"
             case .afterCommands(let n): "after \(n) commands"
             }
         return "\(kind.rawValue) \(when)"
@@ -99,7 +106,7 @@ public struct TagFault: Sendable, Hashable {
 
 extension TagFault: Codable {
     enum CodingKeys: String, CodingKey {
-        case when, page, offset, kind
+        case when, page, offset, kind, block
         case afterCommands = "after_commands"
     }
 
@@ -119,7 +126,7 @@ extension TagFault: Codable {
         guard c.contains(.when) else {
             throw c.dataError(
                 .when,
-                "missing (required): a fault needs \"when\" (page_read, ndef_file_read, after_cc_read, first_write) or \"after_commands\"",
+                "missing (required): a fault needs \"when\" (page_read, ndef_file_read, after_cc_read, first_write, block_read) or \"after_commands\"",
                 code: .missingField)
         }
         switch try c.decode(String.self, forKey: .when) {
@@ -127,9 +134,11 @@ extension TagFault: Codable {
         case "ndef_file_read": trigger = .ndefFileRead(offset: try c.decodeWholeNumber(.offset, in: 0...Int(Int32.max)))
         case "after_cc_read": trigger = .afterCCRead
         case "first_write": trigger = .firstWrite
+        case "block_read": trigger = .blockRead(try c.decodeWholeNumber(.block, in: 0...65535))
         case let other:
             throw c.dataError(
-                .when, "expected one of page_read, ndef_file_read, after_cc_read, first_write, found \"\(other)\"")
+                .when,
+                "expected one of page_read, ndef_file_read, after_cc_read, first_write, block_read, found \"\(other)\"")
         }
     }
 
@@ -144,6 +153,9 @@ extension TagFault: Codable {
             try c.encode(o, forKey: .offset)
         case .afterCCRead: try c.encode("after_cc_read", forKey: .when)
         case .firstWrite: try c.encode("first_write", forKey: .when)
+        case .blockRead(let b):
+            try c.encode("block_read", forKey: .when)
+            try c.encode(b, forKey: .block)
         case .afterCommands(let n): try c.encode(n, forKey: .afterCommands)
         }
         try c.encode(kind, forKey: .kind)
@@ -203,6 +215,8 @@ public struct FaultPlan: Sendable, Hashable {
         case read(pages: ClosedRange<Int>)
         case readCC
         case readNDEF(ClosedRange<Int>)
+        /// A FeliCa Check or an ISO 15693 READ of these blocks.
+        case readBlocks([Int])
         case write
         /// GET_VERSION: identification, not part of a read (``TagFault/Trigger/afterCCRead``).
         case identify
@@ -252,12 +266,62 @@ public struct FaultPlan: Sendable, Hashable {
         }
     }
 
+    /// The fault hitting this FeliCa command frame (LEN first), if any; it is then spent.
+    public mutating func check(feliCa frame: [UInt8]) -> TagFault.Kind? {
+        guard frame.count >= 2 else { return check(.other) }
+        switch frame[1] {
+        case 0x06:
+            // LEN 06 IDm(8) m SCL(2m) n BL…
+            var blocks: [Int] = []
+            if frame.count > 10 {
+                var i = 11 + 2 * Int(frame[10])
+                if i < frame.count {
+                    let n = Int(frame[i])
+                    i += 1
+                    for _ in 0..<n where i + 1 < frame.count {
+                        if frame[i] & 0x80 != 0 {
+                            blocks.append(Int(frame[i + 1]))
+                            i += 2
+                        } else if i + 2 < frame.count {
+                            blocks.append(Int(frame[i + 1]) | Int(frame[i + 2]) << 8)
+                            i += 3
+                        } else {
+                            break
+                        }
+                    }
+                }
+            }
+            return check(.readBlocks(blocks))
+        case 0x08: return check(.write)
+        default: return check(.other)
+        }
+    }
+
+    /// The fault hitting this ISO 15693 request (flags first), if any; it is then spent.
+    public mutating func check(iso15693 request: [UInt8]) -> TagFault.Kind? {
+        guard request.count >= 2 else { return check(.other) }
+        let flags = request[0]
+        let p = Array(request.dropFirst(flags & 0x20 != 0 && flags & 0x04 == 0 ? 10 : 2))
+        switch request[1] {
+        case 0x20 where p.count >= 1: return check(.readBlocks([Int(p[0])]))
+        case 0x30 where p.count >= 2: return check(.readBlocks([Int(p[0]) | Int(p[1]) << 8]))
+        case 0x23 where p.count >= 2: return check(.readBlocks(Array(Int(p[0])...(Int(p[0]) + Int(p[1])))))
+        case 0x33 where p.count >= 4:
+            let first = Int(p[0]) | Int(p[1]) << 8
+            return check(.readBlocks(Array(first...(first + (Int(p[2]) | Int(p[3]) << 8)))))
+        case 0x21, 0x24, 0x31, 0x34: return check(.write)
+        case 0x2B: return check(.identify)
+        default: return check(.other)
+        }
+    }
+
     private mutating func check(_ command: Command) -> TagFault.Kind? {
         defer {
             commands += 1
             switch command {
             case .readCC: ccWasRead = true
             case .read(let pages) where pages.contains(3): ccWasRead = true
+            case .readBlocks(let blocks) where blocks.contains(0): ccWasRead = true
             default: break
             }
         }
@@ -274,6 +338,8 @@ public struct FaultPlan: Sendable, Hashable {
                 if case .read(let pages) = command { hit = pages.contains(p) } else { hit = false }
             case .ndefFileRead(let o):
                 if case .readNDEF(let bytes) = command { hit = bytes.contains(o) } else { hit = false }
+            case .blockRead(let b):
+                if case .readBlocks(let blocks) = command { hit = blocks.contains(b) } else { hit = false }
             }
             if hit {
                 fired[i] = true
@@ -377,5 +443,82 @@ public struct FaultyType4Core: Sendable {
         isGone = false
         plan.enterField(adding: presentation)
         core.deselect()
+    }
+}
+
+/// A FeliCa emulation core behind a ``FaultPlan`` (see ``FaultyType2Core``): `tag_lost`
+/// makes the card silent for good, `no_answer` swallows one frame, `corrupt_reply` drops the
+/// answer's last byte.
+public struct FaultyFeliCaCore: Sendable {
+    public private(set) var core: FeliCaCore
+    public private(set) var plan: FaultPlan
+    public private(set) var isGone = false
+
+    public init(core: FeliCaCore, faults: [TagFault] = [], presentation: [TagFault] = []) {
+        self.core = core
+        self.plan = FaultPlan(faults, presentation: presentation)
+    }
+
+    /// The answer to one frame (LEN first), `nil` for silence.
+    public mutating func respond(to frame: [UInt8]) -> [UInt8]? {
+        if isGone { return nil }
+        switch plan.check(feliCa: frame) {
+        case .tagLost?:
+            isGone = true
+            return nil
+        case .noAnswer?: return nil
+        case .corruptReply?: return core.respond(to: frame).map { Array($0.dropLast()) }
+        case nil: return core.respond(to: frame)
+        }
+    }
+
+    /// Polling straight into the core (a reader's activation; no fault fires on it).
+    public mutating func poll(systemCode: [UInt8], requestCode: UInt8) -> [UInt8]? {
+        isGone ? nil : core.poll(systemCode: systemCode, requestCode: requestCode)
+    }
+
+    public mutating func enterField(adding presentation: [TagFault] = []) {
+        isGone = false
+        plan.enterField(adding: presentation)
+    }
+}
+
+/// An ISO 15693 emulation core behind a ``FaultPlan`` (see ``FaultyFeliCaCore``).
+public struct FaultyISO15693Core: Sendable {
+    public private(set) var core: ISO15693Core
+    public private(set) var plan: FaultPlan
+    public private(set) var isGone = false
+
+    public init(core: ISO15693Core, faults: [TagFault] = [], presentation: [TagFault] = []) {
+        self.core = core
+        self.plan = FaultPlan(faults, presentation: presentation)
+    }
+
+    /// The response to one request (flags first), `nil` for silence.
+    public mutating func respond(to request: [UInt8]) -> [UInt8]? {
+        if isGone { return nil }
+        switch plan.check(iso15693: request) {
+        case .tagLost?:
+            isGone = true
+            return nil
+        case .noAnswer?: return nil
+        case .corruptReply?: return core.respond(to: request).map { Array($0.dropLast()) }
+        case nil: return core.respond(to: request)
+        }
+    }
+
+    /// Inventory (one slot, no mask) straight into the core, as a reader's activation sends
+    /// it: `00 DSFID UID(LSB first)`, `nil` when the tag is gone. No fault fires on it.
+    public mutating func inventory() -> [UInt8]? {
+        isGone ? nil : core.respond(to: [0x26, 0x01, 0x00])
+    }
+
+    /// Reset To Ready (a reader's re-activation), straight into the core.
+    public mutating func resetToReady() { core.powerOn() }
+
+    public mutating func enterField(adding presentation: [TagFault] = []) {
+        isGone = false
+        plan.enterField(adding: presentation)
+        core.powerOn()
     }
 }

@@ -14,12 +14,31 @@ public struct TagFile: Sendable, Hashable {
         /// MIFARE Classic 1K (SAK `08`): sensed by every reader, never read or written here
         /// (Crypto-1 sectors are not an NFC Forum tag platform); the file holds no sector data.
         case mifareClassic1K = "mifare_classic_1k"
+        /// FeliCa Lite-S (RC-S966): one system (12FC when NDEF-formatted), an NFC Forum Type 3 Tag.
+        case feliCaLiteS = "felica_lite_s"
+        /// A FeliCa Standard-like card: one or more systems with services (a transit card).
+        case feliCaStandard = "felica_standard"
+        /// NXP ICODE SLIX (ISO/IEC 15693): an NFC Forum Type 5 Tag.
+        case icodeSLIX = "icode_slix"
+        /// ST ST25TV (ISO/IEC 15693): an NFC Forum Type 5 Tag.
+        case st25tv
 
         /// A card a reader senses but this package does not exchange with (no emulation core).
         public var isSensedOnly: Bool { self == .mifareClassic1K }
 
+        /// A FeliCa card (``TagFile/feliCa``).
+        public var isFeliCa: Bool { self == .feliCaLiteS || self == .feliCaStandard }
+
+        /// An ISO/IEC 15693 tag (``TagFile/iso15693``).
+        public var isISO15693: Bool { self == .icodeSLIX || self == .st25tv }
+
         /// An NFC Forum Type 2 tag (NTAG21x, the Ultralight family): a memory of pages.
-        public var isType2: Bool { self != .type4 && !isSensedOnly }
+        public var isType2: Bool { self != .type4 && !isSensedOnly && !isFeliCa && !isISO15693 }
+
+        /// The RF technology a reader senses it with.
+        public var technology: NFCTechnology {
+            isFeliCa ? .felica : isISO15693 ? .iso15693 : .iso14443A
+        }
 
         /// The Type 2 memory map for `pageCount` pages (Ultralight EV1 has two sizes).
         public func type2Variant(pageCount: Int) -> NTAG21xCore.Variant? {
@@ -30,7 +49,7 @@ public struct TagFile: Sendable, Hashable {
             case .ultralight: .ultralight
             case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
-            case .type4, .mifareClassic1K: nil
+            case .type4, .mifareClassic1K, .feliCaLiteS, .feliCaStandard, .icodeSLIX, .st25tv: nil
             }
         }
     }
@@ -88,6 +107,13 @@ public struct TagFile: Sendable, Hashable {
     public var pages: [[UInt8]]
     /// Type 4 contents (`nil` for Type 2).
     public var type4: Type4Contents?
+    /// A FeliCa card (``TagType/isFeliCa``): IDm, PMm, systems, services and blocks; `nil`
+    /// otherwise. Such a file has no ISO/IEC 14443-A activation: ``activation`` is
+    /// ``TagFile/noTypeAActivation`` and no device shows it.
+    public var feliCa: FeliCaCore?
+    /// An ISO/IEC 15693 tag (``TagType/isISO15693``): UID, DSFID, AFI, IC reference, blocks and
+    /// lock bits; `nil` otherwise. ``activation`` is ``TagFile/noTypeAActivation``.
+    public var iso15693: ISO15693Core?
     /// Scheduled transport faults.
     public var faults: [TagFault]
     /// A free comment (our format's `comment`).
@@ -102,6 +128,11 @@ public struct TagFile: Sendable, Hashable {
     /// PACK, which no reader can read), `tag show` reports them, and ``restorablePages``
     /// leaves them out, so nothing writes them back to a tag.
     public var unreadPages: [Int] = []
+
+    /// The ``activation`` of a FeliCa or ISO 15693 file, which has none (4 zero bytes, ATQA
+    /// `00 00`, SAK `00`): a placeholder no device presents (they present ``feliCa`` or
+    /// ``iso15693``).
+    public static let noTypeAActivation = try! ISO14443AActivation(uid: [0, 0, 0, 0], atqa: [0, 0], sak: 0)
 
     public init(
         type: TagType, activation: ISO14443AActivation, getVersion: [UInt8]? = nil, signature: [UInt8]? = nil,
@@ -159,6 +190,13 @@ public struct TagFile: Sendable, Hashable {
     /// with the other formats (UID length, ATQA, page count).
     private static func parseOurs(_ data: Data, tree: Any) throws(TagFileError) -> TagFile {
         let j = try DataFile.decode(TagFileJSON.self, from: data, tree: tree, file: nil)
+        if j.type.isFeliCa || j.type.isISO15693 {
+            var file = TagFile(
+                type: j.type, activation: noTypeAActivation, faults: j.faults, comment: j.comment, source: .nfcbench)
+            file.feliCa = j.feliCa
+            file.iso15693 = j.iso15693
+            return file
+        }
         var file = TagFile(
             type: j.type, activation: try makeActivation(uid: j.uid, atqa: j.atqa, sak: j.sak, ats: j.ats),
             getVersion: j.getVersion, signature: j.signature, type4: j.type4, faults: j.faults, comment: j.comment,
@@ -488,10 +526,37 @@ public struct TagFile: Sendable, Hashable {
         }
         var lines: [String] = ["  \"format\": \"nfcbench-tag\"", "  \"version\": 1", "  \"type\": \(q(type.rawValue))"]
         if let comment { lines.append("  \"comment\": \(q(comment))") }
-        lines.append("  \"uid\": \(q(activation.uid.hexString()))")
-        lines.append("  \"atqa\": \(q(activation.atqa.hexString()))")
-        lines.append("  \"sak\": \(q([activation.sak].hexString()))")
-        if let ats = activation.ats { lines.append("  \"ats\": \(q(ats.hexString()))") }
+        if let f = feliCa {
+            lines.append("  \"idm\": \(q(f.systems.first?.idm.hexString() ?? ""))")
+            lines.append("  \"pmm\": \(q(f.pmm.hexString()))")
+            lines.append("  \"max_read_blocks\": \(f.maximumReadBlocks)")
+            lines.append("  \"max_write_blocks\": \(f.maximumWriteBlocks)")
+            lines.append("  \"request_response\": \(f.answersRequestResponse)")
+            let systems = f.systems.map { s in
+                "    {\"code\": \(q(String(format: "%04X", s.code))), \"services\": ["
+                    + s.services.map { q(String(format: "%04X", $0.code)) }.joined(separator: ", ")
+                    + "], \"blocks\": [\n"
+                    + s.blocks.map { "      \(q($0.hexString()))" }.joined(separator: ",\n") + "\n    ]}"
+            }
+            lines.append("  \"systems\": [\n" + systems.joined(separator: ",\n") + "\n  ]")
+        } else if let v = iso15693 {
+            lines.append("  \"uid\": \(q(v.uid.hexString()))")
+            lines.append("  \"dsfid\": \(q([v.dsfid].hexString()))")
+            lines.append("  \"afi\": \(q([v.afi].hexString()))")
+            lines.append("  \"ic_reference\": \(q([v.icReference].hexString()))")
+            lines.append("  \"block_size\": \(v.blockSize)")
+            lines.append(
+                "  \"blocks\": [\n" + v.blocks.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
+            if !v.lockedBlocks.isEmpty {
+                lines.append(
+                    "  \"locked_blocks\": [\(v.lockedBlocks.sorted().map(String.init).joined(separator: ", "))]")
+            }
+        } else {
+            lines.append("  \"uid\": \(q(activation.uid.hexString()))")
+            lines.append("  \"atqa\": \(q(activation.atqa.hexString()))")
+            lines.append("  \"sak\": \(q([activation.sak].hexString()))")
+            if let ats = activation.ats { lines.append("  \"ats\": \(q(ats.hexString()))") }
+        }
         if let getVersion { lines.append("  \"get_version\": \(q(getVersion.hexString()))") }
         if let signature { lines.append("  \"signature\": \(q(signature.hexString()))") }
         if let t4 = type4 {
@@ -500,7 +565,7 @@ public struct TagFile: Sendable, Hashable {
             lines.append("  \"mapping_version\": \(q(t4.mappingVersion))")
             lines.append("  \"read_only\": \(t4.readOnly)")
             lines.append("  \"file_id\": \(q(t4.fileID.hexString()))")
-        } else if !type.isSensedOnly {
+        } else if !type.isSensedOnly && type.isType2 {
             lines.append(
                 "  \"pages\": [\n" + pages.map { "    \(q($0.hexString()))" }.joined(separator: ",\n") + "\n  ]")
             if !unreadPages.isEmpty {

@@ -10,6 +10,10 @@ extension TagFile {
         case type4(Type4NDEFApplication)
         /// A card readers sense but this package does not read (MIFARE Classic): no core.
         case sensedOnly
+        /// A FeliCa card (``TagFile/feliCa``).
+        case feliCa(FeliCaCore)
+        /// An ISO/IEC 15693 tag (``TagFile/iso15693``).
+        case iso15693(ISO15693Core)
     }
 
     /// Checks the file against what a tag can be and builds its emulation core: the Type 2
@@ -22,6 +26,18 @@ extension TagFile {
     /// - Throws: ``TagFileError`` `.unsupported` or `.invalidValue`, naming the field.
     public func makeEmulationCore() throws(TagFileError) -> EmulationCore {
         if type.isSensedOnly { return .sensedOnly }
+        if type.isFeliCa {
+            guard let feliCa else {
+                throw TagFileError(.missingField, field: "systems", "a FeliCa file without systems")
+            }
+            return .feliCa(feliCa)
+        }
+        if type.isISO15693 {
+            guard let iso15693 else {
+                throw TagFileError(.missingField, field: "blocks", "an ISO 15693 file without blocks")
+            }
+            return .iso15693(iso15693)
+        }
         if type == .type4 { return .type4(try makeType4Core()) }
         return .type2(try makeCore())
     }
@@ -40,6 +56,12 @@ extension TagFile {
                 uid: pagesUID, atqa: activation.atqa, sak: activation.sak, ats: activation.ats)
         else { return activation }
         return a
+    }
+
+    /// What a reader shows as the tag's identifier: a FeliCa card's IDm (its first system's),
+    /// an ISO 15693 tag's UID (big-endian), else ``readerActivation``'s UID.
+    public var identifier: [UInt8] {
+        feliCa?.systems.first?.idm ?? iso15693?.uid ?? readerActivation.uid
     }
 
     /// The UID in pages 0–2 of a Type 2 file (bytes 0–2 and 4–7), `nil` for other files.
@@ -69,6 +91,25 @@ extension TagFile {
         if let app, var t4 = out.type4 {
             t4.ndefFile = app.ndefFile
             out.type4 = t4
+        }
+        return out
+    }
+}
+
+extension TagFile {
+    /// This file with a FeliCa card's or an ISO 15693 tag's memory as it is now (after a
+    /// reader wrote to it).
+    public func withMemory(feliCa core: FeliCaCore?, iso15693 tag: ISO15693Core?) -> TagFile {
+        var out = self
+        if let core, out.feliCa != nil {
+            // Keep which system the card selected out of the file: only the memory matters.
+            out.feliCa?.systems = core.systems
+        }
+        if let tag, out.iso15693 != nil {
+            out.iso15693?.blocks = tag.blocks
+            out.iso15693?.lockedBlocks = tag.lockedBlocks
+            out.iso15693?.afi = tag.afi
+            out.iso15693?.dsfid = tag.dsfid
         }
         return out
     }

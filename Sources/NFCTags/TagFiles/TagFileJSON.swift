@@ -17,6 +17,10 @@ struct TagFileJSON: Decodable {
     /// Type 4 only.
     var type4: TagFile.Type4Contents?
     var faults: [TagFault]
+    /// FeliCa only.
+    var feliCa: FeliCaCore?
+    /// ISO 15693 only.
+    var iso15693: ISO15693Core?
 
     enum CodingKeys: String, CodingKey {
         case version, type, comment, uid, atqa, sak, ats, signature, pages, faults
@@ -27,6 +31,125 @@ struct TagFileJSON: Decodable {
         case readOnly = "read_only"
         case fileID = "file_id"
         case unreadPages = "unread_pages"
+        case idm, pmm, systems, dsfid, afi, blocks
+        case maxReadBlocks = "max_read_blocks"
+        case maxWriteBlocks = "max_write_blocks"
+        case requestResponse = "request_response"
+        case icReference = "ic_reference"
+        case blockSize = "block_size"
+        case lockedBlocks = "locked_blocks"
+    }
+
+    /// One entry of a FeliCa file's `systems`.
+    struct FeliCaSystemJSON: Decodable {
+        var code: UInt16
+        var services: [UInt16]
+        var blocks: [[UInt8]]
+        enum CodingKeys: String, CodingKey { case code, services, blocks }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let code = try c.decodeHex(.code, count: 2)
+            guard code[0] != 0xFF, code[1] != 0xFF else {
+                throw c.dataError(.code, "FF in a system code is Polling's wildcard, not a system")
+            }
+            self.code = UInt16(code[0]) << 8 | UInt16(code[1])
+            services = []
+            if c.contains(.services) {
+                var list = try c.nestedUnkeyedContainer(forKey: .services)
+                while !list.isAtEnd {
+                    let at = list.codingPath + [DataFileKey(index: list.currentIndex)]
+                    let s = try list.decode(String.self)
+                    guard let b = [UInt8](hex: s), b.count == 2 else {
+                        throw DataFileError.decodingError(
+                            at: at, "expected a 2-byte service code (\"000B\"), got \"\(s)\"")
+                    }
+                    services.append(UInt16(b[0]) << 8 | UInt16(b[1]))
+                }
+            } else {
+                services = [0x000B, 0x0009]
+            }
+            blocks = try TagFileJSON.decodeBlocks(c, .blocks, size: 16, maximum: 0xFFFF)
+        }
+    }
+
+    /// A list of hex strings of `size` bytes each.
+    static func decodeBlocks<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K, size: Int, maximum: Int) throws
+        -> [[UInt8]]
+    {
+        guard c.contains(key) else { throw c.dataError(key, "missing", code: .missingField) }
+        var list = try c.nestedUnkeyedContainer(forKey: key)
+        if let n = list.count, n > maximum { throw c.dataError(key, "\(n) blocks; at most \(maximum)") }
+        var out: [[UInt8]] = []
+        while !list.isAtEnd {
+            let at = list.codingPath + [DataFileKey(index: list.currentIndex)]
+            let s = try list.decode(String.self)
+            guard let b = [UInt8](hex: s), b.count == size else {
+                throw DataFileError.decodingError(at: at, "expected \(size) bytes of hex, got \"\(s)\"")
+            }
+            out.append(b)
+        }
+        guard !out.isEmpty else { throw c.dataError(key, "no blocks") }
+        return out
+    }
+
+    /// A FeliCa file: `idm`, `pmm`, `systems`, optional Check/Update limits and Request Response.
+    private mutating func decodeFeliCa(_ c: KeyedDecodingContainer<CodingKeys>) throws {
+        for key in [CodingKeys.atqa, .sak, .ats, .pages, .ndefFile, .blockSize] where c.contains(key) {
+            throw c.dataError(key, "a \(type.rawValue) file has no \(key.stringValue) (it has idm, pmm and systems)")
+        }
+        let idm = try c.decodeHex(.idm, count: 8)
+        let pmm = try c.decodeHex(.pmm, count: 8)
+        guard c.contains(.systems) else {
+            throw c.dataError(
+                .systems, "a FeliCa card needs \"systems\": [{\"code\": \"12FC\", ...}]", code: .missingField)
+        }
+        let systems = try c.decode([FeliCaSystemJSON].self, forKey: .systems)
+        guard (1...16).contains(systems.count) else { throw c.dataError(.systems, "1 to 16 systems") }
+        let lite = type == .feliCaLiteS
+        feliCa = FeliCaCore(
+            pmm: pmm,
+            systems: systems.enumerated().map { n, s in
+                FeliCaCore.System(
+                    code: s.code, idm: FeliCaCore.idm(idm, system: n),
+                    services: s.services.map(FeliCaCore.Service.init),
+                    blocks: s.blocks)
+            },
+            maximumReadBlocks: try c.ifPresent(.maxReadBlocks) { try c.decodeWholeNumber($0, in: 1...15) }
+                ?? (lite ? 4 : 15),
+            maximumWriteBlocks: try c.ifPresent(.maxWriteBlocks) { try c.decodeWholeNumber($0, in: 1...13) }
+                ?? (lite ? 1 : 13),
+            answersRequestResponse: try c.ifPresent(.requestResponse) { try c.decode(Bool.self, forKey: $0) } ?? true)
+    }
+
+    /// An ISO 15693 file: `uid` (8 bytes, `E0` first), `block_size`, `blocks`, the rest optional.
+    private mutating func decodeISO15693(_ c: KeyedDecodingContainer<CodingKeys>) throws {
+        for key in [CodingKeys.atqa, .sak, .ats, .pages, .ndefFile, .idm, .pmm, .systems] where c.contains(key) {
+            throw c.dataError(
+                key, "a \(type.rawValue) file has no \(key.stringValue) (it has uid, block_size and blocks)")
+        }
+        let uid = try c.decodeHex(.uid, count: 8)
+        guard uid[0] == 0xE0 else {
+            throw c.dataError(.uid, "an ISO 15693 UID starts with E0 (big-endian, as printed: E0 04 01 ...)")
+        }
+        let blockSize = try c.decodeWholeNumber(.blockSize, in: 1...32)
+        let blocks = try Self.decodeBlocks(c, .blocks, size: blockSize, maximum: 2048)
+        var locked: Set<Int> = []
+        if c.contains(.lockedBlocks) {
+            var list = try c.nestedUnkeyedContainer(forKey: .lockedBlocks)
+            while !list.isAtEnd {
+                let at = list.codingPath + [DataFileKey(index: list.currentIndex)]
+                let v = try list.decode(Double.self)
+                guard v == v.rounded(), v >= 0, v < Double(blocks.count) else {
+                    throw DataFileError.decodingError(
+                        at: at, "expected a block number 0 to \(blocks.count - 1), found \(v)")
+                }
+                locked.insert(Int(v))
+            }
+        }
+        func byte(_ k: CodingKeys) throws -> UInt8 { try c.ifPresent(k) { try c.decodeHex($0, count: 1)[0] } ?? 0 }
+        iso15693 = ISO15693Core(
+            uid: uid, dsfid: try byte(.dsfid), afi: try byte(.afi), icReference: try byte(.icReference),
+            blockSize: blockSize, blocks: blocks, lockedBlocks: locked)
     }
 
     /// `mapping_version`'s values.
@@ -44,6 +167,17 @@ struct TagFileJSON: Decodable {
         }
         type = try c.decodeChoice(TagFile.TagType.self, forKey: .type)
         comment = try c.ifPresent(.comment) { try c.decode(String.self, forKey: $0) }
+        if type.isFeliCa || type.isISO15693 {
+            uid = []
+            atqa = []
+            sak = 0
+            faults = try c.ifPresent(.faults) { try c.decode([TagFault].self, forKey: $0) } ?? []
+            if type.isFeliCa { try decodeFeliCa(c) } else { try decodeISO15693(c) }
+            return
+        }
+        for key in [CodingKeys.idm, .pmm, .systems, .blockSize, .blocks] where c.contains(key) {
+            throw c.dataError(key, "only for FeliCa and ISO 15693 files")
+        }
         uid = try c.decodeHex(.uid)
         atqa = try c.decodeHex(.atqa, count: 2)
         sak = try c.decodeHex(.sak, count: 1)[0]

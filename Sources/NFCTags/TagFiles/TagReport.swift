@@ -70,6 +70,14 @@ public struct TagReport: Sendable {
     public var type4CapabilityContainer: Type4CapabilityContainer? { type4Detection?.capabilityContainer }
     /// Why the Type 4 reader procedure failed, if it did.
     public let type4ReadError: Type4TagError?
+    /// Type 3 (FeliCa): the attribute block as ``Type3TagReader`` read it.
+    public private(set) var type3Attribute: Type3AttributeInformation? = nil
+    /// Why the Type 3 reader procedure failed, if it did.
+    public private(set) var type3ReadError: Type3TagError? = nil
+    /// Type 5 (ISO 15693): the layout as ``Type5TagReader`` read it.
+    public private(set) var type5Layout: Type5TagReader.Layout? = nil
+    /// Why the Type 5 reader procedure failed, if it did.
+    public private(set) var type5ReadError: Type5TagError? = nil
     /// Why no device could present the file (`TagFile.makeEmulationCore()`'s error, the one a
     /// session, `virtual card` or `virtual pn532` would stop with); nothing was read then.
     public let emulationError: TagFileError?
@@ -78,18 +86,20 @@ public struct TagReport: Sendable {
     /// `true` when a reader would read the file's NDEF area and it decodes (warnings allowed).
     public var isReadable: Bool {
         emulationError == nil && readError == nil && type4ReadError == nil && ndefDecodeError == nil
-            && !file.type.isSensedOnly
+            && type3ReadError == nil && type5ReadError == nil && !file.type.isSensedOnly
     }
 
     /// The data area in bytes (Type 2: 8 × MLEN; Type 4: maximum NDEF file size).
     public var dataAreaSize: Int? {
-        layout?.dataAreaSize ?? file.type4?.maximumNDEFFileSize
+        layout?.dataAreaSize ?? file.type4?.maximumNDEFFileSize ?? type3Attribute?.maximumNDEFMessageSize
+            ?? type5Layout?.capabilityContainer.areaSize
     }
 
     /// The largest NDEF message the tag can hold (Type 2: ``Type2TagLayout/maximumNDEFMessageSize``;
     /// Type 4: maximum file size minus the NLEN/ENLEN field).
     public var maximumNDEFMessageSize: Int? {
         layout?.maximumNDEFMessageSize ?? file.type4.map { $0.maximumNDEFFileSize - $0.lengthFieldSize }
+            ?? type3Attribute?.maximumNDEFMessageSize ?? type5Layout?.maximumNDEFMessageSize
     }
 
     /// Runs the reader procedure against the file's image and collects warnings.
@@ -116,9 +126,13 @@ public struct TagReport: Sendable {
                 switch file.type {
                 case .type4: "Type 4 Tag"
                 case .mifareClassic1K: "MIFARE Classic 1K"
+                case .feliCaLiteS: "FeliCa Lite-S"
+                case .feliCaStandard: "FeliCa Standard"
+                case .icodeSLIX: "ICODE SLIX"
+                case .st25tv: "ST25TV"
                 default: file.type.rawValue
                 }
-            uidOnTag = file.activation.uid
+            uidOnTag = file.feliCa?.systems.first?.idm ?? file.iso15693?.uid ?? file.activation.uid
             layout = nil
             readError = nil
             var detection: Type4Detection? = nil
@@ -136,6 +150,23 @@ public struct TagReport: Sendable {
             case .failure(let error): emulationError = error
             case .success(.type2): emulationError = nil
             case .success(.sensedOnly): emulationError = nil
+            case .success(.feliCa(let core)):
+                emulationError = nil
+                let reader = Type3TagReader(transport: EmulatedFeliCaTransport(card: FaultyFeliCaCore(core: core)))
+                do {
+                    type3Attribute = try reader.readAttribute().attribute
+                    ndef = try reader.readNDEF()
+                } catch {
+                    // A card with no NDEF system (a transit card) is not an error of the file.
+                    if error.code != .noNDEF { type3ReadError = error }
+                }
+            case .success(.iso15693(let core)):
+                emulationError = nil
+                let reader = Type5TagReader(transport: EmulatedISO15693Transport(card: FaultyISO15693Core(core: core)))
+                do {
+                    type5Layout = try reader.readLayout()
+                    ndef = try reader.readNDEF()
+                } catch { type5ReadError = error }
             }
             type4Detection = detection
             ndefMessageBytes = ndef
@@ -266,10 +297,45 @@ public struct TagReport: Sendable {
             out.append(
                 "Not an NFC Forum tag platform: every reader senses it (SAK rule, NXP AN10833), none reads it here")
         }
-        out.append("UID:       \(uidOnTag.hexString(separator: " "))")
-        out.append(
-            "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
-                + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
+        if let f = file.feliCa {
+            out.append("IDm:       \(uidOnTag.hexString(separator: " "))")
+            out.append("PMm:       \(f.pmm.hexString(separator: " "))")
+            for sys in f.systems {
+                let services = sys.services.map { String(format: "%04X", $0.code) }.joined(separator: ", ")
+                out.append(
+                    "System \(String(format: "%04X", sys.code)): IDm \(sys.idm.hexString()), services \(services), "
+                        + "\(sys.blocks.count) blocks")
+            }
+        } else if let v = file.iso15693 {
+            out.append(
+                "UID:       \(uidOnTag.hexString(separator: " ")) (IC manufacturer \([v.icManufacturerCode].hexString()))"
+            )
+            out.append(
+                "DSFID/AFI: \([v.dsfid].hexString()) / \([v.afi].hexString()), IC reference \([v.icReference].hexString()), "
+                    + "\(v.blocks.count) blocks of \(v.blockSize) bytes"
+                    + (v.lockedBlocks.isEmpty
+                        ? "" : ", locked \(v.lockedBlocks.sorted().map(String.init).joined(separator: ","))"))
+        } else {
+            out.append("UID:       \(uidOnTag.hexString(separator: " "))")
+            out.append(
+                "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
+                    + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
+        }
+        if let a = type3Attribute {
+            out.append(
+                "Attribute: Ver \([a.version].hexString()), Nbr \(a.nbr), Nbw \(a.nbw), Nmaxb \(a.nmaxb), WriteF \([a.writeFlag].hexString()), "
+                    + "RWFlag \([a.rwFlag].hexString()), Ln \(a.length)")
+        }
+        if file.feliCa != nil, type3Attribute == nil, type3ReadError == nil {
+            out.append(
+                "NDEF:      no system 12FC: not an NFC Forum Type 3 Tag (its services are read with Read Without Encryption)"
+            )
+        }
+        if let l = type5Layout {
+            out.append(
+                "CC:        \(l.capabilityContainer.bytes.hexString(separator: " ")) (\(l.capabilityContainer.areaSize) bytes, "
+                    + (l.capabilityContainer.supportsReadMultiple ? "READ MULTIPLE" : "READ SINGLE only") + ")")
+        }
         if let version { out.append("Version:   \(version.bytes.hexString(separator: " "))") }
         if let layout {
             out.append(layout.capabilityContainer.description)
@@ -305,6 +371,8 @@ public struct TagReport: Sendable {
         if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
         if let readError { out.append("Read failed: \(readError)") }
         if let type4ReadError { out.append("Read failed: \(type4ReadError)") }
+        if let type3ReadError { out.append("Read failed: \(type3ReadError)") }
+        if let type5ReadError { out.append("Read failed: \(type5ReadError)") }
         if let emulationError { out.append("No device can present it: \(emulationError)") }
         for w in warnings { out.append("warning: \(w)") }
         for n in file.notes { out.append("note: \(n)") }

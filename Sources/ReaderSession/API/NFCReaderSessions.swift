@@ -286,7 +286,7 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
                 k.yield(.didDetectNDEFs(m))
             case .didDetectTags(let delivered):
                 let tags: [any NFCNDEFTag] = delivered.map {
-                    SessionTagObject(runtime: runtime, tag: $0, session: self, deliver: deliver)
+                    SessionTag.make(runtime: runtime, tag: $0, session: self, deliver: deliver).ndefTag
                 }
                 if isReadWrite, let d = box.value { _ = d.readerSession(self, didDetect: tags) }
                 k.yield(.didDetectTags(tags))
@@ -327,7 +327,7 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
         deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
         _ completion: Handler<(any Error)?>
     ) {
-        guard let t = tag as? SessionTagObject, let runtime, t.runtime === runtime else {
+        guard let t = tag as? SessionTag, let runtime, t.runtime === runtime else {
             return deliver {
                 completion(NFCReaderError(.readerErrorInvalidParameter, detail: "tag from another session"))
             }
@@ -362,7 +362,10 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
         /// `com.apple.developer.nfc.readersession.iso7816.select-identifiers`; unknown
         /// entries and later duplicates are dropped; empty means every declared one.
         public var iso7816SelectIdentifiers: [String]
-        /// FeliCa system codes (kept; FeliCa is not polled here).
+        /// FeliCa system codes (hex) used in tag detection with `.iso18092`: a subset of the
+        /// Info.plist's `com.apple.developer.nfc.readersession.felica.systemcodes`; unknown
+        /// entries and later duplicates are dropped; empty means every declared one
+        /// (``ReaderSystemModel/feliCaSystemCodes``).
         public var feliCaSystemCodes: [String]
 
         public init(
@@ -423,6 +426,7 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         super.init(kind: .tag(configuration.pollingOption), queue: queue, system: system)
         runtime?.configureSelection(configuration.iso7816SelectIdentifiers)
+        runtime?.configureFeliCaSystemCodes(configuration.feliCaSystemCodes)
         runtime?.attach(owner: self) { [weak self] e in self?.deliver(e) }
     }
 
@@ -461,10 +465,9 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
             case .didDetectTags(let found):
                 let tags: [NFCTag] = found.map { d in
                     let iso7816 = d.target.kind == .type4 && d.initialSelectedAID != nil
-                    let o = SessionTagObject(
+                    let tag = SessionTag.make(
                         runtime: runtime, tag: d, type: iso7816 ? .iso7816Compatible : .miFare, session: self,
                         deliver: deliver)
-                    let tag: NFCTag = iso7816 ? .iso7816(o) : .miFare(o)
                     self.delivered.withLock { $0[d.handle] = tag }
                     return tag
                 }
@@ -508,9 +511,9 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
 /// Core NFC `NFCISO15693ReaderSession` (the legacy ISO 15693 session, iOS 11; Core NFC asks for
 /// the `com.apple.developer.nfc.readersession.iso15693.tag-identifiers` entitlement).
 ///
-/// Declared with Core NFC's shape; ISO 15693 tags are not polled on this bench yet, so
-/// `begin()` ends the session at once with 1 `readerErrorUnsupportedFeature` (Core NFC's
-/// code for a feature the reader does not offer). The ISO 15693 issue fills it in.
+/// Declared with Core NFC's shape; the legacy session is not modelled (ISO 15693 tags come
+/// through `NFCTagReaderSession` with `.iso15693`), so `begin()` ends the session at once with
+/// 1 `readerErrorUnsupportedFeature` (Core NFC's code for a feature the reader does not offer).
 public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendable {
     private let delegateBox: LegacyDelegateBox
 
@@ -522,7 +525,7 @@ public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendab
 
     override var delegateObject: AnyObject? { delegateBox.value }
 
-    /// Core NFC `readingAvailable`: false here (no ISO 15693 polling yet).
+    /// Core NFC `readingAvailable`: false here (the legacy session is not modelled).
     public override class var readingAvailable: Bool { false }
 
     override func refuseWithoutSystem() {

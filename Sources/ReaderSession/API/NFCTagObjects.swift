@@ -216,8 +216,9 @@ public struct NFCISO7816ResponseAPDU: Sendable, Hashable {
 }
 
 /// Core NFC `NFCTag`: the tag objects an ``NFCTagReaderSession`` delivers, one case per
-/// family. This bench delivers `.miFare` and `.iso7816`; `.feliCa` and `.iso15693` are
-/// declared with Core NFC's protocols (the FeliCa / ISO 15693 issue delivers them).
+/// family: `.miFare` and `.iso7816` for ISO 14443 targets, `.feliCa` (an ``NFCFeliCaTag``) for
+/// a FeliCa card under `.iso18092` polling, on its first Info.plist system that answers, and
+/// `.iso15693` (an ``NFCISO15693Tag``) under `.iso15693` polling.
 public enum NFCTag: Sendable {
     case feliCa(any NFCFeliCaTag)
     case iso7816(any NFCISO7816Tag)
@@ -351,10 +352,12 @@ public final class NFCISO7816APDU: NSObject, NSCopying, Sendable {
 
 // MARK: Implementation
 
-/// The tag object behind both protocols: a handle into a runtime plus activation data.
-/// The app must `connect(to:)` it before any operation (else 104), as in Core NFC; the
-/// session's machine keeps which tag is connected.
-final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
+/// What every tag object of a session is: a handle into a runtime plus activation data, the
+/// NFCNDEFTag operations, and the connection rule. The app must `connect(to:)` it before any
+/// operation (else 104), as in Core NFC; the session's machine keeps which tag is connected.
+/// The concrete classes add each family's protocol: ``SessionTagObject`` (MiFare and ISO
+/// 7816), ``SessionFeliCaTag`` and ``SessionISO15693Tag``.
+class SessionTag: NSObject, @unchecked Sendable {
     // Immutable after init.
     let runtime: ReaderSessionRuntime
     let handle: TagHandle
@@ -381,39 +384,27 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
 
     /// Core NFC `session`.
     var session: (any NFCReaderSessionProtocol)? { owner }
-    func asNFCISO15693Tag() -> (any NFCISO15693Tag)? { nil }
-    func asNFCISO7816Tag() -> (any NFCISO7816Tag)? { type == .iso7816Compatible ? self : nil }
-    func asNFCFeliCaTag() -> (any NFCFeliCaTag)? { nil }
-    func asNFCMiFareTag() -> (any NFCMiFareTag)? { type == .miFare ? self : nil }
-    /// Type A targets only here: no ATQB.
-    var applicationData: Data? { nil }
-    var proprietaryApplicationDataCoding: Bool { false }
-
     // NSSecureCoding, NSCopying: a tag object is a handle into a live session; a copy is the
     // same handle, and an archived one cannot come back (Core NFC's tags are not meant to
     // outlive their session either).
-    static var supportsSecureCoding: Bool { true }
     func encode(with coder: NSCoder) { coder.encode(Data(target.uid), forKey: "identifier") }
-    required init?(coder: NSCoder) { nil }
     func copy(with zone: NSZone? = nil) -> Any { self }
 
-    var identifier: Data { Data(target.uid) }
-    /// The ATS's historical bytes: after TL, T0 and the interface bytes T0 announces
-    /// (ISO/IEC 14443-4 §5.2).
-    var historicalBytes: Data? {
-        guard let ats = target.ats, ats.count >= 2 else { return nil }
-        let length = min(Int(ats[0]), ats.count)
-        let t0 = ats[1]
-        var i = 2
-        for bit: UInt8 in [0x10, 0x20, 0x40] where t0 & bit != 0 { i += 1 }
-        return i <= length ? Data(ats[i..<length]) : nil
-    }
-
-    var mifareFamily: NFCMiFareFamily {
-        switch target.kind {
-        case .type2: .ultralight
-        case .type4: .desfire
-        case .other: .unknown
+    /// The tag object of the kind `tag` is (FeliCa, ISO 15693, or MiFare / ISO 7816 as `type`).
+    static func make(
+        runtime: ReaderSessionRuntime, tag: DeliveredTag, type: NFCTagType = .miFare, session: NFCReaderSession?,
+        deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) -> NFCTag {
+        switch tag.target.kind {
+        case .felica:
+            return .feliCa(
+                SessionFeliCaTag(runtime: runtime, tag: tag, type: .feliCa, session: session, deliver: deliver))
+        case .iso15693:
+            return .iso15693(
+                SessionISO15693Tag(runtime: runtime, tag: tag, type: .iso15693, session: session, deliver: deliver))
+        case .type2, .type4, .other:
+            let o = SessionTagObject(runtime: runtime, tag: tag, type: type, session: session, deliver: deliver)
+            return type == .iso7816Compatible ? .iso7816(o) : .miFare(o)
         }
     }
 
@@ -488,6 +479,48 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
         }
     }
 
+}
+
+/// The tag object behind ``NFCMiFareTag`` and ``NFCISO7816Tag``.
+final class SessionTagObject: SessionTag, NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
+    override init(
+        runtime: ReaderSessionRuntime, tag: DeliveredTag, type: NFCTagType = .miFare, session: NFCReaderSession?,
+        deliver: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
+        super.init(runtime: runtime, tag: tag, type: type, session: session, deliver: deliver)
+    }
+
+    func asNFCISO15693Tag() -> (any NFCISO15693Tag)? { nil }
+    func asNFCISO7816Tag() -> (any NFCISO7816Tag)? { type == .iso7816Compatible ? self : nil }
+    func asNFCFeliCaTag() -> (any NFCFeliCaTag)? { nil }
+    func asNFCMiFareTag() -> (any NFCMiFareTag)? { type == .miFare ? self : nil }
+    /// Type A targets only here: no ATQB.
+    var applicationData: Data? { nil }
+    var proprietaryApplicationDataCoding: Bool { false }
+
+    static var supportsSecureCoding: Bool { true }
+    required init?(coder: NSCoder) { nil }
+
+    var identifier: Data { Data(target.uid) }
+    /// The ATS's historical bytes: after TL, T0 and the interface bytes T0 announces
+    /// (ISO/IEC 14443-4 §5.2).
+    var historicalBytes: Data? {
+        guard let ats = target.ats, ats.count >= 2 else { return nil }
+        let length = min(Int(ats[0]), ats.count)
+        let t0 = ats[1]
+        var i = 2
+        for bit: UInt8 in [0x10, 0x20, 0x40] where t0 & bit != 0 { i += 1 }
+        return i <= length ? Data(ats[i..<length]) : nil
+    }
+
+    var mifareFamily: NFCMiFareFamily {
+        switch target.kind {
+        case .type2: .ultralight
+        case .type4: .desfire
+        case .felica, .iso15693, .other: .unknown
+        }
+    }
+
     func sendMiFareCommand(commandPacket: Data, completionHandler: @escaping (Data, (any Error)?) -> Void) {
         let completionHandler = Handler(completionHandler)
         let frame = [UInt8](commandPacket)
@@ -514,6 +547,8 @@ final class SessionTagObject: NSObject, NFCMiFareTag, NFCISO7816Tag, @unchecked 
         switch c {
         case .iso7816(let apdu): return Data(try apdu.transmit(frame))
         case .type2(let type2): t = type2
+        case .felica, .iso15693:
+            throw NFCReaderError(.readerErrorUnsupportedFeature, detail: "not a MIFARE tag")
         }
         let hex = frame.hexString()
         // The CRC_A rule (ReaderSystemModel.MiFareCRC): what the tag hears, or nothing when

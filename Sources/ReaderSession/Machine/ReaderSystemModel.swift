@@ -243,6 +243,19 @@ public struct ReaderSystemModel: Sendable, Hashable {
     /// for MIFARE DESFire on the `NFCMiFareTag` page; reported for other ISO-DEP tags,
     /// revtel/react-native-nfc-manager#248), and no SELECT by name is permitted.
     public var iso7816SelectIdentifiers: [String]
+    /// The app's Info.plist key `com.apple.developer.nfc.readersession.felica.systemcodes`
+    /// (4 hex digits each, e.g. `"12FC"`). When an `NFCTagReaderSession` with `.iso18092`
+    /// finds a FeliCa card it sends Polling with these codes in order and delivers the card
+    /// as `NFCFeliCaTag` on the first that answers (`currentSystemCode`, `currentIDm`), and
+    /// not at all when none does (documented, `NFCFeliCaTag.h`: "Tag will not be returned …
+    /// if no matching system is found"). A code with `FF` in either byte (Polling's wildcard)
+    /// is not valid and is dropped (documented: "The wild card value (0xFF) isn't allowed");
+    /// a `.iso18092` session whose list has no valid entry ends at `begin()` with 2
+    /// (documented: "systemcodes does not contain at least one valid entry"). After delivery
+    /// `polling(systemCode:…)` with a code outside the valid list fails with 2 before
+    /// anything is sent (documented: "NFCReaderErrorSecurityViolation will be returned when
+    /// an invalid system code is used").
+    public var feliCaSystemCodes: [String] = []
     /// The app's entitlement: which reader sessions it may begin. A session of a format not
     /// listed ends at `begin()` with 2 `readerErrorSecurityViolation` (documented:
     /// `NFCReaderSession.h`, "Missing required entitlement"). Default: both.
@@ -316,6 +329,39 @@ public struct ReaderSystemModel: Sendable, Hashable {
         var out: [String] = []
         for aid in iso7816SelectIdentifiers.map({ $0.uppercased() }) where Self.isValidAID(aid) && !out.contains(aid) {
             out.append(aid)
+        }
+        return out
+    }
+
+    /// Whether `code` is a valid entry of the FeliCa system-code list: 2 bytes of hex with
+    /// no `FF` byte (documented: no wildcard in the upper or the lower byte).
+    public static func isValidSystemCode(_ code: String) -> Bool {
+        guard let b = [UInt8](hex: code), b.count == 2 else { return false }
+        return b[0] != 0xFF && b[1] != 0xFF
+    }
+
+    /// The FeliCa list's valid entries, upper-case, in order, duplicates dropped.
+    public var validFeliCaSystemCodes: [String] {
+        var out: [String] = []
+        for c in feliCaSystemCodes.map({ $0.uppercased() }) where Self.isValidSystemCode(c) && !out.contains(c) {
+            out.append(c)
+        }
+        return out
+    }
+
+    /// The FeliCa list's entries that are not valid (dropped).
+    public var invalidFeliCaSystemCodes: [String] { feliCaSystemCodes.filter { !Self.isValidSystemCode($0) } }
+
+    /// The system codes a session polls: the Info.plist list's valid entries narrowed by the
+    /// session's `feliCaSystemCodes` (Core NFC 26.4 `Configuration`: "all unknown / not
+    /// matched entries will be dropped. An empty array indicates all system codes specified
+    /// in Info.plist will be used. Subsequent duplicate elements will get dropped.").
+    public func feliCaSystemCodes(narrowedTo session: [String]) -> [String] {
+        let declared = validFeliCaSystemCodes
+        var out: [String] = []
+        for c in (session.isEmpty ? declared : session.map { $0.uppercased() })
+        where declared.contains(c) && !out.contains(c) {
+            out.append(c)
         }
         return out
     }
@@ -395,6 +441,14 @@ public struct ReaderSystemModel: Sendable, Hashable {
                 "the Info.plist select-identifiers list has no valid entry (\(iso7816SelectIdentifiers.joined(separator: ",")))"
             )
         }
+        if case .tag(let options) = kind, options.contains(.iso18092), validFeliCaSystemCodes.isEmpty {
+            return (
+                .readerErrorSecurityViolation,
+                feliCaSystemCodes.isEmpty
+                    ? "the Info.plist has no com.apple.developer.nfc.readersession.felica.systemcodes (needed for .iso18092)"
+                    : "the Info.plist felica.systemcodes list has no valid entry (\(feliCaSystemCodes.joined(separator: ",")))"
+            )
+        }
         return nil
     }
 
@@ -422,6 +476,7 @@ public struct ReaderSystemModel: Sendable, Hashable {
         "iso7816SelectIdentifiers": [
             "iso7816_select_identifiers", "iso7816_invalid_aid", "iso7816_permissible_selection",
         ],
+        "feliCaSystemCodes": ["felica_system_codes", "felica_invalid_system_code", "felica_polling_security"],
         "readerSessionFormats": ["reader_session_formats"],
         "hasUsageDescription": ["usage_description"],
         "availability": ["nfc_availability"],
@@ -593,6 +648,26 @@ public struct ReaderSystemModel: Sendable, Hashable {
             "listed AIDs only; else 2", .documented,
             "NFCISO7816Tag.h sendCommandAPDU: selecting an application outside of the permissible list results in NFCReaderErrorSecurityViolation",
             covers: "SELECT by DF name (P1 04) through sendCommand; other SELECTs (by file id) pass (assumed)")
+        let codes = feliCaSystemCodes.joined(separator: ",")
+        add(
+            "felica_system_codes", .text(codes), codes.isEmpty ? "none" : codes, .documented,
+            "NFCFeliCaTag.h: Polling with the Info.plist system codes in the array's order; the tag is returned on the first successful Polling and not at all when no system matches",
+            covers:
+                "NFCTagReaderSession with .iso18092; the Polling frame (06 00 SC SC 01 00, Request Code 01) and that silence means no match are assumed"
+        )
+        add(
+            "felica_invalid_system_code", .text("dropped; 2 when none valid"), "dropped; 2 when none is valid",
+            .documented,
+            "entitlement page com.apple.developer.nfc.readersession.felica.systemcodes: the wild card value (0xFF) isn't allowed; NFCFeliCaTag.h: readerErrorSecurityViolation when the list does not contain at least one valid entry",
+            covers:
+                "a code with FF in either byte; a .iso18092 session with no valid code (no key counts as none, assumed)"
+        )
+        add(
+            "felica_polling_security", .text("listed codes only; else 2"), "listed codes only; else 2", .documented,
+            "NFCFeliCaTag.h polling: NFCReaderErrorSecurityViolation will be returned when an invalid system code is used",
+            covers:
+                "polling(systemCode:requestCode:timeSlot:) after delivery; the code is checked before anything is sent (assumed)"
+        )
         let formats = ReaderSessionFormat.allCases.filter { readerSessionFormats.contains($0) }.map(\.rawValue)
         add(
             "reader_session_formats", .text(formats.joined(separator: ",")),

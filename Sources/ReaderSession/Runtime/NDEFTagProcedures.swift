@@ -46,6 +46,20 @@ public struct NFCForumNDEFProcedures: NDEFTagProcedures {
             let cc: Type4CapabilityContainer
             do { cc = try reader.detect() } catch { return try Self.notNDEF(error, status: (.notSupported, 0)) }
             return (cc.writeAccess == 0x00 ? .readWrite : .readOnly, cc.maximumNDEFMessageSize)
+        case .felica(let t):
+            let a: Type3AttributeInformation
+            do { a = try Type3TagReader(transport: t).readAttribute().attribute } catch {
+                return try Self.notNDEF(error, status: (.notSupported, 0))
+            }
+            return (a.isWritable ? .readWrite : .readOnly, a.maximumNDEFMessageSize)
+        case .iso15693(let t):
+            let layout: Type5TagReader.Layout
+            do { layout = try Type5TagReader(transport: t).readLayout() } catch {
+                return try Self.notNDEF(error, status: (.notSupported, 0))
+            }
+            return (
+                layout.capabilityContainer.isWritable ? .readWrite : .readOnly, layout.maximumNDEFMessageSize
+            )
         }
     }
 
@@ -59,6 +73,14 @@ public struct NFCForumNDEFProcedures: NDEFTagProcedures {
             }
         case .iso7816(let t):
             do { bytes = try Type4TagReader(transport: AnyAPDUTransport(t)).readNDEF() } catch {
+                return try Self.notNDEF(error, status: .notNDEF)
+            }
+        case .felica(let t):
+            do { bytes = try Type3TagReader(transport: t).readNDEF() } catch {
+                return try Self.notNDEF(error, status: .notNDEF)
+            }
+        case .iso15693(let t):
+            do { bytes = try Type5TagReader(transport: t).readNDEF() } catch {
                 return try Self.notNDEF(error, status: .notNDEF)
             }
         }
@@ -93,12 +115,52 @@ public struct NFCForumNDEFProcedures: NDEFTagProcedures {
                 default: throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: error.description)
                 }
             }
+        case .felica(let t):
+            do { try Type3TagReader(transport: t).writeNDEF(message.bytes) } catch {
+                switch error.code {
+                case .communication(let e): throw e
+                case .readOnly, .noNDEF, .unsupportedVersion, .attributeInvalid, .checksumMismatch:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
+                case .messageTooLong:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
+                case .writeInterrupted(_, let cause) where cause == .tagLost || cause == .noResponse:
+                    throw NFCReaderError(.readerTransceiveErrorTagConnectionLost, detail: error.description)
+                default: throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: error.description)
+                }
+            }
+        case .iso15693(let t):
+            do { try Type5TagReader(transport: t).writeNDEF(message.bytes) } catch {
+                switch error.code {
+                case .communication(let e): throw e
+                case .readOnly, .ccInvalid, .unsupportedVersion:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagNotWritable, detail: error.description)
+                case .messageTooLong:
+                    throw NFCReaderError(.ndefReaderSessionErrorTagSizeTooSmall, detail: error.description)
+                default: throw NFCReaderError(.ndefReaderSessionErrorTagUpdateFailure, detail: error.description)
+                }
+            }
         }
     }
 
     /// A tag without an NDEF area answers `status`; a carrier failure is rethrown; a lying
     /// CC, TLV or length is 102.
     private static func notNDEF<T>(_ error: Type2TagError, status: T) throws -> T {
+        switch error.code {
+        case .communication(let e): throw e
+        case .ccInvalid, .unsupportedVersion, .noNDEF: return status
+        default: throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: error.description)
+        }
+    }
+
+    private static func notNDEF<T>(_ error: Type3TagError, status: T) throws -> T {
+        switch error.code {
+        case .communication(let e): throw e
+        case .noNDEF, .unsupportedVersion: return status
+        default: throw NFCReaderError(.readerTransceiveErrorTagResponseError, detail: error.description)
+        }
+    }
+
+    private static func notNDEF<T>(_ error: Type5TagError, status: T) throws -> T {
         switch error.code {
         case .communication(let e): throw e
         case .ccInvalid, .unsupportedVersion, .noNDEF: return status

@@ -68,7 +68,11 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
         case type2
         /// ISO-DEP / NFC Forum Type 4 Tag (DESFire, JCOP, HCE phones): SAK bit 6 (`0x20`).
         case type4
-        /// Anything else (MIFARE Classic, FeliCa, ISO 15693): reported, not readable here.
+        /// FeliCa (NFC Forum Type 3 Tag platform): delivered as `NFCFeliCaTag`.
+        case felica
+        /// ISO/IEC 15693 (NFC Forum Type 5 Tag platform): delivered as `NFCISO15693Tag`.
+        case iso15693
+        /// Anything else (MIFARE Classic, NFC-DEP): reported, not readable here.
         case other
     }
 
@@ -87,6 +91,12 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
     public var ats: [UInt8]?
     /// ATR as a PC/SC reader builds it (PC/SC part 3), if known.
     public var atr: [UInt8]?
+    /// FeliCa: PMm from the Polling response, if known.
+    public var pmm: [UInt8]?
+    /// FeliCa: the system code the activation's Polling response carried (2 bytes), if known.
+    public var systemCode: [UInt8]?
+    /// ISO 15693: DSFID, if known. ``uid`` is then the 8-byte UID, big-endian.
+    public var dsfid: UInt8?
     /// What the frontend classified it as (NFCTags ``/NFCTags/TargetClassification``): finer than
     /// ``kind`` (a MIFARE Classic card is `.other` with family `.mifareClassic`).
     public var family: TargetFamily
@@ -94,8 +104,11 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
     public init(
         id: DetectedTargetID, kind: Kind, technology: NFCPollingOption = .iso14443, uid: [UInt8],
         atqa: [UInt8]? = nil, sak: UInt8? = nil, ats: [UInt8]? = nil, atr: [UInt8]? = nil,
-        family: TargetFamily? = nil
+        family: TargetFamily? = nil, pmm: [UInt8]? = nil, systemCode: [UInt8]? = nil, dsfid: UInt8? = nil
     ) {
+        self.pmm = pmm
+        self.systemCode = systemCode
+        self.dsfid = dsfid
         self.id = id
         self.kind = kind
         self.technology = technology
@@ -110,6 +123,8 @@ public struct DetectedTarget: Sendable, Hashable, Identifiable {
                 switch kind {
                 case .type2: .type2
                 case .type4: .isoDEP
+                case .felica: .felica
+                case .iso15693: .iso15693
                 case .other: .other
                 }
             }()

@@ -9,6 +9,8 @@ struct DeliveredTag: Sendable {
     let handle: TagHandle
     let target: DetectedTarget
     var initialSelectedAID: String? = nil
+    /// FeliCa: the system the session's Polling selected (2 bytes) and that system's IDm.
+    var feliCaSystem: (code: [UInt8], idm: [UInt8])? = nil
 }
 
 /// What the runtime tells the API layer (which calls the delegate on its queue).
@@ -58,12 +60,21 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     private var selectIdentifiers: [String] = []
     /// What each target's selection found (tag sessions).
     private var selectedAID: [DetectedTargetID: String] = [:]
+    /// The FeliCa system codes an `NFCTagReaderSession` polls, in order (the Info.plist's
+    /// valid ones narrowed by the session's configuration).
+    private var feliCaSystemCodes: [String] = []
+    /// What each FeliCa target's Polling selected: the system code and its IDm.
+    private var selectedSystem: [DetectedTargetID: (code: [UInt8], idm: [UInt8])] = [:]
 
     private struct PendingOperation {
         let run: @Sendable (TagConnection) throws -> Void
         let finish: @Sendable (NFCReaderError?) -> Void
         let kind: ReaderSessionMachine.OperationKind
         var detail: String?
+        /// The operation's own error, when it failed: given to the app as it is when the
+        /// machine fails the operation with its code (it may carry userInfo, e.g. ISO 15693's
+        /// NFCISO15693TagResponseErrorKey).
+        var error: NFCReaderError?
     }
 
     init(kind: ReaderSessionKind, system: NFCReaderSystem, delegateQueueIsMain: Bool = false) {
@@ -84,6 +95,16 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         let list = system.model.selectIdentifiers(narrowedTo: sessionList)
         queue.sync { selectIdentifiers = list }
     }
+
+    /// Tag sessions: the FeliCa system codes to poll from the next polling on
+    /// (`Configuration.feliCaSystemCodes`, narrowed against the Info.plist's list).
+    func configureFeliCaSystemCodes(_ sessionList: [String]) {
+        let list = system.model.feliCaSystemCodes(narrowedTo: sessionList)
+        queue.sync { feliCaSystemCodes = list }
+    }
+
+    /// The system codes the session polls now (``configureFeliCaSystemCodes(_:)``).
+    var polledFeliCaSystemCodes: [String] { queue.sync { feliCaSystemCodes } }
 
     /// The connected tag object's handle, while the session is active.
     var connectedHandle: TagHandle? { queue.sync { machine.connected } }
@@ -390,7 +411,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 trace(.didDetectTags(handles))
                 let tags = handles.compactMap { h in
                     targets[h.target].map {
-                        DeliveredTag(handle: h, target: $0, initialSelectedAID: selectedAID[h.target])
+                        DeliveredTag(
+                            handle: h, target: $0, initialSelectedAID: selectedAID[h.target],
+                            feliCaSystem: selectedSystem[h.target])
                     }
                 }
                 sink?(.didDetectTags(tags))
@@ -401,7 +424,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 pending.removeValue(forKey: op)?.finish(nil)
             case .failTagOperation(let op, let code):
                 trace(.tagOperationEnded(op, code))
-                if let p = pending.removeValue(forKey: op) { p.finish(NFCReaderError(code, detail: p.detail)) }
+                if let p = pending.removeValue(forKey: op) {
+                    p.finish(p.error.flatMap { $0.code == code ? $0 : nil } ?? NFCReaderError(code, detail: p.detail))
+                }
             case .didInvalidate(let code, let message):
                 readyMirror.store(false, ordering: .releasing)
                 trace(.didInvalidateWithError(code, errorMessage: message))
@@ -473,10 +498,12 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                     .detectionWithheld(found.map(\.id), reason: "the app's Info.plist has no NFCReaderUsageDescription")
                 )
             }
-            let selecting: Set<DetectedTargetID> =
+            var selecting: Set<DetectedTargetID> =
                 if case .tag = kind, !selectIdentifiers.isEmpty {
                     Set(found.filter { $0.kind == .type4 }.map(\.id))
                 } else { [] }
+            // FeliCa in a tag session: delivered only for a listed system (NFCFeliCaTag.h).
+            if case .tag = kind { selecting.formUnion(found.filter { $0.kind == .felica }.map(\.id)) }
             apply(machine.targetsDetected(found.map(\.id), selecting: selecting))
         case .lost(let id):
             trace(.lost(id))
@@ -506,6 +533,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     /// SELECTs each of the session's ISO 7816 applications on `id`, in order, until one
     /// answers `90 00` or `61 XX` (ISO/IEC 7816-4 §5.6), then tells the machine which.
     private func selectApplication(_ id: DetectedTargetID) {
+        if targets[id]?.kind == .felica { return selectSystem(id) }
         let backend = system.backend
         let recorder = frameRecorder(id)
         let aids = selectIdentifiers
@@ -530,6 +558,51 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         }
     }
 
+    /// Polling (`06 00 SC SC 01 00`) with each of the session's FeliCa system codes in order
+    /// on `id` until one answers, then tells the machine which (the tag is delivered with
+    /// it as `currentSystemCode`, and the answer's IDm as `currentIDm`), or that none did.
+    private func selectSystem(_ id: DetectedTargetID) {
+        let backend = system.backend
+        let recorder = frameRecorder(id)
+        let codes = feliCaSystemCodes
+        system.work.async(on: io) { [self] in
+            var found: (code: [UInt8], idm: [UInt8])?
+            var lost = false
+            do {
+                found = try backend.withTag(id) { c -> (code: [UInt8], idm: [UInt8])? in
+                    guard case .felica(let t) = Self.traced(c, recorder) else { return nil }
+                    return try Self.firstPolled(codes, t)
+                }
+            } catch {
+                lost = Self.classify(error).code == .readerTransceiveErrorTagConnectionLost
+            }
+            let result = found
+            let gone = lost
+            system.work.async(on: queue) { [self] in
+                guard machine.isReady else { return }
+                trace(.systemCodeSelection(id, tried: codes, selected: result.map { $0.code.hexString() }))
+                if let result { selectedSystem[id] = result }
+                apply(machine.applicationSelected(target: id, aid: result.map { $0.code.hexString() }))
+                if gone { apply(machine.targetLost(id)) }
+            }
+        }
+    }
+
+    /// Polling of each system code in order (Request Code 01, one time slot); the first
+    /// whose answer is a Polling response gives the code and the answer's IDm. Silence is
+    /// "not this system".
+    static func firstPolled(_ codes: [String], _ t: any FeliCaTransport) throws -> (code: [UInt8], idm: [UInt8])? {
+        for code in codes {
+            guard let sc = [UInt8](hex: code), sc.count == 2 else { continue }
+            let r: [UInt8]
+            do { r = try t.exchange([0x06, 0x00, sc[0], sc[1], 0x01, 0x00]) } catch TagCommunicationError.noResponse {
+                continue
+            }
+            if r.count >= 18, r[1] == 0x01 { return (sc, Array(r[2..<10])) }
+        }
+        return nil
+    }
+
     /// SELECT by DF name (`00 A4 04 00 Lc AID 00`) of each AID in order; the first answered
     /// `90 00` or `61 XX`.
     static func firstSelectable(_ aids: [String], _ t: any APDUTransport) throws -> String? {
@@ -552,6 +625,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         system.work.async(on: io) { [self] in
             let result: TagOperationResult
             let detail: String?
+            var failure: NFCReaderError? = nil
             do {
                 try backend.withTag(handle.target) { c in try p.run(Self.traced(c, recorder)) }
                 (result, detail) = (.success, nil)
@@ -559,9 +633,12 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 let e = Self.classify(error)
                 result = e.code == .ndefReaderSessionErrorZeroLengthMessage ? .emptyNDEFMessage : .failed(e.code)
                 detail = e.detail
+                failure = e
             }
+            let failed = failure
             system.work.async(on: queue) { [self] in
                 pending[op]?.detail = detail
+                pending[op]?.error = failed
                 apply(
                     machine.tagOperationFinished(
                         op, on: handle, result: result, kind: p.kind, at: system.clock.now))

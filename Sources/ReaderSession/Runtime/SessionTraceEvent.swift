@@ -42,6 +42,10 @@ public enum SessionTraceEvent: Sendable, Hashable {
     /// is the first that answered (the tag is delivered with it as `initialSelectedAID`),
     /// `nil` when none did (the tag is not delivered).
     case applicationSelection(DetectedTargetID, tried: [String], selected: String?)
+    /// Tag session: Polling with the FeliCa system codes in order on a target; `selected` is
+    /// the first that answered (the tag is delivered with it as `currentSystemCode`), `nil`
+    /// when none did (the tag is not delivered).
+    case systemCodeSelection(DetectedTargetID, tried: [String], selected: String?)
     /// A tag's connection ended while the session went on.
     case connectionEnded(TagHandle, ReaderSessionMachine.ConnectionEnd)
     /// Delegate `readerSessionDidBecomeActive(_:)`.
@@ -89,6 +93,7 @@ public enum SessionTraceEvent: Sendable, Hashable {
         case .closing: "closing"
         case .detectionWithheld: "detectionWithheld"
         case .applicationSelection(_, _, let selected): selected == nil ? "iso7816SelectFailed" : "iso7816Selected"
+        case .systemCodeSelection(_, _, let selected): selected == nil ? "felicaPollingFailed" : "felicaSystemSelected"
         case .connectionEnded: "connectionEnded"
         case .didBecomeActive: "readerSessionDidBecomeActive"
         case .detected: "detected"

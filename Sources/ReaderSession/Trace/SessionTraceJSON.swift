@@ -70,6 +70,10 @@ extension SessionTraceRecord {
             o["target"] = .int(Int64(id.rawValue))
             o["tried"] = .array(tried.map { .string($0) })
             if let selected { o["aid"] = .string(selected) }
+        case .systemCodeSelection(let id, let tried, let selected):
+            o["target"] = .int(Int64(id.rawValue))
+            o["tried"] = .array(tried.map { .string($0) })
+            if let selected { o["system_code"] = .string(selected) }
         case .connectionEnded(let tag, let why):
             o["tag"] = .string(tag.description)
             o["reason"] = .string(why.rawValue)
@@ -146,6 +150,8 @@ extension DetectedTarget {
             switch kind {
             case .type2: "type2"
             case .type4: "type4"
+            case .felica: "felica"
+            case .iso15693: "iso15693"
             case .other: "other"
             }
         o["kind"] = .string(kindName)
@@ -155,6 +161,9 @@ extension DetectedTarget {
         if let sak { o["sak"] = .string([sak].hexString()) }
         if let ats { o["ats"] = .string(ats.hexString()) }
         if let atr { o["atr"] = .string(atr.hexString()) }
+        if let pmm { o["pmm"] = .string(pmm.hexString()) }
+        if let systemCode { o["system_code"] = .string(systemCode.hexString()) }
+        if let dsfid { o["dsfid"] = .string([dsfid].hexString()) }
         return o
     }
 }

@@ -31,6 +31,16 @@ extension PN532APDUResponder {
     public var isGone: Bool { false }
 }
 
+/// A FeliCa card as a PN532 reaches it (JIS X 6319-4): Polling at activation, then LEN-first
+/// command frames. NFCTags' `FaultyFeliCaCore` has this shape.
+public protocol PN532FeliCaResponder: Sendable {
+    /// The Polling response without LEN (`01 IDm PMm [RD]`), `nil` when no system matches.
+    mutating func poll(systemCode: [UInt8], requestCode: UInt8) -> [UInt8]?
+    /// The answer to one frame (LEN first), `nil` for silence.
+    mutating func respond(to frame: [UInt8]) -> [UInt8]?
+    var isGone: Bool { get }
+}
+
 /// A card in the virtual PN532's field: its ISO/IEC 14443-3 activation data and what
 /// answers its frames.
 public struct PN532Card: Sendable {
@@ -40,6 +50,8 @@ public struct PN532Card: Sendable {
         case type2(any PN532Type2Responder)
         /// ISO-DEP card: the PN532 runs T=CL itself, so C-APDUs reach the responder.
         case isoDEP(any PN532APDUResponder)
+        /// FeliCa card (212 and 424 kbit/s): Polling and LEN-first frames reach the responder.
+        case felica(any PN532FeliCaResponder)
     }
 
     /// UID (NFCID1): 4, 7 or 10 bytes.
@@ -64,13 +76,20 @@ public struct PN532Card: Sendable {
         self.isoDEPLink = ISODEPCardLink(ats: ats)
     }
 
-    var isISODEP: Bool { sak & 0x20 != 0 }
+    var isISODEP: Bool { !isFeliCa && sak & 0x20 != 0 }
+
+    /// A FeliCa card (``Function/felica(_:)``): it answers only FeliCa polling.
+    var isFeliCa: Bool {
+        if case .felica = function { return true }
+        return false
+    }
 
     /// The card left the field for good (a `tag_lost` fault fired).
     var isGone: Bool {
         switch function {
         case .type2(let r): r.isGone
         case .isoDEP(let r): r.isGone
+        case .felica(let r): r.isGone
         }
     }
 }

@@ -66,6 +66,8 @@ public struct PN532Chip: Sendable {
     public private(set) var aborts = 0
     /// The chip's own ISO-DEP block number when it runs T=CL for InDataExchange (PCD side).
     private var pcdBlockNumber: UInt8 = 0
+    /// The bit rate (212 or 424 kbit/s) a FeliCa card was last activated at.
+    private var feliCaRate = 212
     /// The CIU register file, addresses `6301`–`633E`.
     public private(set) var registers = [UInt8](repeating: 0, count: 62)
     public private(set) var card: PN532Card?
@@ -377,7 +379,13 @@ public struct PN532Chip: Sendable {
             return .reply(firmwareVersion)
         case 0x04:  // GetGeneralStatus: Err Field NbTg [Tg BrRx BrTx Type] SAMstatus
             var status: [UInt8] = [0x00, rfFieldOn ? 0x01 : 0x00]
-            if targetSelected, card != nil { status += [0x01, 0x01, 0x00, 0x00, 0x00] } else { status.append(0x00) }
+            if targetSelected, let c = card {
+                // FeliCa: BrRx/BrTx 01 (212) or 02 (424), modulation type 10 (assumed from UM0701-02's table).
+                let br: UInt8 = feliCaRate == 424 ? 0x02 : 0x01
+                status += c.isFeliCa ? [0x01, 0x01, br, br, 0x10] : [0x01, 0x01, 0x00, 0x00, 0x00]
+            } else {
+                status.append(0x00)
+            }
             return .reply(status + [0x00])
         case 0x06:
             guard !params.isEmpty, params.count % 2 == 0 else { return .error }
@@ -412,8 +420,8 @@ public struct PN532Chip: Sendable {
             return inDataExchange(params)
         case 0x42:
             return inCommunicateThru(params)
-        case 0x44:  // InDeselect: the PN532 halts the target (HLTA / S(DESELECT))
-            if targetSelected, let present = card {
+        case 0x44:  // InDeselect: the PN532 halts the target (HLTA / S(DESELECT)); nothing for FeliCa
+            if targetSelected, let present = card, !present.isFeliCa {
                 if present.isISODEP {
                     air.append(.exchange(kind: "deselect", command: [0xC2], answer: [0xC2], note: "S(DESELECT)"))
                 } else {
@@ -514,7 +522,7 @@ public struct PN532Chip: Sendable {
             let frame: [UInt8] = card?.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00]
             _ = card?.isoDEPLink.respond(to: frame, application: &app)
             card?.function = .isoDEP(app)
-        case nil:
+        case .felica?, nil:
             break
         }
     }
@@ -527,7 +535,7 @@ public struct PN532Chip: Sendable {
         registers[0x6303 - 0x6301] = (registers[0x6303 - 0x6301] & 0x0C) | 0x80
         if !rfFieldOn { lastCommandAir.fieldSwitchedOn = true }
         lastCommandAir.activates = true
-        guard var present = card, !cardHalted, !present.isGone else {
+        guard var present = card, !cardHalted, !present.isGone, !present.isFeliCa else {
             registers[0x6339 - 0x6301] = 0x26  // REQA still in the FIFO: nobody answered
             airSilence()
             return nil
@@ -552,6 +560,8 @@ public struct PN532Chip: Sendable {
                 pcdBlockNumber = 0
             }
             present.function = .isoDEP(app)
+        case .felica:
+            break
         }
         card = present
         logActivation(present, ats: ats)
@@ -627,15 +637,59 @@ public struct PN532Chip: Sendable {
 
     private mutating func inListPassiveTarget(_ params: [UInt8]) -> Answer {
         guard params.count >= 2, params[0] >= 1 else { return .error }
-        guard params[1] == 0x00 else { return .reply([0x00]) }  // only ISO 14443A cards are modelled
+        if params[1] == 0x01 || params[1] == 0x02 {
+            // FeliCa 212 / 424: InitiatorData is the Polling payload `00 SC SC RC TSN`.
+            guard params.count == 7, params[2] == 0x00 else { return .error }
+            guard let data = activateFeliCa(Array(params[3...]), rate: params[1] == 0x01 ? 212 : 424) else {
+                return .reply([0x00])
+            }
+            return .reply([0x01] + data)
+        }
+        guard params[1] == 0x00 else { return .reply([0x00]) }  // 14443A and FeliCa are modelled
         guard let data = activate(uidFilter: Array(params.dropFirst(2)), rats: parameters & 0x10 != 0) else {
             return .reply([0x00])
         }
         return .reply([0x01] + data)
     }
 
+    /// A FeliCa card answers Polling (JIS X 6319-4 §7.1; PN532 UM0701-02 §7.3.5: the
+    /// target data is `Tg POL_RES`, POL_RES = LEN 01 IDm PMm [RD], LEN counting itself).
+    /// The CIU is left in FeliCa mode at `rate` with CRC on (TxMode/RxMode 92 or A2).
+    private mutating func activateFeliCa(_ polling: [UInt8], rate: Int) -> [UInt8]? {
+        let mode: UInt8 = rate == 424 ? 0xA2 : 0x92
+        registers[0x6302 - 0x6301] = mode
+        registers[0x6303 - 0x6301] = mode
+        if !rfFieldOn { lastCommandAir.fieldSwitchedOn = true }
+        lastCommandAir.activates = true
+        let request: [UInt8] = [0x06, 0x00] + polling
+        guard var present = card, !present.isGone, case .felica(var core) = present.function,
+            let answer = core.poll(systemCode: Array(polling.prefix(2)), requestCode: polling[2])
+        else {
+            airFeliCa(request, answer: nil, rate: rate)
+            air.append(.exchange(kind: "felica", command: request, answer: nil, note: "Polling: no answer"))
+            return nil
+        }
+        present.function = .felica(core)
+        card = present
+        setField(true, "the chip switches the RF field on to poll")
+        targetSelected = true
+        feliCaRate = rate
+        let pollRes = [UInt8(answer.count + 1)] + answer
+        airFeliCa(request, answer: pollRes, rate: rate)
+        air.append(.exchange(kind: "felica", command: request, answer: pollRes, note: "Polling (\(rate) kbit/s)"))
+        return [0x01] + pollRes
+    }
+
     private mutating func autoPollAnswer(types: [UInt8]) -> [UInt8]? {
         guard let present = card, !cardHalted, !present.isGone else { return nil }
+        if present.isFeliCa {
+            // Types 11 (212) and 12 (424): Polling with the wildcard and Request Code 01
+            // (whether the firmware asks for the system code here is not documented; assumed).
+            guard let type = types.first(where: { $0 == 0x11 || $0 == 0x12 }),
+                let data = activateFeliCa([0xFF, 0xFF, 0x01, 0x00], rate: type == 0x11 ? 212 : 424)
+            else { return nil }
+            return [0x01, type, UInt8(truncatingIfNeeded: data.count)] + data
+        }
         let type: UInt8
         if present.isISODEP, types.contains(0x20) {
             type = 0x20
@@ -666,6 +720,14 @@ public struct PN532Chip: Sendable {
         }
         defer { card = present }
         switch present.function {
+        case .felica(var core):
+            defer { present.function = .felica(core) }
+            let answer = core.respond(to: frame)
+            airFeliCa(frame, answer: answer, rate: feliCaRate)
+            air.append(.exchange(kind: "felica", command: frame, answer: answer, note: nil))
+            guard let answer else { return .reply([0x01]) }
+            if raw && registers[0x6303 - 0x6301] & 0x80 == 0 { return .reply([0x00] + answer + feliCaCRC(answer)) }
+            return .reply([0x00] + answer)
         case .type2(var core):
             defer { present.function = .type2(core) }
             // InDataExchange's MIFARE WRITE (`A0 <block> <16 bytes>`, what libnfc's
@@ -773,6 +835,18 @@ public struct PN532Chip: Sendable {
     private mutating func inCommunicateThru(_ params: [UInt8]) -> Answer {
         // Framing other than ISO 14443A (B', SR, CT, iClass probes) or an empty frame: nobody answers.
         let txMode = registers[0x6302 - 0x6301]
+        if let c = card, c.isFeliCa {
+            // FeliCa framing (TxMode bits 1-0 = 10) reaches a FeliCa card; A and B framing do not.
+            guard !params.isEmpty, txMode & 0x03 == 0x02 else { return .reply([0x01]) }
+            var frame = params
+            if txMode & 0x80 == 0 {  // CRC off: the host appended the CRC itself
+                guard frame.count >= 3, feliCaCRC(frame.dropLast(2)) == Array(frame.suffix(2)) else {
+                    return .reply([0x01])
+                }
+                frame.removeLast(2)
+            }
+            return exchangeWithCard(frame, raw: true)
+        }
         guard !params.isEmpty, txMode & 0x03 == 0x00, card != nil else { return .reply([0x01]) }
         var frame = params
         if txMode & 0x80 == 0 {  // CRC off: the host appended CRC_A itself
@@ -812,6 +886,32 @@ public struct PN532Chip: Sendable {
         lastCommandAir.frames += 1
         lastCommandAir.rf += PN532LinkTime.pcdFrame(bytes: onAir.count)
         lastCommandAir.rf += PN532LinkTime.frameDelay(afterLastByte: onAir.last ?? 0)
+    }
+
+    /// A FeliCa frame and its answer on the air: preamble (6 bytes), SYNC (2), the frame, CRC
+    /// (2), Manchester-coded at `rate` kbit/s (JIS X 6319-4 §7; PN532 data sheet §8.6.3.2);
+    /// a silent card costs the chip's retry timeout.
+    private mutating func airFeliCa(_ frame: [UInt8], answer: [UInt8]?, rate: Int) {
+        func time(_ bytes: Int) -> Duration { .nanoseconds((6 + 2 + bytes + 2) * 8 * 1_000_000 / rate) }
+        if lastCommandAir.frames > 0 { lastCommandAir.rf += PN532LinkTime.cycles(PN532LinkConstants.piccToPCDCycles) }
+        lastCommandAir.frames += 1
+        lastCommandAir.rf += time(frame.count)
+        guard let answer else {
+            lastCommandAir.rf += PN532LinkConstants.retryTimeout(code: retryTimeoutCode)
+            return
+        }
+        lastCommandAir.rf += time(answer.count)
+    }
+
+    /// JIS X 6319-4's CRC: CRC-16/CCITT, polynomial 1021, initial 0000, MSB first (PN532
+    /// data sheet §8.6.3.2: `03 AB CD` → `90 35`).
+    func feliCaCRC(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var crc: UInt16 = 0
+        for b in bytes {
+            crc ^= UInt16(b) << 8
+            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? crc << 1 ^ 0x1021 : crc << 1 }
+        }
+        return [UInt8(crc >> 8), UInt8(crc & 0xFF)]
     }
 
     /// A reader frame and the tag's answer (CRC_A on both), or the chip's wait for a silent tag.

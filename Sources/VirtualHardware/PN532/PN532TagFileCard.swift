@@ -12,6 +12,10 @@ extension Type4NDEFApplication: PN532APDUResponder {}
 /// timeout); `corrupt_reply` answers a READ one byte short.
 extension FaultyType2Core: PN532Type2Responder {}
 
+/// The FeliCa core behind the shared fault wrapper: `tag_lost` makes the card leave the
+/// field (silent to Polling too).
+extension FaultyFeliCaCore: PN532FeliCaResponder {}
+
 /// The T4T application behind the shared fault wrapper: silence is an empty answer (the
 /// PN532 reports a timeout); `tag_lost` makes the card leave the field.
 extension FaultyType4Core: PN532APDUResponder {
@@ -46,6 +50,15 @@ extension PN532Card {
             )
         case .sensedOnly:
             self.init(uid: a.uid, atqa: a.atqa, sak: a.sak, function: .type2(UnauthenticatedClassic()))
+        case .feliCa(let core):
+            self.init(
+                uid: core.systems.first?.idm ?? [], atqa: [], sak: 0,
+                function: .felica(FaultyFeliCaCore(core: core, faults: file.faults)))
+        case .iso15693:
+            // PN532 data sheet: reader/writer for ISO 14443A/B and FeliCa only; no ISO 15693.
+            throw TagFileError(
+                .unsupported, field: "type",
+                "a PN532 cannot reach ISO 15693 tags (\(file.type.rawValue)): use sim: or the vpcd card")
         }
     }
 
@@ -69,6 +82,11 @@ extension PN532Card {
         case .isoDEP(var r as FaultyType4Core):
             r.enterField()
             function = .isoDEP(r)
+        case .felica(var r as FaultyFeliCaCore):
+            r.enterField()
+            function = .felica(r)
+        case .felica:
+            break
         case .type2(var r):
             r.wakeUp()
             function = .type2(r)
@@ -90,7 +108,13 @@ extension PN532Card {
     /// `file` with this card's current memory (Type 2 pages, or the Type 4 NDEF file):
     /// what a virtual tag holds after a reader wrote to it.
     public func updating(_ file: TagFile) -> TagFile {
-        file.withMemory(type2: ntag21xCore, type4: type4Application)
+        file.withMemory(type2: ntag21xCore, type4: type4Application).withMemory(feliCa: feliCaCore, iso15693: nil)
+    }
+
+    /// The FeliCa core answering this card's frames, if it is one (with its writes).
+    public var feliCaCore: FeliCaCore? {
+        if case .felica(let r as FaultyFeliCaCore) = function { return r.core }
+        return nil
     }
 }
 

@@ -48,6 +48,12 @@ extension TagFile {
                 type2: image, atr: ATR.storageCard(standard: .iso14443APart3, cardName: name).bytes, faults: faults)
         case .sensedOnly:
             return SensedOnlyPersonality(cardName: .mifareClassic1K, uid: activation.uid)
+        case .feliCa(let core):
+            return FeliCaPersonality(core: core, faults: faults)
+        case .iso15693(let core):
+            // Card names per PC/SC part 3's supplement: 00 14 ICODE SLI, 00 13 LRI512 (ST).
+            let name = PCSCCardName(rawValue: type == .st25tv ? 0x0013 : 0x0014)
+            return ISO15693Personality(core: core, cardName: name, faults: faults)
         }
     }
 

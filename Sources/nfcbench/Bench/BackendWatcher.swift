@@ -18,7 +18,9 @@ final class BackendWatcher: Sendable {
     /// Follows `backend`; `onEvent` sees each event as it arrives (the bench's trace).
     init(_ backend: any ReaderBackend, onEvent: (@Sendable (ReaderBackendEvent) -> Void)? = nil) {
         self.backend = backend
-        let stream = backend.events(.iso14443)
+        // Every family the bench reads, as an NDEF reader session polls (Core NFC's NDEF
+        // sessions read Types 1-5): ISO 14443, FeliCa and ISO 15693.
+        let stream = backend.events([.iso14443, .iso18092, .iso15693])
         let t = Task { [self] in
             do {
                 for try await e in stream {

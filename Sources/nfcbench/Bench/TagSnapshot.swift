@@ -27,7 +27,108 @@ enum TagSnapshot {
         switch connection {
         case .type2(let t): try type2(target, t)
         case .iso7816(let t): try type4(target, t)
+        case .felica(let t): try feliCa(target, t)
+        case .iso15693(let t): try iso15693(target, t)
         }
+    }
+
+    /// A FeliCa card as the NFC Forum system shows it: Polling 12FC, the attribute block and
+    /// every block up to Nmaxb through service 000B (a Lite-S's user memory). Other systems
+    /// and services are not enumerated (their service codes are the card's secret).
+    static func feliCa(_ target: DetectedTarget, _ t: any FeliCaTransport) throws -> TagFile {
+        let reader = Type3TagReader(transport: t)
+        let (idm, pmm) = try reader.pollNDEFSystem()
+        let (_, attribute) = try reader.readAttribute()
+        var blocks: [[UInt8]] = []
+        var next = 0
+        while next <= attribute.nmaxb {
+            let chunk = Array(next...min(attribute.nmaxb, next + max(1, attribute.nbr) - 1))
+            let data = try reader.check(idm: idm, blocks: chunk)
+            for k in 0..<chunk.count { blocks.append(Array(data[(16 * k)..<(16 * k + 16)])) }
+            next += chunk.count
+        }
+        var file = TagFile(
+            type: pmm.count > 1 && (0xF0...0xF2).contains(pmm[1]) ? .feliCaLiteS : .feliCaStandard,
+            activation: TagFile.noTypeAActivation,
+            comment: "read by nfcbench \(CLI.version) at \(Self.utcNow()); system 12FC only (other systems not read)")
+        file.feliCa = FeliCaCore(
+            pmm: pmm,
+            systems: [
+                FeliCaCore.System(
+                    code: 0x12FC, idm: idm, services: [.init(code: 0x000B), .init(code: 0x0009)], blocks: blocks)
+            ],
+            maximumReadBlocks: max(1, attribute.nbr), maximumWriteBlocks: max(1, attribute.nbw))
+        return file
+    }
+
+    /// An ISO 15693 tag: GET SYSTEM INFO (DSFID, AFI, block size and count, IC reference),
+    /// then every block with READ SINGLE (and its security status, the Option flag). A reader
+    /// that cannot send GET SYSTEM INFO (a PC/SC storage-card path answers "not supported")
+    /// gets ``iso15693WithoutSystemInfo(_:_:)``.
+    static func iso15693(_ target: DetectedTarget, _ t: any ISO15693Transport) throws -> TagFile {
+        let r = try t.request([0x02, 0x2B])
+        if r.count == 2, r[0] & 0x01 != 0 { return try iso15693WithoutSystemInfo(target, t) }
+        guard r.count >= 10, r[0] == 0x00, r[1] & 0x04 != 0 else {
+            throw TagCommunicationError.malformedResponse("GET SYSTEM INFO answered \(r.hexString())")
+        }
+        let info = r[1]
+        var i = 10
+        var dsfid: UInt8 = 0
+        var afi: UInt8 = 0
+        if info & 0x01 != 0 {
+            dsfid = r[i]
+            i += 1
+        }
+        if info & 0x02 != 0 {
+            afi = r[i]
+            i += 1
+        }
+        guard r.count >= i + 2 else { throw TagCommunicationError.malformedResponse("GET SYSTEM INFO") }
+        let count = Int(r[i]) + 1
+        let size = Int(r[i + 1] & 0x1F) + 1
+        i += 2
+        let ic: UInt8 = info & 0x08 != 0 && i < r.count ? r[i] : 0
+        var blocks: [[UInt8]] = []
+        var locked: Set<Int> = []
+        for b in 0..<count {
+            let a = try t.request([0x42, 0x20, UInt8(b)])
+            guard a.count == 2 + size, a[0] == 0x00 else {
+                throw TagCommunicationError.malformedResponse("READ SINGLE \(b) answered \(a.hexString())")
+            }
+            if a[1] & 0x01 != 0 { locked.insert(b) }
+            blocks.append(Array(a[2...]))
+        }
+        let uid = Array(r[2..<10].reversed())
+        var file = TagFile(
+            type: uid.count > 1 && uid[1] == 0x02 ? .st25tv : .icodeSLIX, activation: TagFile.noTypeAActivation,
+            comment: "read by nfcbench \(CLI.version) at \(Self.utcNow())")
+        file.iso15693 = ISO15693Core(
+            uid: uid, dsfid: dsfid, afi: afi, icReference: ic, blockSize: size, blocks: blocks, lockedBlocks: locked)
+        return file
+    }
+
+    /// Without GET SYSTEM INFO: the block size from block 0's answer, the blocks read until the
+    /// tag answers "block not available" (`10`), the UID as the device showed it; DSFID, AFI,
+    /// the IC reference and lock bits are unknown (`00`, none locked), which a note says.
+    static func iso15693WithoutSystemInfo(_ target: DetectedTarget, _ t: any ISO15693Transport) throws -> TagFile {
+        var blocks: [[UInt8]] = []
+        while blocks.count < 256 {
+            let a = try t.request([0x02, 0x20, UInt8(blocks.count)])
+            if a.count == 2, a[0] & 0x01 != 0, a[1] == 0x10, !blocks.isEmpty { break }
+            guard a.count >= 2, a[0] == 0x00, blocks.isEmpty || a.count - 1 == blocks[0].count else {
+                throw TagCommunicationError.malformedResponse("READ SINGLE \(blocks.count) answered \(a.hexString())")
+            }
+            blocks.append(Array(a.dropFirst()))
+        }
+        let uid = target.uid
+        var file = TagFile(
+            type: uid.count > 1 && uid[1] == 0x02 ? .st25tv : .icodeSLIX, activation: TagFile.noTypeAActivation,
+            comment: "read by nfcbench \(CLI.version) at \(Self.utcNow())")
+        file.iso15693 = ISO15693Core(uid: uid, blockSize: blocks[0].count, blocks: blocks)
+        file.notes.append(
+            "the reader could not send GET SYSTEM INFO: DSFID, AFI and the IC reference read as 00, lock bits as unlocked"
+        )
+        return file
     }
 
     static func type2(_ target: DetectedTarget, _ t: any Type2TagTransport) throws -> TagFile {

@@ -25,6 +25,8 @@ enum BenchAllCommand {
                             by an LD_PRELOAD probe (scripts/exec-probe.c)
               dump          whole-process NTAG213/215/216 dump through libnfc's pn532_uart vs
                             nfc-mfultralight r, on virtual PN532s with --timing none and real
+              NDEF read    whole-process session --first-read (to its 204) of the FeliCa
+                            Lite-S vs nfc-read-forum-tag3 -o, on a virtual PN532 with --timing real
               measure apdu  APDUs/s of measure apdu vs a C SCardTransmit loop
                             (scripts/measure-vs-c-transmit.c) on the same vpcd card, eight
                             pairs a round in counterbalanced order (ours C C ours …, then
@@ -47,8 +49,9 @@ enum BenchAllCommand {
             not equal ours ÷ theirs), single runs for the others.
             Exit status: 0 when every goal is met, 1 when one is not (named on stderr).
 
-            Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight) and pcscd with
-            vsmartcard-vpcd; without a pcscd offering the vpcd reader it runs itself inside
+            Needs cc, libnfc-dev, libpcsclite-dev, libnfc-bin (nfc-mfultralight,
+            nfc-read-forum-tag3) and pcscd with vsmartcard-vpcd; without a pcscd offering the
+            vpcd reader it runs itself inside
             scripts/with-pcscd. Build it first: ./bench install (static release).
             """,
         run: { o in
@@ -142,6 +145,8 @@ final class BenchAll: @unchecked Sendable {
     private let date = Date()
 
     static let tags = ["ntag213-text", "ntag215-uri", "ntag216-empty"]
+    /// The FeliCa Lite-S of the NDEF-read row, on a virtual PN532 with --timing real.
+    static let type3Tag = "felica-lite-s-uri"
 
     /// Whether this process loaded libswiftCore.so: a plain `swift build -c release` (in a
     /// fresh user's run its `version` took 6.8 ms to ours ≤ 3 ms), not `./bench install`'s
@@ -266,6 +271,9 @@ final class BenchAll: @unchecked Sendable {
         var openTheirs: [Double] = []
         var contextOurs: [Double] = []
         var dumps: [String: (ours: [Duration], theirs: [Duration])] = [:]
+        // A whole-process NDEF read of the FeliCa Lite-S: session --first-read (to its 204)
+        // against nfc-read-forum-tag3 -o, both Check block 0 and the NDEF blocks.
+        var type3: (ours: [Duration], theirs: [Duration]) = ([], [])
         var apdu = APDURates()
         // The C loop against a copy of itself, as the goal row is run: how far apart two
         // identical clients land unpinned in this very run (the placement's spread, not code).
@@ -314,6 +322,20 @@ final class BenchAll: @unchecked Sendable {
                     dumps["\(tag) \(timing)", default: ([], [])].ours.append(ours.wall)
                     dumps["\(tag) \(timing)", default: ([], [])].theirs.append(theirs.wall)
                 }
+            }
+            do {
+                let device = "pn532_uart:\(pty(Self.type3Tag, "real"))"
+                let ours = try checked(
+                    BenchSpawn.run(
+                        [nfcbench, "session", "--device", device, "--first-read", "--no-thermal", "--timeout", "10"],
+                        in: work), "session --first-read \(Self.type3Tag)")
+                let theirs = try checked(
+                    BenchSpawn.run(
+                        ["nfc-read-forum-tag3", "-o", "\(work)/t3.ndef"],
+                        environment: ["LIBNFC_DEVICE": device, "LIBNFC_AUTO_SCAN": "false"], in: work),
+                    "nfc-read-forum-tag3 -o \(Self.type3Tag)")
+                type3.ours.append(ours.wall)
+                type3.theirs.append(theirs.wall)
             }
             // The goal's pairs and the control's, in turns first, so neither always follows the dumps.
             for goal in round % 2 == 1 ? [true, false] : [false, true] {
@@ -403,6 +425,15 @@ final class BenchAll: @unchecked Sendable {
                         theirsName: "nfc-mfultralight r", ratio: o / t, runs: d.ours.count, goal: goal, met: met))
             }
         }
+        if !type3.ours.isEmpty {
+            let o = Self.median(type3.ours.map(ms))
+            let t = Self.median(type3.theirs.map(ms))
+            rows.append(
+                Row(
+                    name: "NDEF read \(Self.type3Tag) --timing real (session --first-read, whole process)", unit: "ms",
+                    ours: o, theirs: t, theirsName: "nfc-read-forum-tag3 -o", ratio: o / t, runs: type3.ours.count,
+                    goal: "≤ 1.10", met: o / t <= 1.10))
+        }
         let ar = Self.median(apdu.ratios)
         rows.append(
             Row(
@@ -479,7 +510,7 @@ final class BenchAll: @unchecked Sendable {
     }
 
     private func prepare() throws -> Tools {
-        for tool in ["cc", "nfc-mfultralight"] where !Self.onPath(tool) {
+        for tool in ["cc", "nfc-mfultralight", "nfc-read-forum-tag3"] where !Self.onPath(tool) {
             throw CLIError.unavailable("\(tool) is missing (apt-get install build-essential libnfc-bin)")
         }
         let tools = Tools(
@@ -520,8 +551,14 @@ final class BenchAll: @unchecked Sendable {
                         ], in: work))
             }
         }
-        for tag in Self.tags {
-            for timing in Self.timings {
+        started.append(
+            try BenchSpawn.start(
+                [
+                    nfcbench, "virtual", "pn532", "--pty", pty(Self.type3Tag, "real"), "--tag", Self.type3Tag,
+                    "--timing", "real", "--quiet", "--trace", "/dev/null",
+                ], in: work))
+        for (tag, timings) in Self.tags.map({ ($0, Self.timings) }) + [(Self.type3Tag, ["real"])] {
+            for timing in timings {
                 var waited = 0
                 while (try? FileManager.default.destinationOfSymbolicLink(atPath: pty(tag, timing))) == nil {
                     guard waited < 500 else { throw CLIError.failure("the virtual PN532 for \(tag) did not start") }

@@ -116,9 +116,13 @@ enum CheckCommand {
         }
         let differing = rows.filter { !$0.same }.count
         if !json {
+            // Devices that cannot present a tag (a PN532 and ISO 15693) are said, not hidden.
+            let partial = rows.filter { !$0.notOffered.isEmpty }.count
+            let note = partial == 0 ? "" : " (\(partial) of them on the devices that offer the tag's family)"
             Output.out(
                 differing == 0
                     ? "\(rows.count) rows: the same Core NFC events on \(devices.map(\.rawValue).joined(separator: ", "))"
+                        + note
                     : "\(differing) of \(rows.count) rows differ")
         }
         return differing == 0 ? 0 : 1

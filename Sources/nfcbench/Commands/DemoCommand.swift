@@ -235,12 +235,12 @@ enum DemoCommand {
                 throw error
             }
             return Bench(
-                name: name, uid: file.readerActivation.uid, device: "pcsc:Virtual PCD 00 00",
+                name: name, uid: file.identifier, device: "pcsc:Virtual PCD 00 00",
                 lines: [
                     shared
                         ? "bench: the running pcscd's vpcd reader 'Virtual PCD 00 00' (shared: --bench shared-pcscd)"
                         : "bench: a private pcscd (own mount and network namespace) with the vpcd reader 'Virtual PCD 00 00'",
-                    "presenting \(name) (UID \(file.readerActivation.uid.hexString(separator: " "))) as a virtual card on vpcd (TCP 35963)",
+                    "presenting \(name) (UID \(file.identifier.hexString(separator: " "))) as a virtual card on vpcd (TCP 35963)",
                 ], stop: { card.stop() })
         }
         let name = tag ?? "ntag215-uri"
@@ -260,12 +260,12 @@ enum DemoCommand {
                 """)
         }
         return Bench(
-            name: name, uid: file.readerActivation.uid, device: device,
+            name: name, uid: file.identifier, device: device,
             lines: [
                 noPrivate.map {
                     "bench: no private pcscd (\($0)); the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver"
                 } ?? "bench: the virtual PN532 on a pseudo-terminal, through libnfc's pn532_uart driver (no daemon)",
-                "presenting \(name) (UID \(file.readerActivation.uid.hexString(separator: " "))) on \(device)",
+                "presenting \(name) (UID \(file.identifier.hexString(separator: " "))) on \(device)",
             ], stop: stop)
     }
 

@@ -59,10 +59,10 @@ enum DumpCommand {
                     Output.out(
                         JSONValue.object([
                             "status": "dumped", "type": .string(file.type.rawValue),
-                            "uid": .string(file.activation.uid.hexString()), "out": .string(target.named),
+                            "uid": .string(file.identifier.hexString()), "out": .string(target.named),
                         ]).serialized)
                 } else {
-                    Output.err("dumped \(file.type.rawValue) \(file.activation.uid.hexString()) to \(target.named)")
+                    Output.err("dumped \(file.type.rawValue) \(file.identifier.hexString()) to \(target.named)")
                 }
             } else {
                 Output.raw(file.jsonText())

@@ -127,7 +127,7 @@ enum MeasureCommand {
             do {
                 let file = try TagFile.load(path: path)
                 personality = try file.makeVirtualCardPersonality()
-                cardUID = file.readerActivation.uid
+                cardUID = file.identifier
             } catch let error as DataFileError {
                 throw CLIError(error)
             } catch {
@@ -422,6 +422,26 @@ enum MeasureCommand {
             for _ in 0..<count where !interrupted.isSet {
                 try sample {
                     if read { _ = try Type2TagReader(transport: t).readNDEF() } else { _ = try t.read(page: 0) }
+                }
+            }
+        case .felica(let t):
+            for _ in 0..<count where !interrupted.isSet {
+                try sample {
+                    if read {
+                        _ = try Type3TagReader(transport: t).readNDEF()
+                    } else {
+                        _ = try t.exchange([0x06, 0x00, 0xFF, 0xFF, 0x00, 0x00])
+                    }
+                }
+            }
+        case .iso15693(let t):
+            for _ in 0..<count where !interrupted.isSet {
+                try sample {
+                    if read {
+                        _ = try Type5TagReader(transport: t).readNDEF()
+                    } else {
+                        _ = try t.request([0x02, 0x20, 0x00])
+                    }
                 }
             }
         }

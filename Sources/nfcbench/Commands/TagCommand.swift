@@ -57,10 +57,31 @@ enum TagCommand {
             "type": .string(r.file.type.rawValue), "product": .string(r.productName),
             "uid": .string(r.uidOnTag.hexString()),
         ]
-        if r.file.activation.uid != r.uidOnTag { o["uid_header"] = .string(r.file.activation.uid.hexString()) }
-        o["atqa"] = .string(r.file.activation.atqa.hexString())
-        o["sak"] = .string([r.file.activation.sak].hexString())
-        if let ats = r.file.activation.ats { o["ats"] = .string(ats.hexString()) }
+        if r.file.feliCa == nil, r.file.iso15693 == nil, r.file.activation.uid != r.uidOnTag {
+            o["uid_header"] = .string(r.file.activation.uid.hexString())
+        }
+        if let f = r.file.feliCa {
+            // FeliCa: no ATQA/SAK; the IDm is "uid", PMm and the systems beside it.
+            o["pmm"] = .string(f.pmm.hexString())
+            o["system_codes"] = .array(f.systems.map { .string(String(format: "%04X", $0.code)) })
+        } else if let v = r.file.iso15693 {
+            o["dsfid"] = .string([v.dsfid].hexString())
+            o["afi"] = .string([v.afi].hexString())
+            o["block_size"] = .int(Int64(v.blockSize))
+            o["blocks"] = .int(Int64(v.blocks.count))
+        } else {
+            o["atqa"] = .string(r.file.activation.atqa.hexString())
+            o["sak"] = .string([r.file.activation.sak].hexString())
+            if let ats = r.file.activation.ats { o["ats"] = .string(ats.hexString()) }
+        }
+        if let a = r.type3Attribute {
+            o["attribute"] = .object([
+                "nbr": .int(Int64(a.nbr)), "nbw": .int(Int64(a.nbw)), "nmaxb": .int(Int64(a.nmaxb)),
+                "write_flag": .string([a.writeFlag].hexString()), "rw_flag": .string([a.rwFlag].hexString()),
+                "length": .int(Int64(a.length)),
+            ])
+        }
+        if let l = r.type5Layout { o["cc"] = .string(l.capabilityContainer.bytes.hexString()) }
         if let v = r.version { o["version"] = .string(v.bytes.hexString()) }
         if let l = r.layout {
             let cc = l.capabilityContainer
@@ -96,6 +117,8 @@ enum TagCommand {
         if let e = r.ndefDecodeError { o["ndef_error"] = .string("\(e)") }
         if let e = r.readError { o["read_error"] = .string("\(e)") }
         if let e = r.type4ReadError { o["read_error"] = .string("\(e)") }
+        if let e = r.type3ReadError { o["read_error"] = .string("\(e)") }
+        if let e = r.type5ReadError { o["read_error"] = .string("\(e)") }
         if let e = r.emulationError { o["emulation_error"] = .string("\(e)") }
         o["warnings"] = .array(
             r.warnings.map { .object(["kind": .string($0.kind.rawValue), "message": .string($0.message)]) })

@@ -192,7 +192,7 @@ enum VirtualPN532Command {
         var setup: JSONObject = ["pty": .string(device), "slave": .string(fake.slavePath)]
         if let file {
             setup["tag_type"] = .string(file.type.rawValue)
-            setup["uid"] = .string(file.readerActivation.uid.hexString())
+            setup["uid"] = .string(file.identifier.hexString())
         }
         if let reader { setup["reader_c_apdus"] = .int(Int64(reader.steps.count)) }
         let trace: TraceWriter
@@ -220,7 +220,7 @@ enum VirtualPN532Command {
                 link.map { "virtual PN532 on \($0) -> \(fake.slavePath); connect with pn532_uart:\($0)" }
                     ?? "virtual PN532 on \(fake.slavePath); connect with pn532_uart:\(fake.slavePath)")
             let what =
-                file.map { "tag: \($0.type.rawValue) UID \($0.readerActivation.uid.hexString())" }
+                file.map { "tag: \($0.type.rawValue) UID \($0.identifier.hexString())" }
                 ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
             Output.out(what + (trace.path.map { "; trace \($0)" } ?? ""))
         }

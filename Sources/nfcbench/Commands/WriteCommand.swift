@@ -446,6 +446,38 @@ enum WriteCommand {
             }
             _ = readBack(try reader.readNDEF(capabilityContainer: cc), message, backup: backupPath)
             return outcome
+        case .felica, .iso15693:
+            guard case .ndef(let message, let lock) = r.operation, !lock else {
+                return refuse("refused: locking a FeliCa or ISO 15693 tag is not offered here; nothing written")
+            }
+            let family = connection.isFeliCa ? "Type 3" : "Type 5"
+            // The procedure's own checks first (NDEF system / CC, read-only, size), then the
+            // writes it would send, recorded and answered as a tag accepting them.
+            let dry = VicinityWriteRecorder(connection, send: false)
+            do { try dry.writeNDEF(message) } catch {
+                return refuse("refused: \(error); nothing written")
+            }
+            if r.dryRun {
+                say("would send \(Figures.count(dry.writes.count, "\(family) write")), in this order:")
+                for w in dry.writes { say("  \(w.hexString(separator: " "))") }
+                say("dry run: nothing written")
+                outcome.status = .dryRun
+                outcome.sent = dry.writes.map { $0.hexString(separator: " ") }
+                outcome.tagState = "Nothing was sent: the tag is unchanged"
+                return outcome
+            }
+            let backupPath = try takeBackup()
+            let sent = VicinityWriteRecorder(connection, send: true)
+            do { try sent.writeNDEF(message) } catch {
+                return stoppedPartWay(
+                    sent: sent.writes.map { $0.hexString(separator: " ") },
+                    state: sent.writes.isEmpty
+                        ? "Nothing was written: the tag is unchanged"
+                        : "\(sent.writes.count) write\(sent.writes.count == 1 ? "" : "s") reached the tag: its NDEF area may be partly written",
+                    failure: "\(family) write failed: \(error)", backup: backupPath)
+            }
+            _ = readBack(try sent.readNDEF(), message, backup: backupPath)
+            return outcome
         }
     }
 
@@ -455,7 +487,9 @@ enum WriteCommand {
         switch target.kind {
         case .type2: s += ", Type 2" + (version?.product.map { " (\($0.displayName))" } ?? "")
         case .type4: s += ", Type 4 (ISO-DEP)"
-        case .other: s += ", not a Type 2/4 tag"
+        case .felica: s += ", FeliCa (Type 3)"
+        case .iso15693: s += ", ISO 15693 (Type 5)"
+        case .other: s += ", not a Type 2/3/4/5 tag"
         }
         return s
     }
@@ -542,5 +576,63 @@ final class DryRunAPDUTransport: APDUTransport {
             return [0x90, 0x00]
         }
         return try base.transmit(command)
+    }
+}
+
+extension TagConnection {
+    var isFeliCa: Bool {
+        if case .felica = self { return true }
+        return false
+    }
+}
+
+/// The Type 3 / Type 5 NDEF procedures over a connection whose write commands (FeliCa
+/// Update `08`, ISO 15693 WRITE `21`/`24`/`31`/`34`) are recorded, and sent only when
+/// `send` (otherwise answered as a tag accepting them: a dry run).
+final class VicinityWriteRecorder: FeliCaTransport, ISO15693Transport, @unchecked Sendable {
+    let connection: TagConnection
+    let send: Bool
+    private(set) var writes: [[UInt8]] = []
+
+    init(_ connection: TagConnection, send: Bool) {
+        self.connection = connection
+        self.send = send
+    }
+
+    func exchange(_ frame: [UInt8]) throws -> [UInt8] {
+        guard case .felica(let t) = connection else { throw TagCommunicationError.unsupportedCommand(frame) }
+        guard frame.count >= 10, frame[1] == 0x08 else { return try t.exchange(frame) }
+        if !send {
+            writes.append(frame)
+            return [0x0C, 0x09] + Array(frame[2..<10]) + [0x00, 0x00]
+        }
+        let r = try t.exchange(frame)
+        writes.append(frame)
+        return r
+    }
+
+    func request(_ request: [UInt8]) throws -> [UInt8] {
+        guard case .iso15693(let t) = connection else { throw TagCommunicationError.unsupportedCommand(request) }
+        guard request.count >= 2, [0x21, 0x24, 0x31, 0x34].contains(request[1]) else { return try t.request(request) }
+        if !send {
+            writes.append(request)
+            return [0x00]
+        }
+        let r = try t.request(request)
+        writes.append(request)
+        return r
+    }
+
+    func writeNDEF(_ message: [UInt8]) throws {
+        if connection.isFeliCa {
+            try Type3TagReader(transport: self).writeNDEF(message)
+        } else {
+            try Type5TagReader(transport: self).writeNDEF(message)
+        }
+    }
+
+    func readNDEF() throws -> [UInt8] {
+        if connection.isFeliCa { return try Type3TagReader(transport: self).readNDEF() }
+        return try Type5TagReader(transport: self).readNDEF()
     }
 }

@@ -56,6 +56,20 @@ enum SessionCommand {
                     sendCommand may SELECT by name only these (others: 2)
                     """),
             OptionSpec(
+                "polling", .list(of: ["iso14443", "iso18092", "iso15693"]), value: "P,…",
+                help: """
+                    --mode tag: NFCTagReaderSession's polling options (iso18092 is
+                    FeliCa, iso15693 vicinity tags); a tag of another family is not
+                    delivered. Default iso14443
+                    """),
+            OptionSpec(
+                "felica-system-codes", .list(of: nil), value: "SC,…",
+                help: """
+                    the app's Info.plist FeliCa system codes (4 hex digits each, no FF
+                    byte; default 12FC): --polling iso18092 polls them in order and
+                    delivers a card on the first that answers, none: not delivered
+                    """),
+            OptionSpec(
                 "turnover-delay", .duration(bare: .seconds, moreThanZero: false),
                 help: "from the app's invalidate() to didInvalidateWithError\n(reported; 0: at once, the model before)",
                 default: .duration(.milliseconds(2500))),
@@ -158,6 +172,23 @@ enum SessionCommand {
                 aids.append(word.uppercased())
             }
             options.selectIdentifiers = aids
+        }
+        if let list = o.list("polling") {
+            var polling: NFCPollingOption = []
+            for word in list {
+                switch word {
+                case "iso14443": polling.insert(.iso14443)
+                case "iso18092": polling.insert(.iso18092)
+                default: polling.insert(.iso15693)
+                }
+            }
+            options.polling = polling
+        }
+        if let list = o.list("felica-system-codes") {
+            for word in list where [UInt8](hex: word)?.count != 2 {
+                throw CLIError.usage("--felica-system-codes: '\(word)' is not a 2-byte hex system code (12FC)")
+            }
+            options.feliCaSystemCodes = list.map { $0.uppercased() }
         }
         if o.has("turnover-delay") { options.invalidationDelay = o.duration("turnover-delay")! }
         if o.has("same-app-begin") { options.sameAppBegin = .init(rawValue: o.string("same-app-begin")!)! }

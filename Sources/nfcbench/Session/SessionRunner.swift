@@ -46,6 +46,10 @@ final class SessionRunner: @unchecked Sendable {
         var busy = ReaderSystemModel.BusyPolicy.refuse
         /// The bench app's Info.plist ISO 7816 select-identifiers (`--select-identifiers`).
         var selectIdentifiers = ["D2760000850101"]
+        /// `--mode tag`'s polling options (`--polling`).
+        var polling: NFCPollingOption = .iso14443
+        /// The bench app's Info.plist FeliCa system codes (`--felica-system-codes`).
+        var feliCaSystemCodes = ["12FC"]
         /// Why the thermal model is off, when a caller switches it off for its own reasons
         /// (the demo): said in the trace header.
         var thermalOffReason: String?
@@ -71,6 +75,7 @@ final class SessionRunner: @unchecked Sendable {
         var model = ReaderSystemModel()
         model.busyPolicy = options.busy
         model.iso7816SelectIdentifiers = options.selectIdentifiers
+        model.feliCaSystemCodes = options.feliCaSystemCodes
         model.invalidationDelay = options.invalidationDelay
         model.miFareCRC = options.miFareCRC
         model.sameAppBegin = options.sameAppBegin
@@ -361,7 +366,8 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
             s.begin()
         case .tag:
             guard
-                let s = NFCTagReaderSession(pollingOption: .iso14443, delegate: self, queue: nil, system: runner.system)
+                let s = NFCTagReaderSession(
+                    pollingOption: o.polling, delegate: self, queue: nil, system: runner.system)
             else {
                 finished(.readerErrorInvalidParameter)
                 return

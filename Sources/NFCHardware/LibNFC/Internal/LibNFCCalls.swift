@@ -211,6 +211,8 @@ extension LibNFCTarget {
             let nfi = t.nti.nfi
             let id = withUnsafeBytes(of: nfi.abtId) { Array($0) }
             self.init(modulation: LibNFCModulation(type, baud), uid: id, atqa: [], sak: 0, ats: [])
+            pmm = withUnsafeBytes(of: nfi.abtPad) { Array($0) }
+            systemCode = withUnsafeBytes(of: nfi.abtSysCode) { Array($0) }
         case .iso14443b:
             let pupi = withUnsafeBytes(of: &t.nti.nbi.abtPupi) { Array($0) }
             self.init(modulation: LibNFCModulation(type, baud), uid: pupi, atqa: [], sak: 0, ats: [])
