@@ -43,6 +43,7 @@ public enum PollReport {
         case .mifarePlusSL2: "MIFARE Plus SL2"
         case .nfcDEP: "NFC-DEP"
         case .felica: "FeliCa"
+        case .iso15693: "ISO 15693"
         case .other: "other"
         }
     }

@@ -76,6 +76,13 @@ public enum PresenceProbe {
                 [0x00, 0xA4, 0x04, 0x00, 0x07] + Type4NDEFApplication.version2ApplicationName + [0x00]
             guard let r = try? t.transmit(select) else { return false }
             return r.count >= 2
+        case .felica(let t):
+            // Polling for any system (LEN 06, 00, FFFF, RC 00, TSN 00): read-only; the answer
+            // is LEN, 01, IDm, PMm (JIS X 6319-4).
+            return ((try? t.exchange([0x06, 0x00, 0xFF, 0xFF, 0x00, 0x00]))?.count ?? 0) >= 18
+        case .iso15693(let t):
+            // READ SINGLE BLOCK 0, high data rate, not addressed: read-only (ISO/IEC 15693-3).
+            return ((try? t.request([0x02, 0x20, 0x00]))?.first) == 0x00
         }
     }
 }

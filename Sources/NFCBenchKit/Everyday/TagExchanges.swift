@@ -40,6 +40,11 @@ public enum TagExchanges {
         case .type2(let t):
             guard let carrier = t as? any ReaderAPDUCarrier else { throw wrong }
             transmit = { try carrier.transmitReaderAPDU($0) }
+        case .felica, .iso15693:
+            throw WrongTarget(
+                description:
+                    "the tag is a FeliCa or ISO 15693 tag, which takes its own commands, not APDUs: 'nfcbench apdu' sends APDUs to ISO-DEP tags and, through PC/SC, to Type 2 tags"
+            )
         }
         for c in commands {
             do { each(try APDUExchange.run(c, transmit)) } catch TagCommunicationError.unsupportedCommand {

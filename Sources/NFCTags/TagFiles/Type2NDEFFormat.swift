@@ -38,7 +38,7 @@ public struct Type2NDEFFormat: Sendable, Hashable {
             case .ultralight: .ultralight
             case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
-            case .type4, .mifareClassic1K: nil
+            case .type4, .mifareClassic1K, .feliCaLiteS, .feliCaStandard, .icodeSLIX, .st25tv: nil
             }
         guard let layout else { throw Refusal(description: "a \(type.rawValue) tag is no Type 2 tag") }
         if let size {

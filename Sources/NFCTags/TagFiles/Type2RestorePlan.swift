@@ -184,7 +184,7 @@ public struct Type2RestorePlan: Sendable, Hashable {
             case .ultralight: .ultralight
             case .ultralightC: .ultralightC
             case .ultralightEV1: pageCount > 20 ? .ultralightEV1MF0UL21 : .ultralightEV1MF0UL11
-            case .type4, .mifareClassic1K: nil
+            case .type4, .mifareClassic1K, .feliCaLiteS, .feliCaStandard, .icodeSLIX, .st25tv: nil
             }
         return { p in
             switch p {
