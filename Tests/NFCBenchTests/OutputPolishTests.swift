@@ -96,7 +96,8 @@ struct OutputPolishTests {
         let a = try JSONValue(parsing: try #require(asked.stdoutLines.first))
         #expect(a["presence_interval_ms"] == .int(40), "\(asked.stdout)")
         let text = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5"])
-        let rate = try #require(text.stdoutLines.first { $0.hasSuffix("APDUs per second") })
+        let rate = try #require(
+            text.stdoutLines.first { $0.hasSuffix("APDUs per second") }, "\(text.stdout)\(text.stderr)")
         #expect(rate.wholeMatch(of: /[\d,]+(\.\d+)? APDUs per second/) != nil, "\(rate)")
     }
 
