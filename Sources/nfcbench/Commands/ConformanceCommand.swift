@@ -117,7 +117,7 @@ enum ConformanceCommand {
             let entry = ReferenceApps.named(appName)!
             let scenarios = try loadSuite(suiteArg)
             let start = ContinuousClock.now
-            let results = await Self.harness.run(scenarios, app: ReferenceAppFactory.make(entry.habits))
+            let results = await Self.harness.run(scenarios, app: ReferenceAppFactory.make(entry.habits, design: entry.design))
             let wall = ContinuousClock.now - start
             if json {
                 for r in results { Output.out(jsonLine(r).serialized) }
@@ -268,6 +268,7 @@ enum ConformanceCommand {
         o["alert_messages"] = .int(Int64(r.alertMessages))
         o["duration_ms"] = .int(ms(r.duration))
         o["notes"] = .array(r.notes.map { .string($0) })
+        if !r.background.isEmpty { o["background"] = .array(r.background.map { .object($0.json) }) }
         return o
     }
 
