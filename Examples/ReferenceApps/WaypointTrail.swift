@@ -1,10 +1,11 @@
+public import Dispatch
+import Foundation
+
 #if canImport(CoreNFC)
     import CoreNFC
 #else
     public import ReaderSession
 #endif
-public import Dispatch
-import Foundation
 
 /// The seed's time-limit article's "no app involvement at all" design, as an iOS app writes
 /// it: waypoint tags carry a universal link (`https://example.com/stop/N`), the phone reads

@@ -283,7 +283,9 @@ public struct ConformanceHarness: Sendable {
                     recorder.note("tag could not be presented: \(error)")
                 }
                 if phone != nil {
-                    for e in phone!.present(batch, sessionInProgress: inProgress, at: clock.now) { recorder.background(e) }
+                    for e in phone!.present(batch, sessionInProgress: inProgress, at: clock.now) {
+                        recorder.background(e)
+                    }
                 }
             case .remove(let name):
                 reader.remove(name)

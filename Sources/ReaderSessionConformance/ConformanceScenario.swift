@@ -345,7 +345,8 @@ private struct ConformanceFile: Decodable {
         let domains = try c.ifPresent(.associatedDomains) { key in
             try c.decode([String].self, forKey: key).map { d in
                 guard !d.isEmpty, !d.contains("/") else {
-                    throw c.dataError(key, "expected a domain such as \"example.com\" or \"*.example.com\", found \"\(d)\"")
+                    throw c.dataError(
+                        key, "expected a domain such as \"example.com\" or \"*.example.com\", found \"\(d)\"")
                 }
                 return d
             }
@@ -392,7 +393,9 @@ private struct BackgroundReadingEntry: Decodable {
         try flag(.walletInUse, &model.conditions.walletInUse)
         try flag(.cameraInUse, &model.conditions.cameraInUse)
         try flag(.airplaneMode, &model.conditions.airplaneMode)
-        if let r = try c.ifPresent(.uriRecord, { try c.decodeChoice(BackgroundTagReading.URIRecordRule.self, forKey: $0) }) {
+        if let r = try c.ifPresent(
+            .uriRecord, { try c.decodeChoice(BackgroundTagReading.URIRecordRule.self, forKey: $0) })
+        {
             model.uriRecordRule = r
         }
     }

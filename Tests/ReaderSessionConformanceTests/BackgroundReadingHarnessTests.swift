@@ -55,10 +55,14 @@ struct BackgroundReadingHarnessTests {
         #expect(r.sessions.isEmpty && r.sheets == 0)
         let got = app.activities.withLock { $0 }
         #expect(got.map { $0.url?.absoluteString } == ["https://example.com/stop/1", "https://example.com/stop/2"])
-        #expect(got.first?.message.records.first?.wellKnownTypeURIPayload()?.absoluteString == "https://example.com/stop/1")
+        #expect(
+            got.first?.message.records.first?.wellKnownTypeURIPayload()?.absoluteString == "https://example.com/stop/1")
         // From the background: willEnterForeground, the activity, didBecomeActive (the UIKit order).
         let calls = app.calls.withLock { $0 }
-        #expect(Array(calls.prefix(4)) == ["didEnterBackground", "willEnterForeground", "continueUserActivity", "didBecomeActive"])
+        #expect(
+            Array(calls.prefix(4)) == [
+                "didEnterBackground", "willEnterForeground", "continueUserActivity", "didBecomeActive",
+            ])
         #expect(r.background.map(\.kind) == [.read, .tapped, .delivered, .ignored, .read, .tapped, .delivered])
     }
 
@@ -81,7 +85,9 @@ struct BackgroundReadingHarnessTests {
         #expect(app.activities.withLock { $0.map { $0.url?.absoluteString } } == ["https://example.com/stop/2"])
     }
 
-    @Test("Without background_reading the phone reads nothing in the background; a tap on no notification is inconclusive")
+    @Test(
+        "Without background_reading the phone reads nothing in the background; a tap on no notification is inconclusive"
+    )
     func offByDefault() async throws {
         let s = try scenario(
             """

@@ -28,14 +28,18 @@ struct BackgroundTagReadingTests {
 
     @Test("A universal link on one of the app's associated domains brings a notification for the app")
     func universalLink() throws {
-        let n = try #require(notification(trail.read(message(uri("https://example.com/stop/1")), sessionInProgress: false)))
+        let n = try #require(
+            notification(trail.read(message(uri("https://example.com/stop/1")), sessionInProgress: false)))
         #expect(n.target == .app)
         #expect(n.url.absoluteString == "https://example.com/stop/1")
         #expect(!n.needsUnlock)
         // *.example.org: its subdomains.
-        #expect(notification(trail.read(message(uri("https://a.example.org/x")), sessionInProgress: false))?.target == .app)
+        #expect(
+            notification(trail.read(message(uri("https://a.example.org/x")), sessionInProgress: false))?.target == .app)
         // Another site: Safari; another scheme: that scheme's app.
-        #expect(notification(trail.read(message(uri("https://example.net/x")), sessionInProgress: false))?.target == .safari)
+        #expect(
+            notification(trail.read(message(uri("https://example.net/x")), sessionInProgress: false))?.target == .safari
+        )
         #expect(notification(trail.read(message(uri("tel:+15551234")), sessionInProgress: false))?.target == .urlScheme)
     }
 
@@ -43,11 +47,12 @@ struct BackgroundTagReadingTests {
     func unavailable() {
         let m = message(uri("https://example.com/stop/1"))
         #expect(trail.read(m, sessionInProgress: true) == .unavailable(.readerSessionInProgress))
-        let cases: [(WritableKeyPath<BackgroundTagReading.Conditions, Bool>, Bool, BackgroundTagReading.Unavailable)] = [
-            (\.supported, false, .notSupported), (\.unlockedSinceBoot, false, .neverUnlocked),
-            (\.inUse, false, .notInUse), (\.walletInUse, true, .walletInUse), (\.cameraInUse, true, .cameraInUse),
-            (\.airplaneMode, true, .airplaneMode),
-        ]
+        let cases: [(WritableKeyPath<BackgroundTagReading.Conditions, Bool>, Bool, BackgroundTagReading.Unavailable)] =
+            [
+                (\.supported, false, .notSupported), (\.unlockedSinceBoot, false, .neverUnlocked),
+                (\.inUse, false, .notInUse), (\.walletInUse, true, .walletInUse), (\.cameraInUse, true, .cameraInUse),
+                (\.airplaneMode, true, .airplaneMode),
+            ]
         for (path, value, why) in cases {
             var b = trail
             b.conditions[keyPath: path] = value
@@ -63,7 +68,9 @@ struct BackgroundTagReadingTests {
     func records() throws {
         #expect(trail.read(message(text("hello")), sessionInProgress: false) == .ignored(.noURIRecord))
         #expect(trail.read(nil, sessionInProgress: false) == .ignored(.noNDEFMessage))
-        #expect(trail.read(NSUserActivity(activityType: "x").ndefMessagePayload, sessionInProgress: false) == .ignored(.noNDEFMessage))
+        #expect(
+            trail.read(NSUserActivity(activityType: "x").ndefMessagePayload, sessionInProgress: false)
+                == .ignored(.noNDEFMessage))
         let mixed = message(text("Stop"), uri("https://example.com/stop/2"), uri("https://example.com/stop/3"))
         let n = try #require(notification(trail.read(mixed, sessionInProgress: false)))
         #expect(n.url.absoluteString == "https://example.com/stop/2")
@@ -82,7 +89,8 @@ struct BackgroundTagReadingTests {
         #expect(url?.absoluteString == "https://example.com/stop/4")
         #expect(payload == m)
         // Safari's notification gives the app nothing.
-        let safari = try #require(notification(trail.read(message(uri("https://example.net/")), sessionInProgress: false)))
+        let safari = try #require(
+            notification(trail.read(message(uri("https://example.net/")), sessionInProgress: false)))
         #expect(trail.userActivity(for: safari) == nil)
         // An activity no background read made: one record of TNF empty (documented).
         let other = NSUserActivity(activityType: NSUserActivityTypeBrowsingWeb).ndefMessagePayload

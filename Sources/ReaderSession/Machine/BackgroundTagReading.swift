@@ -230,7 +230,8 @@ public struct BackgroundTagReading: Sendable, Hashable {
     public var facts: [ModelFact] {
         var out: [ModelFact] = []
         func add(_ key: String, _ text: String, _ source: ModelSource, _ ref: String, covers: String) {
-            out.append(ModelFact(key: key, value: .text(text), text: text, source: source, reference: ref, covers: covers))
+            out.append(
+                ModelFact(key: key, value: .text(text), text: text, source: source, reference: ref, covers: covers))
         }
         add(
             "background_reading_supported", conditions.supported ? "yes" : "no", .documented,
@@ -255,7 +256,8 @@ public struct BackgroundTagReading: Sendable, Hashable {
         add(
             "background_reading_locked", conditions.locked ? "locked: unlock before delivery" : "unlocked",
             .documented,
-            Self.page + ": if the iPhone is locked, the system prompts the user to unlock before providing the tag data",
+            Self.page
+                + ": if the iPhone is locked, the system prompts the user to unlock before providing the tag data",
             covers: "the prompt; the conformance harness takes the user to unlock at once (assumed)")
         add(
             "background_reading_uri_record", uriRecordRule.rawValue,

@@ -117,7 +117,8 @@ enum ConformanceCommand {
             let entry = ReferenceApps.named(appName)!
             let scenarios = try loadSuite(suiteArg)
             let start = ContinuousClock.now
-            let results = await Self.harness.run(scenarios, app: ReferenceAppFactory.make(entry.habits, design: entry.design))
+            let results = await Self.harness.run(
+                scenarios, app: ReferenceAppFactory.make(entry.habits, design: entry.design))
             let wall = ContinuousClock.now - start
             if json {
                 for r in results { Output.out(jsonLine(r).serialized) }

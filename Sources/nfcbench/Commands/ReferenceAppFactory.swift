@@ -6,7 +6,8 @@ import ReferenceApps
 /// controller per run, its delays on the run's virtual clock.
 enum ReferenceAppFactory {
     /// A factory for the app with these habits (none: the reference app).
-    static func make(_ habits: ScanHabits, design: ReferenceApps.Design = .scanButton) -> ConformanceHarness.AppFactory {
+    static func make(_ habits: ScanHabits, design: ReferenceApps.Design = .scanButton) -> ConformanceHarness.AppFactory
+    {
         { env in
             let after: TagScanController.Scheduler = { delay, queue, work in env.asyncAfter(delay, on: queue, work) }
             switch design {
