@@ -127,6 +127,8 @@ struct ConformanceCLITests {
         let limits = rows.compactMap { $0["time_limit_ms"]?.intValue }
         // The last line is the model with every parameter's source.
         #expect(all.last?["model"]?["quick_restart_window_s"]?["source"]?.stringValue == "reported")
+        #expect(
+            all.last?["background_reading"]?["background_reading_session_rule"]?["source"]?.stringValue == "documented")
         #expect(rows.prefix(3).compactMap { $0["gap_ms"]?.intValue } == [0, 3000, 30000])
         #expect(limits.count == rows.count)
         #expect(limits == limits.sorted())

@@ -303,12 +303,17 @@ enum ConformanceCommand {
                 ]
                 return o.serialized
             }
-            let facts: JSONObject = ["model": .object(ReaderSystemModel.default.facts(thermal: p).traceHeaderBlock)]
+            let facts: JSONObject = [
+                "model": .object(ReaderSystemModel.default.facts(thermal: p).traceHeaderBlock),
+                "background_reading": .object(BackgroundTagReading().facts.traceHeaderBlock),
+            ]
             lines.append(facts.serialized)
             return lines.joined(separator: "\n")
         }
         var s = "Thermal model and quick restarts (ThermalModel, ReaderSystemModel defaults):\n"
         s += ReaderSystemModel.default.facts(thermal: p).table()
+        s += "\nBackground tag reading, for scenarios with background_reading (BackgroundTagReading defaults):\n"
+        s += BackgroundTagReading().facts.table()
         s += "\nAfter one full \(seconds(p.baseLimit)) s session, the next session's limit (heat only):\n"
         for g in gaps {
             let l = model.limit(after: g).map { limit($0) } ?? "refused (203)"
