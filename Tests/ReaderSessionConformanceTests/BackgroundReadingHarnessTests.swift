@@ -122,6 +122,17 @@ struct BackgroundReadingHarnessTests {
         let s = await run(safari, app)
         #expect(s.background.map(\.target) == [.safari, .safari])
         #expect(app.activities.withLock { $0.isEmpty })
+        // Locked: read, and the tap asks to unlock before the app gets the message.
+        let locked = try scenario(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000,
+             "background_reading": {"locked": true}, "associated_domains": ["example.com"],
+             "steps": [{"at_ms": 100, "present": "waypoint-3"}, {"at_ms": 200, "user": "tap-notification"}]}
+            """)
+        let unlocked = TrailApp()
+        let l = await run(locked, unlocked)
+        #expect(l.background.first { $0.kind == .tapped }?.reason == "unlocked-first")
+        #expect(unlocked.activities.withLock { $0.map { $0.url?.absoluteString } } == ["https://example.com/stop/3"])
     }
 
     @Test("background_reading and associated_domains are read and written back; bad values are refused")
