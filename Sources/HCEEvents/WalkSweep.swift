@@ -96,7 +96,8 @@ public struct WalkSweep: Sendable, Equatable {
             rows.append(
                 Row(
                     value: value, readers: s.readers.count, wakes: s.wakes, served: s.servableWakes,
-                    uselessWakes: s.uselessWakes, waitingTimeExtensions: s.readers.reduce(0) { $0 + $1.waitingTimeExtensions },
+                    uselessWakes: s.uselessWakes,
+                    waitingTimeExtensions: s.readers.reduce(0) { $0 + $1.waitingTimeExtensions },
                     servedReaders: s.readers.filter { $0.woke && $0.served }.map(\.name)))
         }
         return rows

@@ -3,7 +3,9 @@ import Testing
 
 @testable import HCEEvents
 
-private let visa = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [try! SelectIdentifierPrefix(hex: "A0000000031010")])
+private let visa = ContactlessPhone.DefaultApp(selectIdentifierPrefixes: [
+    try! SelectIdentifierPrefix(hex: "A0000000031010")
+])
 
 @Suite("The walk's defaults and its sweep (issue 31), in virtual time")
 struct WalkSweepTests {
@@ -38,7 +40,9 @@ struct WalkSweepTests {
     func values() throws {
         let s = try WalkSweep(.wake, from: .zero, to: .milliseconds(800), step: .milliseconds(100))
         #expect(s.values == (0...8).map { .milliseconds(100 * $0) })
-        #expect(try WalkSweep(.sheet, from: .zero, to: .seconds(1), step: .milliseconds(300)).values.last == .milliseconds(900))
+        #expect(
+            try WalkSweep(.sheet, from: .zero, to: .seconds(1), step: .milliseconds(300)).values.last
+                == .milliseconds(900))
         #expect(throws: WalkSweep.Error.stepNotPositive) {
             try WalkSweep(.wake, from: .zero, to: .seconds(1), step: .zero)
         }
@@ -59,7 +63,8 @@ struct WalkSweepTests {
         #expect(rows.map(\.served) == [2, 2, 1])
         #expect(rows.allSatisfy { $0.readers == 10 && $0.wakes == 10 && $0.uselessWakes == 10 - $0.served })
         #expect(rows.last?.servedReaders == ["emv-ecp-terminal"])
-        #expect(rows[0].waitingTimeExtensions < rows[1].waitingTimeExtensions, "a longer launch holds the reader longer")
+        #expect(
+            rows[0].waitingTimeExtensions < rows[1].waitingTimeExtensions, "a longer launch holds the reader longer")
         // The row at the walk's own value is that walk's summary.
         let own = await walk.run().summary
         #expect(rows[1].served == own.servableWakes && rows[1].wakes == own.wakes)
@@ -74,7 +79,10 @@ struct WalkSweepTests {
         let sheet = await (try WalkSweep(.sheet, from: .zero, to: .milliseconds(500), step: .milliseconds(500))).run(
             ReaderWalk(profiles: try shippedProfiles(), app: visa, parameters: .walkDefaults))
         #expect(sheet.map(\.served) == [2, 2])
-        #expect(WalkSweepParameter.allCases.map(\.key) == ["wake_latency", "authentication_latency", "emulation_start_latency"])
+        #expect(
+            WalkSweepParameter.allCases.map(\.key) == [
+                "wake_latency", "authentication_latency", "emulation_start_latency",
+            ])
         #expect(WalkSweepParameter.auth.value(in: .walkDefaults) == .seconds(1))
     }
 }

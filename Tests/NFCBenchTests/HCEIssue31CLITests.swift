@@ -35,7 +35,10 @@ struct HCEIssue31CLITests {
         #expect(summary["parameters"]?["emulation_start_latency"]?["source"]?.stringValue == "assumed")
         #expect(summary["servable_wakes"]?.intValue == 1, "a locked phone at the defaults serves 1 of 10")
         let old = try await NFCBench.run(
-            ["walk", "--app-prefixes", "A0000000031010", "--locked", "--wake-latency", "0", "--sheet-latency", "0", "--json"],
+            [
+                "walk", "--app-prefixes", "A0000000031010", "--locked", "--wake-latency", "0", "--sheet-latency", "0",
+                "--json",
+            ],
             environment: Self.environment(f))
         let oldSummary = try #require(try Self.records(old.stdout).last)
         #expect(oldSummary["servable_wakes"]?.intValue == 2, "the old best case serves 2")
@@ -56,9 +59,12 @@ struct HCEIssue31CLITests {
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "SWEEP wake_latency: readers served as it varies (every other parameter as below)")
-        #expect(lines.contains { $0.hasSuffix("0 ms   2 of 10     10        8      12  emv-ecp-terminal, emv-payment") })
+        #expect(
+            lines.contains { $0.hasSuffix("0 ms   2 of 10     10        8      12  emv-ecp-terminal, emv-payment") })
         #expect(lines.contains { $0.contains("800 ms   1 of 10") && $0.hasSuffix("emv-ecp-terminal") })
-        #expect(lines.contains("SWEEP emulation_start_latency: readers served as it varies (every other parameter as below)"))
+        #expect(
+            lines.contains(
+                "SWEEP emulation_start_latency: readers served as it varies (every other parameter as below)"))
         #expect(lines.contains { $0.hasPrefix("HELD FIXED (policy stay, app prefixes: A0000000031010, locked: no") })
         #expect(lines.contains { $0.contains("wake_latency") && $0.contains("400 ms") && $0.contains("swept above") })
         let shown = try await NFCBench.run(["trace", "show", trace], environment: env)
@@ -66,7 +72,8 @@ struct HCEIssue31CLITests {
         #expect(shown.stdout == text.stdout, "trace show prints the sweep's tables")
 
         let json = try await NFCBench.run(
-            ["walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--json"], environment: env)
+            ["walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--json"], environment: env
+        )
         #expect(json.status == 0, "\(json.stderr)")
         let records = try Self.records(json.stdout)
         let rows = records.filter { $0["event"]?.stringValue == "sweep" }
@@ -79,15 +86,32 @@ struct HCEIssue31CLITests {
         #expect(summary["parameters"]?["emulation_start_latency"]?["value_us"]?.intValue == 500_000)
     }
 
-    @Test("--sweep refuses what it can't play, as usage errors", arguments: [
-        (["--sweep", "speed=0..1s/1ms"], "--sweep 'speed=0..1s/1ms': NAME is wake, auth or sheet, not 'speed' (e.g. wake=0ms..800ms/100ms)"),
-        (["--sweep", "wake=0..1s"], "--sweep 'wake=0..1s': give FROM..TO/STEP (e.g. wake=0ms..800ms/100ms)"),
-        (["--sweep", "wake=0..100/10ms"], "--sweep 'wake=0..100/10ms': '100' is not a duration with a unit (e.g. wake=0ms..800ms/100ms)"),
-        (["--sweep", "wake=0..1s/0ms"], "--sweep 'wake=0..1s/0ms': the step must be more than 0 (e.g. wake=0ms..800ms/100ms)"),
-        (["--sweep", "auth=0..1s/500ms"], "--sweep 'auth=0..1s/500ms': an unlocked phone does not authenticate: add --locked (e.g. wake=0ms..800ms/100ms)"),
-        (["--sweep", "wake=0..1s/100ms", "--device", "pcsc:Virtual PCD 00 00"], "--sweep plays the walk in virtual time: give --sweep or --device, not both"),
-        (["--uid-seed", "3"], "--uid-seed goes with --device pcsc:READER"),
-    ])
+    @Test(
+        "--sweep refuses what it can't play, as usage errors",
+        arguments: [
+            (
+                ["--sweep", "speed=0..1s/1ms"],
+                "--sweep 'speed=0..1s/1ms': NAME is wake, auth or sheet, not 'speed' (e.g. wake=0ms..800ms/100ms)"
+            ),
+            (["--sweep", "wake=0..1s"], "--sweep 'wake=0..1s': give FROM..TO/STEP (e.g. wake=0ms..800ms/100ms)"),
+            (
+                ["--sweep", "wake=0..100/10ms"],
+                "--sweep 'wake=0..100/10ms': '100' is not a duration with a unit (e.g. wake=0ms..800ms/100ms)"
+            ),
+            (
+                ["--sweep", "wake=0..1s/0ms"],
+                "--sweep 'wake=0..1s/0ms': the step must be more than 0 (e.g. wake=0ms..800ms/100ms)"
+            ),
+            (
+                ["--sweep", "auth=0..1s/500ms"],
+                "--sweep 'auth=0..1s/500ms': an unlocked phone does not authenticate: add --locked (e.g. wake=0ms..800ms/100ms)"
+            ),
+            (
+                ["--sweep", "wake=0..1s/100ms", "--device", "pcsc:Virtual PCD 00 00"],
+                "--sweep plays the walk in virtual time: give --sweep or --device, not both"
+            ),
+            (["--uid-seed", "3"], "--uid-seed goes with --device pcsc:READER"),
+        ])
     func sweepUsage(args: [String], message: String) {
         #expect(InProcessCLI.mistake(["walk"] + args) == message)
     }
@@ -113,7 +137,9 @@ struct HCEIssue31CLITests {
         return try Self.records(r.stdout)
     }
 
-    @Test("emulate presents a random UID 08 … (header uid_choice random, its seed; the activation line and the model's say it); --uid fixes it")
+    @Test(
+        "emulate presents a random UID 08 … (header uid_choice random, its seed; the activation line and the model's say it); --uid fixes it"
+    )
     func emulateRandomUID() async throws {
         let f = try TestFolder("emulate-uid")
         defer { f.remove() }
@@ -141,12 +167,16 @@ struct HCEIssue31CLITests {
         let f = try TestFolder("empty-record")
         defer { f.remove() }
         let base = try String(
-            contentsOf: NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag216-empty.json"), encoding: .utf8)
+            contentsOf: NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag216-empty.json"), encoding: .utf8
+        )
         // 03 03 D0 00 00 FE: an NDEF TLV holding one empty record (TNF 0).
-        let text = base.replacingOccurrences(of: "\"0300FE00\",\n    \"00000000\"", with: "\"0303D000\",\n    \"00FE0000\"")
+        let text = base.replacingOccurrences(
+            of: "\"0300FE00\",\n    \"00000000\"", with: "\"0303D000\",\n    \"00FE0000\"")
         #expect(text != base)
         let tag = f.file("one-empty-record.json")
-        #expect(FileManager.default.createFile(atPath: tag, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: tag, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
         let env = Self.environment(f)
         let ro = try await NFCBench.run(
             ["session", "--device", "sim:tag:\(tag)", "--mode", "ndef", "--first-read", "--timeout", "5s", "--json"],
@@ -156,7 +186,8 @@ struct HCEIssue31CLITests {
             roLines.first { $0["event"]?.stringValue == "didDetectNDEFs" }, "read-only mode dropped it: \(ro.stdout)")
         #expect(ro.status == 0, "\(ro.stderr)")
         let rw = try await NFCBench.run(
-            ["session", "--device", "sim:tag:\(tag)", "--mode", "ndef-rw", "--timeout", "2s", "--json"], environment: env)
+            ["session", "--device", "sim:tag:\(tag)", "--mode", "ndef-rw", "--timeout", "2s", "--json"],
+            environment: env)
         let rwLines = try Self.records(rw.stdout)
         let read = try #require(rwLines.first { $0["event"]?.stringValue == "readNDEF" }, "\(rw.stdout)")
         func records(_ v: JSONValue) -> JSONValue? {

@@ -74,7 +74,9 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
     /// A random single-size UID as an iPhone's: `08`, then three bytes from `generator`.
     public static func randomUID(using generator: inout some RandomNumberGenerator) -> [UInt8] {
         let r = generator.next()
-        return [0x08, UInt8(truncatingIfNeeded: r), UInt8(truncatingIfNeeded: r >> 8), UInt8(truncatingIfNeeded: r >> 16)]
+        return [
+            0x08, UInt8(truncatingIfNeeded: r), UInt8(truncatingIfNeeded: r >> 8), UInt8(truncatingIfNeeded: r >> 16),
+        ]
     }
 
     /// The phone's RF identity as the model's table rows (docs/model.md), each with its
@@ -89,7 +91,8 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
             ),
             .init(
                 key: "phone_atqa", value: d.atqa.hexString(separator: " "), source: "reported",
-                reference: "00 04 (libnfc order; 04 00 on the wire) in https://developer.apple.com/forums/thread/774626"),
+                reference: "00 04 (libnfc order; 04 00 on the wire) in https://developer.apple.com/forums/thread/774626"
+            ),
             .init(
                 key: "phone_sak", value: String(format: "%02X", d.sak), source: "reported",
                 reference: "20 (ISO/IEC 14443-4 compliant) in https://developer.apple.com/forums/thread/774626"),

@@ -309,7 +309,9 @@ enum WalkCommand {
                     if case .array(let a)? = r["served_readers"] { a.compactMap(\.stringValue) } else { [] }
                 out += lpad(figure(r["value_us"]?.intValue ?? 0), 24) + lpad("\(served) of \(readers)", 10)
                 out += lpad("\(r["wakes"]?.intValue ?? 0)", 7) + lpad("\(r["useless_wakes"]?.intValue ?? 0)", 9)
-                out += lpad("\(r["wtx"]?.intValue ?? 0)", 8) + "  " + (names.isEmpty ? "none" : names.joined(separator: ", "))
+                out +=
+                    lpad("\(r["wtx"]?.intValue ?? 0)", 8) + "  "
+                    + (names.isEmpty ? "none" : names.joined(separator: ", "))
                 out += "\n"
             }
             out += "\n"
@@ -319,8 +321,10 @@ enum WalkCommand {
             if case .array(let a)? = s["sweep"] { Set(a.compactMap(\.stringValue)) } else { [] }
         let prefixes: [String] =
             if case .array(let a)? = s["app_prefixes"] { a.compactMap(\.stringValue) } else { [] }
-        out += "HELD FIXED (policy \(s["policy"]?.stringValue ?? "?"), app prefixes: \(prefixes.joined(separator: ",").nonEmpty ?? "none"), "
-        out += "locked: \(s["locked"] == .bool(true) ? "yes" : "no"), app latency \(figure(s["app_latency_us"]?.intValue ?? 0)))\n"
+        out +=
+            "HELD FIXED (policy \(s["policy"]?.stringValue ?? "?"), app prefixes: \(prefixes.joined(separator: ",").nonEmpty ?? "none"), "
+        out +=
+            "locked: \(s["locked"] == .bool(true) ? "yes" : "no"), app latency \(figure(s["app_latency_us"]?.intValue ?? 0)))\n"
         if case .object(let parameters)? = s["parameters"] {
             for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
                 let value = e.value["value_us"]?.intValue.map(figure) ?? e.value["value"]?.stringValue ?? ""
