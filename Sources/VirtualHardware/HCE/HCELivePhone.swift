@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Defaults are an iPhone's as the corpus sniff `pm3_hf_visa_apple_ecp.trace` shows them:
 /// a UID starting `08` (ISO/IEC 14443-3 §6.5.4: `08` = random UID; ``HCELivePhone`` draws a
-/// new one for each emulation, ``UIDChoice``), ATS
+/// new one for each emulation, ``HCEPhoneIdentity/UIDChoice``), ATS
 /// `05 78 80 70 02` (TL 5, T0 `78`: FSCI 8, TA/TB/TC present; TB(1) `70`: FWI 7, SFGI 0;
 /// no historical bytes). ATQA `00 04` (libnfc order) and SAK `20` (ISO/IEC 14443-4
 /// compliant) are the usual single-size-UID ISO-DEP values.
@@ -56,7 +56,7 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
     public enum UIDChoice: Sendable, Equatable {
         /// The same UID every time (`emulate --uid`: the behaviour before issue 31).
         case fixed([UInt8])
-        /// `08` and three bytes from ``/NFCBase/SplitMix64`` seeded with `seed`, a new UID
+        /// `08` and three bytes from NFCBase's `SplitMix64` seeded with `seed`, a new UID
         /// for each emulation: the same seed gives the same UIDs in the same order.
         case random(seed: UInt64)
 
@@ -274,8 +274,7 @@ public final class HCELivePhone: Sendable {
     /// Time since the bench started.
     public var elapsed: Duration { clock() }
 
-    /// The seed of ``init(app:identity:uid:parameters:expressCredentials:clock:answer:onEvent:)``'s
-    /// random UIDs when none is given.
+    /// The seed of the random UIDs when `init` is given none.
     public static let defaultUIDSeed: UInt64 = 0x4E46_4342_5549_4431
 
     /// With an injected (virtual) clock only virtual time decides a reader timeout: the
