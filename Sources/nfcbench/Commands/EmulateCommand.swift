@@ -40,7 +40,9 @@ enum EmulateCommand {
             app answers 90 00 to what reaches its CardSession. libnfc can't see a field, only
             the activation (nfc_target_init returning after anticollision and RATS): that is
             the first event, and the model's wake is placed there. Runs until the reader
-            releases the card or Ctrl-C. ATS 05 78 80 70 02 (an iPhone's), ATQA 00 04, SAK 20.
+            releases the card or Ctrl-C. ATS 05 78 80 70 02 (an iPhone's), ATQA 00 04, SAK 20,
+            a random UID 08 … new per emulation (--uid fixes one; the header's uid_seed, given
+            to --uid-seed, repeats a run's).
             Traces: $NFCBENCH_TRACE_DIR, else $XDG_STATE_HOME/nfcbench/traces, else
             ~/.local/state/nfcbench/traces.
             """,
