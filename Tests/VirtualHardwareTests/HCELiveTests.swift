@@ -255,12 +255,18 @@ struct HCEPhoneCardWireTests {
             let ppse = server.receive(milliseconds: 15_000)
             server.send(selectVisa)
             let visa = server.receive(milliseconds: 15_000)
-            return [atr, ppse, visa]
+            server.send([0xFF, 0xCA, 0x00, 0x00, 0x00])  // PC/SC GET DATA: the UID
+            let uid = server.receive(milliseconds: 15_000)
+            return [atr, ppse, visa, uid]
         }
-        #expect(replies.count == 3)
+        #expect(replies.count == 4)
+        #expect(
+            replies.last == phone.identity.uid + [0x90, 0x00], "GET DATA gives this emulation's UID, as a reader does")
+        #expect(phone.identity.uid.first == 0x08 && phone.identity.uid != [0x08, 0x5A, 0x3C, 0x91])
+        #expect(phone.events.contains { $0.event == "readerGetData" && $0.response?.suffix(2) == [0x90, 0x00] })
         #expect(replies.first == [0x3B, 0x80, 0x80, 0x01, 0x01])
         #expect(replies.dropFirst().first??.suffix(2) == [0x90, 0x00])
-        #expect(replies.last == [0x90, 0x00])
+        #expect(replies[2] == [0x90, 0x00])
         try await onThread { card.leaveField() }
         #expect(try await onThread { server.sawEOF() })
         let e = phone.events
