@@ -4,11 +4,21 @@
 /// (`resumeinterrupted`) breaks a rule only in an interleaving no shipped scenario plays: the
 /// conformance explorer (`nfcbench conformance --explore`) finds it.
 public enum ReferenceApps {
+    /// Which app the entry is.
+    public enum Design: Sendable, Hashable {
+        /// ``TagScanController``: a Scan button and a reader session.
+        case scanButton
+        /// ``WaypointTrail``: the seed article's background tag reading (universal links, no
+        /// session), with the Scan button as a fallback.
+        case waypointTrail
+    }
+
     public struct Entry: Sendable {
         public var name: String
         public var habits: ScanHabits
         /// What the app does, one line.
         public var summary: String
+        public var design: Design = .scanButton
     }
 
     public static let all: [Entry] = [
@@ -30,6 +40,14 @@ public enum ReferenceApps {
         Entry(
             name: "resumeinterrupted", habits: .resumesInterruptedRead,
             summary: "begins a new session when its session ends while a tag is still being read"),
+        Entry(
+            name: "waypoints", habits: [],
+            summary: "correct: the article's background reading; a tapped notification opens the stop, no session",
+            design: .waypointTrail),
+        Entry(
+            name: "rescanbackground", habits: .rescansBackgroundTag,
+            summary: "waypoints, but begins a session to read the tag again when a background read opens it",
+            design: .waypointTrail),
     ]
 
     /// The entry named `name`, if any.

@@ -23,6 +23,9 @@ public struct ScanHabits: OptionSet, Sendable, Hashable {
     /// flight), it begins a new session "to finish the read", without the user. No shipped
     /// scenario ends a session mid-exchange; the conformance explorer finds it.
     public static let resumesInterruptedRead = ScanHabits(rawValue: 1 << 4)
+    /// When a background tag read opens the app (``WaypointTrail``), it begins a reader
+    /// session to read the tag again: a sheet the user did not ask for.
+    public static let rescansBackgroundTag = ScanHabits(rawValue: 1 << 5)
 }
 
 /// A "scan a tag" screen's logic, written as an iOS app would write it against Core NFC:

@@ -69,11 +69,18 @@ public protocol ConformanceApp: AnyObject, Sendable {
     func willResignActive()
     /// UIKit `sceneDidBecomeActive(_:)`.
     func didBecomeActive()
+    /// UIKit `scene(_:continue:)` (or `application(_:continue:restorationHandler:)`): the user
+    /// tapped a background-read notification for one of the app's universal links, and the
+    /// system hands the app the tag's NDEF message (`userActivity.ndefMessagePayload`). From
+    /// the background it comes between `willEnterForeground()` and `didBecomeActive()`.
+    /// The default does nothing (an app that does not handle background reads).
+    func continueUserActivity(_ userActivity: NSUserActivity)
 }
 
 extension ConformanceApp {
     public func willResignActive() {}
     public func didBecomeActive() {}
+    public func continueUserActivity(_ userActivity: NSUserActivity) {}
 }
 
 /// What the harness gives an app under test: the reader system its sessions run against

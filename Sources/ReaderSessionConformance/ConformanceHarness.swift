@@ -123,6 +123,7 @@ public struct ConformanceHarness: Sendable {
         let app = HostWork.run { makeApp(env) }
         let other = OtherApp(system: system)
         var appState = NFCReaderSystem.AppState.foreground
+        var phone = scenario.backgroundReading.map(BackgroundPhone.init)
 
         // Runs what one event set off until nothing is left: the hand-offs on this thread,
         // and the sessions' polling tasks (the only work on other threads) by yielding.
@@ -241,6 +242,9 @@ public struct ConformanceHarness: Sendable {
                         if appState == .background { app.willEnterForeground() }
                         app.didBecomeActive()
                         appState = .foreground
+                    case .tapNotification:
+                        Self.tapNotification(
+                            &phone, app: app, system: system, appState: &appState, recorder: recorder, now: clock.now)
                     case .inactive:
                         if appState == .background {
                             app.willEnterForeground()
@@ -273,8 +277,15 @@ public struct ConformanceHarness: Sendable {
                         recorder.note("tag '\(item.tag)' was not loaded")
                     }
                 }
+                // Background reading looks at the tags as they enter, unless a session is in progress.
+                let inProgress = system.sessionInProgress
                 do { try reader.present(batch, tagNames: tagNames) } catch {
                     recorder.note("tag could not be presented: \(error)")
+                }
+                if phone != nil {
+                    for e in phone!.present(batch, sessionInProgress: inProgress, at: clock.now) {
+                        recorder.background(e)
+                    }
                 }
             case .remove(let name):
                 reader.remove(name)

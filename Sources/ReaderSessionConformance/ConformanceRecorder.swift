@@ -71,6 +71,8 @@ final class ConformanceRecorder: Sendable {
         var terminatePending = false
         /// When the last session (any app's) that had a sheet ended.
         var lastSheetEnd: Duration?
+        /// What background tag reading did (``ConformanceBackgroundEvent``).
+        var background: [ConformanceBackgroundEvent] = []
         /// The replay's lines, when asked for.
         var timeline: [ConformanceReplayLine]?
     }
@@ -123,6 +125,9 @@ final class ConformanceRecorder: Sendable {
                 s.lastUserAction = ("foreground", now)
             case .inactive:
                 s.lastUserAction = ("inactive", now)
+            case .tapNotification:
+                s.credit = nil
+                s.lastUserAction = ("tap-notification", now)
             }
         }
     }
@@ -158,6 +163,15 @@ final class ConformanceRecorder: Sendable {
     func expectForeignBegin() { state.withLock { $0.foreignPending += 1 } }
 
     func note(_ text: String) { state.withLock { $0.notes.append(text) } }
+
+    /// Background tag reading did something; `expect_events` can name it.
+    func background(_ e: ConformanceBackgroundEvent) {
+        state.withLock { s in
+            guard !s.frozen else { return }
+            s.background.append(e)
+            if keepRecords { s.appRecords.append(e.json) }
+        }
+    }
 
     /// Stops recording (the run is over; whatever the app does next is not judged).
     func freeze() { state.withLock { $0.frozen = true } }
@@ -342,7 +356,8 @@ final class ConformanceRecorder: Sendable {
             return ConformanceResult(
                 scenario: scenario, description: description, verdict: verdict, breaches: s.breaches,
                 sessions: sessions,
-                sheets: s.sheets, alertMessages: s.alertMessages, duration: duration, notes: notes)
+                sheets: s.sheets, alertMessages: s.alertMessages, duration: duration, notes: notes,
+                background: s.background)
         }
     }
 

@@ -107,6 +107,8 @@ public struct ConformanceResult: Sendable, Hashable {
     public var duration: Duration
     /// Harness remarks: unmet expectations, a run that did not settle, a runaway app.
     public var notes: [String]
+    /// What background tag reading did (scenarios with `background_reading`), in order.
+    public var background: [ConformanceBackgroundEvent] = []
 
     /// Sheets per minute of virtual time, over the scenario's length (at least one minute,
     /// so a short scenario with one sheet reads 1, not 6).

@@ -21,6 +21,10 @@ public struct ConformanceScenario: Sendable, Equatable {
         /// The app stays in the foreground but is not active (a banner, Control Center):
         /// UIKit `willResignActive`; sessions go on.
         case inactive
+        /// The user taps the newest background-read notification not yet tapped
+        /// (`"user": "tap-notification"`): for the app's universal link the app comes to the
+        /// foreground and gets the `NSUserActivity` (``ConformanceApp/continueUserActivity(_:)``).
+        case tapNotification
     }
 
     /// What the system does on its own (a scripted ending, a policy change): first-class
@@ -153,6 +157,10 @@ public struct ConformanceScenario: Sendable, Equatable {
     public var readerSessionFormats: Set<ReaderSystemModel.ReaderSessionFormat> = [.ndef, .tag]
     public var hasUsageDescription = true
     public var availability = ReaderSystemModel.NFCAvailability.available
+    /// The phone reads tags in the background while no reader session is in progress
+    /// (`"background_reading"`, with the app's `"associated_domains"`); `nil`: it does not
+    /// (the default, so scenarios written before it behave as they did).
+    public var backgroundReading: BackgroundTagReading? = nil
 
     public init(
         name: String, description: String = "", duration: Duration, thermal: Bool = true, steps: [Step],
@@ -207,6 +215,7 @@ extension ConformanceScenario {
         readerSessionFormats = f.readerSessionFormats
         hasUsageDescription = f.hasUsageDescription
         availability = f.availability
+        backgroundReading = f.backgroundReading
     }
 
     /// Loads every `*.json` in `directory`, sorted by file name. Tag references are looked
@@ -252,9 +261,12 @@ private struct ConformanceFile: Decodable {
     var readerSessionFormats: Set<ReaderSystemModel.ReaderSessionFormat>
     var hasUsageDescription: Bool
     var availability: ReaderSystemModel.NFCAvailability
+    var backgroundReading: BackgroundTagReading?
 
     enum CodingKeys: String, CodingKey {
         case format, version, name, description, thermal, steps, busy, entitlement, nfc
+        case backgroundReading = "background_reading"
+        case associatedDomains = "associated_domains"
         case usageDescription = "usage_description"
         case durationMs = "duration_ms"
         case expectEndings = "expect_endings"
@@ -330,6 +342,62 @@ private struct ConformanceFile: Decodable {
         availability =
             try c.ifPresent(.nfc) { try c.decodeChoice(ReaderSystemModel.NFCAvailability.self, forKey: $0) }
             ?? .available
+        let domains = try c.ifPresent(.associatedDomains) { key in
+            try c.decode([String].self, forKey: key).map { d in
+                guard !d.isEmpty, !d.contains("/") else {
+                    throw c.dataError(
+                        key, "expected a domain such as \"example.com\" or \"*.example.com\", found \"\(d)\"")
+                }
+                return d
+            }
+        }
+        backgroundReading = nil
+        if c.contains(.backgroundReading) {
+            if let on = try? c.decode(Bool.self, forKey: .backgroundReading) {
+                backgroundReading = on ? BackgroundTagReading(associatedDomains: domains ?? []) : nil
+            } else {
+                var b = try c.decode(BackgroundReadingEntry.self, forKey: .backgroundReading).model
+                b.associatedDomains = (domains ?? []).map(BackgroundTagReading.domain)
+                backgroundReading = b
+            }
+        }
+        if domains != nil && backgroundReading == nil {
+            throw c.dataError(.associatedDomains, "only with \"background_reading\"")
+        }
+    }
+}
+
+/// `"background_reading"` as an object: the phone's conditions (FORMAT.md).
+private struct BackgroundReadingEntry: Decodable {
+    var model = BackgroundTagReading()
+
+    enum CodingKeys: String, CodingKey {
+        case supported, locked
+        case unlockedSinceBoot = "unlocked_since_boot"
+        case inUse = "in_use"
+        case walletInUse = "wallet_in_use"
+        case cameraInUse = "camera_in_use"
+        case airplaneMode = "airplane_mode"
+        case uriRecord = "uri_record"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func flag(_ k: CodingKeys, _ v: inout Bool) throws {
+            if let b = try c.ifPresent(k, { try c.decode(Bool.self, forKey: $0) }) { v = b }
+        }
+        try flag(.supported, &model.conditions.supported)
+        try flag(.unlockedSinceBoot, &model.conditions.unlockedSinceBoot)
+        try flag(.inUse, &model.conditions.inUse)
+        try flag(.locked, &model.conditions.locked)
+        try flag(.walletInUse, &model.conditions.walletInUse)
+        try flag(.cameraInUse, &model.conditions.cameraInUse)
+        try flag(.airplaneMode, &model.conditions.airplaneMode)
+        if let r = try c.ifPresent(
+            .uriRecord, { try c.decodeChoice(BackgroundTagReading.URIRecordRule.self, forKey: $0) })
+        {
+            model.uriRecordRule = r
+        }
     }
 }
 
@@ -396,6 +464,7 @@ private struct ConformanceStep: Decodable {
 
     enum User: String, CaseIterable {
         case scan, done, background, foreground, inactive
+        case tapNotification = "tap-notification"
     }
 
     enum System: String, CaseIterable {
@@ -449,6 +518,7 @@ private struct ConformanceStep: Decodable {
             case .background: action = .user(.background)
             case .foreground: action = .user(.foreground)
             case .inactive: action = .user(.inactive)
+            case .tapNotification: action = .user(.tapNotification)
             }
         case .system:
             let system = try c.decodeChoice(System.self, forKey: .system)

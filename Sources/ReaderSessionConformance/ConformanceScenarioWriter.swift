@@ -2,6 +2,7 @@ import Foundation
 public import NFCFiles
 import NFCTags
 import NFCTrace
+import ReaderSession
 
 /// The one writer of conformance scenario files (`hardware/conformance/FORMAT.md`): what
 /// ``init(json:name:file:loadTag:)`` reads, ``fileText`` writes, so a written scenario
@@ -22,6 +23,27 @@ extension ConformanceScenario {
         if !selectIdentifiers.isEmpty {
             fields.append(
                 ("select_identifiers", "[" + selectIdentifiers.map { json(.string($0)) }.joined(separator: ", ") + "]"))
+        }
+        if let b = backgroundReading {
+            let d = BackgroundTagReading()
+            var o: [(String, String)] = []
+            func flag(_ key: String, _ v: Bool, _ dv: Bool) { if v != dv { o.append((key, v ? "true" : "false")) } }
+            flag("supported", b.conditions.supported, d.conditions.supported)
+            flag("unlocked_since_boot", b.conditions.unlockedSinceBoot, d.conditions.unlockedSinceBoot)
+            flag("in_use", b.conditions.inUse, d.conditions.inUse)
+            flag("locked", b.conditions.locked, d.conditions.locked)
+            flag("wallet_in_use", b.conditions.walletInUse, d.conditions.walletInUse)
+            flag("camera_in_use", b.conditions.cameraInUse, d.conditions.cameraInUse)
+            flag("airplane_mode", b.conditions.airplaneMode, d.conditions.airplaneMode)
+            if b.uriRecordRule != d.uriRecordRule { o.append(("uri_record", json(.string(b.uriRecordRule.rawValue)))) }
+            fields.append(("background_reading", o.isEmpty ? "true" : Self.object(o)))
+            if !b.associatedDomains.isEmpty {
+                fields.append(
+                    (
+                        "associated_domains",
+                        "[" + b.associatedDomains.map { json(.string($0)) }.joined(separator: ", ") + "]"
+                    ))
+            }
         }
         let stepLines = steps.indices.map { "    " + stepJSON($0) }
         fields.append(("steps", stepLines.isEmpty ? "[]" : "[\n" + stepLines.joined(separator: ",\n") + "\n  ]"))
@@ -86,6 +108,7 @@ extension ConformanceScenario {
             case .background: pairs.append(("user", json(.string("background"))))
             case .foreground: pairs.append(("user", json(.string("foreground"))))
             case .inactive: pairs.append(("user", json(.string("inactive"))))
+            case .tapNotification: pairs.append(("user", json(.string("tap-notification"))))
             }
         case .otherAppSession(let length): pairs.append(("other_app_session_ms", Self.milliseconds(length)))
         case .present(let list):

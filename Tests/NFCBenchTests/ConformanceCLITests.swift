@@ -25,7 +25,7 @@ struct ConformanceCLITests {
             "foreground-begin-in-background", "connect-second-tag-ends-first", "mifare-commands-reach-the-tag",
             "iso7816-select-identifiers", "busy-queue-waits-for-the-reader", "quick-rebegin-within-3s",
             "tag-connection-limit", "202-system-terminates", "203-wait-for-the-other-session",
-            "app-timer-on-virtual-clock",
+            "app-timer-on-virtual-clock", "background-read-universal-link", "background-read-waits-for-session",
         ] {
             #expect(rows.contains { $0.hasPrefix(scenario + " ") }, "\(scenario) does not pass")
         }
@@ -41,6 +41,7 @@ struct ConformanceCLITests {
             ("busyloop", "no-retry-loop-on-busy"),
             ("staletag", "no-stale-tag-after-restartPolling"),
             ("restartonreturn", "restart-on-return-needs-user"),
+            ("rescanbackground", "no-begin-without-user-action"),
         ])
     func faulty(app: String, rule: String) async throws {
         let r = try await NFCBench.run(["conformance", "--app", app, "--json"])
@@ -63,6 +64,24 @@ struct ConformanceCLITests {
             #expect(b["rule"]?.stringValue == rule)
             #expect(b["t_ms"]?.intValue != nil)
             #expect(b["what"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test(
+        "The waypoints app (the article's background reading) passes every built-in scenario; background-read-universal-link among them"
+    )
+    func waypoints() async throws {
+        let r = try await NFCBench.run(["conformance", "--app", "waypoints", "--json"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let lines = try r.stdoutLines.dropLast().map { try JSONValue(parsing: $0) }
+        for name in ["background-read-universal-link", "background-read-waits-for-session"] {
+            let line = lines.first { $0["scenario"]?.stringValue == name }
+            #expect(line?["verdict"]?.stringValue == "pass", "\(name): \(line?.serialized ?? "missing")")
+            guard case .array(let events)? = line?["background"] else {
+                Issue.record("\(name): no background events")
+                continue
+            }
+            #expect(events.contains { $0["event"]?.stringValue == "userActivityDelivered" })
         }
     }
 
@@ -108,6 +127,8 @@ struct ConformanceCLITests {
         let limits = rows.compactMap { $0["time_limit_ms"]?.intValue }
         // The last line is the model with every parameter's source.
         #expect(all.last?["model"]?["quick_restart_window_s"]?["source"]?.stringValue == "reported")
+        #expect(
+            all.last?["background_reading"]?["background_reading_session_rule"]?["source"]?.stringValue == "documented")
         #expect(rows.prefix(3).compactMap { $0["gap_ms"]?.intValue } == [0, 3000, 30000])
         #expect(limits.count == rows.count)
         #expect(limits == limits.sorted())

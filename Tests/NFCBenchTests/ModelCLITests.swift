@@ -143,7 +143,10 @@ struct ModelCLITests {
         }
         let thermal = try await NFCBench.run(["conformance", "--thermal"])
         #expect(thermal.status == 0)
-        for word in ["SOURCE", "documented", "reported", "assumed", "refusal_threshold_field_s", "gap"] {
+        for word in [
+            "SOURCE", "documented", "reported", "assumed", "refusal_threshold_field_s", "gap",
+            "background_reading_session_rule",
+        ] {
             #expect(thermal.stdout.contains(word), "conformance --thermal lacks \(word)")
         }
     }

@@ -16,7 +16,7 @@ struct ModelTableDocTests {
         var out = """
             # The model's numbers and rules
 
-            Generated from `ReaderSystemModel`, `ThermalModel.Parameters` and `HCEParameters` at
+            Generated from `ReaderSystemModel`, `ThermalModel.Parameters`, `BackgroundTagReading` and `HCEParameters` at
             their defaults (`NFCBENCH_WRITE_DOCS=1 swift test --filter ModelTableDocTests` rewrites
             it). Each row says its label — **documented** (an Apple header, page or symbol),
             **reported** (a public field report or trace, linked) or **assumed** (ours) — the source,
@@ -29,6 +29,17 @@ struct ModelTableDocTests {
 
             """
         out += ReaderSystemModel().facts(thermal: ThermalModel.Parameters()).markdownTable
+        out += """
+
+            ## Background tag reading (no reader session)
+
+            The phone reading NDEF tags by itself and handing a universal link's message to the app
+            (`NSUserActivity.ndefMessagePayload`); conformance scenarios turn it on with
+            `background_reading` (`hardware/conformance/FORMAT.md`).
+
+
+            """
+        out += BackgroundTagReading().facts.markdownTable
         out += """
 
             ## The default contactless app (iOS HCE, `walk` and `emulate`)
@@ -65,6 +76,13 @@ struct ModelTableDocTests {
             let named = ReaderSystemModel.factKeysByProperty[name] ?? []
             #expect(!named.isEmpty, "ReaderSystemModel.\(name) has no row")
             for k in named { #expect(keys.contains(k), "\(name): \(k)") }
+        }
+        let backgroundKeys = Set(BackgroundTagReading().facts.map(\.key))
+        for child in Mirror(reflecting: BackgroundTagReading()).children {
+            guard let name = child.label else { continue }
+            let named = BackgroundTagReading.factKeysByProperty[name] ?? []
+            #expect(!named.isEmpty, "BackgroundTagReading.\(name) has no row")
+            for k in named { #expect(backgroundKeys.contains(k), "\(name): \(k)") }
         }
         let hceKeys = Set(HCEParameters().facts.map(\.key))
         for child in Mirror(reflecting: HCEParameters()).children {

@@ -45,8 +45,9 @@ struct OutputPolishTests {
         let rows = lines.filter { $0.contains(" pass ") || $0.contains(" breach ") }
         #expect(rows.count >= 40)
         // Each cell: codes (or "active"), each with an optional ×count, comma-separated,
-        // perhaps ending in "…"; never a code cut short like "20".
-        let cell = /^(?:(?:\d{3}|active)(?:×\d+)?)(?:, (?:\d{3}|active)(?:×\d+)?)*(?:, …)?$/
+        // perhaps ending in "…"; never a code cut short like "20". "-": no session at all (the
+        // background-reading scenarios, where a correct app begins none).
+        let cell = /^(?:-|(?:(?:\d{3}|active)(?:×\d+)?)(?:, (?:\d{3}|active)(?:×\d+)?)*(?:, …)?)$/
         for row in rows {
             let text = String(row.dropFirst(from).prefix(width)).trimmingCharacters(in: .whitespaces)
             #expect(text.wholeMatch(of: cell) != nil, "\(row)")

@@ -172,7 +172,7 @@ struct ConformanceScenarioErrorTests {
             ),
             (
                 #"[{"at_ms": 0, "user": "wave"}]}"#,
-                #"c.json: field steps[0].user: "wave" is not one of scan, done, background, foreground, inactive"#
+                #"c.json: field steps[0].user: "wave" is not one of scan, done, background, foreground, inactive, tap-notification"#
             ),
             (
                 #"[{"at_ms": 0, "user": "done", "tags": 2}]}"#,

@@ -149,6 +149,11 @@ public final class NFCReaderSystem: Sendable {
     /// Sessions currently active (polling, with a sheet) in this system.
     public var activeSessionCount: Int { active.withLock { $0.values.filter(\.isReady).count } }
 
+    /// True while any app's reader session is in progress: begun and not yet ended (active,
+    /// queued, never active, or closing with its sheet up). Background tag reading waits for
+    /// none (``BackgroundTagReading``).
+    public var sessionInProgress: Bool { active.withLock { !$0.isEmpty } }
+
     /// The app's state now.
     public var appState: AppState { appStateBox.withLock { $0 } }
 

@@ -109,7 +109,7 @@ extension BenchCommand {
             let json = o.flag("json")
             let entry = ReferenceApps.named(appName)!
             let explorer = try ConformanceExplore.makeExplorer(seed: seed, runs: runs, depth: depth, budget: nil)
-            let r = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))
+            let r = await explorer.explore(app: ReferenceAppFactory.make(entry.habits, design: entry.design))
             let total = r.runs + r.shrinkRuns
             if json {
                 Output.out(

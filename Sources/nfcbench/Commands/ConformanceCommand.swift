@@ -117,7 +117,8 @@ enum ConformanceCommand {
             let entry = ReferenceApps.named(appName)!
             let scenarios = try loadSuite(suiteArg)
             let start = ContinuousClock.now
-            let results = await Self.harness.run(scenarios, app: ReferenceAppFactory.make(entry.habits))
+            let results = await Self.harness.run(
+                scenarios, app: ReferenceAppFactory.make(entry.habits, design: entry.design))
             let wall = ContinuousClock.now - start
             if json {
                 for r in results { Output.out(jsonLine(r).serialized) }
@@ -268,6 +269,7 @@ enum ConformanceCommand {
         o["alert_messages"] = .int(Int64(r.alertMessages))
         o["duration_ms"] = .int(ms(r.duration))
         o["notes"] = .array(r.notes.map { .string($0) })
+        if !r.background.isEmpty { o["background"] = .array(r.background.map { .object($0.json) }) }
         return o
     }
 
@@ -301,12 +303,17 @@ enum ConformanceCommand {
                 ]
                 return o.serialized
             }
-            let facts: JSONObject = ["model": .object(ReaderSystemModel.default.facts(thermal: p).traceHeaderBlock)]
+            let facts: JSONObject = [
+                "model": .object(ReaderSystemModel.default.facts(thermal: p).traceHeaderBlock),
+                "background_reading": .object(BackgroundTagReading().facts.traceHeaderBlock),
+            ]
             lines.append(facts.serialized)
             return lines.joined(separator: "\n")
         }
         var s = "Thermal model and quick restarts (ThermalModel, ReaderSystemModel defaults):\n"
         s += ReaderSystemModel.default.facts(thermal: p).table()
+        s += "\nBackground tag reading, for scenarios with background_reading (BackgroundTagReading defaults):\n"
+        s += BackgroundTagReading().facts.table()
         s += "\nAfter one full \(seconds(p.baseLimit)) s session, the next session's limit (heat only):\n"
         for g in gaps {
             let l = model.limit(after: g).map { limit($0) } ?? "refused (203)"

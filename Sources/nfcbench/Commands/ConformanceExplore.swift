@@ -16,7 +16,7 @@ enum ConformanceExplore {
         let entry = ReferenceApps.named(appName)!
         var explorer = try makeExplorer(seed: seed, runs: runs, depth: depth, budget: budget)
         explorer.namePrefix = "explored-\(appName)-"
-        let report = await explorer.explore(app: ReferenceAppFactory.make(entry.habits))
+        let report = await explorer.explore(app: ReferenceAppFactory.make(entry.habits, design: entry.design))
         var saved: [ConformanceRule: String] = [:]
         if let save, !report.counterexamples.isEmpty {
             do throws(FileError) {

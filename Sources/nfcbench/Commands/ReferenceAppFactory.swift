@@ -1,3 +1,4 @@
+import ReaderSession
 import ReaderSessionConformance
 import ReferenceApps
 
@@ -5,12 +6,17 @@ import ReferenceApps
 /// controller per run, its delays on the run's virtual clock.
 enum ReferenceAppFactory {
     /// A factory for the app with these habits (none: the reference app).
-    static func make(_ habits: ScanHabits) -> ConformanceHarness.AppFactory {
+    static func make(_ habits: ScanHabits, design: ReferenceApps.Design = .scanButton) -> ConformanceHarness.AppFactory
+    {
         { env in
-            ReferenceAppUnderTest(
-                TagScanController(
-                    system: env.system, habits: habits,
-                    after: { delay, queue, work in env.asyncAfter(delay, on: queue, work) }))
+            let after: TagScanController.Scheduler = { delay, queue, work in env.asyncAfter(delay, on: queue, work) }
+            switch design {
+            case .scanButton:
+                return ReferenceAppUnderTest(TagScanController(system: env.system, habits: habits, after: after))
+            case .waypointTrail:
+                let trail = WaypointTrail(system: env.system, habits: habits, after: after)
+                return ReferenceAppUnderTest(trail.scanner, trail: trail)
+            }
         }
     }
 }
@@ -18,7 +24,12 @@ enum ReferenceAppFactory {
 /// Adapts a reference app's controller to the harness's protocol (the user's three actions).
 private final class ReferenceAppUnderTest: ConformanceApp {
     let controller: TagScanController
-    init(_ controller: TagScanController) { self.controller = controller }
+    let trail: WaypointTrail?
+    init(_ controller: TagScanController, trail: WaypointTrail? = nil) {
+        self.controller = controller
+        self.trail = trail
+    }
+    func continueUserActivity(_ userActivity: NSUserActivity) { trail?.continueUserActivity(userActivity) }
     func scanTapped(_ request: ScanRequest) {
         controller.scanTapped(
             TagScanController.ScanPlan(
