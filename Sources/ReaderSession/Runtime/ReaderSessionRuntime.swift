@@ -504,6 +504,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 } else { [] }
             // FeliCa in a tag session: delivered only for a listed system (NFCFeliCaTag.h).
             if case .tag = kind { selecting.formUnion(found.filter { $0.kind == .felica }.map(\.id)) }
+            // The iPhone's Type 2 discovery before a Type 2 tag is reported (Type2DiscoveryProbe).
+            if system.model.type2Probe == .iphone { selecting.formUnion(found.filter { $0.kind == .type2 }.map(\.id)) }
             apply(machine.targetsDetected(found.map(\.id), selecting: selecting))
         case .lost(let id):
             trace(.lost(id))
@@ -515,18 +517,80 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         let backend = system.backend
         let procedures = system.procedures
         let recorder = frameRecorder(id)
+        let probing = system.model.type2Probe == .iphone && targets[id]?.kind == .type2
+        let start = system.clock.now
         system.work.async(on: io) { [self] in
             let outcome: NDEFReadOutcome
+            let probe = Mutex<Type2ProbeReport?>(nil)
             do {
-                outcome = try backend.withTag(id) { c in try procedures.readNDEF(Self.traced(c, recorder)) }
+                outcome = try backend.withTag(id) { c in
+                    let traced = Self.traced(c, recorder)
+                    if probing, case .type2(let t) = traced {
+                        let report = Type2DiscoveryProbe.run(on: t)
+                        probe.withLock { $0 = report }
+                        // Unreadable on an iPhone: the message is never delivered.
+                        if !report.delivers {
+                            return .failed(
+                                report.endedInSilence
+                                    ? .readerTransceiveErrorTagConnectionLost : .readerTransceiveErrorTagResponseError)
+                        }
+                    }
+                    return try procedures.readNDEF(traced)
+                }
             } catch {
                 outcome = .failed(Self.classify(error).code)
             }
-            system.work.async(on: queue) { [self] in
-                guard machine.isReady else { return }
+            let report = probe.withLock { $0 }
+            afterProbe(report, id, start) { [self] in
                 trace(.ndefRead(id, outcome))
                 apply(machine.ndefReadFinished(target: id, outcome: outcome))
             }
+        }
+    }
+
+    /// Runs the iPhone's Type 2 discovery probe on `id`, then, no sooner than the probe's
+    /// modelled time after it began, reports the tag, or leaves it unreported when the probe
+    /// found it unreadable (Type2DiscoveryProbe).
+    private func probeType2(_ id: DetectedTargetID) {
+        let backend = system.backend
+        let recorder = frameRecorder(id)
+        let start = system.clock.now
+        system.work.async(on: io) { [self] in
+            let report: Type2ProbeReport
+            do {
+                report = try backend.withTag(id) { c in
+                    guard case .type2(let t) = Self.traced(c, recorder) else {
+                        return Type2ProbeReport(
+                            exchanges: [], outcome: .skipped("not a Type 2 connection"), duration: .zero)
+                    }
+                    return Type2DiscoveryProbe.run(on: t)
+                }
+            } catch {
+                report = Type2ProbeReport(exchanges: [], outcome: .lost, duration: .zero)
+            }
+            afterProbe(report, id, start) { [self] in
+                apply(machine.applicationSelected(target: id, aid: report.delivers ? "" : nil))
+                if report.outcome == .lost { apply(machine.targetLost(id)) }
+            }
+        }
+    }
+
+    /// On `queue`: traces the probe's report (if one ran), then runs `then` at `start` plus
+    /// the probe's modelled time (virtual time under the harness), or now when that is past.
+    private func afterProbe(
+        _ report: Type2ProbeReport?, _ id: DetectedTargetID, _ start: Duration,
+        _ then: @escaping @Sendable () -> Void
+    ) {
+        system.work.async(on: queue) { [self] in
+            guard machine.isReady else { return }
+            let due = start + (report?.duration ?? .zero)
+            let finish: @Sendable () -> Void = { [self] in
+                guard machine.isReady else { return }
+                if let report { trace(.type2Probe(id, report)) }
+                then()
+            }
+            guard due > system.clock.now else { return finish() }
+            _ = system.clock.schedule(at: due) { [weak self] in self?.queue.sync { finish() } }
         }
     }
 
@@ -534,6 +598,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     /// answers `90 00` or `61 XX` (ISO/IEC 7816-4 §5.6), then tells the machine which.
     private func selectApplication(_ id: DetectedTargetID) {
         if targets[id]?.kind == .felica { return selectSystem(id) }
+        if targets[id]?.kind == .type2 { return probeType2(id) }
         let backend = system.backend
         let recorder = frameRecorder(id)
         let aids = selectIdentifiers
