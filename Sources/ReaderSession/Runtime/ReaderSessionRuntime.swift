@@ -506,7 +506,11 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             if case .tag = kind { selecting.formUnion(found.filter { $0.kind == .felica }.map(\.id)) }
             // The iPhone's Type 2 discovery before a Type 2 tag is reported (Type2DiscoveryProbe).
             if system.model.type2Probe == .iphone { selecting.formUnion(found.filter { $0.kind == .type2 }.map(\.id)) }
+            // Type 2 targets found together are probed together and reported together.
+            probeBatch = []
             apply(machine.targetsDetected(found.map(\.id), selecting: selecting))
+            if let batch = probeBatch, !batch.isEmpty { probeType2(batch) }
+            probeBatch = nil
         case .lost(let id):
             trace(.lost(id))
             apply(machine.targetLost(id))
@@ -541,52 +545,64 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 outcome = .failed(Self.classify(error).code)
             }
             let report = probe.withLock { $0 }
-            afterProbe(report, id, start) { [self] in
+            afterProbe(report.map { [(id, $0)] } ?? [], start + (report?.duration ?? .zero)) { [self] in
                 trace(.ndefRead(id, outcome))
                 apply(machine.ndefReadFinished(target: id, outcome: outcome))
             }
         }
     }
 
-    /// Runs the iPhone's Type 2 discovery probe on `id`, then, no sooner than the probe's
-    /// modelled time after it began, reports the tag, or leaves it unreported when the probe
-    /// found it unreadable (Type2DiscoveryProbe).
-    private func probeType2(_ id: DetectedTargetID) {
+    /// Type 2 targets found together while ``probeType2(_:)``'s batch is collected.
+    private var probeBatch: [DetectedTargetID]?
+
+    /// Runs the iPhone's Type 2 discovery probe on each of `ids` in turn, then, no sooner
+    /// than the probes' modelled time after they began, reports together the tags that
+    /// passed; one the probe found unreadable is never reported (Type2DiscoveryProbe).
+    private func probeType2(_ ids: [DetectedTargetID]) {
         let backend = system.backend
-        let recorder = frameRecorder(id)
+        let recorders = ids.map { frameRecorder($0) }
         let start = system.clock.now
         system.work.async(on: io) { [self] in
-            let report: Type2ProbeReport
-            do {
-                report = try backend.withTag(id) { c in
-                    guard case .type2(let t) = Self.traced(c, recorder) else {
-                        return Type2ProbeReport(
-                            exchanges: [], outcome: .skipped("not a Type 2 connection"), duration: .zero)
-                    }
-                    return Type2DiscoveryProbe.run(on: t)
+            var reports: [(DetectedTargetID, Type2ProbeReport)] = []
+            for (id, recorder) in zip(ids, recorders) {
+                do {
+                    reports.append(
+                        (
+                            id,
+                            try backend.withTag(id) { c in
+                                guard case .type2(let t) = Self.traced(c, recorder) else {
+                                    return Type2ProbeReport(
+                                        exchanges: [], outcome: .skipped("not a Type 2 connection"), duration: .zero)
+                                }
+                                return Type2DiscoveryProbe.run(on: t)
+                            }
+                        ))
+                } catch {
+                    reports.append((id, Type2ProbeReport(exchanges: [], outcome: .lost, duration: .zero)))
                 }
-            } catch {
-                report = Type2ProbeReport(exchanges: [], outcome: .lost, duration: .zero)
             }
-            afterProbe(report, id, start) { [self] in
-                apply(machine.applicationSelected(target: id, aid: report.delivers ? "" : nil))
-                if report.outcome == .lost { apply(machine.targetLost(id)) }
+            let done = reports
+            let total = done.reduce(Duration.zero) { $0 + $1.1.duration }
+            afterProbe(done, start + total) { [self] in
+                var effects: [ReaderSessionMachine.Effect] = []
+                for (id, r) in done { effects += machine.applicationSelected(target: id, aid: r.delivers ? "" : nil) }
+                let handles = effects.flatMap { e -> [TagHandle] in if case .didDetectTags(let h) = e { h } else { [] } }
+                if !handles.isEmpty { apply([.didDetectTags(handles)]) }
+                for (id, r) in done where r.outcome == .lost { apply(machine.targetLost(id)) }
             }
         }
     }
 
-    /// On `queue`: traces the probe's report (if one ran), then runs `then` at `start` plus
-    /// the probe's modelled time (virtual time under the harness), or now when that is past.
+    /// On `queue`: at `due` (virtual time under the harness), or now when that is past,
+    /// traces the probes' reports and runs `then`.
     private func afterProbe(
-        _ report: Type2ProbeReport?, _ id: DetectedTargetID, _ start: Duration,
-        _ then: @escaping @Sendable () -> Void
+        _ reports: [(DetectedTargetID, Type2ProbeReport)], _ due: Duration, _ then: @escaping @Sendable () -> Void
     ) {
         system.work.async(on: queue) { [self] in
             guard machine.isReady else { return }
-            let due = start + (report?.duration ?? .zero)
             let finish: @Sendable () -> Void = { [self] in
                 guard machine.isReady else { return }
-                if let report { trace(.type2Probe(id, report)) }
+                for (id, report) in reports { trace(.type2Probe(id, report)) }
                 then()
             }
             guard due > system.clock.now else { return finish() }
@@ -598,7 +614,10 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     /// answers `90 00` or `61 XX` (ISO/IEC 7816-4 §5.6), then tells the machine which.
     private func selectApplication(_ id: DetectedTargetID) {
         if targets[id]?.kind == .felica { return selectSystem(id) }
-        if targets[id]?.kind == .type2 { return probeType2(id) }
+        if targets[id]?.kind == .type2 {
+            if probeBatch != nil { probeBatch?.append(id) } else { probeType2([id]) }
+            return
+        }
         let backend = system.backend
         let recorder = frameRecorder(id)
         let aids = selectIdentifiers
