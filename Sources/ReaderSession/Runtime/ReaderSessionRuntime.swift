@@ -586,7 +586,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             afterProbe(done, start + total) { [self] in
                 var effects: [ReaderSessionMachine.Effect] = []
                 for (id, r) in done { effects += machine.applicationSelected(target: id, aid: r.delivers ? "" : nil) }
-                let handles = effects.flatMap { e -> [TagHandle] in if case .didDetectTags(let h) = e { h } else { [] } }
+                let handles = effects.flatMap { e -> [TagHandle] in if case .didDetectTags(let h) = e { h } else { [] }
+                }
                 if !handles.isEmpty { apply([.didDetectTags(handles)]) }
                 for (id, r) in done where r.outcome == .lost { apply(machine.targetLost(id)) }
             }
