@@ -91,6 +91,40 @@ struct SignalPolicyTests {
         #expect(bench.readerLocks.isEmpty, "\(bench.readerLocks)")
     }
 
+    @Test(
+        "A reader of the output that goes away after the session is active, with no line left to write, still ends it with 202 at once (not at the 60 s limit)"
+    )
+    func outputReaderGoneWhileSilent() async throws {
+        let bench = try Bench()
+        defer { bench.cleanup() }
+        let trace = bench.dir.appendingPathComponent("s.jsonl").path
+        // The reader takes the lines up to didBecomeActive, then leaves: no tag comes, so the
+        // session writes nothing more, and only a watch on the pipe can tell it is gone.
+        let script = """
+            "$B" session --device sim:no-tag --json --trace "$T" | while IFS= read -r line; do
+              case "$line" in *'"didBecomeActive"'*) break ;; esac
+            done
+            echo "exit ${PIPESTATUS[0]}"
+            """
+        var env = bench.env
+        env["B"] = NFCBench.binary.path
+        env["T"] = trace
+        let e = env
+        let r = try await NFCBench.offPool {
+            try NFCBench.runBlockingExecutable("/bin/bash", ["-c", script], environment: e, timeout: .seconds(30))
+        }
+        #expect(r.stdout.contains("exit 12"), "\(r.stdout)\n\(r.stderr)")
+        let recs = Self.records(
+            try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init))
+        let active = recs.firstIndex { $0["event"]?.stringValue == "didBecomeActive" }
+        let signal = recs.firstIndex { $0["event"]?.stringValue == "signal" }
+        #expect(active != nil && signal != nil && active! < signal!, "the signal after activation: \(recs)")
+        #expect(recs.last?["code"]?.intValue == 202, "\(recs)")
+        #expect(recs.last?["cause"]?.stringValue == "terminated by signal \(SIGPIPE)")
+        #expect((recs.last?["t_us"]?.intValue ?? .max) < 20_000_000, "ended long before the time limit: \(recs)")
+        #expect(bench.readerLocks.isEmpty, "\(bench.readerLocks)")
+    }
+
     @Test("SIGTSTP followed at once by SIGCONT still ends the session with 202 (exit 12), once")
     func stopThenContinue() async throws {
         let bench = try Bench()

@@ -64,4 +64,29 @@ struct PN532AbortOverPTYTests {
         #expect(seen.listed.first?.first == 0x4B, "InListPassiveTarget answered: \(seen.listed)")
         #expect(seen.after.map { $0.first } == [0x03], "only GetFirmwareVersion's answer: \(seen.after)")
     }
+
+    @Test(
+        "READ then GetFirmwareVersion in one write (the chip was late, the host moved on): the READ's answer is never sent, the firmware's is"
+    )
+    func newCommandSupersedesTheHeldAnswer() async throws {
+        let file = try TagFile.load(path: TagFileToDeviceTests.tagsDirectory + "/ntag215-uri.json")
+        let fake = try VirtualPN532.start(ptyPath: nil, timing: .real)
+        defer { fake.stop() }
+        fake.present(try PN532Card(tagFile: file))
+        let after = try await onThread { () throws -> [[UInt8]] in
+            let fd = try Self.openRaw(fake.slavePath)
+            defer { close(fd) }
+            func write(_ frames: [UInt8]) { _ = frames.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
+            func frame(_ payload: [UInt8]) -> [UInt8] {
+                PN532FrameEncoder.informationFrame(tfi: 0xD4, payload: payload)
+            }
+            write([0x55, 0x55, 0x00, 0x00, 0x00] + frame([0x14, 0x01]))
+            _ = Self.drain(fd, quiet: .milliseconds(50), limit: .seconds(5))
+            write(frame([0x4A, 0x01, 0x00]))
+            _ = Self.drain(fd, quiet: .milliseconds(50), limit: .seconds(5))
+            write(frame([0x40, 0x01, 0x30, 0x04]) + frame([0x02]))
+            return responses(Self.drain(fd, quiet: .milliseconds(100), limit: .seconds(5)))
+        }
+        #expect(after.map { $0.first } == [0x03], "only GetFirmwareVersion's answer: \(after)")
+    }
 }

@@ -204,6 +204,25 @@ struct PN532ChipTests {
     }
 
     @Test(
+        "A command written after another whose answer is not out yet cancels that answer (the host gave up and flushes); the first still ran"
+    )
+    func newCommandSupersedesUnsentAnswers() throws {
+        var chip = PN532Chip()
+        let file = try TagFile.load(path: TagFileToDeviceTests.tagsDirectory + "/ntag215-uri.json")
+        _ = chip.present(try PN532Card(tagFile: file))
+        _ = chip.receive(hostFrame([0x4A, 0x01, 0x00]))
+        // A WRITE of page 4 and then GetFirmwareVersion in one write: one ACK and the firmware's answer.
+        let out = chip.receive(hostFrame([0x40, 0x01, 0xA2, 0x04, 0xDE, 0xAD, 0xBE, 0xEF]) + hostFrame([0x02]))
+        #expect(responses(out).map(\.first) == [0x03])
+        #expect(Array(out.prefix(6)) == PN532FrameEncoder.ack)
+        #expect(Array(out.dropFirst(6).prefix(6)) != PN532FrameEncoder.ack, "one ACK, the WRITE's is gone")
+        #expect(chip.commandsTaken >= 3)
+        // The WRITE reached the tag all the same, as it would have on a chip that answered in time.
+        let read = responses(chip.receive(hostFrame([0x40, 0x01, 0x30, 0x04]))).first ?? []
+        #expect(Array(read.dropFirst(2).prefix(4)) == [0xDE, 0xAD, 0xBE, 0xEF], "\(read)")
+    }
+
+    @Test(
         "A finite InAutoPoll polls PollNr × Period × 150 ms per type (UM0701-02 §7.3.13), then answers no target; a card first ends it"
     )
     func finitePoll() {

@@ -64,6 +64,12 @@ public struct PN532Chip: Sendable {
     /// How many host ACKs (aborts) the chip has taken: a transport that holds responses back
     /// until a real link would deliver them drops the ones it holds when this moves.
     public private(set) var aborts = 0
+    /// How many host commands the chip has taken. A command cancels a pending one (the chip
+    /// runs one at a time, UM0701-02 §6.2), and a host sends one only once it gave up on the
+    /// answer to the last (libnfc's `pn532_uart_send` flushes its input first): so a transport
+    /// that holds answers back drops the ones it holds when this moves, as the host's flush
+    /// would have discarded them had they come in time.
+    public private(set) var commandsTaken = 0
     /// The chip's own ISO-DEP block number when it runs T=CL for InDataExchange (PCD side).
     private var pcdBlockNumber: UInt8 = 0
     /// The bit rate (212 or 424 kbit/s) a FeliCa card was last activated at.
@@ -161,6 +167,13 @@ public struct PN532Chip: Sendable {
                 // schedule drops its own when ``aborts`` moves.
                 out.removeAll { !$0.isAcknowledgement }
                 aborts &+= 1
+            }
+            if case .command = frame {
+                // The host wrote this command after an earlier one whose answers are not on the
+                // wire yet (the chip was late: a loaded host): it has given up on those and
+                // would flush them before this one, so they are never sent.
+                out.removeAll()
+                commandsTaken &+= 1
             }
             lastCommandAir = PN532CommandAirTime()
             let answer = handle(frame)

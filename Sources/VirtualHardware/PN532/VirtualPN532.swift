@@ -427,7 +427,18 @@ public final class VirtualPN532: Sendable {
                         let baud = s.chip.serialBaudRate
                         let complete = s.link.received(chunk.count, at: .now, baud: baud)
                         let aborts = s.chip.aborts
+                        let commands = s.chip.commandsTaken
                         let out = s.chip.receiveTimed(chunk)
+                        if s.chip.commandsTaken != commands,
+                            s.schedule.contains(where: { if case .send = $0.action { true } else { false } })
+                        {
+                            // A new command while an earlier one's answer is held for the link's
+                            // timing: the host gave up on it (and flushes its input before every
+                            // command), so it is never sent; libnfc took such a late answer for
+                            // the next command's ("Command Code verification failed").
+                            s.schedule.removeAll { if case .send = $0.action { true } else { false } }
+                            record(&s, .event, [], "an earlier command's answer dropped: the host sent a new command")
+                        }
                         if s.chip.aborts != aborts {
                             // The host aborted (its ACK): an answer held back for the link's
                             // timing is never sent. It was, and libnfc took an aborted READ's

@@ -140,6 +140,43 @@ enum Signals {
         kill(getpid(), SIGPIPE)
     }
 
+    /// Watches standard output, when it is a pipe or a socket, for its reader going away
+    /// (`poll(2)` reports `POLLERR` on a pipe's write end once the read end is closed), and
+    /// then does what a failed write does (``outputClosed()``): SIGPIPE, handled as the policy
+    /// says. Without it a session whose reader left (`session --json | head -2`) would hold its
+    /// reader until its next line, up to its time limit (coreutils' `tail -f` watches the same
+    /// way). A thread of its own, off Swift's pool; `cancel()` ends it.
+    static func watchOutputReader(fd: Int32 = 1) -> Registration {
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFIFO || (st.st_mode & S_IFMT) == S_IFSOCK else {
+            return Registration {}
+        }
+        var wake: [Int32] = [-1, -1]
+        guard pipe(&wake) == 0 else { return Registration {} }
+        let (wakeRead, wakeWrite) = (wake[0], wake[1])
+        for end in wake { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // not for children
+        let thread = Thread {
+            var fds = [pollfd(fd: fd, events: 0, revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            while true {
+                let n = poll(&fds, 2, -1)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 || fds[1].revents != 0 { break }
+                if fds[0].revents & Int16(POLLERR | POLLHUP) != 0 {
+                    outputClosed()
+                    break
+                }
+            }
+            close(wakeRead)
+        }
+        thread.name = "nfcbench output watch"
+        thread.start()
+        return Registration {
+            var one: UInt8 = 1
+            _ = write(wakeWrite, &one, 1)
+            close(wakeWrite)
+        }
+    }
+
     /// What a policy signal does when nothing handles it.
     static func runDefault(_ sig: Int32) {
         switch sig {

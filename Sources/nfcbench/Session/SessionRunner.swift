@@ -236,6 +236,9 @@ final class SessionRunner: @unchecked Sendable {
             endSession(by: sig)
         }
         defer { signals.cancel() }
+        // The output's reader leaving ends the session as SIGPIPE, even with no line to write.
+        let watch = Signals.watchOutputReader()
+        defer { watch.cancel() }
         status?.start()
         app.begin()
         var code = NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled
