@@ -358,6 +358,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             switch effect {
             case .startPolling: startPolling()
             case .stopPolling:
+                for t in probeTimers { t.cancel() }
+                probeTimers = []
                 pollTask?.cancel()
                 pollTask = nil
                 subscription?.cancel()
@@ -554,6 +556,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
 
     /// Type 2 targets found together while ``probeType2(_:)``'s batch is collected.
     private var probeBatch: [DetectedTargetID]?
+    /// The probes' delivery timers, disarmed when polling stops (the session's end).
+    private var probeTimers: [ReaderSessionTimer] = []
 
     /// Runs the iPhone's Type 2 discovery probe on each of `ids` in turn, then, no sooner
     /// than the probes' modelled time after they began, reports together the tags that
@@ -607,7 +611,7 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 then()
             }
             guard due > system.clock.now else { return finish() }
-            _ = system.clock.schedule(at: due) { [weak self] in self?.queue.sync { finish() } }
+            probeTimers.append(system.clock.schedule(at: due) { [weak self] in self?.queue.sync { finish() } })
         }
     }
 

@@ -348,7 +348,7 @@ extension ReaderSystemModel {
                 text: "READ 16 bytes; 1A 00 none/NAK/AF+8; HLTA none; else the tag is never reported",
                 source: .assumed,
                 reference:
-                    "the trace shows only answers a phone takes; a tag that answers 1A 00 otherwise (tag file answers) or stays mute after HLTA is never reported, as 'unreadable on iPhone' is described in issue reports",
+                    "the trace shows only answers a phone took (its tag was silent to 1A 00); that other answers make a tag unreadable is assumed: the fidelity review of 2026-12-01 names tags that mishandle 1A 00, HLTA/WUPA or a bare select as unreadable on iPhone without a field report; a tag file declares a wrong answer with answers, a tag mute after HLTA fails the reselect",
                 covers: "nobody says which wrong answers the phone refuses"),
             ModelFact(
                 key: "type2_probe_device_primitives",
