@@ -102,6 +102,8 @@ public struct ConformanceHarness: Sendable {
         // The phone's reported turnover (2.5 s from invalidate() to its ending, a same-app
         // begin() kicking the active session out): restart logic is what the harness judges.
         var model = ReaderSystemModel.reportedTurnover
+        // The iPhone's Type 2 discovery (0.69 s of frames) before a Type 2 tag is reported.
+        model.type2Probe = .iphone
         model.busyPolicy = scenario.busyPolicy
         model.iso7816SelectIdentifiers = scenario.selectIdentifiers
         model.readerSessionFormats = scenario.readerSessionFormats

@@ -163,8 +163,26 @@ struct ConformanceHarnessTests {
              "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag215-uri"}]}
             """, .reusesTagsAfterRestart)
         #expect(r.rulesBreached == [.noStaleTagAfterRestartPolling])
-        #expect(r.breaches.first?.time == .seconds(1))
+        // Presented at 1 s, reported after the iPhone's Type 2 discovery (0.683299 s for this tag).
+        #expect(r.breaches.first?.time == .seconds(1) + .microseconds(683_299))
         #expect(r.breaches.first?.what.contains("connect") == true)
+    }
+
+    @Test(
+        "The iPhone's Type 2 discovery in virtual time: a tag that ACKs 1A 00 is never delivered; the next tag is, 0.683299 s after it arrives"
+    )
+    func type2Probe() async throws {
+        let r = try await run(
+            """
+            {"format": "nfcbench-conformance", "version": 1, "duration_ms": 20000,
+             "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag215-probe-ack"},
+                       {"at_ms": 3000, "present": "ntag215-uri"}],
+             "expect_endings": [200]}
+            """)
+        #expect(r.verdict == .pass, "\(r.breaches) \(r.notes)")
+        #expect(r.sessions.first?.ending == .readerSessionInvalidationErrorUserCanceled)
+        // The app invalidates on didDetect: at 3 s + the probe (0.683299 s), its ending 2.5 s later.
+        #expect(r.sessions.first?.endedAt == .seconds(3) + .microseconds(683_299) + .milliseconds(2500))
     }
 
     @Test("Another app's session makes the app's begin fail with 203 and is not judged itself")

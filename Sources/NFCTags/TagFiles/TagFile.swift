@@ -128,6 +128,10 @@ public struct TagFile: Sendable, Hashable {
     /// PACK, which no reader can read), `tag show` reports them, and ``restorablePages``
     /// leaves them out, so nothing writes them back to a tag.
     public var unreadPages: [Int] = []
+    /// Type 2: frames the tag answers its own way, whatever its datasheet says (our JSON's
+    /// `answers`, ``Type2FrameAnswer``); ``makeCore()`` gives them to the core, so every
+    /// device answers them alike.
+    public var frameAnswers: [Type2FrameAnswer] = []
 
     /// The ``activation`` of a FeliCa or ISO 15693 file, which has none (4 zero bytes, ATQA
     /// `00 00`, SAK `00`): a placeholder no device presents (they present ``feliCa`` or
@@ -208,6 +212,7 @@ public struct TagFile: Sendable, Hashable {
                     .invalidValue, field: "unread_pages", "expected page numbers 0 to \(file.pages.count - 1)")
             }
             file.unreadPages = Array(Set(j.unreadPages)).sorted()
+            file.frameAnswers = j.answers
         }
         return file
     }
@@ -465,8 +470,10 @@ public struct TagFile: Sendable, Hashable {
             throw TagFileError(.unsupported, field: "type", "a Type 4 file has no Type 2 memory image")
         }
         do {
-            return try NTAG21xCore(
+            var core = try NTAG21xCore(
                 variant: variant, pages: pages, signature: signature ?? [UInt8](repeating: 0, count: 32))
+            core.frameAnswers = frameAnswers
+            return core
         } catch {
             throw TagFileError(.invalidValue, field: "pages", error.description)
         }
@@ -571,6 +578,13 @@ public struct TagFile: Sendable, Hashable {
             if !unreadPages.isEmpty {
                 lines.append("  \"unread_pages\": [\(unreadPages.map(String.init).joined(separator: ", "))]")
             }
+        }
+        if !frameAnswers.isEmpty {
+            lines.append(
+                "  \"answers\": [\n"
+                    + frameAnswers.map {
+                        "    {\"frame\": \(q($0.frame.hexString())), \"answer\": \(q($0.answerText))}"
+                    }.joined(separator: ",\n") + "\n  ]")
         }
         if !faults.isEmpty {
             lines.append(

@@ -17,13 +17,15 @@ struct TagFileJSON: Decodable {
     /// Type 4 only.
     var type4: TagFile.Type4Contents?
     var faults: [TagFault]
+    /// Type 2 only: frames the tag answers its own way (``Type2FrameAnswer``).
+    var answers: [Type2FrameAnswer] = []
     /// FeliCa only.
     var feliCa: FeliCaCore?
     /// ISO 15693 only.
     var iso15693: ISO15693Core?
 
     enum CodingKeys: String, CodingKey {
-        case version, type, comment, uid, atqa, sak, ats, signature, pages, faults
+        case version, type, comment, uid, atqa, sak, ats, signature, pages, faults, answers
         case getVersion = "get_version"
         case ndefFile = "ndef_file"
         case maxNDEFFileSize = "max_ndef_file_size"
@@ -192,6 +194,7 @@ struct TagFileJSON: Decodable {
             if c.contains(.unreadPages) {
                 throw c.dataError(.unreadPages, "a type4 tag has no pages (it has ndef_file)")
             }
+            if c.contains(.answers) { throw c.dataError(.answers, "only for Type 2 files") }
             let ndef = try c.decodeHex(.ndefFile)
             let mapping = try c.decodeChoice(MappingVersion.self, forKey: .mappingVersion)
             // T4T 1.0 and 2.0: 0005-FFFE; 3.0 (ENDEF): up to 7FFFFFFF, bounded here at 16 MiB: the
@@ -214,6 +217,7 @@ struct TagFileJSON: Decodable {
             if let key = type4Keys.first(where: c.contains) {
                 throw c.dataError(key, "only for \"type\": \"type4\"")
             }
+            answers = try c.ifPresent(.answers) { try c.decode([Type2FrameAnswer].self, forKey: $0) } ?? []
             guard c.contains(.pages) else {
                 throw c.dataError(.pages, "a Type 2 tag needs \"pages\": [\"04A23B91\", ...]", code: .missingField)
             }

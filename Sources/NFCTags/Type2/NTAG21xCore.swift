@@ -129,6 +129,9 @@ public struct NTAG21xCore: Sendable {
     private var activeKey: TDEA?
     private var authentication: (rndB: [UInt8], challenge: [UInt8])?
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
+    /// Frames this tag answers its own way (a tag file's `answers`, ``Type2FrameAnswer``):
+    /// checked before the datasheet's command set while the tag is selected.
+    public var frameAnswers: [Type2FrameAnswer] = []
     private var failedAuthentications = 0
     private var counterCountedThisActivation = false
 
@@ -231,6 +234,7 @@ public struct NTAG21xCore: Sendable {
     /// Processes one command frame (without CRC) and returns the tag's answer.
     public mutating func respond(to frame: [UInt8]) -> Type2Answer {
         guard state == .active else { return .silent }
+        if let declared = frameAnswers.first(where: { $0.frame == frame }) { return declared.answer }
         if let page = pendingCompatibilityWrite {
             pendingCompatibilityWrite = nil
             guard frame.count == 16 else { return nak() }

@@ -267,6 +267,10 @@ public struct ReaderSystemModel: Sendable, Hashable {
     public var hasUsageDescription: Bool
     /// The phone's NFC conditions (``NFCAvailability``): default available.
     public var availability: NFCAvailability
+    /// Whether a session plays the iPhone's Type 2 discovery (``Type2DiscoveryProbe``)
+    /// before it reports a Type 2 tag: `.iphone` in `nfcbench session` and the conformance
+    /// harness, `.off` (the model before this parameter) in the library's default.
+    public var type2Probe: Type2ProbeModel = .off
 
     public init(
         busyPolicy: BusyPolicy = .refuse,
@@ -480,6 +484,7 @@ public struct ReaderSystemModel: Sendable, Hashable {
         "readerSessionFormats": ["reader_session_formats"],
         "hasUsageDescription": ["usage_description"],
         "availability": ["nfc_availability"],
+        "type2Probe": type2ProbeFactKeys,
     ]
 
     /// This model's numbers and rules with their sources.
@@ -688,6 +693,7 @@ public struct ReaderSystemModel: Sendable, Hashable {
             "nfc_availability", .text(availability.rawValue), availability.rawValue, .assumed,
             "begin() ends with 6 (radio disabled), 7 (ineligible) or 8 (access not accepted) when the phone is so; the codes are documented (Core NFC 26), when an iPhone raises them for a reader session is not",
             covers: "the codes' existence and names only")
+        out += type2ProbeFacts
         return out
     }
 

@@ -358,6 +358,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             switch effect {
             case .startPolling: startPolling()
             case .stopPolling:
+                for t in probeTimers { t.cancel() }
+                probeTimers = []
                 pollTask?.cancel()
                 pollTask = nil
                 subscription?.cancel()
@@ -504,7 +506,13 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 } else { [] }
             // FeliCa in a tag session: delivered only for a listed system (NFCFeliCaTag.h).
             if case .tag = kind { selecting.formUnion(found.filter { $0.kind == .felica }.map(\.id)) }
+            // The iPhone's Type 2 discovery before a Type 2 tag is reported (Type2DiscoveryProbe).
+            if system.model.type2Probe == .iphone { selecting.formUnion(found.filter { $0.kind == .type2 }.map(\.id)) }
+            // Type 2 targets found together are probed together and reported together.
+            probeBatch = []
             apply(machine.targetsDetected(found.map(\.id), selecting: selecting))
+            if let batch = probeBatch, !batch.isEmpty { probeType2(batch) }
+            probeBatch = nil
         case .lost(let id):
             trace(.lost(id))
             apply(machine.targetLost(id))
@@ -515,18 +523,95 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         let backend = system.backend
         let procedures = system.procedures
         let recorder = frameRecorder(id)
+        let probing = system.model.type2Probe == .iphone && targets[id]?.kind == .type2
+        let start = system.clock.now
         system.work.async(on: io) { [self] in
             let outcome: NDEFReadOutcome
+            let probe = Mutex<Type2ProbeReport?>(nil)
             do {
-                outcome = try backend.withTag(id) { c in try procedures.readNDEF(Self.traced(c, recorder)) }
+                outcome = try backend.withTag(id) { c in
+                    let traced = Self.traced(c, recorder)
+                    if probing, case .type2(let t) = traced {
+                        let report = Type2DiscoveryProbe.run(on: t)
+                        probe.withLock { $0 = report }
+                        // Unreadable on an iPhone: the message is never delivered.
+                        if !report.delivers {
+                            return .failed(
+                                report.endedInSilence
+                                    ? .readerTransceiveErrorTagConnectionLost : .readerTransceiveErrorTagResponseError)
+                        }
+                    }
+                    return try procedures.readNDEF(traced)
+                }
             } catch {
                 outcome = .failed(Self.classify(error).code)
             }
-            system.work.async(on: queue) { [self] in
-                guard machine.isReady else { return }
+            let report = probe.withLock { $0 }
+            afterProbe(report.map { [(id, $0)] } ?? [], start + (report?.duration ?? .zero)) { [self] in
                 trace(.ndefRead(id, outcome))
                 apply(machine.ndefReadFinished(target: id, outcome: outcome))
             }
+        }
+    }
+
+    /// Type 2 targets found together while ``probeType2(_:)``'s batch is collected.
+    private var probeBatch: [DetectedTargetID]?
+    /// The probes' delivery timers, disarmed when polling stops (the session's end).
+    private var probeTimers: [ReaderSessionTimer] = []
+
+    /// Runs the iPhone's Type 2 discovery probe on each of `ids` in turn, then, no sooner
+    /// than the probes' modelled time after they began, reports together the tags that
+    /// passed; one the probe found unreadable is never reported (Type2DiscoveryProbe).
+    private func probeType2(_ ids: [DetectedTargetID]) {
+        let backend = system.backend
+        let recorders = ids.map { frameRecorder($0) }
+        let start = system.clock.now
+        system.work.async(on: io) { [self] in
+            var reports: [(DetectedTargetID, Type2ProbeReport)] = []
+            for (id, recorder) in zip(ids, recorders) {
+                do {
+                    reports.append(
+                        (
+                            id,
+                            try backend.withTag(id) { c in
+                                guard case .type2(let t) = Self.traced(c, recorder) else {
+                                    return Type2ProbeReport(
+                                        exchanges: [], outcome: .skipped("not a Type 2 connection"), duration: .zero)
+                                }
+                                return Type2DiscoveryProbe.run(on: t)
+                            }
+                        ))
+                } catch {
+                    reports.append((id, Type2ProbeReport(exchanges: [], outcome: .lost, duration: .zero)))
+                }
+            }
+            let done = reports
+            let total = done.reduce(Duration.zero) { $0 + $1.1.duration }
+            afterProbe(done, start + total) { [self] in
+                var effects: [ReaderSessionMachine.Effect] = []
+                for (id, r) in done { effects += machine.applicationSelected(target: id, aid: r.delivers ? "" : nil) }
+                let handles = effects.flatMap { e -> [TagHandle] in if case .didDetectTags(let h) = e { h } else { [] }
+                }
+                if !handles.isEmpty { apply([.didDetectTags(handles)]) }
+                for (id, r) in done where r.outcome == .lost { apply(machine.targetLost(id)) }
+            }
+        }
+    }
+
+    /// On `queue`: at `due` (virtual time under the harness), or now when that is past,
+    /// traces the probes' reports and runs `then`.
+    private func afterProbe(
+        _ reports: [(DetectedTargetID, Type2ProbeReport)], _ due: Duration, _ then: @escaping @Sendable () -> Void
+    ) {
+        system.work.async(on: queue) { [self] in
+            guard machine.isReady else { return }
+            let finish: @Sendable () -> Void = { [self] in
+                guard machine.isReady else { return }
+                for (id, report) in reports { trace(.type2Probe(id, report)) }
+                then()
+            }
+            guard due > system.clock.now else { return finish() }
+            probeTimers.append(system.clock.schedule(at: due) { [weak self] in self?.queue.sync { finish() } })
         }
     }
 
@@ -534,6 +619,10 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     /// answers `90 00` or `61 XX` (ISO/IEC 7816-4 §5.6), then tells the machine which.
     private func selectApplication(_ id: DetectedTargetID) {
         if targets[id]?.kind == .felica { return selectSystem(id) }
+        if targets[id]?.kind == .type2 {
+            if probeBatch != nil { probeBatch?.append(id) } else { probeType2([id]) }
+            return
+        }
         let backend = system.backend
         let recorder = frameRecorder(id)
         let aids = selectIdentifiers

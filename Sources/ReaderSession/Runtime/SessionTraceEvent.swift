@@ -46,6 +46,9 @@ public enum SessionTraceEvent: Sendable, Hashable {
     /// the first that answered (the tag is delivered with it as `currentSystemCode`), `nil`
     /// when none did (the tag is not delivered).
     case systemCodeSelection(DetectedTargetID, tried: [String], selected: String?)
+    /// The iPhone's Type 2 discovery probe ran on a target (``Type2DiscoveryProbe``): its
+    /// steps and outcome; an unreadable or lost tag is not reported.
+    case type2Probe(DetectedTargetID, Type2ProbeReport)
     /// A tag's connection ended while the session went on.
     case connectionEnded(TagHandle, ReaderSessionMachine.ConnectionEnd)
     /// Delegate `readerSessionDidBecomeActive(_:)`.
@@ -94,6 +97,10 @@ public enum SessionTraceEvent: Sendable, Hashable {
         case .detectionWithheld: "detectionWithheld"
         case .applicationSelection(_, _, let selected): selected == nil ? "iso7816SelectFailed" : "iso7816Selected"
         case .systemCodeSelection(_, _, let selected): selected == nil ? "felicaPollingFailed" : "felicaSystemSelected"
+        case .type2Probe(_, let r):
+            "type2Probe"
+                + (r.outcome == .passed
+                    ? "Passed" : r.delivers ? "Skipped" : r.outcome == .lost ? "Lost" : "Unreadable")
         case .connectionEnded: "connectionEnded"
         case .didBecomeActive: "readerSessionDidBecomeActive"
         case .detected: "detected"

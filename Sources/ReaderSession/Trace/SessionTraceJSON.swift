@@ -74,6 +74,17 @@ extension SessionTraceRecord {
             o["target"] = .int(Int64(id.rawValue))
             o["tried"] = .array(tried.map { .string($0) })
             if let selected { o["system_code"] = .string(selected) }
+        case .type2Probe(let id, let report):
+            o["target"] = .int(Int64(id.rawValue))
+            o["outcome"] = .string(report.outcomeName)
+            if let why = report.reason { o["why"] = .string(why) }
+            o["duration_ms"] = .double((Self.seconds(report.duration) * 1e6).rounded() / 1e3)
+            o["steps"] = .array(
+                report.exchanges.map {
+                    .object([
+                        "step": .string($0.step), "frame": .string($0.frame.hexString()), "answer": .string($0.answer),
+                    ])
+                })
         case .connectionEnded(let tag, let why):
             o["tag"] = .string(tag.description)
             o["reason"] = .string(why.rawValue)

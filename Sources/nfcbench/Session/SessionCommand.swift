@@ -87,6 +87,14 @@ enum SessionCommand {
                     appended: only with; omitted: only without (the model before)
                     """, default: .text("either")),
             OptionSpec(
+                "type2-probe", .choice(Type2ProbeModel.allCases.map(\.rawValue)), value: "P",
+                help: """
+                    iphone (reported-inferred): the iPhone's Type 2 discovery
+                    (READ 02, 1A 00, HLTA, WUPA…, 0.69 s) before a Type 2 tag is
+                    reported; a tag that mishandles it is never reported. off: no
+                    frame before the tag is reported (the model before)
+                    """, default: .text("iphone")),
+            OptionSpec(
                 "entitlement", .list(of: nil), value: "F,…",
                 help: """
                     the app's com.apple.developer.nfc.readersession.formats:
@@ -193,6 +201,7 @@ enum SessionCommand {
         if o.has("turnover-delay") { options.invalidationDelay = o.duration("turnover-delay")! }
         if o.has("same-app-begin") { options.sameAppBegin = .init(rawValue: o.string("same-app-begin")!)! }
         if o.has("mifare-crc") { options.miFareCRC = .init(rawValue: o.string("mifare-crc")!)! }
+        if o.has("type2-probe") { options.type2Probe = .init(rawValue: o.string("type2-probe")!)! }
         if let list = o.list("entitlement") {
             var formats: Set<ReaderSystemModel.ReaderSessionFormat> = []
             for word in list {

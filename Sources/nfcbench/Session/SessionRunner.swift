@@ -58,6 +58,9 @@ final class SessionRunner: @unchecked Sendable {
         var invalidationDelay = ReaderSystemModel.reportedTurnover.invalidationDelay
         /// `sendMiFareCommand`'s CRC_A rule (`--mifare-crc`).
         var miFareCRC = ReaderSystemModel.default.miFareCRC
+        /// The iPhone's Type 2 discovery before a Type 2 tag is reported (`--type2-probe`;
+        /// `off` is the model before).
+        var type2Probe = Type2ProbeModel.iphone
         /// What a begin() while the same app's session runs gets (`--same-app-begin`).
         var sameAppBegin = ReaderSystemModel.reportedTurnover.sameAppBegin
         /// The app's entitlement formats (`--entitlement`), usage description
@@ -78,6 +81,7 @@ final class SessionRunner: @unchecked Sendable {
         model.feliCaSystemCodes = options.feliCaSystemCodes
         model.invalidationDelay = options.invalidationDelay
         model.miFareCRC = options.miFareCRC
+        model.type2Probe = options.type2Probe
         model.sameAppBegin = options.sameAppBegin
         model.readerSessionFormats = options.readerSessionFormats
         model.hasUsageDescription = options.hasUsageDescription

@@ -107,6 +107,19 @@ enum TraceLines {
         case "tagOperationEnded":
             guard let code = r["code"]?.intValue else { return nil }
             return "\(t)  tag operation failed: \(code) \(r["reason"]?.stringValue ?? "")"
+        case "type2ProbePassed", "type2ProbeUnreadable", "type2ProbeSkipped", "type2ProbeLost":
+            let ms = r["duration_ms"].map { $0.serialized } ?? "?"
+            var line = "\(t)  \(event) \(ms) ms of the iPhone's Type 2 discovery"
+            if let why = r["why"]?.stringValue {
+                line += event == "type2ProbeUnreadable" ? ": \(why): the tag is not reported" : ": \(why)"
+            }
+            if verbose, case .array(let steps)? = r["steps"] {
+                for case .object(let step) in steps {
+                    line +=
+                        "\n          probe  \(step["step"]?.stringValue ?? "?") → \(step["answer"]?.stringValue ?? "?")"
+                }
+            }
+            return line
         case "frame":
             return verbose ? "\(t)  frame          \(hex("command")) → \(hex("response"))" : nil
         case "didInvalidateWithError":
