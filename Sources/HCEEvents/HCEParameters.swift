@@ -25,15 +25,18 @@ public struct HCEParameters: Sendable, Equatable {
     /// nibble). The corpus iPhone ATS `05 78 80 70 02` has TB(1) = `70`, so FWI = 7.
     public var frameWaitingTimeInteger: Int
     /// Time from the field appearing (or from the phone's authentication, when locked) to
-    /// the default app's scene `nfcEvent` / `readerDetected`: launching the app. Unpublished;
-    /// assumed 0 by default (a best case), `walk --wake-latency` sets it.
+    /// the default app's scene `nfcEvent` / `readerDetected`: launching the app. Unpublished.
+    /// 0 here (a best case, for code that drives the model on a manual clock); the walk's
+    /// default is ``walkDefaults``' 400 ms (assumed: Apple's launch target for an app's first
+    /// frame), `walk --wake-latency` sets it.
     public var wakeLatency: Duration
     /// A locked phone authenticates its user (Face ID, passcode) before it wakes the default
     /// app (documented: Apple's "Field detect" — the app launches "after authentication if
     /// locked"); this is how long that takes. Assumed: 1 s.
     public var authenticationLatency: Duration
     /// From `startEmulation()` (the emulation sheet appearing) until the card answers the
-    /// reader. Assumed: 0.
+    /// reader. Unpublished. 0 here; the walk's default is ``walkDefaults``' 500 ms (assumed),
+    /// `walk --sheet-latency` sets it.
     public var emulationStartLatency: Duration
     /// The system keeps a reader waiting with ISO/IEC 14443-4 S(WTX) blocks while an APDU it
     /// routes to the app has no answer yet (the app launching, or working). Assumed for a
@@ -73,6 +76,39 @@ public struct HCEParameters: Sendable, Equatable {
         self.readerWaitingTimeExtensionLimit = max(.zero, readerWaitingTimeExtensionLimit)
     }
 
+    /// The walk's defaults (`nfcbench walk`, its `--sweep`): the library's, with the launch
+    /// and the emulation sheet taking time as a phone's do rather than none. Both numbers
+    /// are assumed (Apple publishes neither):
+    /// - ``wakeLatency`` 400 ms: Apple's target for an app launch to its first frame
+    ///   (WWDC 2019 session 423, "Optimizing App Launch"), for a launch from the Home Screen;
+    ///   nobody has timed the default app's launch by a field.
+    /// - ``emulationStartLatency`` 500 ms: the system's modal emulation sheet coming up
+    ///   before the card answers (`startEmulation()` "triggers the system modal UI"); no
+    ///   source gives a time.
+    ///
+    /// `walk --wake-latency 0 --sheet-latency 0` is the walk before issue 31 (every latency
+    /// 0). `HCEParameters()` keeps 0 for both, and so does the live phone of `emulate` and
+    /// `walk --device`: its carriers (vpcd, a PN532 in target mode) can't hold a reader with
+    /// S(WTX) while the app launches.
+    public static let walkDefaults = HCEParameters(
+        wakeLatency: .milliseconds(400), emulationStartLatency: .milliseconds(500))
+
+    /// The fact keys (``facts``) of each stored property: a property with none fails the
+    /// docs test (docs/model.md is generated from ``facts``).
+    public static let factKeysByProperty: [String: [String]] = [
+        "maximumSessionDuration": ["maximum_session_duration"],
+        "maximumDurationCoolDown": ["maximum_duration_cool_down"],
+        "presentmentAssertionLifetime": ["presentment_assertion_lifetime"],
+        "presentmentReacquireCoolDown": ["presentment_reacquire_cool_down"],
+        "frameWaitingTimeInteger": ["frame_waiting_time_integer", "frame_waiting_time"],
+        "wakeLatency": ["wake_latency"],
+        "authenticationLatency": ["authentication_latency"],
+        "emulationStartLatency": ["emulation_start_latency"],
+        "sendsWaitingTimeExtensions": ["sends_wtx"],
+        "waitingTimeExtensionMultiplier": ["wtx_multiplier"],
+        "readerWaitingTimeExtensionLimit": ["reader_wtx_limit"],
+    ]
+
     /// One parameter with its source, for the walk's summary and trace headers.
     public struct Fact: Sendable, Equatable {
         public var key: String
@@ -81,6 +117,14 @@ public struct HCEParameters: Sendable, Equatable {
         /// `documented`, `reported` or `assumed`.
         public var source: String
         public var reference: String
+
+        public init(key: String, microseconds: Int64? = nil, value: String, source: String, reference: String) {
+            self.key = key
+            self.microseconds = microseconds
+            self.value = value
+            self.source = source
+            self.reference = reference
+        }
     }
 
     /// Every parameter with its source (documented, reported or assumed).
@@ -115,7 +159,10 @@ public struct HCEParameters: Sendable, Equatable {
         out.append(
             d("frame_waiting_time", frameWaitingTime, "reported", "ISO/IEC 14443-4 §7.2 from FWI"))
         out.append(
-            d("wake_latency", wakeLatency, "assumed", "launching the default app; not published (walk --wake-latency)"))
+            d(
+                "wake_latency", wakeLatency, "assumed",
+                "launching the default app after the field; not published. The walk's default, 400 ms, is Apple's target for an app launch to its first frame (WWDC 2019 session 423, Optimizing App Launch; also https://mobile-vitals.com/article/1132-farfetch-mobile-app-launch-performance), a launch from the Home Screen; nobody has timed the default app's launch by a field. 0 is the best case (walk --wake-latency 0; the library's and the live phone's value)"
+            ))
         out.append(
             d(
                 "authentication_latency", authenticationLatency, "assumed",
@@ -124,7 +171,8 @@ public struct HCEParameters: Sendable, Equatable {
         out.append(
             d(
                 "emulation_start_latency", emulationStartLatency, "assumed",
-                "the emulation sheet before the card answers"))
+                "startEmulation() shows the system's modal sheet before the card answers (CardSession: emulation triggers the system modal UI); no source gives a time. The walk's default, 500 ms, is ours; 0 is the best case (walk --sheet-latency 0; the library's and the live phone's value)"
+            ))
         out.append(
             Fact(
                 key: "sends_wtx", microseconds: nil, value: sendsWaitingTimeExtensions ? "yes" : "no",

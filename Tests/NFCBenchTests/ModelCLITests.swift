@@ -154,7 +154,10 @@ struct ModelCLITests {
     func walkWakeLatency() async throws {
         let env = ["NFCBENCH_DATA": NFCBench.packageRoot.appendingPathComponent("hardware").path]
         let r = try await NFCBench.run(
-            ["walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms"],
+            [
+                "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
+                "--sheet-latency", "0",
+            ],
             environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
@@ -166,6 +169,7 @@ struct ModelCLITests {
         let locked = try await NFCBench.run(
             [
                 "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
+                "--sheet-latency", "0",
                 "--locked", "--json",
             ], environment: env)
         let summary = try JSONValue(parsing: try #require(locked.stdout.split(separator: "\n").last.map(String.init)))

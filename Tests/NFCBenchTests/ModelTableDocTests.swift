@@ -2,6 +2,7 @@ import Foundation
 import HCEEvents
 import ReaderSession
 import Testing
+import VirtualHardware
 
 /// `docs/model.md` is generated from the models' own parameter lists; a parameter added to
 /// a model without a fact (or a fact changed without the docs) fails here.
@@ -32,11 +33,15 @@ struct ModelTableDocTests {
 
             ## The default contactless app (iOS HCE, `walk` and `emulate`)
 
+            At the walk's defaults (`HCEParameters.walkDefaults`); `HCEParameters()`, the library's
+            and the live phone's (`emulate`, `walk --device`), has 0 for the two latencies the walk
+            assumes.
+
             | parameter | value | label | source |
             |---|---|---|---|
 
             """
-        for f in HCEParameters().facts {
+        for f in HCEParameters.walkDefaults.facts + HCEPhoneIdentity.facts {
             out +=
                 "| `\(f.key)` | \(f.value) | \(f.source) | \(f.reference.split(separator: "|").joined(separator: "\\|")) |\n"
         }
@@ -60,6 +65,18 @@ struct ModelTableDocTests {
             let named = ReaderSystemModel.factKeysByProperty[name] ?? []
             #expect(!named.isEmpty, "ReaderSystemModel.\(name) has no row")
             for k in named { #expect(keys.contains(k), "\(name): \(k)") }
+        }
+        let hceKeys = Set(HCEParameters().facts.map(\.key))
+        for child in Mirror(reflecting: HCEParameters()).children {
+            guard let name = child.label else { continue }
+            let named = HCEParameters.factKeysByProperty[name] ?? []
+            #expect(!named.isEmpty, "HCEParameters.\(name) has no row")
+            for k in named { #expect(hceKeys.contains(k), "\(name): \(k)") }
+        }
+        let identityKeys = Set(HCEPhoneIdentity.facts.map(\.key))
+        for child in Mirror(reflecting: HCEPhoneIdentity()).children {
+            guard let name = child.label else { continue }
+            #expect(identityKeys.contains("phone_" + name), "HCEPhoneIdentity.\(name) has no row")
         }
     }
 }

@@ -194,6 +194,25 @@ struct PcapngExportTests {
         #expect(select?.comment?.contains("answered by the system") == true)
     }
 
+    @Test("The live phone's UID is new each emulation: each activation is synthesized with its line's UID")
+    func uidPerEmulation() {
+        let records: [JSONObject] = [
+            Self.header(
+                "emulate", device: "pn532_uart:x",
+                model: ["phone": .object(["uid": "08111111", "atqa": "0400", "sak": "20", "ats": "0578807002"])]),
+            ["t_us": 0, "source": "model", "reader": "a", "event": "fieldOn", "technology": "ISO14443A"],
+            ["t_us": 1, "source": "model", "reader": "a", "event": "isoDepActivated", "uid": "08111111"],
+            ["t_us": 2, "source": "model", "reader": "a", "event": "fieldOff"],
+            ["t_us": 3, "source": "model", "reader": "b", "event": "fieldOn", "technology": "ISO14443A"],
+            ["t_us": 4, "source": "model", "reader": "b", "event": "isoDepActivated", "uid": "08222222"],
+            ["t_us": 5, "source": "model", "reader": "b", "event": "fieldOff"],
+        ]
+        let p = Self.packets(records)
+        // The anticollision answer is the UID and its BCC (08 ⊕ 11 ⊕ 11 ⊕ 11 = 19; 08 ⊕ 22 ⊕ 22 ⊕ 22 = 2A).
+        #expect(p.contains { $0.data == [0x08, 0x11, 0x11, 0x11, 0x19] }, "the first emulation's UID")
+        #expect(p.contains { $0.data == [0x08, 0x22, 0x22, 0x22, 0x2A] }, "the second's, not the header's")
+    }
+
     @Test("The pcapng file: SHB, IDB of link type 264, EPBs with µs timestamps, comments and directions")
     func fileLayout() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-\(UUID()).pcapng").path

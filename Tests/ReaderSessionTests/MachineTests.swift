@@ -143,13 +143,26 @@ struct MachineReadOnlyTests {
         "Empty, non-NDEF, malformed and failed reads keep it polling",
         arguments: [
             NDEFReadOutcome.empty, .notNDEF, .failed(.readerTransceiveErrorTagConnectionLost),
-            .message(NDEFMessageBytes([0xD1, 0x01, 0x09])), .message(NDEFMessageBytes([0xD0, 0x00, 0x00])),
+            .message(NDEFMessageBytes([0xD1, 0x01, 0x09])),
         ])
     func keepsPolling(outcome: NDEFReadOutcome) {
         var m = started(.ndef(invalidateAfterFirstRead: true))
         _ = m.targetsDetected([t1])
         #expect(m.ndefReadFinished(target: t1, outcome: outcome) == [])
         #expect(m.isReady)
+    }
+
+    @Test(
+        "A message of one empty record (D0 00 00) is delivered, as readNDEF returns it (reported: Exxili/capacitor-nfc#25)"
+    )
+    func oneEmptyRecordDelivered() {
+        let empty = NDEFMessageBytes([0xD0, 0x00, 0x00])
+        #expect(empty.isWellFormed && !empty.isWellFormedNonEmpty)
+        var m = started(.ndef(invalidateAfterFirstRead: true))
+        _ = m.targetsDetected([t1])
+        #expect(
+            m.ndefReadFinished(target: t1, outcome: .message(empty)) == [.didDetectNDEFs([empty])] + ending
+                + [.didInvalidate(.readerSessionInvalidationErrorFirstNDEFTagRead, errorMessage: nil)])
     }
 
     @Test("Each presentation is read once; after the tag leaves a new presentation is read")

@@ -255,12 +255,18 @@ struct HCEPhoneCardWireTests {
             let ppse = server.receive(milliseconds: 15_000)
             server.send(selectVisa)
             let visa = server.receive(milliseconds: 15_000)
-            return [atr, ppse, visa]
+            server.send([0xFF, 0xCA, 0x00, 0x00, 0x00])  // PC/SC GET DATA: the UID
+            let uid = server.receive(milliseconds: 15_000)
+            return [atr, ppse, visa, uid]
         }
-        #expect(replies.count == 3)
+        #expect(replies.count == 4)
+        #expect(
+            replies.last == phone.identity.uid + [0x90, 0x00], "GET DATA gives this emulation's UID, as a reader does")
+        #expect(phone.identity.uid.first == 0x08 && phone.identity.uid != [0x08, 0x5A, 0x3C, 0x91])
+        #expect(phone.events.contains { $0.event == "readerGetData" && $0.response?.suffix(2) == [0x90, 0x00] })
         #expect(replies.first == [0x3B, 0x80, 0x80, 0x01, 0x01])
         #expect(replies.dropFirst().first??.suffix(2) == [0x90, 0x00])
-        #expect(replies.last == [0x90, 0x00])
+        #expect(replies[2] == [0x90, 0x00])
         try await onThread { card.leaveField() }
         #expect(try await onThread { server.sawEOF() })
         let e = phone.events
@@ -301,5 +307,63 @@ struct HCEPhoneCardWireTests {
         #expect(events.contains("fieldOn"), "\(events)")
         try await onThread { card.leaveField() }
         #expect(!card.isConnected)
+    }
+}
+
+@Suite("HCE live phone: a random UID per emulation (issue 31)")
+struct HCEUIDPerEmulationTests {
+    /// The UIDs `nfc_target_init` got for `n` readers served one after the other.
+    static func servedUIDs(_ phone: HCELivePhone, readers n: Int) async throws -> [[UInt8]] {
+        try await onThread {
+            (0..<n).compactMap { i -> [UInt8]? in
+                let link = HCEFakeTargetLink(commands: [selectPPSE, selectVisa])
+                _ = HCETargetEmulator.serveOneReader(link, phone: phone, reader: "r\(i)")
+                return link.initArguments?.uid
+            }
+        }
+    }
+
+    @Test("By default every emulation presents a new UID, 08 and 3 bytes, not the old fixed 08 5A 3C 91")
+    func newUIDEachEmulation() async throws {
+        let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
+        let uids = try await Self.servedUIDs(phone, readers: 3)
+        #expect(uids.count == 3)
+        #expect(uids.allSatisfy { $0.count == 4 && $0.first == 0x08 }, "\(uids)")
+        #expect(Set(uids).count == 3, "a new UID for each emulation: \(uids)")
+        #expect(!uids.contains([0x08, 0x5A, 0x3C, 0x91]))
+        // The timeline says which UID each reader met, on the model's ISO-DEP activation.
+        let activations = phone.events.filter { $0.event == "isoDepActivated" }
+        #expect(activations.map(\.uid) == uids.map { Optional($0) })
+        #expect(activations.map(\.reader) == ["r0", "r1", "r2"])
+    }
+
+    @Test("The same seed gives the same UIDs in the same order; another seed others")
+    func seeded() async throws {
+        let a = try await Self.servedUIDs(
+            HCELivePhone(app: visaApp, uid: .random(seed: 42), clock: HCETestClock().read), readers: 3)
+        let b = try await Self.servedUIDs(
+            HCELivePhone(app: visaApp, uid: .random(seed: 42), clock: HCETestClock().read), readers: 3)
+        let c = try await Self.servedUIDs(
+            HCELivePhone(app: visaApp, uid: .random(seed: 43), clock: HCETestClock().read), readers: 3)
+        #expect(a == b)
+        #expect(a != c)
+        #expect(a.first == HCEPhoneIdentity.UIDChoice.random(seed: 42).firstUID)
+    }
+
+    @Test("A fixed UID (emulate --uid) stays the same, emulation after emulation")
+    func fixed() async throws {
+        let old: [UInt8] = [0x08, 0x5A, 0x3C, 0x91]
+        let phone = HCELivePhone(app: visaApp, uid: .fixed(old), clock: HCETestClock().read)
+        let uids = try await Self.servedUIDs(phone, readers: 2)
+        #expect(uids == [old, old])
+        #expect(phone.identity.uid == old)
+    }
+
+    @Test("The identity's rows in the model table: the UID is reported as random per emulation")
+    func facts() {
+        let rows = HCEPhoneIdentity.facts
+        #expect(rows.map(\.key) == ["phone_uid", "phone_atqa", "phone_sak", "phone_ats"])
+        #expect(rows.allSatisfy { $0.source == "reported" })
+        #expect(rows.first?.reference.contains("774626") == true)
     }
 }

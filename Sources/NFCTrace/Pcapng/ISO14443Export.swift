@@ -525,10 +525,12 @@ public struct ISO14443Exporter: Sendable {
         case ("model", "fieldOff"):
             emit(.fieldOff, [], t, nil, &out)
         case ("model", "isoDepActivated"):
-            let p =
+            var p =
                 phone
                 ?? Activation(
                     uid: [0x08, 0x00, 0x00, 0x00], atqa: [0x04, 0x00], sak: 0x20, ats: [0x05, 0x78, 0x80, 0x70, 0x02])
+            // The live phone's UID is new each emulation: the line says which one it presented.
+            if let uid = hex(r["uid"]), !uid.isEmpty { p.uid = uid }
             activate(
                 p, t, note: "synthesized from the phone's identity (the model's ISO-DEP activation)",
                 rats: lastRATS ?? [0xE0, 0x80], &out)

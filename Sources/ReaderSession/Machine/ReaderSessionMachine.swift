@@ -361,13 +361,17 @@ public struct ReaderSessionMachine: Sendable, Hashable {
     }
 
     /// Read-only mode: the NDEF read asked by ``Effect/readNDEF(_:)`` ended.
-    /// A well-formed non-empty message is delivered (then 204 when `invalidateAfterFirstRead`);
-    /// anything else keeps the session polling.
+    /// A well-formed message is delivered (then 204 when `invalidateAfterFirstRead`), a
+    /// message of one empty record (`D0 00 00`) too, as `readNDEF` returns it (reported:
+    /// Exxili/capacitor-nfc#25, an NTAG215's readNDEF on iOS 26.3 gave one record with an
+    /// empty type and payload; that `didDetectNDEFs` delivers the same message is assumed).
+    /// An empty NDEF TLV (NLEN 0), a malformed message or a failed read keeps the session
+    /// polling.
     public mutating func ndefReadFinished(target: DetectedTargetID, outcome: NDEFReadOutcome) -> [Effect] {
         guard case .active(var a) = state, case .ndef(let once) = kind, a.present[target] == .reading else {
             return []
         }
-        if case .message(let m) = outcome, m.isWellFormedNonEmpty {
+        if case .message(let m) = outcome, m.isWellFormed {
             a.present[target] = .reported
             state = .active(a)
             var effects: [Effect] = [.didDetectNDEFs([m])]

@@ -593,6 +593,12 @@ public struct ReaderSystemModel: Sendable, Hashable {
             covers:
                 "one report, about an ISO 15693 tag (the sheet closed too); nothing for Type 2 or Type 4: assumed there"
         )
+        add(
+            "ndef_empty_record_message", .text("delivered"), "delivered", .assumed,
+            "a message of one empty record (TNF 0, D0 00 00): readNDEF returns it (reported: https://github.com/Exxili/capacitor-nfc/issues/25, an NTAG215 on iOS 26.3 read as one record with an empty type and payload); read-only mode's didDetectNDEFs delivers it too (assumed: the same read). An empty NDEF TLV (NLEN 0) is 403 to readNDEF and no delivery (reported: phonegap-nfc#416)",
+            covers:
+                "readNDEF in a tag session (NFCTagReaderSession, NFCMiFareTag); nothing about didDetectNDEFs: assumed there"
+        )
         let miFareSource: ModelSource =
             miFareFailureCode == .readerTransceiveErrorTagConnectionLost ? .reported : .assumed
         add(

@@ -80,13 +80,18 @@ public struct NDEFMessageBytes: Sendable, Hashable, CustomStringConvertible {
         return m.records.contains { $0.typeNameFormat != .empty }
     }
 
+    /// True when the bytes parse as an NDEF message (NFC Forum NDEF 1.0 §3), whatever its
+    /// records: a message of one empty record (TNF 0, `D0 00 00`) is one. Read-only mode
+    /// delivers such a message (``ReaderSessionMachine/ndefReadFinished(target:outcome:)``).
+    public var isWellFormed: Bool { message != nil }
+
     /// The parsed message, or `nil` when the bytes do not parse.
     public var message: NFCNDEFMessage? { try? NFCNDEFMessage(bytes: bytes) }
 }
 
 /// What reading a tag's NDEF area found (Core NFC `NFCNDEFStatus` plus the message).
 public enum NDEFReadOutcome: Sendable, Hashable {
-    /// A well-formed, non-empty message.
+    /// A message (NDEF TLV of length > 0): well-formed or not, empty records included.
     case message(NDEFMessageBytes)
     /// The tag is NDEF-formatted but holds an empty message (NDEF TLV of length 0, NLEN 0).
     case empty

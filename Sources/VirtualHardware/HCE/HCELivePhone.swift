@@ -1,5 +1,6 @@
 import Dispatch
 public import HCEEvents
+import NFCBase
 import NFCTags
 import Synchronization
 
@@ -7,12 +8,15 @@ import Synchronization
 /// PC/SC ATR a contactless reader builds from that.
 ///
 /// Defaults are an iPhone's as the corpus sniff `pm3_hf_visa_apple_ecp.trace` shows them:
-/// a random UID starting `08` (ISO/IEC 14443-3 §6.5.4: `08` = random UID), ATS
+/// a UID starting `08` (ISO/IEC 14443-3 §6.5.4: `08` = random UID; ``HCELivePhone`` draws a
+/// new one for each emulation, ``HCEPhoneIdentity/UIDChoice``), ATS
 /// `05 78 80 70 02` (TL 5, T0 `78`: FSCI 8, TA/TB/TC present; TB(1) `70`: FWI 7, SFGI 0;
 /// no historical bytes). ATQA `00 04` (libnfc order) and SAK `20` (ISO/IEC 14443-4
 /// compliant) are the usual single-size-UID ISO-DEP values.
 public struct HCEPhoneIdentity: Sendable, Equatable {
     /// NFCID1, 4 bytes (a PN532 in target mode takes only 4 and forces the first to `08`).
+    /// The default `08 5A 3C 91` is the one the phone presented before issue 31 (`emulate
+    /// --uid 085A3C91`); ``HCELivePhone`` replaces it as its ``UIDChoice`` says.
     public var uid: [UInt8]
     /// ATQA as libnfc stores it (`00 04`).
     public var atqa: [UInt8]
@@ -40,6 +44,64 @@ public struct HCEPhoneIdentity: Sendable, Equatable {
         let start = 2 + interface
         let end = min(Int(ats[0]), ats.count)
         return start < end ? Array(ats[start..<end]) : []
+    }
+
+    /// Where the phone's UID comes from, emulation after emulation.
+    ///
+    /// *Reported*: iPhones present a UID starting `08`, and the reports differ in the rest:
+    /// `08 DF BF F2 9A`-style in the corpus trace `pm3_hf_visa_apple_ecp.trace`, `08 10 53 17`
+    /// in https://developer.apple.com/forums/thread/774626; ISO/IEC 14443-3 §6.5.4 makes a
+    /// first byte `08` a random UID, dynamically generated. *Assumed*: a new one for every
+    /// emulation (every field the phone serves), 4 bytes (single size, as both reports).
+    public enum UIDChoice: Sendable, Equatable {
+        /// The same UID every time (`emulate --uid`: the behaviour before issue 31).
+        case fixed([UInt8])
+        /// `08` and three bytes from NFCBase's `SplitMix64` seeded with `seed`, a new UID
+        /// for each emulation: the same seed gives the same UIDs in the same order.
+        case random(seed: UInt64)
+
+        /// The UID of the first emulation.
+        public var firstUID: [UInt8] {
+            switch self {
+            case .fixed(let u): return u
+            case .random(let seed):
+                var g = SplitMix64(seed: seed)
+                return HCEPhoneIdentity.randomUID(using: &g)
+            }
+        }
+    }
+
+    /// A random single-size UID as an iPhone's: `08`, then three bytes from `generator`.
+    public static func randomUID(using generator: inout some RandomNumberGenerator) -> [UInt8] {
+        let r = generator.next()
+        return [
+            0x08, UInt8(truncatingIfNeeded: r), UInt8(truncatingIfNeeded: r >> 8), UInt8(truncatingIfNeeded: r >> 16),
+        ]
+    }
+
+    /// The phone's RF identity as the model's table rows (docs/model.md), each with its
+    /// source: one per stored property, `phone_` and its name.
+    public static var facts: [HCEParameters.Fact] {
+        let d = HCEPhoneIdentity()
+        return [
+            .init(
+                key: "phone_uid", value: "random per emulation: 08 and 3 bytes", source: "reported",
+                reference:
+                    "UIDs starting 08 (ISO/IEC 14443-3: a random UID): 08 DF BF F2 9A-style in the corpus trace pm3_hf_visa_apple_ecp.trace, 08 10 53 17 in https://developer.apple.com/forums/thread/774626; a new one each emulation is assumed (the reports are of different phones). emulate --uid fixes it (085A3C91 before issue 31), --uid-seed repeats a run's"
+            ),
+            .init(
+                key: "phone_atqa", value: d.atqa.hexString(separator: " "), source: "reported",
+                reference: "00 04 (libnfc order; 04 00 on the wire) in https://developer.apple.com/forums/thread/774626"
+            ),
+            .init(
+                key: "phone_sak", value: String(format: "%02X", d.sak), source: "reported",
+                reference: "20 (ISO/IEC 14443-4 compliant) in https://developer.apple.com/forums/thread/774626"),
+            .init(
+                key: "phone_ats", value: d.ats.hexString(separator: " "), source: "reported",
+                reference:
+                    "the corpus trace pm3_hf_visa_apple_ecp.trace (05 78 80 70 02); 05 78 80 71 00 in https://developer.apple.com/forums/thread/774626"
+            ),
+        ]
     }
 
     /// The ATS without TL, as `nfc_target_init` takes it.
@@ -88,6 +150,9 @@ public struct HCELiveEvent: Sendable, Equatable {
     public var answeredBy: Responder?
     /// Technology, reason, status, control byte meaning, error text…
     public var detail: String?
+    /// The UID the phone presented to this reader (on the model's `isoDepActivated`: a new
+    /// one each emulation, ``HCEPhoneIdentity/UIDChoice``).
+    public var uid: [UInt8]? = nil
 
     public init(
         time: Duration, source: Source, event: String, reader: String? = nil, command: [UInt8]? = nil,
@@ -128,18 +193,26 @@ public enum HCELiveAnswer: Sendable, Equatable {
 /// cooperative pool, since the app runs there as a task.
 public final class HCELivePhone: Sendable {
     public let phone: ContactlessPhone
-    public let identity: HCEPhoneIdentity
+    /// Where this phone's UIDs come from.
+    public let uidChoice: HCEPhoneIdentity.UIDChoice
+    /// What the phone presents to the reader of the current emulation (a field it is in),
+    /// or, between fields, to the next one: its UID is drawn (``uidChoice``) when the phone
+    /// is made and again each time a field leaves, so a transport reads it before it lets a
+    /// reader activate the phone (`nfc_target_init`) and the model's field on uses it.
+    public var identity: HCEPhoneIdentity { state.withLock { $0.identity } }
     private let clock: @Sendable () -> Duration
     private let answer: @Sendable ([UInt8]) -> [UInt8]
     private let onEvent: (@Sendable (HCELiveEvent) -> Void)?
     private let appAnswered = DispatchSemaphore(value: 0)
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Held while timeline lines are handed to `onEvent`, so lines leave in the order of
     /// their times even when the transport's thread and the bench's thread (a PC/SC client)
     /// add lines at once. Never held across a wait.
     private let emission = Mutex(())
 
     private struct State {
+        var identity: HCEPhoneIdentity
+        var generator: SplitMix64?
         var events: [HCELiveEvent] = []
         var logIndex = 0
         var reader: String?
@@ -150,9 +223,13 @@ public final class HCELivePhone: Sendable {
 
     /// - Parameters:
     ///   - app: the default contactless app and its select-identifier prefixes.
-    ///   - identity: UID/ATQA/SAK/ATS (and ATR) the phone presents.
-    ///   - parameters: the model's unpublished numbers. The live phone sends no S(WTX): its
-    ///     carrier (vpcd, a PN532 in target mode) chains and extends on its own, so
+    ///   - identity: ATQA/SAK/ATS (and ATR) the phone presents; its UID as `uid` says.
+    ///   - uid: where the UIDs come from: by default a new random one (`08` …) for each
+    ///     emulation from a fixed seed, so a test sees the same UIDs run after run; the CLI
+    ///     gives a fresh seed per run (`--uid-seed` repeats one) or `.fixed` (`--uid`).
+    ///   - parameters: the model's unpublished numbers (the library's, every latency 0: the
+    ///     live carriers can't hold a reader while the app launches). The live phone sends no
+    ///     S(WTX): its carrier (vpcd, a PN532 in target mode) chains and extends on its own, so
     ///     `sendsWaitingTimeExtensions` is switched off here.
     ///   - expressCredentials: Wallet's express-mode credentials, each woken by its terminal's
     ///     ECP frame (none by default).
@@ -162,6 +239,7 @@ public final class HCELivePhone: Sendable {
     ///   - onEvent: called for every timeline line as it is made (for a trace flushed per line).
     public init(
         app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity = HCEPhoneIdentity(),
+        uid: HCEPhoneIdentity.UIDChoice = .random(seed: HCELivePhone.defaultUIDSeed),
         parameters: HCEParameters = HCEParameters(),
         expressCredentials: [ContactlessPhone.ExpressCredential] = [],
         clock: (@Sendable () -> Duration)? = nil,
@@ -171,7 +249,17 @@ public final class HCELivePhone: Sendable {
         var live = parameters
         live.sendsWaitingTimeExtensions = false
         phone = ContactlessPhone(defaultApp: app, expressCredentials: expressCredentials, parameters: live)
-        self.identity = identity
+        uidChoice = uid
+        var first = identity
+        var generator: SplitMix64?
+        switch uid {
+        case .fixed(let u): first.uid = u
+        case .random(let seed):
+            var g = SplitMix64(seed: seed)
+            first.uid = HCEPhoneIdentity.randomUID(using: &g)
+            generator = g
+        }
+        state = Mutex(State(identity: first, generator: generator))
         isVirtualClock = clock != nil
         if let clock {
             self.clock = clock
@@ -185,6 +273,9 @@ public final class HCELivePhone: Sendable {
 
     /// Time since the bench started.
     public var elapsed: Duration { clock() }
+
+    /// The seed of the random UIDs when `init` is given none.
+    public static let defaultUIDSeed: UInt64 = 0x4E46_4342_5549_4431
 
     /// With an injected (virtual) clock only virtual time decides a reader timeout: the
     /// phone waits for the app's answer in real time up to this bound, however slowly the
@@ -308,6 +399,12 @@ public final class HCELivePhone: Sendable {
         }
         if let task { Self.blocking { await task.value } }
         sync()
+        // That emulation is over: the next field meets a new UID (when it is random).
+        state.withLock { s in
+            guard var g = s.generator else { return }
+            s.identity.uid = HCEPhoneIdentity.randomUID(using: &g)
+            s.generator = g
+        }
     }
 
     /// Copies the model's new log lines into the timeline and hands them on, in order.
@@ -323,7 +420,12 @@ public final class HCELivePhone: Sendable {
         let log = phone.log
         return state.withLock { s in
             guard s.logIndex < log.count else { return [] }
-            let fresh = log[s.logIndex...].map { Self.event(from: $0.event, at: $0.at, reader: s.reader) }
+            let uid = s.identity.uid
+            let fresh = log[s.logIndex...].map { entry in
+                var e = Self.event(from: entry.event, at: entry.at, reader: s.reader)
+                if case .isoDepActivated = entry.event { e.uid = uid }
+                return e
+            }
             s.logIndex = log.count
             s.events += fresh
             return fresh

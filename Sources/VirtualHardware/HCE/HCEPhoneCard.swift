@@ -20,7 +20,19 @@ public struct HCEPhonePersonality: VirtualCardPersonality {
     public var atr: [UInt8] { phone.identity.atr }
 
     public mutating func respond(to apdu: [UInt8]) -> [UInt8] {
-        switch phone.exchange(apdu) {
+        // PC/SC GET DATA (`FF CA`, part 3 §3.2.2.1.3) is the contactless reader's own command:
+        // a real one answers it with the UID of the card it activated and never sends it on.
+        // vpcd's reader passes it through, so the card answers for it: the phone's UID of this
+        // emulation (random per emulation), no APDU in the model.
+        if apdu.count >= 2, apdu[0] == 0xFF, apdu[1] == 0xCA {
+            let id = phone.identity
+            let r = PCSCPart3.getData(apdu, uid: id.uid, historicalBytes: id.historicalBytes)
+            phone.note(
+                .vpcd, "readerGetData", command: apdu, response: r,
+                detail: "PC/SC GET DATA, answered as a contactless reader answers it (the phone sees nothing)")
+            return r
+        }
+        return switch phone.exchange(apdu) {
         case .answered(_, let response) where !response.isEmpty: response
         case .answered, .timedOut, .notActivated: [0x6F, 0x00]
         }

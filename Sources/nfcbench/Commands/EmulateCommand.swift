@@ -26,9 +26,12 @@ enum EmulateCommand {
             OptionSpec(
                 "uid", value: "HEX",
                 help: """
-                    the 4-byte UID the phone presents (default 085A3C91; a PN532
-                    forces the first byte to 08, a random UID as an iPhone's)
+                    the 4-byte UID the phone presents, the same every time
+                    (085A3C91 was the default before; a PN532 forces the first
+                    byte to 08). Default: a random UID 08 … as an iPhone's,
+                    new per emulation (reported: UIDs starting 08)
                     """),
+            HCELiveCLI.uidSeedOption,
             OutputOptions.json("JSON Lines: the trace's records on stdout"),
         ] + Traces.Options.table(),
         discussion: """
@@ -37,7 +40,9 @@ enum EmulateCommand {
             app answers 90 00 to what reaches its CardSession. libnfc can't see a field, only
             the activation (nfc_target_init returning after anticollision and RATS): that is
             the first event, and the model's wake is placed there. Runs until the reader
-            releases the card or Ctrl-C. ATS 05 78 80 70 02 (an iPhone's), ATQA 00 04, SAK 20.
+            releases the card or Ctrl-C. ATS 05 78 80 70 02 (an iPhone's), ATQA 00 04, SAK 20,
+            a random UID 08 … new per emulation (--uid fixes one; the header's uid_seed, given
+            to --uid-seed, repeats a run's).
             Traces: $NFCBENCH_TRACE_DIR, else $XDG_STATE_HOME/nfcbench/traces, else
             ~/.local/state/nfcbench/traces.
             """,
@@ -46,6 +51,9 @@ enum EmulateCommand {
             _ = try HCELiveCLI.prefixes(o.string("app-prefixes"))
             if let uidText = o.string("uid"), [UInt8](hex: uidText)?.count != 4 {
                 throw CLIError.usage("--uid takes 4 bytes of hex (e.g. 085A3C91), not '\(uidText)'")
+            }
+            if o.has("uid"), o.has("uid-seed") {
+                throw CLIError.usage("give --uid (a fixed UID) or --uid-seed (random UIDs), not both")
             }
         },
         run: { o in
@@ -56,8 +64,9 @@ enum EmulateCommand {
             var traceOptions = try Traces.Options(o)
             traceOptions.json = json
 
-            var identity = HCEPhoneIdentity()
-            if let uidText, let uid = [UInt8](hex: uidText) { identity.uid = uid }  // 4 bytes: validate
+            let uidChoice: HCEPhoneIdentity.UIDChoice =
+                if let uidText, let uid = [UInt8](hex: uidText) { .fixed(uid) }  // 4 bytes: validate
+                else { HCELiveCLI.randomUIDs(seed: o.int("uid-seed")) }
             let app = ContactlessPhone.DefaultApp(name: "app", selectIdentifierPrefixes: prefixes)
 
             // Locks before frames: opening a PN53x sends frames (wake-up, SAMConfiguration),
@@ -78,7 +87,7 @@ enum EmulateCommand {
                     "can't open libnfc device '\(device)': \(error)" + LibNFCDevices.openHint(connstring: device))
             }
             let trace = try Traces.open(
-                command: "emulate", device: device, model: HCELiveCLI.model(app: app, identity: identity),
+                command: "emulate", device: device, model: HCELiveCLI.model(app: app, uid: uidChoice),
                 options: traceOptions)
             defer { trace.close() }
             if !json {
@@ -87,7 +96,7 @@ enum EmulateCommand {
                 )
                 Output.out(HCELiveCLI.textHeader)
             }
-            let phone = HCELiveCLI.makePhone(app: app, identity: identity, trace: trace, json: json)
+            let phone = HCELiveCLI.makePhone(app: app, uid: uidChoice, trace: trace, json: json)
             let interrupted = SignalFlag()
             let watcher = Signals.handle { sig in
                 guard Signals.stops(sig) else { return Signals.runDefault(sig) }
@@ -163,20 +172,43 @@ enum HCELiveCLI {
     }
 
     /// The header's `model` for the live phone: the app's prefixes, the phone's identity
-    /// (`atqa` in wire order, LSB first, as every trace writes ATQA) and the model's
-    /// parameters.
+    /// (`atqa` in wire order, LSB first, as every trace writes ATQA; `uid` the first
+    /// emulation's, `uid_choice` `random` or `fixed`, with `uid_seed` for random ones: each
+    /// emulation's UID is on its `isoDepActivated` line) and the model's parameters.
     static func model(
-        app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity, parameters p: HCEParameters = HCEParameters()
+        app: ContactlessPhone.DefaultApp, uid: HCEPhoneIdentity.UIDChoice,
+        identity: HCEPhoneIdentity = HCEPhoneIdentity(), parameters p: HCEParameters = HCEParameters()
     ) -> JSONObject {
-        [
+        var phone: JSONObject = [
+            "uid": .string(uid.firstUID.hexString()), "atqa": .string(identity.atqa.reversed().hexString()),
+            "sak": .string(String(format: "%02X", identity.sak)), "ats": .string(identity.ats.hexString()),
+            "atr": .string(identity.atr.hexString()),
+        ]
+        switch uid {
+        case .fixed:
+            phone["uid_choice"] = .string("fixed")
+        case .random(let seed):
+            phone["uid_choice"] = .string("random")
+            phone["uid_seed"] = .int(Int64(truncatingIfNeeded: seed))
+        }
+        return [
             "app_prefixes": .array(app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "phone": .object([
-                "uid": .string(identity.uid.hexString()), "atqa": .string(identity.atqa.reversed().hexString()),
-                "sak": .string(String(format: "%02X", identity.sak)), "ats": .string(identity.ats.hexString()),
-                "atr": .string(identity.atr.hexString()),
-            ]),
+            "phone": .object(phone),
             "parameters": .object(WalkCommand.parametersJSON(liveParameters(p))),
         ]
+    }
+
+    /// `--uid-seed`: the seed of the phone's random UIDs.
+    static let uidSeedOption = OptionSpec(
+        "uid-seed", .int(0...Int.max), value: "S",
+        help: """
+            the seed of the random UIDs (default: a new one each run,
+            written in the trace header as uid_seed; give it to repeat a run's UIDs)
+            """)
+
+    /// Random UIDs from `seed`, or from a new seed when none is given.
+    static func randomUIDs(seed: Int?) -> HCEPhoneIdentity.UIDChoice {
+        .random(seed: UInt64(seed ?? Int.random(in: 0...Int.max)))
     }
 
     /// The parameters a live phone plays by (no S(WTX): see `HCELivePhone`).
@@ -190,11 +222,11 @@ enum HCELiveCLI {
     /// `--json`, a text line on stdout, under ``textHeader`` that the caller prints once its
     /// own start line is out).
     static func makePhone(
-        app: ContactlessPhone.DefaultApp, identity: HCEPhoneIdentity, trace: TraceWriter,
+        app: ContactlessPhone.DefaultApp, uid: HCEPhoneIdentity.UIDChoice, trace: TraceWriter,
         json: Bool, expressCredentials: [ContactlessPhone.ExpressCredential] = []
     ) -> HCELivePhone {
         HCELivePhone(
-            app: app, identity: identity, expressCredentials: expressCredentials,
+            app: app, uid: uid, expressCredentials: expressCredentials,
             clock: { .microseconds(trace.elapsedMicroseconds) },
             onEvent: { e in
                 let written = trace.emit(record(e))
@@ -207,6 +239,7 @@ enum HCELiveCLI {
             "t_us": .int(e.time.wholeMicroseconds), "event": .string(e.event), "source": .string(e.source.rawValue),
         ]
         if let r = e.reader { o["reader"] = .string(r) }
+        if let u = e.uid { o["uid"] = .string(u.hexString()) }
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
         if e.event == "apdu" {
             o["response"] = e.response.map { .string($0.hexString()) } ?? .null

@@ -45,8 +45,9 @@ enum WalkCommand {
             OptionSpec(
                 "wake-latency", .duration(bare: nil, moreThanZero: false),
                 help: """
-                    launching the default app after the field (e.g. 400ms;
-                    default 0, a best case: Apple publishes no number)
+                    launching the default app after the field (default 400ms,
+                    assumed: Apple's launch target; Apple publishes no number;
+                    0 is the best case, the default before issue 31)
                     """),
             OptionSpec(
                 "locked", .flag,
@@ -58,7 +59,18 @@ enum WalkCommand {
                 "auth-latency", .duration(bare: nil, moreThanZero: false), help: "how long that authentication takes"),
             OptionSpec(
                 "sheet-latency", .duration(bare: nil, moreThanZero: false),
-                help: "startEmulation() until the card answers (the emulation\nsheet; default 0)"),
+                help: """
+                    startEmulation() until the card answers (the emulation
+                    sheet; default 500ms, assumed; 0 before issue 31)
+                    """),
+            OptionSpec(
+                "sweep", .repeated, value: "NAME=FROM..TO/STEP",
+                help: """
+                    play the walk once per value of a latency and print how
+                    many readers are served: NAME is wake, auth (with
+                    --locked) or sheet, e.g. wake=0ms..800ms/100ms; give it
+                    again for another table
+                    """),
             OptionSpec(
                 "app-latency", .duration(bare: nil, moreThanZero: false),
                 help: "how long the app takes to answer an APDU",
@@ -73,6 +85,7 @@ enum WalkCommand {
             DeviceOptions.device(
                 required: false, environment: false,
                 help: "pcsc:READER: play the walk through the real pcscd instead (below)"),
+            HCELiveCLI.uidSeedOption,
             OptionSpec(
                 "port", .int(1...65535),
                 help: """
@@ -89,7 +102,16 @@ enum WalkCommand {
             emulation and answers every APDU with 90 00. A SELECT for the app while it is still
             waking is held by the system with S(WTX) frames (shown as 'wtx'). The summary says
             for each reader why it was served, useless or did not wake the app, and lists every
-            parameter with its source (documented, reported or assumed).
+            parameter with its source (documented, reported or assumed). The app's launch
+            (400 ms) and the emulation sheet (500 ms) take time by default, both assumed;
+            --wake-latency 0 --sheet-latency 0 is the best case (the defaults before issue 31).
+
+            --sweep wake=0ms..800ms/100ms plays the walk once per value (durations with a
+            unit, as every option writes them; a step of at most 1000 values) and prints a
+            table: the value, how many readers the app served, wakes, useless wakes, S(WTX)
+            and which readers were served. wake, auth (with --locked) and sheet can each be
+            swept; give --sweep again for another table. --json prints one record per value
+            and a summary with what was held fixed.
 
             With --device pcsc:READER the same phone model is a virtual card on vpcd and each
             ISO-DEP profile is played by a PC/SC client through pcscd, in real time: the
@@ -111,6 +133,11 @@ enum WalkCommand {
             if o.has("device"), o.string("policy") != "stay" {
                 throw CLIError.usage("give --policy or --device, not both")
             }
+            if !o.has("device"), o.has("uid-seed") { throw CLIError.usage("--uid-seed goes with --device pcsc:READER") }
+            let sweeps = try sweeps(o.list("sweep") ?? [], locked: o.flag("locked"))
+            if o.has("device"), !sweeps.isEmpty {
+                throw CLIError.usage("--sweep plays the walk in virtual time: give --sweep or --device, not both")
+            }
         },
         run: { o in
             let profilesArg = o.string("profiles")
@@ -123,7 +150,7 @@ enum WalkCommand {
             let device = o.string("device")
             let port = o.int("port")
             let traceOptions = try Traces.Options(o)
-            var parameters = HCEParameters()
+            var parameters = HCEParameters.walkDefaults
             if let d = o.duration("wake-latency") { parameters.wakeLatency = d }
             if let d = o.duration("auth-latency") { parameters.authenticationLatency = d }
             if let d = o.duration("sheet-latency") { parameters.emulationStartLatency = d }
@@ -148,12 +175,14 @@ enum WalkCommand {
                 }
                 express.append(.init(name: "express\(i + 1)", ecpFrame: b))
             }
+            let sweeps = try sweeps(o.list("sweep") ?? [], locked: locked)
             let profiles = try loadProfiles(profilesArg)
             if let device {  // pcsc:READER, and no --policy: validate
                 return try await PCSCWalk(
                     reader: String(device.dropFirst(5)), port: UInt16(port ?? 35963), profiles: profiles,
                     app: .init(name: "app", selectIdentifierPrefixes: prefixes), express: express,
-                    gap: gapArg ?? .milliseconds(200), json: json, traceOptions: traceOptions
+                    gap: gapArg ?? .milliseconds(200), json: json, traceOptions: traceOptions,
+                    uid: HCELiveCLI.randomUIDs(seed: o.int("uid-seed"))
                 ).run()
             }
             let walk = ReaderWalk(
@@ -174,6 +203,22 @@ enum WalkCommand {
                 inputs: try profileFiles(profilesArg).map { NamedFile("the profile \($0)", $0) }, touchesHardware: false
             )
             defer { trace.close() }
+            if !sweeps.isEmpty {
+                var records: [JSONObject] = []
+                for sweep in sweeps {
+                    records += await sweep.run(walk).map { sweepLine($0, sweep.parameter) }
+                }
+                var summary: JSONObject = ["t_us": .int(0)]
+                summary.merge(sweepSummaryJSON(sweeps, walk: walk))
+                records.append(summary)
+                trace.emit(contentsOf: records)
+                if json {
+                    for r in records { Output.out(r.serialized) }
+                } else {
+                    Output.out(sweepTables(records))
+                }
+                return 0
+            }
             let result = await walk.run()
             var records = result.events.map(jsonLine)
             var summary: JSONObject = ["t_us": .int(result.events.last?.time.wholeMicroseconds ?? 0)]
@@ -187,6 +232,110 @@ enum WalkCommand {
             }
             return 0
         })
+
+    /// `--sweep NAME=FROM..TO/STEP` values, each a ``WalkSweep`` (durations as every option
+    /// writes them: `0`, `250us`, `100ms`, `1.5s`).
+    static func sweeps(_ specs: [String], locked: Bool) throws(CLIError) -> [WalkSweep] {
+        var out: [WalkSweep] = []
+        for spec in specs {
+            func refuse(_ why: String) -> CLIError {
+                .usage("--sweep '\(spec)': \(why) (e.g. wake=0ms..800ms/100ms)")
+            }
+            let parts = spec.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw refuse("give NAME=FROM..TO/STEP") }
+            guard let parameter = WalkSweepParameter(rawValue: parts[0]) else {
+                throw refuse("NAME is wake, auth or sheet, not '\(parts[0])'")
+            }
+            if parameter == .auth, !locked {
+                throw refuse("an unlocked phone does not authenticate: add --locked")
+            }
+            let range = parts[1].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            let ends = range[0].components(separatedBy: "..")
+            guard range.count == 2, ends.count == 2 else { throw refuse("give FROM..TO/STEP") }
+            var d: [Duration] = []
+            for text in [ends[0], ends[1], range[1]] {
+                guard case .success(let v) = Durations.parse(text, bare: nil) else {
+                    throw refuse("'\(text)' is not a duration with a unit")
+                }
+                d.append(v)
+            }
+            do { out.append(try WalkSweep(parameter, from: d[0], to: d[1], step: d[2])) } catch {
+                throw refuse("\(error)")
+            }
+        }
+        return out
+    }
+
+    /// One sweep row as a record: `{"event":"sweep","parameter":"wake_latency","value_us":…,
+    /// "readers":10,"served":2,"wakes":9,"useless_wakes":7,"wtx":…,"served_readers":[…]}`.
+    static func sweepLine(_ r: WalkSweep.Row, _ p: WalkSweepParameter) -> JSONObject {
+        [
+            "t_us": .int(0), "event": "sweep", "parameter": .string(p.key), "value_us": .int(r.value.wholeMicroseconds),
+            "readers": .int(Int64(r.readers)), "served": .int(Int64(r.served)), "wakes": .int(Int64(r.wakes)),
+            "useless_wakes": .int(Int64(r.uselessWakes)), "wtx": .int(Int64(r.waitingTimeExtensions)),
+            "served_readers": .array(r.servedReaders.map { .string($0) }),
+        ]
+    }
+
+    /// The sweep's closing record: what was held fixed (every parameter with its source).
+    static func sweepSummaryJSON(_ sweeps: [WalkSweep], walk: ReaderWalk) -> JSONObject {
+        [
+            "event": "summary", "sweep": .array(sweeps.map { .string($0.parameter.key) }),
+            "readers": .int(Int64(walk.profiles.count)), "policy": .string(walk.policy.description),
+            "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
+            "locked": .bool(walk.locked), "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
+            "parameters": .object(parametersJSON(walk.parameters)),
+        ]
+    }
+
+    /// The sweep records as text: one table per swept latency (value, readers served, wakes,
+    /// useless wakes, S(WTX), which readers), then what was held fixed.
+    static func sweepTables(_ records: [JSONObject]) -> String {
+        func figure(_ us: Int64) -> String { us == 0 ? "0 ms" : Figures.duration(.microseconds(us)) }
+        func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
+        let rows = records.filter { $0["event"]?.stringValue == "sweep" }
+        let summary = records.last { $0["event"]?.stringValue == "summary" }
+        var order: [String] = []
+        for r in rows { if let p = r["parameter"]?.stringValue, !order.contains(p) { order.append(p) } }
+        var out = ""
+        for p in order {
+            out += "SWEEP \(p): readers served as it varies (every other parameter as below)\n"
+            out += lpad(p, 24) + lpad("served", 10) + lpad("wakes", 7) + lpad("useless", 9) + lpad("S(WTX)", 8)
+            out += "  served readers\n"
+            for r in rows where r["parameter"]?.stringValue == p {
+                let readers = r["readers"]?.intValue ?? 0
+                let served = r["served"]?.intValue ?? 0
+                let names: [String] =
+                    if case .array(let a)? = r["served_readers"] { a.compactMap(\.stringValue) } else { [] }
+                out += lpad(figure(r["value_us"]?.intValue ?? 0), 24) + lpad("\(served) of \(readers)", 10)
+                out += lpad("\(r["wakes"]?.intValue ?? 0)", 7) + lpad("\(r["useless_wakes"]?.intValue ?? 0)", 9)
+                out +=
+                    lpad("\(r["wtx"]?.intValue ?? 0)", 8) + "  "
+                    + (names.isEmpty ? "none" : names.joined(separator: ", "))
+                out += "\n"
+            }
+            out += "\n"
+        }
+        guard let s = summary else { return out }
+        let swept: Set<String> =
+            if case .array(let a)? = s["sweep"] { Set(a.compactMap(\.stringValue)) } else { [] }
+        let prefixes: [String] =
+            if case .array(let a)? = s["app_prefixes"] { a.compactMap(\.stringValue) } else { [] }
+        out +=
+            "HELD FIXED (policy \(s["policy"]?.stringValue ?? "?"), app prefixes: \(prefixes.joined(separator: ",").nonEmpty ?? "none"), "
+        out +=
+            "locked: \(s["locked"] == .bool(true) ? "yes" : "no"), app latency \(figure(s["app_latency_us"]?.intValue ?? 0)))\n"
+        if case .object(let parameters)? = s["parameters"] {
+            for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
+                let value = e.value["value_us"]?.intValue.map(figure) ?? e.value["value"]?.stringValue ?? ""
+                out += "  " + e.key.padding(toLength: max(32, e.key.count + 1), withPad: " ", startingAt: 0)
+                out += value.padding(toLength: max(12, value.count + 1), withPad: " ", startingAt: 0)
+                out += (e.value["source"]?.stringValue ?? "")
+                out += swept.contains(e.key) ? " (swept above; this value in the other tables)\n" : "\n"
+            }
+        }
+        return out
+    }
 
     static func loadProfiles(_ arg: String?) throws(CLIError) -> [ReaderProfile] {
         try loadProfiles(files: profileFiles(arg))
@@ -304,6 +453,7 @@ enum WalkCommand {
     /// The walk's timeline as text, from its records (events, then the summary): what
     /// `walk` prints and `trace show` of a walk trace prints.
     static func timeline(_ records: [JSONObject]) -> String {
+        if records.contains(where: { $0["event"]?.stringValue == "sweep" }) { return sweepTables(records) }
         let events = records.filter { $0["event"]?.stringValue != "summary" && $0["event"]?.stringValue != "header" }
         let readerWidth = max(8, (events.map { ($0["reader"]?.stringValue ?? "").count }.max() ?? 0) + 2)
         func pad(_ s: String, _ n: Int) -> String {
@@ -395,6 +545,8 @@ struct PCSCWalk: Sendable {
     var gap: Duration
     var json: Bool
     var traceOptions: Traces.Options
+    /// The phone's UIDs (random per emulation, `--uid-seed` to repeat them).
+    var uid: HCEPhoneIdentity.UIDChoice
     /// How long pcscd may take to report an insertion or a removal (its presence poll is ≈ 0.4 s).
     var pcscdNoticeLimit: Duration = .seconds(5)
 
@@ -413,11 +565,10 @@ struct PCSCWalk: Sendable {
         // The reader's lock before a byte reaches it: a session holding it refuses the walk.
         let lease = try takeReader("pcsc:" + reader)
         defer { lease.release() }
-        let identity = HCEPhoneIdentity()
         var options = traceOptions
         options.json = json
         let trace = try Traces.open(
-            command: "walk", device: "pcsc:\(reader)", model: HCELiveCLI.model(app: app, identity: identity),
+            command: "walk", device: "pcsc:\(reader)", model: HCELiveCLI.model(app: app, uid: uid),
             setup: ["vpcd_port": .int(Int64(port)), "profiles": .array(profiles.map { .string($0.name) })],
             options: options)
         defer { trace.close() }
@@ -428,7 +579,7 @@ struct PCSCWalk: Sendable {
             Output.out(HCELiveCLI.textHeader)
         }
         let phone = HCELiveCLI.makePhone(
-            app: app, identity: identity, trace: trace, json: json, expressCredentials: express)
+            app: app, uid: uid, trace: trace, json: json, expressCredentials: express)
         var configuration = VirtualCard.Configuration(port: port)
         configuration.retryInterval = .milliseconds(20)
         let card = HCEPhoneCard(phone: phone, configuration: configuration)
