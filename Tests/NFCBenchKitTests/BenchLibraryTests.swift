@@ -138,7 +138,12 @@ struct BenchLibraryTests {
             try frontend.withTag(target.id) { try TagSnapshot.take(target, $0) }
         }
         #expect(taken.identifier == file.identifier)
-        #expect(taken.pages == file.pages)
+        // Every page as shipped but PWD (second to last), which a READ returns as 00s (NTAG21x
+        // datasheet §8.8.1): a dump never holds the password.
+        #expect(taken.pages.count == file.pages.count)
+        #expect(taken.pages.dropLast(2) == file.pages.dropLast(2))
+        #expect(taken.pages[taken.pages.count - 2] == [0, 0, 0, 0])
+        #expect(taken.pages.last == file.pages.last)
     }
 
     @Test("measure's exchange loop takes one sample per READ and flushes every flushEvery samples")
