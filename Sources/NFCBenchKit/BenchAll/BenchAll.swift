@@ -53,7 +53,7 @@ public final class BenchAll: @unchecked Sendable {
     public static var dynamicSwiftRuntime: Bool {
         ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").contains("/libswiftCore.so")
     }
-    /// Pairs of unpinned measure apdu runs a round (``apduPairs(round:pairs:transmit:client:prefix:label:)``);
+    /// Pairs of unpinned measure apdu runs a round (`apduPairs(round:pairs:transmit:client:prefix:label:)`);
     /// the pinned placements, steadier, run two.
     public static let unpinnedPairs = 8
     /// The A/A control's row: the C loop against a copy of itself, run as the goal row is.
@@ -143,7 +143,7 @@ public final class BenchAll: @unchecked Sendable {
         return (oursRates.reduce(0, +) / Double(oursRates.count), cRates.reduce(0, +) / Double(cRates.count))
     }
 
-    /// What runs on the "ours" side of ``apduPairs(round:pairs:transmit:client:prefix:label:)``.
+    /// What runs on the "ours" side of `apduPairs(round:pairs:transmit:client:prefix:label:)`.
     public enum APDUClient {
         /// `nfcbench measure apdu`.
         case measure

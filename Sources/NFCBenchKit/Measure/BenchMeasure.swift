@@ -196,7 +196,7 @@ public enum BenchMeasure {
         [0x00, 0xA4, 0x04, 0x00, 0x07] + Type4NDEFApplication.version2ApplicationName + [0x00]
 
     /// `measure apdu` where the transport times its own round trips (PC/SC,
-    /// ``RepeatingAPDUTransport``): the SELECTs go in runs of ``flushEvery`` with the clock read
+    /// `RepeatingAPDUTransport`): the SELECTs go in runs of ``flushEvery`` with the clock read
     /// right around each `SCardTransmit` and nothing of ours allocated or locked in between,
     /// as a C loop around the same call does; each run's samples and trace frames are
     /// taken after it. A failure keeps the samples before it.

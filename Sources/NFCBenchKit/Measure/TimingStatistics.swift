@@ -33,7 +33,7 @@ public struct TimingStatistics: Sendable, Equatable {
     }
 
     /// `min 120 µs  median 150 µs  p99 410 µs  max 1.2 ms  (n=100)`: three significant digits
-    /// (``Figures/duration(_:)``).
+    /// (`Figures/duration(_:)`).
     public var text: String {
         let f = Figures.duration
         return "min \(f(min))  median \(f(median))  p99 \(f(p99))  max \(f(max))  (n=\(Figures.grouped(count)))"

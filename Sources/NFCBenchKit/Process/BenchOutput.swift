@@ -3,10 +3,10 @@ import NFCFiles
 import Synchronization
 
 /// Plain writes to stdout and stderr (unbuffered, so lines interleave correctly with
-/// subprocesses and survive a SIGKILL), every one checked (``StandardOutput``): a full disk
+/// subprocesses and survive a SIGKILL), every one checked (`StandardOutput`): a full disk
 /// under `> file` makes the command end with 74, never success and an empty file.
 ///
-/// `--quiet` (every command, ``OutputOptions``): the lines a command prints for a person
+/// `--quiet` (every command, `OutputOptions`): the lines a command prints for a person
 /// (``out(_:)``, and ``err(_:)`` other than `error:` and `warning:` lines) are dropped; what
 /// `--json` or `-` asks for, errors and the exit status are not.
 public enum BenchOutput {

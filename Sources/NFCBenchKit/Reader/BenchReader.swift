@@ -37,7 +37,7 @@ public final class BenchReader: Sendable {
     }
 
     /// Resolves `device`, takes its lock, makes its frontend and starts opening the device
-    /// (hardware: on the device's thread, ``ReaderFrontend/open()``) while it opens the trace of
+    /// (hardware: on the device's thread, `ReaderFrontend/open()`) while it opens the trace of
     /// `command` (with `setup`: what the command was asked).
     public static func open(
         _ device: String, command: String, setup: JSONObject = [:], options: DeviceFactory.Options = .init(),
@@ -186,7 +186,7 @@ public struct TimedTag {
     fileprivate let target: Int64
 
     /// Whether ``transmitRepeatedly(_:count:into:shouldStop:)`` can be used: the transport
-    /// times each round trip itself, right around its library call (``RepeatingAPDUTransport``).
+    /// times each round trip itself, right around its library call (`RepeatingAPDUTransport`).
     public var repeatsAPDUs: Bool { repeating != nil }
 
     /// Writes the exchanges noted so far to the trace (call it outside the timing), with one
@@ -202,7 +202,7 @@ public struct TimedTag {
         trace.emit(contentsOf: records)
     }
 
-    /// ``RepeatingAPDUTransport/transmitRepeatedly(_:count:into:shouldStop:)`` on the untraced
+    /// `RepeatingAPDUTransport.transmitRepeatedly(_:count:into:shouldStop:)` on the untraced
     /// transport; each round trip is then noted for the trace at the time it began, and a
     /// failed one (no response) at the time it failed. Only when ``repeatsAPDUs``.
     public func transmitRepeatedly(
@@ -258,7 +258,7 @@ public func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> 
     try await OffPool.run(name: "nfcbench.bench", body)
 }
 
-/// Checks the readers' lock folder (``LockFolder/prepare(_:)``): a folder
+/// Checks the readers' lock folder (`LockFolder/prepare(_:)`): a folder
 /// that is a link, someone else's or writable by others is refused with exit 69, naming it.
 @discardableResult
 public func requireLockFolder() throws(BenchError) -> String {

@@ -3,8 +3,8 @@ public import NFCFiles
 import NFCHardware
 public import NFCTrace
 
-/// How every command opens its trace: one header (``TraceHeader``, with this build's tool
-/// and library versions), one location rule (``TraceLocation``), and the pcapng export
+/// How every command opens its trace: one header (`TraceHeader`, with this build's tool
+/// and library versions), one location rule (`TraceLocation`), and the pcapng export
 /// beside it when `--pcapng OUT` is given.
 ///
 /// Errors are ``BenchError``s with the exit status the command ends with: 64 an output that is
@@ -106,7 +106,7 @@ public enum BenchTraces {
         return error.kind == .io ? .ioError(message) : .cantCreate(message)
     }
 
-    /// The trace folder refused or not made, as the exit status says (see ``open``).
+    /// The trace folder refused or not made, as the exit status says (see `open`).
     public static func folderFailure(_ error: PrivateFolderError, _ options: Options) -> BenchError {
         if let st = FilePath.status(error.path), st.st_mode & S_IFMT == S_IFDIR, !error.unwritable {
             return .unavailable("trace folder \(error)" + whereFrom(options))

@@ -1,7 +1,7 @@
 import Foundation
 public import VirtualHardware
 
-/// Whether an in-process vpcd card (``VirtualCard``) is really in the reader's field, and why
+/// Whether an in-process vpcd card (`VirtualCard`) is really in the reader's field, and why
 /// not, in words a person can act on: for `virtual card`, the demo and `measure`.
 public enum CardLink {
     /// How long a card may wait for vpcd before a command says why it is not in the field.

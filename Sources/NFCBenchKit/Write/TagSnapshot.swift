@@ -6,7 +6,7 @@ public import ReaderSession
 /// What a tag holds now, as our tag-file JSON: `dump`, and the backup `write`/`format`/`lock`
 /// take first. One procedure for every device; it never writes.
 ///
-/// - Type 2: GET_VERSION (``Type2TagReader/identify()``; a plain Ultralight NAKs and is
+/// - Type 2: GET_VERSION (`Type2TagReader/identify()`; a plain Ultralight NAKs and is
 ///   re-activated) names the product and its page count; without it the CC's data area
 ///   decides (pages 0–3 and 2 × MLEN data pages: the lock and configuration pages after the
 ///   data area are then not read, and a note says so). Pages come in 16-byte READs, or in
