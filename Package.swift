@@ -129,7 +129,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "NFCBenchKitTests",
-            dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession"],
+            dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession", "NFCFiles"],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).

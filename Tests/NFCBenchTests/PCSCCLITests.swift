@@ -1,5 +1,6 @@
 import Foundation
 import NFCBase
+import NFCBenchKit
 import Testing
 
 @testable import nfcbench

@@ -142,7 +142,7 @@ extension String {
 }
 
 enum CLI {
-    static let version = "0.1.0"
+    static let version = BenchVersion.version
 
     /// What `argv` asks for, decided without running anything: text for stdout (help,
     /// version), a usage mistake (its message and the help to show; exit 64), or a command

@@ -75,10 +75,10 @@ enum CheckCommand {
         let json = o.flag("json")
 
         if devices.contains(where: \.usesVPCD), ProcessInfo.processInfo.environment["NFCBENCH_PCSCD"] != "private",
-            !DemoCommand.vpcdReaderAvailable()
+            !PrivatePCSCD.vpcdReaderAvailable()
         {
             let readers = ProcessInfo.processInfo.environment["NFCBENCH_VPCD_READERS"] ?? "4"
-            switch try await DemoCommand.runUnderPrivatePCSCD(environment: ["NFCBENCH_VPCD_READERS": readers]) {
+            switch try await PrivatePCSCD.runUnderPrivatePCSCD(environment: ["NFCBENCH_VPCD_READERS": readers]) {
             case .ran(let status): return status
             case .unavailable(let why):
                 throw CLIError.unavailable("no pcscd with the vpcd reader, and no private one: \(why)")

@@ -65,8 +65,8 @@ enum DemoCommand {
             var traceOptions = try Traces.Options(o)
             traceOptions.json = json
             let env = ProcessInfo.processInfo.environment
-            let inner = env[innerMarker] == "private-pcscd"
-            if inner { endWhenParentIsGone() }
+            let inner = env[PrivatePCSCD.innerMarker] == "private-pcscd"
+            if inner { PrivatePCSCD.endWhenParentIsGone() }
 
             // The first signal stops the demo after the session it ends (or before the next one).
             let stopper = DemoStop()
@@ -76,7 +76,7 @@ enum DemoCommand {
             // 1. A private pcscd: re-run this command inside scripts/with-pcscd.
             var noPrivate: String? = nil
             if !inner, benchChoice == "auto" || benchChoice == "pcscd" {
-                switch try await runUnderPrivatePCSCD() {
+                switch try await PrivatePCSCD.runUnderPrivatePCSCD() {
                 case .ran(let status): return status
                 case .unavailable(let why):
                     if benchChoice == "pcscd" { throw CLIError.unavailable("no private pcscd for the demo: \(why)") }
@@ -182,9 +182,6 @@ enum DemoCommand {
             return finish(ok ? 0 : 1)
         })
 
-    /// The environment variable that tells the demo it runs inside its own private pcscd.
-    static let innerMarker = "NFCBENCH_DEMO_BENCH"
-
     /// The first UID among `detected` that is not the presented card's, if any.
     static func foreignUID(presented: [UInt8], detected: [[UInt8]]) -> [UInt8]? {
         detected.first { $0 != presented }
@@ -210,7 +207,7 @@ enum DemoCommand {
         -> Bench
     {
         if vpcd {
-            guard vpcdReaderAvailable() else {
+            guard PrivatePCSCD.vpcdReaderAvailable() else {
                 throw .unavailable(
                     shared
                         ? "no running pcscd with a 'Virtual PCD 00 00' reader: install pcscd and vsmartcard-vpcd, or use --bench pcscd (a private one) or pn532"
@@ -273,66 +270,6 @@ enum DemoCommand {
     static let thermalOffReason =
         "the thermal model is off so that its heat does not shorten the three sessions; Core NFC's own limit is 60 s"
 
-    /// True when a pcscd answers and lists the vpcd reader "Virtual PCD 00 00".
-    static func vpcdReaderAvailable() -> Bool {
-        guard let ctx = try? PCSCContext(), let readers = try? ctx.readers() else { return false }
-        return readers.contains("Virtual PCD 00 00")
-    }
-
-    enum PrivateRun {
-        /// The demo ran inside its private pcscd and exited with this status.
-        case ran(Int32)
-        /// No private pcscd can be had here; with-pcscd's reason.
-        case unavailable(String)
-    }
-
-    /// Runs this same command inside `with-pcscd` (its own process group, default signal
-    /// masks, standard input a pipe that closes when this process ends), forwarding every
-    /// signal to it and relaying its standard error as it comes, except with-pcscd's own
-    /// complaints, which say why the private bench is missing (exit 69).
-    static func runUnderPrivatePCSCD(environment extra: [String: String] = [:]) async throws(CLIError) -> PrivateRun {
-        guard let script = DataLocation.withPCSCDScript() else {
-            return .unavailable("scripts/with-pcscd is not beside the bench data (not a clone)")
-        }
-        var env = ProcessInfo.processInfo.environment
-        env.merge(extra) { _, new in new }
-        env["PCSCD_LOG"] = "/dev/null"
-        env[innerMarker] = "private-pcscd"
-        let forward = SignalForwarder()
-        let signals = Signals.handle { sig in forward.send(sig) }
-        defer { signals.cancel() }
-        let complaints = Mutex<[String]>([])
-        let exit = try await ChildProcess.run(
-            "/bin/bash", [script, DataLocation.executablePath()] + Array(CommandLine.arguments.dropFirst()),
-            environment: env, input: .parentLifetime, newProcessGroup: true, onStart: { forward.started($0) },
-            onStderrLine: { line in
-                if line.hasPrefix("with-pcscd: ") {
-                    complaints.withLock { $0.append(String(line.dropFirst("with-pcscd: ".count))) }
-                } else {
-                    Output.err(line)
-                }
-            })
-        let why = complaints.withLock { $0 }
-        if exit.status == 69, !why.isEmpty { return .unavailable(why.joined(separator: "; ")) }
-        if forward.forwardedStop { Signals.stopIfForegroundOfTerminal() }
-        return .ran(exit.status)
-    }
-
-    /// The inner demo (inside with-pcscd) ends as if hung up when the outer one is gone:
-    /// its standard input is a pipe the outer holds, which reads end-of-file then.
-    static func endWhenParentIsGone() {
-        let t = Thread {
-            var byte: UInt8 = 0
-            while true {
-                let n = read(0, &byte, 1)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-            }
-            kill(getpid(), SIGHUP)
-        }
-        t.name = "nfcbench.demo.parent"
-        t.start()
-    }
 }
 
 /// The first signal the demo received (it stops after the session that signal ended).
@@ -350,30 +287,4 @@ final class DemoStop: Sendable {
             reads: 0
         ).exitStatus
     }
-}
-
-/// Forwards signals to a child once its pid is known (those that came before, then).
-final class SignalForwarder: Sendable {
-    private let state = Mutex<(pid: pid_t, pending: [Int32], stop: Bool)>((0, [], false))
-
-    func send(_ sig: Int32) {
-        let pid = state.withLock { s -> pid_t in
-            if sig == SIGTSTP { s.stop = true }
-            if s.pid == 0 { s.pending.append(sig) }
-            return s.pid
-        }
-        if pid > 0 { kill(pid, sig) }
-    }
-
-    func started(_ pid: pid_t) {
-        let pending = state.withLock { s -> [Int32] in
-            s.pid = pid
-            defer { s.pending = [] }
-            return s.pending
-        }
-        for sig in pending { kill(pid, sig) }
-    }
-
-    /// True when a SIGTSTP was forwarded: this process stops too once the child has ended.
-    var forwardedStop: Bool { state.withLock { $0.stop } }
 }

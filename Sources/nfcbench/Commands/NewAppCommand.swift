@@ -1,6 +1,5 @@
 import Foundation
-import NFCFiles
-import NFCTrace
+import NFCBenchKit
 
 /// `nfcbench new-app DIR`: an app team's package, made from the example app
 /// (`Examples/ExampleApp`), depending on this clone by its absolute path.
@@ -29,127 +28,13 @@ enum NewAppCommand {
             guard dir != "-" else {
                 throw CLIError.usage("DIR is a folder to write the package in; - (standard output) can't hold one")
             }
-            let clone = try cloneDirectory()
+            let clone = try AppScaffold.cloneDirectory()
             let target = URL(fileURLWithPath: dir).standardizedFileURL.path
-            let written = try write(
+            let written = try AppScaffold.write(
                 to: target, name: name ?? URL(fileURLWithPath: target).lastPathComponent, clone: clone)
             Output.out("wrote an app package in \(target): \(written.joined(separator: ", "))")
             Output.out("it depends on nfcbench at \(clone); run its tests with:")
             Output.out("  swift test --package-path \(target)")
             return 0
         })
-
-    /// The clone this nfcbench runs from: the folder above its `hardware/` that holds the
-    /// nfcbench package and the example app.
-    static func cloneDirectory() throws(CLIError) -> String {
-        let fm = FileManager.default
-        var candidates: [URL] = []
-        if let hardware = DataLocation.hardwareDirectory() {
-            candidates.append(URL(fileURLWithPath: hardware).deletingLastPathComponent())
-        }
-        var dir = URL(fileURLWithPath: DataLocation.executablePath()).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        for _ in 0..<8 {
-            candidates.append(dir)
-            dir.deleteLastPathComponent()
-        }
-        for c in candidates.map({ $0.standardizedFileURL.path }) {
-            let manifest = (try? String(contentsOfFile: c + "/Package.swift", encoding: .utf8)) ?? ""
-            if manifest.contains(#"name: "nfcbench""#), fm.fileExists(atPath: c + "/" + example) { return c }
-        }
-        throw .unavailable(
-            "no nfcbench clone around this executable (\(DataLocation.executablePath())): new-app makes a package that depends on a clone's sources; run the nfcbench built in a clone"
-        )
-    }
-
-    /// The example package inside the clone.
-    static let example = "Examples/ExampleApp"
-
-    /// Writes the package; returns what was written, for the summary line.
-    static func write(to target: String, name: String, clone: String) throws(CLIError) -> [String] {
-        let fm = FileManager.default
-        var isFolder: ObjCBool = false
-        if fm.fileExists(atPath: target, isDirectory: &isFolder) {
-            guard isFolder.boolValue else { throw .cantCreate("\(target): is a file; give a new or empty folder") }
-            let entries = (try? fm.contentsOfDirectory(atPath: target)) ?? []
-            guard entries.isEmpty else {
-                throw .cantCreate("\(target) is not empty: new-app writes only into a new or empty folder")
-            }
-        }
-        do throws(FileError) { try Folder.make(target, mode: 0o755) } catch {
-            throw CLIError(FileError(error.kind, path: error.path, "can't make the package folder: \(error.reason)"))
-        }
-        var written: [String] = []
-        for part in ["Sources", "Tests"] {
-            for file in files(under: "\(clone)/\(example)/\(part)") {
-                let relative = part + "/" + file
-                guard let data = fm.contents(atPath: "\(clone)/\(example)/\(relative)") else {
-                    throw .noInput("\(clone)/\(example)/\(relative): cannot be read")
-                }
-                try put(Array(data), at: "\(target)/\(relative)")
-            }
-            written.append(part)
-        }
-        try put(Array(try manifest(name: name, clone: clone).utf8), at: "\(target)/Package.swift")
-        guard let readme = fm.contents(atPath: "\(clone)/\(example)/README.md") else {
-            throw .noInput("\(clone)/\(example)/README.md: cannot be read")
-        }
-        try put(Array(readme), at: "\(target)/README.md")
-        try put(Array(".build/\n.swiftpm/\n".utf8), at: "\(target)/.gitignore")
-        return ["Package.swift", "README.md"] + written + [".gitignore"]
-    }
-
-    /// Every file below `folder`, as paths relative to it, sorted (no build products).
-    static func files(under folder: String) -> [String] {
-        let all = FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []
-        return all.filter { path in
-            var isFolder: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder)
-            return !isFolder.boolValue && !path.split(separator: "/").contains { $0.hasPrefix(".") }
-        }.sorted()
-    }
-
-    /// Writes a new file (nothing is overwritten: an existing one is refused) by
-    /// ``/NFCFiles/OutputFile``'s rules, every write checked, with the usual source file mode
-    /// 0644 (these are the app's sources, not tag data; its folders 0755).
-    static func put(_ bytes: [UInt8], at path: String) throws(CLIError) {
-        do throws(FileError) {
-            try Folder.make(FilePath.folder(of: path), mode: 0o755)
-            let file = try OutputFile.plan(path, mode: 0o644)
-            guard file.destination == .create else {
-                throw FileError(.cantCreate, path: path, "is already there; new-app writes only new files")
-            }
-            try file.write(bytes)
-        } catch {
-            throw CLIError(error)
-        }
-    }
-
-    /// The new package's manifest: `Examples/ExampleApp/Package.swift.new-app` (the example's
-    /// targets) with the package's name and nfcbench by the clone's absolute path (SwiftPM
-    /// names a path dependency after its folder, so the identity is that folder's name).
-    static func manifest(name: String, clone: String) throws(CLIError) -> String {
-        let template = "\(clone)/\(example)/Package.swift.new-app"
-        guard let data = FileManager.default.contents(atPath: template), let text = String(data: data, encoding: .utf8)
-        else { throw .noInput("\(template): cannot be read") }
-        let identity = URL(fileURLWithPath: clone).lastPathComponent.lowercased()
-        return text.replacingOccurrences(of: "{{NAME_LITERAL}}", with: literal(name))
-            .replacingOccurrences(of: "{{NAME}}", with: name.replacingOccurrences(of: "\n", with: " "))
-            .replacingOccurrences(of: "{{IDENTITY}}", with: literal(identity))
-            .replacingOccurrences(of: "{{CLONE}}", with: literal(clone))
-    }
-
-    /// `s` as a Swift string literal.
-    static func literal(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out + "\""
-    }
 }

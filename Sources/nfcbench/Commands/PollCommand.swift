@@ -64,7 +64,7 @@ enum PollCommand {
             for t in targets { show(PollReport.arrival(t, at: at - started)) }
             return 0
         }
-        let stop = BenchFlag()
+        let stop = InterruptFlag()
         let signals = Signals.handle { sig in
             if Signals.stops(sig) { stop.set() } else { Signals.runDefault(sig) }
         }

@@ -1,22 +1,22 @@
-import Foundation
+public import Foundation
 
 /// Child processes started with a clean slate: an empty signal mask and default actions.
 ///
-/// nfcbench's threads block the signals of its policy (``Signals``), and `posix_spawn`
+/// nfcbench's threads block the signals of its policy (``BenchSignals``), and `posix_spawn`
 /// passes the calling thread's mask on: a child started without resetting it (the demo's
 /// `with-pcscd` and its pcscd, through Foundation's `Process`) ignored SIGTERM and SIGINT,
 /// so pcscd outlived a Ctrl-C until a SIGKILL 5 s later. Here `posix_spawn` gets
 /// `POSIX_SPAWN_SETSIGMASK` (empty) and `POSIX_SPAWN_SETSIGDEF` (the job-control and
 /// termination signals back to their defaults). The wait runs on a thread of its own.
-enum ChildProcess {
+public enum ChildProcess {
     /// How the child ended: its exit code, or 128 + the signal that killed it (`signal` set).
-    struct Exit: Sendable {
-        var status: Int32
-        var signal: Int32?
+    public struct Exit: Sendable {
+        public var status: Int32
+        public var signal: Int32?
     }
 
     /// Where the child's standard input comes from.
-    enum Input: Sendable {
+    public enum Input: Sendable {
         /// `/dev/null`.
         case null
         /// A pipe this process keeps open and never writes: the child reads end-of-file when
@@ -27,16 +27,16 @@ enum ChildProcess {
     /// Runs `path args…` to its end. `onStart` gets the pid first (to forward signals);
     /// with `onStderrLine`, the child's standard error comes through a pipe, line by line,
     /// as it is written; without, the child shares this process's. Standard output is shared.
-    static func run(
+    public static func run(
         _ path: String, _ args: [String], environment: [String: String], input: Input = .null,
         newProcessGroup: Bool = false, onStart: @escaping @Sendable (pid_t) -> Void = { _ in },
         onStderrLine: (@Sendable (String) -> Void)? = nil
-    ) async throws(CLIError) -> Exit {
-        let result: Result<Exit, CLIError> = await withCheckedContinuation { k in
+    ) async throws(BenchError) -> Exit {
+        let result: Result<Exit, BenchError> = await withCheckedContinuation { k in
             let t = Thread {
                 k.resume(
                     returning: Result {
-                        () throws(CLIError) -> Exit in
+                        () throws(BenchError) -> Exit in
                         try runBlocking(
                             path, args, environment: environment, input: input, newProcessGroup: newProcessGroup,
                             onStart: onStart, onStderrLine: onStderrLine)
@@ -49,12 +49,14 @@ enum ChildProcess {
     }
 
     /// The signals a child gets back at their default action.
-    static let defaulted: [Int32] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SIGCONT, SIGTTIN, SIGTTOU, SIGPIPE]
+    public static let defaulted: [Int32] = [
+        SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SIGCONT, SIGTTIN, SIGTTOU, SIGPIPE,
+    ]
 
     /// `posix_spawn` attributes for a clean slate: `POSIX_SPAWN_SETSIGMASK` (empty),
     /// `POSIX_SPAWN_SETSIGDEF` (``defaulted``), and a process group of its own when asked.
     /// The caller destroys them (`posix_spawnattr_destroy`).
-    static func cleanSlate(newProcessGroup: Bool = false) -> posix_spawnattr_t {
+    public static func cleanSlate(newProcessGroup: Bool = false) -> posix_spawnattr_t {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         var empty = sigset_t()
@@ -76,7 +78,7 @@ enum ChildProcess {
     private static func runBlocking(
         _ path: String, _ args: [String], environment: [String: String], input: Input, newProcessGroup: Bool,
         onStart: @Sendable (pid_t) -> Void, onStderrLine: (@Sendable (String) -> Void)?
-    ) throws(CLIError) -> Exit {
+    ) throws(BenchError) -> Exit {
         var attr = cleanSlate(newProcessGroup: newProcessGroup)
         defer { posix_spawnattr_destroy(&attr) }
 

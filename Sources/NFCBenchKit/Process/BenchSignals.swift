@@ -21,20 +21,20 @@ import Synchronization
 ///
 /// SIGPIPE: a write to a pipe nobody reads any more (`nfcbench session --json | head -2`)
 /// raises it in the writing thread, where it is blocked, so the write fails with `EPIPE`;
-/// ``Output`` then sends SIGPIPE to the process once (``outputClosed()``), and it is handled as
+/// ``BenchOutput`` then sends SIGPIPE to the process once (``outputClosed()``), and it is handled as
 /// SIGTERM is: a session ends with 202 and a complete trace, its lock file removed, instead of
 /// the process dying mid-write with its lock file left behind.
 ///
 /// Children never inherit the blocked mask: ``ChildProcess`` starts them with an empty mask and
 /// default actions.
-enum Signals {
+public enum BenchSignals {
     /// The signals nfcbench takes (before `nohup`'s SIGHUP is left out).
-    static let policy: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT, SIGPIPE]
+    public static let policy: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT, SIGPIPE]
 
     private struct Registry {
-        var next: UInt64 = 0
-        var handlers: [(id: UInt64, body: @Sendable (Int32) -> Void)] = []
-        var cleanups: [(id: UInt64, body: @Sendable () -> Void)] = []
+        public var next: UInt64 = 0
+        public var handlers: [(id: UInt64, body: @Sendable (Int32) -> Void)] = []
+        public var cleanups: [(id: UInt64, body: @Sendable () -> Void)] = []
     }
     private static let registry = Mutex(Registry())
     private static let installed = Atomic<Bool>(false)
@@ -44,7 +44,7 @@ enum Signals {
 
     /// Blocks the policy's signals in this (the main) thread, so every thread made afterwards
     /// has them blocked too. Call once, first thing, then ``takeSignals()``.
-    static func install() {
+    public static func install() {
         guard !installed.exchange(true, ordering: .relaxed) else { return }
         var set = sigset_t()
         sigemptyset(&set)
@@ -62,7 +62,7 @@ enum Signals {
 
     /// Takes the signals with `sigwaitinfo(2)` and hands each over (``deliver(_:)``), forever:
     /// the main thread's work once the command runs in a task.
-    static func takeSignals() -> Never {
+    public static func takeSignals() -> Never {
         var wanted = taken.withLock { $0 }
         while true {
             var info = siginfo_t()
@@ -72,10 +72,10 @@ enum Signals {
     }
 
     /// A registration; `cancel()` ends it (idempotent).
-    final class Registration: Sendable {
+    public final class Registration: Sendable {
         private let onCancel: Mutex<(@Sendable () -> Void)?>
-        init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
-        func cancel() {
+        public init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
+        public func cancel() {
             let c = onCancel.withLock { c in
                 defer { c = nil }
                 return c
@@ -87,7 +87,7 @@ enum Signals {
 
     /// Calls `handler` (on the signal thread; keep it short) for every policy signal until
     /// cancelled. While any handler is registered, the defaults do not run.
-    static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> Registration {
+    public static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> Registration {
         let id = registry.withLock { r in
             r.next += 1
             r.handlers.append((r.next, handler))
@@ -98,7 +98,7 @@ enum Signals {
 
     /// Runs `body` if the process dies by a signal's default (SIGINT, SIGTERM, SIGHUP with no
     /// handler), newest first: for what a process made and must not leave behind (a pty's link).
-    static func atDeath(_ body: @escaping @Sendable () -> Void) -> Registration {
+    public static func atDeath(_ body: @escaping @Sendable () -> Void) -> Registration {
         let id = registry.withLock { r in
             r.next += 1
             r.cleanups.append((r.next, body))
@@ -109,7 +109,7 @@ enum Signals {
 
     /// Removes the symbolic link `link` if the process dies by a signal while it still points
     /// to `target` (a virtual PN532's link to its pty).
-    static func removeAtDeath(link: String, to target: String) -> Registration {
+    public static func removeAtDeath(link: String, to target: String) -> Registration {
         atDeath {
             var buffer = [UInt8](repeating: 0, count: 4096)
             let n = buffer.withUnsafeMutableBytes { readlink(link, $0.baseAddress!, $0.count) }
@@ -118,7 +118,7 @@ enum Signals {
     }
 
     /// Hands `sig` to the handlers, or runs its default.
-    static func deliver(_ sig: Int32) {
+    public static func deliver(_ sig: Int32) {
         let handlers = registry.withLock { $0.handlers.map(\.body) }
         if handlers.isEmpty {
             runDefault(sig)
@@ -129,13 +129,15 @@ enum Signals {
 
     /// True for the signals that stop a command that is not a session (SIGINT, SIGTERM, SIGHUP,
     /// and SIGPIPE: its output's reader is gone).
-    static func stops(_ sig: Int32) -> Bool { sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE }
+    public static func stops(_ sig: Int32) -> Bool {
+        sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE
+    }
 
     private static let outputGone = Atomic<Bool>(false)
 
     /// Standard output or error is a pipe nobody reads any more (a write failed with `EPIPE`):
     /// sends SIGPIPE to the process, once, so the signal thread hands it over as any other.
-    static func outputClosed() {
+    public static func outputClosed() {
         guard installed.load(ordering: .relaxed), !outputGone.exchange(true, ordering: .relaxed) else { return }
         kill(getpid(), SIGPIPE)
     }
@@ -146,7 +148,7 @@ enum Signals {
     /// says. Without it a session whose reader left (`session --json | head -2`) would hold its
     /// reader until its next line, up to its time limit (coreutils' `tail -f` watches the same
     /// way). A thread of its own, off Swift's pool; `cancel()` ends it.
-    static func watchOutputReader(fd: Int32 = 1) -> Registration {
+    public static func watchOutputReader(fd: Int32 = 1) -> Registration {
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFIFO || (st.st_mode & S_IFMT) == S_IFSOCK else {
             return Registration {}
@@ -178,7 +180,7 @@ enum Signals {
     }
 
     /// What a policy signal does when nothing handles it.
-    static func runDefault(_ sig: Int32) {
+    public static func runDefault(_ sig: Int32) {
         switch sig {
         case SIGINT, SIGTERM, SIGHUP, SIGPIPE: die(by: sig)
         case SIGTSTP: kill(getpid(), SIGSTOP)
@@ -188,7 +190,7 @@ enum Signals {
 
     /// Removes what the process made (``atDeath(_:)``, held reader locks), then dies by `sig`
     /// (its default action, so the parent sees the signal in the wait status).
-    static func die(by sig: Int32) -> Never {
+    public static func die(by sig: Int32) -> Never {
         let cleanups = registry.withLock { r in
             defer { r.cleanups.removeAll() }
             return r.cleanups.map(\.body)
@@ -205,7 +207,7 @@ enum Signals {
     }
 
     /// `SIGINT`, `SIGTERM`… for messages.
-    static func name(_ sig: Int32) -> String {
+    public static func name(_ sig: Int32) -> String {
         switch sig {
         case SIGINT: "SIGINT"
         case SIGTERM: "SIGTERM"
@@ -222,7 +224,7 @@ enum Signals {
     /// Stops this process the way a terminal's Ctrl-Z would, but only when it runs in the
     /// foreground process group of its controlling terminal (otherwise there is nobody to
     /// resume it, so it keeps running).
-    static func stopIfForegroundOfTerminal() {
+    public static func stopIfForegroundOfTerminal() {
         for fd in [Int32(0), 1, 2] where isatty(fd) == 1 {
             if tcgetpgrp(fd) == getpgrp() {
                 raise(SIGSTOP)

@@ -1,18 +1,18 @@
 import Foundation
-import VirtualHardware
+public import VirtualHardware
 
-/// Whether an in-process vpcd card (``VirtualCard``) is really in the reader's field, and why
+/// Whether an in-process vpcd card (`VirtualCard`) is really in the reader's field, and why
 /// not, in words a person can act on: for `virtual card`, the demo and `measure`.
-enum CardLink {
+public enum CardLink {
     /// How long a card may wait for vpcd before a command says why it is not in the field.
-    static let grace: Duration = .seconds(3)
+    public static let grace: Duration = .seconds(3)
 
     /// Waits until `card` is in the field (vpcd spoke to it), at most `within`; throws
-    /// ``CLIError/unavailable(_:)`` (69) saying why not. `otherSlot` ends the message when
+    /// ``BenchError/unavailable(_:)`` (69) saying why not. `otherSlot` ends the message when
     /// another card holds the port: what this command's user can do instead.
-    static func awaitInField(
+    public static func awaitInField(
         _ card: VirtualCard, within: Duration = grace, otherSlot: String
-    ) async throws(CLIError) {
+    ) async throws(BenchError) {
         let end = ContinuousClock.now + within
         while ContinuousClock.now < end {
             if card.link.state == .inField { return }
@@ -25,7 +25,7 @@ enum CardLink {
 
     /// Why `card` is not in the field (nil when it is, or was taken out on request); when
     /// another card holds the port, `otherSlot` (the command's own way out) ends it.
-    static func diagnosis(
+    public static func diagnosis(
         _ card: VirtualCard, after: Duration? = nil, otherSlot: String
     ) -> String? {
         let port = card.configuration.port

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import nfcbench
+@testable import NFCBenchKit
 
 @Suite("Timing statistics for nfcbench measure (pure)")
 struct MeasureStatisticsTests {
@@ -40,20 +40,21 @@ struct MeasureStatisticsTests {
     func devices() throws {
         #expect(try DeviceFactory.resolve("pcsc:Virtual PCD 00 00").identifier == "pcsc:Virtual PCD 00 00")
         #expect(try DeviceFactory.resolve("sim:tap-uri").identifier == "sim:tap-uri")
-        #expect(throws: CLIError.self) { try DeviceFactory.resolve("sim:") }
-        #expect(throws: CLIError.self) { try DeviceFactory.resolve("bogus") }
-        #expect(throws: CLIError.self) { try DeviceFactory.resolve("pn533_usb:") }
+        #expect(throws: BenchError.self) { try DeviceFactory.resolve("sim:") }
+        #expect(throws: BenchError.self) { try DeviceFactory.resolve("bogus") }
+        #expect(throws: BenchError.self) { try DeviceFactory.resolve("pn533_usb:") }
         let missing = "/nonexistent-\(getpid())"
         #expect(
-            throws: CLIError.unavailable(
+            throws: BenchError.unavailable(
                 "\(missing) does not exist (is the reader plugged in? 'nfcbench doctor' checks the bench)")
         ) {
             try DeviceFactory.resolve("pn532_uart:\(missing)")
         }
         // Two names for one serial device are one reader (one lock).
-        let folder = try TestFolder("link")
-        defer { folder.remove() }
-        let link = folder.file("tty")
+        let folder = NSTemporaryDirectory() + "nfcbench-link-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let link = folder + "/tty"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/null")
         #expect(try DeviceFactory.resolve("pn532_uart:\(link)").identifier == "pn532_uart:/dev/null")
     }

@@ -1,12 +1,12 @@
 import Foundation
-import NFCTags
+public import NFCTags
 import NFCTrace
-import ReaderSession
+public import ReaderSession
 
 /// What a tag holds now, as our tag-file JSON: `dump`, and the backup `write`/`format`/`lock`
 /// take first. One procedure for every device; it never writes.
 ///
-/// - Type 2: GET_VERSION (``Type2TagReader/identify()``; a plain Ultralight NAKs and is
+/// - Type 2: GET_VERSION (`Type2TagReader/identify()`; a plain Ultralight NAKs and is
 ///   re-activated) names the product and its page count; without it the CC's data area
 ///   decides (pages 0–3 and 2 × MLEN data pages: the lock and configuration pages after the
 ///   data area are then not read, and a note says so). Pages come in 16-byte READs, or in
@@ -15,15 +15,18 @@ import ReaderSession
 /// - A device that does not show ATQA and SAK (PC/SC shows an ATR) gets the family's values
 ///   (`44 00`/`00` for Type 2, `44 03`/`20` for Type 4) and the ATS rebuilt from the ATR's
 ///   historical bytes, each with a note.
-enum TagSnapshot {
+public enum TagSnapshot {
     /// Now as `2026-11-30T20:11:20Z` (UTC, seconds), by `gmtime_r` through the trace header's
     /// formatter: ISO8601DateFormatter would load ICU's calendar and zone data, several
     /// milliseconds of a dump's run (issue 15's start-up budget).
-    static func utcNow() -> String {
+    public static func utcNow() -> String {
         String(TraceHeader.timestamp(Date()).prefix(19)) + "Z"
     }
 
-    static func take(_ target: DetectedTarget, _ connection: TagConnection) throws -> TagFile {
+    /// The tag on `connection` (just detected as `target`) read whole as a tag file, by its
+    /// family's procedure; never writes. Throws the tag's own error (lost, NAK, a malformed CC),
+    /// or ``BenchError/data(_:)`` (exit 65) when the reader's UID, ATQA or SAK make no activation.
+    public static func take(_ target: DetectedTarget, _ connection: TagConnection) throws -> TagFile {
         switch connection {
         case .type2(let t): try type2(target, t)
         case .iso7816(let t): try type4(target, t)
@@ -35,7 +38,7 @@ enum TagSnapshot {
     /// A FeliCa card as the NFC Forum system shows it: Polling 12FC, the attribute block and
     /// every block up to Nmaxb through service 000B (a Lite-S's user memory). Other systems
     /// and services are not enumerated (their service codes are the card's secret).
-    static func feliCa(_ target: DetectedTarget, _ t: any FeliCaTransport) throws -> TagFile {
+    public static func feliCa(_ target: DetectedTarget, _ t: any FeliCaTransport) throws -> TagFile {
         let reader = Type3TagReader(transport: t)
         let (idm, pmm) = try reader.pollNDEFSystem()
         let (_, attribute) = try reader.readAttribute()
@@ -50,7 +53,9 @@ enum TagSnapshot {
         var file = TagFile(
             type: pmm.count > 1 && (0xF0...0xF2).contains(pmm[1]) ? .feliCaLiteS : .feliCaStandard,
             activation: TagFile.noTypeAActivation,
-            comment: "read by nfcbench \(CLI.version) at \(Self.utcNow()); system 12FC only (other systems not read)")
+            comment:
+                "read by nfcbench \(BenchVersion.version) at \(Self.utcNow()); system 12FC only (other systems not read)"
+        )
         file.feliCa = FeliCaCore(
             pmm: pmm,
             systems: [
@@ -65,7 +70,7 @@ enum TagSnapshot {
     /// then every block with READ SINGLE (and its security status, the Option flag). A reader
     /// that cannot send GET SYSTEM INFO (a PC/SC storage-card path answers "not supported")
     /// gets ``iso15693WithoutSystemInfo(_:_:)``.
-    static func iso15693(_ target: DetectedTarget, _ t: any ISO15693Transport) throws -> TagFile {
+    public static func iso15693(_ target: DetectedTarget, _ t: any ISO15693Transport) throws -> TagFile {
         let r = try t.request([0x02, 0x2B])
         if r.count == 2, r[0] & 0x01 != 0 { return try iso15693WithoutSystemInfo(target, t) }
         guard r.count >= 10, r[0] == 0x00, r[1] & 0x04 != 0 else {
@@ -101,7 +106,7 @@ enum TagSnapshot {
         let uid = Array(r[2..<10].reversed())
         var file = TagFile(
             type: uid.count > 1 && uid[1] == 0x02 ? .st25tv : .icodeSLIX, activation: TagFile.noTypeAActivation,
-            comment: "read by nfcbench \(CLI.version) at \(Self.utcNow())")
+            comment: "read by nfcbench \(BenchVersion.version) at \(Self.utcNow())")
         file.iso15693 = ISO15693Core(
             uid: uid, dsfid: dsfid, afi: afi, icReference: ic, blockSize: size, blocks: blocks, lockedBlocks: locked)
         return file
@@ -110,7 +115,8 @@ enum TagSnapshot {
     /// Without GET SYSTEM INFO: the block size from block 0's answer, the blocks read until the
     /// tag answers "block not available" (`10`), the UID as the device showed it; DSFID, AFI,
     /// the IC reference and lock bits are unknown (`00`, none locked), which a note says.
-    static func iso15693WithoutSystemInfo(_ target: DetectedTarget, _ t: any ISO15693Transport) throws -> TagFile {
+    public static func iso15693WithoutSystemInfo(_ target: DetectedTarget, _ t: any ISO15693Transport) throws -> TagFile
+    {
         var blocks: [[UInt8]] = []
         while blocks.count < 256 {
             let a = try t.request([0x02, 0x20, UInt8(blocks.count)])
@@ -123,7 +129,7 @@ enum TagSnapshot {
         let uid = target.uid
         var file = TagFile(
             type: uid.count > 1 && uid[1] == 0x02 ? .st25tv : .icodeSLIX, activation: TagFile.noTypeAActivation,
-            comment: "read by nfcbench \(CLI.version) at \(Self.utcNow())")
+            comment: "read by nfcbench \(BenchVersion.version) at \(Self.utcNow())")
         file.iso15693 = ISO15693Core(uid: uid, blockSize: blocks[0].count, blocks: blocks)
         file.notes.append(
             "the reader could not send GET SYSTEM INFO: DSFID, AFI and the IC reference read as 00, lock bits as unlocked"
@@ -131,7 +137,7 @@ enum TagSnapshot {
         return file
     }
 
-    static func type2(_ target: DetectedTarget, _ t: any Type2TagTransport) throws -> TagFile {
+    public static func type2(_ target: DetectedTarget, _ t: any Type2TagTransport) throws -> TagFile {
         var probe = Type2TagReader(transport: t)
         let version = try probe.identify()
         var notes: [String] = []
@@ -170,7 +176,7 @@ enum TagSnapshot {
             getVersion: version?.bytes,
             pages: pages,
             comment:
-                "read by nfcbench \(CLI.version) at \(Self.utcNow()); PWD/PACK pages read as 00 (a tag never reveals them)"
+                "read by nfcbench \(BenchVersion.version) at \(Self.utcNow()); PWD/PACK pages read as 00 (a tag never reveals them)"
         )
         file.notes += notes
         if ultralightC { file.unreadPages = Array(readable..<total) }
@@ -182,7 +188,7 @@ enum TagSnapshot {
     /// an NTAG203 NAKs; through a reader with no raw frames (a PC/SC storage card), a READ of
     /// page 2Bh, which only its 44 readable pages reach. The tag is re-activated after the
     /// probe (a half-done authentication, or a NAK, leaves it waiting or idle).
-    static func isUltralightC(_ t: any Type2TagTransport) -> Bool {
+    public static func isUltralightC(_ t: any Type2TagTransport) -> Bool {
         do {
             let answer = try t.transceive([0x1A, 0x00])
             try? t.reactivate()
@@ -199,7 +205,7 @@ enum TagSnapshot {
         }
     }
 
-    static func type4(_ target: DetectedTarget, _ t: any APDUTransport) throws -> TagFile {
+    public static func type4(_ target: DetectedTarget, _ t: any APDUTransport) throws -> TagFile {
         let reader = Type4TagReader(transport: AnyAPDUTransport(t))
         let cc = try reader.detect()
         let message = try reader.readNDEF(capabilityContainer: cc)
@@ -213,14 +219,14 @@ enum TagSnapshot {
         var file = TagFile(
             type: .type4, activation: try activation(target, type4: true, notes: &notes), type4: contents,
             comment:
-                "read by nfcbench \(CLI.version) at \(Self.utcNow()); NDEF file up to its length field (the rest is not read)"
+                "read by nfcbench \(BenchVersion.version) at \(Self.utcNow()); NDEF file up to its length field (the rest is not read)"
         )
         file.notes += notes
         return file
     }
 
     /// The tag file type for a Type 2 tag, from GET_VERSION, else the page count.
-    static func fileType(_ version: TagVersion?, pageCount: Int) -> TagFile.TagType {
+    public static func fileType(_ version: TagVersion?, pageCount: Int) -> TagFile.TagType {
         switch version?.product {
         case .ntag213?: .ntag213
         case .ntag215?: .ntag215
@@ -238,7 +244,9 @@ enum TagSnapshot {
 
     /// The activation the device showed, or the family's values with a note when it showed
     /// only an ATR.
-    static func activation(_ target: DetectedTarget, type4: Bool, notes: inout [String]) throws -> ISO14443AActivation {
+    public static func activation(_ target: DetectedTarget, type4: Bool, notes: inout [String]) throws
+        -> ISO14443AActivation
+    {
         var atqa = target.atqa
         var sak = target.sak
         var ats = target.ats
@@ -257,15 +265,15 @@ enum TagSnapshot {
         do {
             return try ISO14443AActivation(uid: target.uid, atqa: atqa!, sak: sak!, ats: type4 ? ats : nil)
         } catch {
-            throw CLIError.data("the reader gave UID \(target.uid.hexString()): \(error)")
+            throw BenchError.data("the reader gave UID \(target.uid.hexString()): \(error)")
         }
     }
 }
 
 /// `any APDUTransport` as a concrete type for `Type4TagReader<Transport>`.
-struct AnyAPDUTransport: APDUTransport {
-    let base: any APDUTransport
-    init(_ base: any APDUTransport) { self.base = base }
-    func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
-    var maximumResponseLength: Int { base.maximumResponseLength }
+public struct AnyAPDUTransport: APDUTransport {
+    public let base: any APDUTransport
+    public init(_ base: any APDUTransport) { self.base = base }
+    public func transmit(_ command: [UInt8]) throws -> [UInt8] { try base.transmit(command) }
+    public var maximumResponseLength: Int { base.maximumResponseLength }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Pins the three processes of a `measure apdu` round trip — the client, pcscd and the card —
 /// to one CPU for a while, then puts them back: `bench all`'s one-CPU row. On two cores the
@@ -11,19 +11,19 @@ import Foundation
 /// ``apart`` is the other fixed placement: the client on a second CPU, pcscd and the card on
 /// the first, so every round trip crosses cores (≈ 100 µs here) — the spread mode, without
 /// the luck.
-struct OneCPU {
+public struct OneCPU: Sendable {
     /// The CPU of pcscd and the card: the first this process may run on.
-    let cpu: String
+    public let cpu: String
     /// The client's CPU: ``cpu`` itself, or another one for ``apart``.
-    var clientCPU: String
+    public var clientCPU: String
     /// The CPUs this process may run on (`Cpus_allowed_list`), given back afterwards.
-    let allowed: String
+    public let allowed: String
     /// pcscd and the card.
-    let processes: [pid_t]
+    public let processes: [pid_t]
 
     /// The client on the second CPU this process may run on, pcscd and the card on the first;
     /// nil when only one is allowed.
-    var apart: OneCPU? {
+    public var apart: OneCPU? {
         guard let second = Self.cpus(in: allowed).dropFirst().first else { return nil }
         var a = self
         a.clientCPU = String(second)
@@ -31,7 +31,7 @@ struct OneCPU {
     }
 
     /// The CPUs of a `Cpus_allowed_list` ("0-3,6"), in order.
-    static func cpus(in list: String) -> [Int] {
+    public static func cpus(in list: String) -> [Int] {
         list.split(separator: ",").flatMap { part -> [Int] in
             let ends = part.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard let low = ends.first, let high = ends.last, low <= high else { return [] }
@@ -41,7 +41,7 @@ struct OneCPU {
 
     /// Pinning for this bench's private pcscd and `card`; nil when pcscd is not the bench's own
     /// or `taskset` is missing.
-    static func forPrivatePCSCD(card: pid_t) -> OneCPU? {
+    public static func forPrivatePCSCD(card: pid_t) -> OneCPU? {
         let env = ProcessInfo.processInfo.environment
         guard env["NFCBENCH_PCSCD"] == "private", let text = env["NFCBENCH_PCSCD_PID"], let pcscd = pid_t(text),
             (try? String(contentsOfFile: "/proc/\(pcscd)/comm", encoding: .utf8))?.hasPrefix("pcscd") == true,
@@ -55,11 +55,11 @@ struct OneCPU {
     }
 
     /// The command prefix that starts a client on ``clientCPU``.
-    var client: [String] { ["taskset", "-c", clientCPU] }
+    public var client: [String] { ["taskset", "-c", clientCPU] }
 
     /// Runs `body` with pcscd and the card on ``cpu``; gives them ``allowed`` back after.
     /// - Throws: when `taskset` cannot pin one of them (the row would say "one CPU" falsely).
-    func pinned<R>(in work: String, _ body: () throws -> R) throws -> R {
+    public func pinned<R>(in work: String, _ body: () throws -> R) throws -> R {
         defer { for pid in processes { try? set(pid, to: allowed, in: work) } }
         for pid in processes { try set(pid, to: cpu, in: work) }
         return try body()
@@ -68,7 +68,7 @@ struct OneCPU {
     private func set(_ pid: pid_t, to cpus: String, in work: String) throws {
         let r = try BenchSpawn.run(["taskset", "-a", "-p", "-c", cpus, String(pid)], in: work)
         guard r.status == 0 else {
-            throw CLIError.failure("taskset could not pin process \(pid) to CPU \(cpus): \(r.lastError)")
+            throw BenchError.failure("taskset could not pin process \(pid) to CPU \(cpus): \(r.lastError)")
         }
     }
 }

@@ -1,8 +1,8 @@
-import NFCFiles
-import NFCTags
+public import NFCFiles
+public import NFCTags
 
 /// Errors that end a command with a message and a documented exit code.
-enum CLIError: Error, Equatable {
+public enum BenchError: Error, Equatable {
     /// Bad words on the command line: exit 64 (EX_USAGE), message and usage on stderr.
     case usage(String)
     /// Input data that can't be used (a malformed tag file): exit 65 (EX_DATAERR).
@@ -19,7 +19,7 @@ enum CLIError: Error, Equatable {
     /// Anything else: exit 1.
     case failure(String)
 
-    var exitCode: Int32 {
+    public var exitCode: Int32 {
         switch self {
         case .usage: 64
         case .data: 65
@@ -31,7 +31,7 @@ enum CLIError: Error, Equatable {
         }
     }
 
-    var message: String {
+    public var message: String {
         switch self {
         case .usage(let m), .data(let m), .noInput(let m), .unavailable(let m), .cantCreate(let m), .ioError(let m),
             .failure(let m):
@@ -42,7 +42,7 @@ enum CLIError: Error, Equatable {
     /// A data file's error, printed as the file rule says (`FILE:LINE:COLUMN: reason`,
     /// `FILE: field PATH: reason`): 66 when the file is missing or unreadable, 73 when it
     /// can't be written, else 65.
-    init(_ error: DataFileError) {
+    public init(_ error: DataFileError) {
         switch error.code {
         case .notFound: self = .noInput(error.description)
         case .io: self = .ioError(error.description)
@@ -52,7 +52,7 @@ enum CLIError: Error, Equatable {
 
     /// A file's error (``/NFCFiles/FileError``) with its exit status: 73 can't create, 74 I/O,
     /// 66 no input, 64 the same file as an input or another output.
-    init(_ error: FileError) {
+    public init(_ error: FileError) {
         switch error.kind {
         case .cantCreate: self = .cantCreate(error.description)
         case .io: self = .ioError(error.description)

@@ -1,47 +1,47 @@
-import Foundation
+public import Foundation
 
 /// One child process for `nfcbench bench all`, started with `posix_spawn` and reaped with
 /// `wait4`: the wall time from just before the spawn to the reaping, and the CPU time the
 /// kernel accounted to it. Blocking: call it from a bench thread, never Swift's pool.
-struct BenchSpawn {
-    struct Outcome {
-        var status: Int32
-        var wall: Duration
+public struct BenchSpawn: Sendable {
+    public struct Outcome: Sendable {
+        public var status: Int32
+        public var wall: Duration
         /// User + system time of the process (its rusage).
-        var cpu: Duration
+        public var cpu: Duration
         /// What it wrote to stdout, when asked for.
-        var output: String
+        public var output: String
         /// The last line it wrote to stderr (why a child failed, for the bench's message).
-        var lastError: String = ""
+        public var lastError: String = ""
     }
 
     /// A started child, for those that run beside the bench (virtual devices, idle sessions).
-    struct Running {
-        let pid: pid_t
-        let started: ContinuousClock.Instant
-        let outputPath: String?
-        let errorPath: String
+    public struct Running: Sendable {
+        public let pid: pid_t
+        public let started: ContinuousClock.Instant
+        public let outputPath: String?
+        public let errorPath: String
 
         /// SIGINT (or `signal`), then the outcome.
-        func stop(_ signal: Int32 = SIGINT) -> Outcome {
+        public func stop(_ signal: Int32 = SIGINT) -> Outcome {
             kill(pid, signal)
             return BenchSpawn.reap(self)
         }
     }
 
     /// Runs `argv` (a path or a name on `PATH`) to its end.
-    static func run(
+    public static func run(
         _ argv: [String], environment: [String: String] = [:], captureOutput: Bool = false, in directory: String
-    ) throws(CLIError) -> Outcome {
+    ) throws(BenchError) -> Outcome {
         reap(try start(argv, environment: environment, captureOutput: captureOutput, in: directory))
     }
 
     /// Starts `argv` with the bench's environment plus `environment`; stdin from /dev/null,
     /// stdout to /dev/null unless `captureOutput` (a file in `directory`), stderr to a file in
     /// `directory` whose last line ``reap(_:)`` keeps.
-    static func start(
+    public static func start(
         _ argv: [String], environment: [String: String] = [:], captureOutput: Bool = false, in directory: String
-    ) throws(CLIError) -> Running {
+    ) throws(BenchError) -> Running {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         let outputPath = captureOutput ? "\(directory)/out-\(UInt64.random(in: 0...UInt64.max)).txt" : nil
@@ -70,7 +70,7 @@ struct BenchSpawn {
         return Running(pid: pid, started: started, outputPath: outputPath, errorPath: errorPath)
     }
 
-    static func reap(_ r: Running) -> Outcome {
+    public static func reap(_ r: Running) -> Outcome {
         var status: Int32 = 0
         var usage = rusage()
         while wait4(r.pid, &status, 0, &usage) < 0 && errno == EINTR {}
@@ -91,7 +91,7 @@ struct BenchSpawn {
     }
 
     /// CLOCK_MONOTONIC now, in nanoseconds (what the exec probe compares with).
-    static func monotonicNanoseconds() -> Int64 {
+    public static func monotonicNanoseconds() -> Int64 {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)

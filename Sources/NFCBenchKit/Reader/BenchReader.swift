@@ -1,11 +1,10 @@
 import Foundation
-import NFCBase
-import NFCBenchKit
-import NFCFiles
+public import NFCBase
+public import NFCFiles
 import NFCTags
-import NFCTrace
-import ReaderFrontend
-import ReaderSession
+public import NFCTrace
+public import ReaderFrontend
+public import ReaderSession
 import ReaderSessionLocks
 
 /// A reader for a one-shot bench command (dump, measure, write, format, lock), the same for
@@ -17,43 +16,43 @@ import ReaderSessionLocks
 /// the reader's identity, what the command was asked), the targets detected, every frame
 /// or APDU exchanged through ``withTag(_:_:)`` (the session's `frame` records), the
 /// detections and losses a ``watcher()`` sees, and the end of the run.
-final class BenchReader: Sendable {
-    let spec: DeviceFactory.Spec
-    let frontend: ReaderFrontend
-    let trace: TraceWriter
+public final class BenchReader: Sendable {
+    public let spec: DeviceFactory.Spec
+    public let frontend: ReaderFrontend
+    public let trace: TraceWriter
     private let lease: ReaderLease
     /// Ends the trace when a signal's default kills the process (a Ctrl-C while the command
     /// waits for its tag, before it handles signals itself), so the trace still closes.
-    private let endOnDeath: Signals.Registration
+    private let endOnDeath: BenchSignals.Registration
 
     private init(spec: DeviceFactory.Spec, frontend: ReaderFrontend, lease: ReaderLease, trace: TraceWriter) {
         self.spec = spec
         self.frontend = frontend
         self.lease = lease
         self.trace = trace
-        endOnDeath = Signals.atDeath {
+        endOnDeath = BenchSignals.atDeath {
             trace.record("closed", ["reason": "signal"])
             trace.close()
         }
     }
 
     /// Resolves `device`, takes its lock, makes its frontend and starts opening the device
-    /// (hardware: on the device's thread, ``ReaderFrontend/open()``) while it opens the trace of
+    /// (hardware: on the device's thread, `ReaderFrontend/open()`) while it opens the trace of
     /// `command` (with `setup`: what the command was asked).
-    static func open(
+    public static func open(
         _ device: String, command: String, setup: JSONObject = [:], options: DeviceFactory.Options = .init(),
-        trace traceOptions: Traces.Options = .init(), inputs: [NamedFile] = []
-    ) throws(CLIError) -> BenchReader {
+        trace traceOptions: BenchTraces.Options = .init(), inputs: [NamedFile] = []
+    ) throws(BenchError) -> BenchReader {
         let spec = try DeviceFactory.resolve(device)
         // No output may be a file the device reads (a sim: tag file), checked before the lock.
-        try Outputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs + BenchDevice.inputFiles(device))
+        try BenchOutputs.refuseSameFiles(outputs: traceOptions.outputs, inputs: inputs + BenchDevice.inputFiles(device))
         let lease = try takeReader(spec.identifier)
-        do throws(CLIError) {
+        do throws(BenchError) {
             let frontend = try DeviceFactory.frontend(spec, options: options)
             // The device opens on its thread (we hold its lock) while the trace is made.
             frontend.open()
-            do throws(CLIError) {
-                let trace = try Traces.open(
+            do throws(BenchError) {
+                let trace = try BenchTraces.open(
                     command: command, device: spec.identifier, setup: setup, options: traceOptions,
                     touchesHardware: spec.touchesHardware)
                 return BenchReader(spec: spec, frontend: frontend, lease: lease, trace: trace)
@@ -68,7 +67,7 @@ final class BenchReader: Sendable {
     }
 
     /// Records a detection or a loss (the session's `detected`/`lost` records).
-    func record(_ event: ReaderBackendEvent) {
+    public func record(_ event: ReaderBackendEvent) {
         switch event {
         case .detected(let targets):
             trace.record("detected", ["targets": .array(targets.map { .object($0.json) })])
@@ -78,12 +77,12 @@ final class BenchReader: Sendable {
     }
 
     /// Follows the frontend's detections and losses (recording them in the trace).
-    func watcher() -> BackendWatcher {
+    public func watcher() -> BackendWatcher {
         BackendWatcher(frontend) { [self] event in record(event) }
     }
 
     /// The first target the reader senses within `timeout`.
-    func firstTarget(timeout: Duration) async throws -> DetectedTarget {
+    public func firstTarget(timeout: Duration) async throws -> DetectedTarget {
         do {
             let target = try await frontend.firstTarget(timeout: timeout)
             record(.detected([target]))
@@ -96,15 +95,15 @@ final class BenchReader: Sendable {
                     spec.identifier.hasPrefix("pcsc:Virtual PCD")
                     ? " (vpcd's reader has a card only while one is connected: start 'nfcbench virtual card --tag TAG' first; measure also takes --virtual-card TAG)"
                     : ""
-                throw CLIError.unavailable("no tag on \(spec.identifier) within \(timeout.seconds) s\(vpcd)")
-            case .device(let d): throw CLIError.unavailable("the reader failed: \(d)")
+                throw BenchError.unavailable("no tag on \(spec.identifier) within \(timeout.seconds) s\(vpcd)")
+            case .device(let d): throw BenchError.unavailable("the reader failed: \(d)")
             }
         }
     }
 
     /// Runs `body` with a connection to `target` on a thread of its own (the frontend hands it
     /// to the device's thread for hardware), never on Swift's cooperative pool.
-    func withTag<R: Sendable>(
+    public func withTag<R: Sendable>(
         _ target: DetectedTarget, _ body: @escaping @Sendable (TagConnection) throws -> R
     ) async throws -> R {
         let frontend = self.frontend
@@ -127,7 +126,7 @@ final class BenchReader: Sendable {
     /// time it began), and the notes are written to the trace when `body` calls
     /// ``TimedTag/flush()`` (between timed samples, every few hundred: `measure`), so the
     /// trace's cost stays out of the timings.
-    func withTimedTag<R: Sendable>(
+    public func withTimedTag<R: Sendable>(
         _ target: DetectedTarget, _ body: @escaping @Sendable (TimedTag) throws -> R
     ) async throws -> R {
         let frontend = self.frontend
@@ -147,7 +146,7 @@ final class BenchReader: Sendable {
     }
 
     /// The first tag's connection for `body`: ``firstTarget(timeout:)`` then ``withTag(_:_:)``.
-    func withFirstTag<R: Sendable>(
+    public func withFirstTag<R: Sendable>(
         timeout: Duration, _ body: @escaping @Sendable (DetectedTarget, TagConnection) throws -> R
     ) async throws -> R {
         let target = try readable(try await firstTarget(timeout: timeout))
@@ -155,7 +154,7 @@ final class BenchReader: Sendable {
     }
 
     /// `target`, when it is an NFC Forum Type 2 or Type 4 tag; a clear failure otherwise.
-    func readable(_ target: DetectedTarget) throws(CLIError) -> DetectedTarget {
+    public func readable(_ target: DetectedTarget) throws(BenchError) -> DetectedTarget {
         guard target.family.tagProtocol != nil else {
             throw .failure(
                 "the tag on \(spec.identifier) is \(target.family.rawValue) (UID \(target.uid.hexString())): not an NFC Forum Type 2 or Type 4 tag"
@@ -166,20 +165,20 @@ final class BenchReader: Sendable {
 
     /// Stops polling, closes the device (its thread has returned when this returns),
     /// releases the lock and ends the trace (its path goes to stderr: stdout may be data).
-    func close() {
+    public func close() {
         endOnDeath.cancel()
         frontend.close()
         lease.release()
         trace.record("closed")
         trace.close()
-        if let path = trace.path { Output.err("trace: \(path)") }
+        if let path = trace.path { BenchOutput.err("trace: \(path)") }
     }
 }
 
 /// A tag under measurement (``BenchReader/withTimedTag(_:_:)``), on its bench thread.
-struct TimedTag {
+public struct TimedTag {
     /// The tag's connection: every exchange through it is noted for the trace.
-    let connection: TagConnection
+    public let connection: TagConnection
     /// The untraced transport, when it times round trips itself (PC/SC).
     fileprivate let repeating: (any RepeatingAPDUTransport)?
     fileprivate let notes: FrameNotes
@@ -187,12 +186,12 @@ struct TimedTag {
     fileprivate let target: Int64
 
     /// Whether ``transmitRepeatedly(_:count:into:shouldStop:)`` can be used: the transport
-    /// times each round trip itself, right around its library call (``RepeatingAPDUTransport``).
-    var repeatsAPDUs: Bool { repeating != nil }
+    /// times each round trip itself, right around its library call (`RepeatingAPDUTransport`).
+    public var repeatsAPDUs: Bool { repeating != nil }
 
     /// Writes the exchanges noted so far to the trace (call it outside the timing), with one
     /// `write(2)` for all of them.
-    func flush() {
+    public func flush() {
         let records = notes.take().map { n -> JSONObject in
             var o: JSONObject = [
                 "t_us": .int(n.t), "event": "frame", "target": .int(target), "command": .string(n.command.hexString()),
@@ -203,10 +202,10 @@ struct TimedTag {
         trace.emit(contentsOf: records)
     }
 
-    /// ``RepeatingAPDUTransport/transmitRepeatedly(_:count:into:shouldStop:)`` on the untraced
+    /// `RepeatingAPDUTransport.transmitRepeatedly(_:count:into:shouldStop:)` on the untraced
     /// transport; each round trip is then noted for the trace at the time it began, and a
     /// failed one (no response) at the time it failed. Only when ``repeatsAPDUs``.
-    func transmitRepeatedly(
+    public func transmitRepeatedly(
         _ command: [UInt8], count: Int, into exchanges: inout TimedAPDUExchanges, shouldStop: () -> Bool
     ) throws {
         guard let repeating else { throw TagCommunicationError.unsupportedCommand(command) }
@@ -239,30 +238,30 @@ extension TagConnection {
 
 /// Exchanges noted during a timed sample (one thread), written to the trace after it.
 private final class FrameNotes: @unchecked Sendable {
-    struct Note {
-        var t: Int64
-        var command: [UInt8]
-        var response: [UInt8]?
+    public struct Note {
+        public var t: Int64
+        public var command: [UInt8]
+        public var response: [UInt8]?
     }
     private var notes: [Note] = []
-    func add(t: Int64, command: [UInt8], response: [UInt8]?) {
+    public func add(t: Int64, command: [UInt8], response: [UInt8]?) {
         notes.append(Note(t: t, command: command, response: response))
     }
-    func take() -> [Note] {
+    public func take() -> [Note] {
         defer { notes.removeAll(keepingCapacity: true) }
         return notes
     }
 }
 
 /// Runs blocking work on a thread of its own.
-func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onBenchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await OffPool.run(name: "nfcbench.bench", body)
 }
 
-/// Checks the readers' lock folder (``LockFolder/prepare(_:)``): a folder
+/// Checks the readers' lock folder (`LockFolder/prepare(_:)`): a folder
 /// that is a link, someone else's or writable by others is refused with exit 69, naming it.
 @discardableResult
-func requireLockFolder() throws(CLIError) -> String {
+public func requireLockFolder() throws(BenchError) -> String {
     do { return try LockFolder.prepare() } catch {
         throw .unavailable(
             "lock folder \(error) (it is $NFCBENCH_LOCK_DIR, else $XDG_RUNTIME_DIR/nfcbench, else /tmp/nfcbench-<uid>: set NFCBENCH_LOCK_DIR to a folder only you write)"
@@ -272,12 +271,21 @@ func requireLockFolder() throws(CLIError) -> String {
 
 /// Takes the reader's session lock for a one-shot command (dump, write, format, lock), so it
 /// never talks to a tag while a session holds the reader (in this process or another).
-func takeReader(_ identifier: String) throws(CLIError) -> ReaderLease {
+public func takeReader(_ identifier: String) throws(BenchError) -> ReaderLease {
     switch SessionArbiter.shared.acquire(reader: identifier) {
     case .acquired(let lease): return lease
     case .busy:
         throw .unavailable(
             "\(identifier) is busy: another nfcbench session or command holds it (try again when it ends)")
     case .failed(let why): throw .failure("can't take the reader's lock: \(why)")
+    }
+}
+
+extension Duration {
+    /// Whole and fractional seconds, for messages (`2.5`).
+    var seconds: String {
+        let (s, a) = components
+        let ms = a / 1_000_000_000_000_000
+        return ms == 0 ? "\(s)" : String(format: "%.3g", Double(s) + Double(ms) / 1000)
     }
 }

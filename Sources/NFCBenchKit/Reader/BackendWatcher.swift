@@ -1,22 +1,22 @@
 import Dispatch
 import FoundationEssentials
 import NFCTags
-import ReaderSession
+public import ReaderSession
 import Synchronization
 
 /// Follows one backend's event stream and lets a bench command wait for the next
 /// detection or loss, with a deadline; timestamps are taken when the event arrives.
-final class BackendWatcher: Sendable {
-    struct Stamped: Sendable {
-        var event: ReaderBackendEvent
-        var at: ContinuousClock.Instant
+public final class BackendWatcher: Sendable {
+    public struct Stamped: Sendable {
+        public var event: ReaderBackendEvent
+        public var at: ContinuousClock.Instant
     }
     private let state = Mutex<(events: [Stamped], error: (any Error)?, finished: Bool)>(([], nil, false))
     private let task = Mutex<Task<Void, Never>?>(nil)
-    let backend: any ReaderBackend
+    public let backend: any ReaderBackend
 
     /// Follows `backend`; `onEvent` sees each event as it arrives (the bench's trace).
-    init(_ backend: any ReaderBackend, onEvent: (@Sendable (ReaderBackendEvent) -> Void)? = nil) {
+    public init(_ backend: any ReaderBackend, onEvent: (@Sendable (ReaderBackendEvent) -> Void)? = nil) {
         self.backend = backend
         // Every family the bench reads, as an NDEF reader session polls (Core NFC's NDEF
         // sessions read Types 1-5): ISO 14443, FeliCa and ISO 15693.
@@ -39,15 +39,15 @@ final class BackendWatcher: Sendable {
         task.withLock { $0 = t }
     }
 
-    func stop() { task.withLock { $0?.cancel() } }
+    public func stop() { task.withLock { $0?.cancel() } }
 
-    var count: Int { state.withLock { $0.events.count } }
+    public var count: Int { state.withLock { $0.events.count } }
 
     /// Waits for the first event at index ≥ `from` that `match` accepts; throws the stream's
-    /// error if it ended, `CLIError.unavailable` on timeout, `CancellationError` as soon as
+    /// error if it ended, `BenchError.unavailable` on timeout, `CancellationError` as soon as
     /// `interrupted` says so (a signal stopped the command).
-    func next<T>(
-        from index: Int, timeout: Duration, what: String, interrupted: BenchFlag? = nil,
+    public func next<T>(
+        from index: Int, timeout: Duration, what: String, interrupted: InterruptFlag? = nil,
         _ match: (ReaderBackendEvent) -> T?
     ) async throws
         -> (T, ContinuousClock.Instant, Int)
@@ -59,20 +59,30 @@ final class BackendWatcher: Sendable {
             for i in index..<max(index, events.count) {
                 if let v = match(events[i].event) { return (v, events[i].at, i + 1) }
             }
-            if let error { throw CLIError.unavailable("the reader failed: \(error)") }
-            if finished { throw CLIError.failure("the reader stopped polling") }
-            if ContinuousClock.now >= deadline { throw CLIError.unavailable("no \(what) within \(timeout)") }
+            if let error { throw BenchError.unavailable("the reader failed: \(error)") }
+            if finished { throw BenchError.failure("the reader stopped polling") }
+            if ContinuousClock.now >= deadline { throw BenchError.unavailable("no \(what) within \(timeout)") }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
 
-    static func detected(_ e: ReaderBackendEvent) -> DetectedTarget? {
+    public static func detected(_ e: ReaderBackendEvent) -> DetectedTarget? {
         if case .detected(let t) = e { return t.first }
         return nil
     }
 
-    static func lost(_ e: ReaderBackendEvent) -> DetectedTargetID? {
+    public static func lost(_ e: ReaderBackendEvent) -> DetectedTargetID? {
         if case .lost(let id) = e { return id }
         return nil
     }
+}
+
+/// A flag one thread sets and another polls: a signal's handler stops a bench loop
+/// (``BackendWatcher/next(from:timeout:what:interrupted:_:)``, the measurement loops) with it.
+public final class InterruptFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    public init() {}
+    /// Whether ``set()`` was called.
+    public var isSet: Bool { value.load(ordering: .acquiring) }
+    public func set() { value.store(true, ordering: .releasing) }
 }
