@@ -7,3 +7,15 @@ typealias Output = BenchOutput
 typealias Signals = BenchSignals
 typealias Outputs = BenchOutputs
 typealias CardLink = NFCBenchKit.CardLink
+// The option tables' machinery (parser, help, completion, man page) is in NFCBenchKit's
+// CommandLine folder; each command's table stays here.
+typealias Command = NFCBenchKit.Command
+typealias OptionSpec = NFCBenchKit.OptionSpec
+typealias PositionalSpec = NFCBenchKit.PositionalSpec
+typealias OptionValue = NFCBenchKit.OptionValue
+typealias DurationUnit = NFCBenchKit.DurationUnit
+typealias Durations = NFCBenchKit.Durations
+typealias ParsedOptions = NFCBenchKit.ParsedOptions
+typealias OptionParser = NFCBenchKit.OptionParser
+typealias OutputOptions = NFCBenchKit.OutputOptions
+typealias Generated = NFCBenchKit.Generated
