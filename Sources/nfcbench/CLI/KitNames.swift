@@ -19,3 +19,8 @@ typealias ParsedOptions = NFCBenchKit.ParsedOptions
 typealias OptionParser = NFCBenchKit.OptionParser
 typealias OutputOptions = NFCBenchKit.OutputOptions
 typealias Generated = NFCBenchKit.Generated
+// The session runner, its status line and the trace's human lines (NFCBenchKit/Session).
+typealias SessionRunner = NFCBenchKit.SessionRunner
+typealias StatusLine = NFCBenchKit.StatusLine
+typealias TraceLines = NFCBenchKit.TraceLines
+typealias Counter = NFCBenchKit.Counter
