@@ -24,3 +24,4 @@ typealias SessionRunner = NFCBenchKit.SessionRunner
 typealias StatusLine = NFCBenchKit.StatusLine
 typealias TraceLines = NFCBenchKit.TraceLines
 typealias Counter = NFCBenchKit.Counter
+typealias WalkReport = NFCBenchKit.WalkReport

@@ -194,7 +194,7 @@ enum HCELiveCLI {
         return [
             "app_prefixes": .array(app.selectIdentifierPrefixes.map { .string($0.description) }),
             "phone": .object(phone),
-            "parameters": .object(WalkCommand.parametersJSON(liveParameters(p))),
+            "parameters": .object(WalkReport.parametersJSON(liveParameters(p))),
         ]
     }
 
@@ -247,7 +247,7 @@ enum HCELiveCLI {
         } else if let r = e.response {
             o["response"] = .string(r.hexString())
         }
-        if let d = e.detail { o[WalkCommand.detailKey(e.event)] = .string(d) }
+        if let d = e.detail { o[WalkReport.detailKey(e.event)] = .string(d) }
         return o
     }
 
@@ -265,7 +265,7 @@ enum HCELiveCLI {
     static func text(_ r: JSONObject) -> String {
         func spaced(_ key: String) -> String? { r[key]?.stringValue.map(TraceLines.spaced) }
         let event = r["event"]?.stringValue ?? "?"
-        var detail = r[WalkCommand.detailKey(event)]?.stringValue ?? ""
+        var detail = r[WalkReport.detailKey(event)]?.stringValue ?? ""
         switch event {
         case "apdu":
             detail =
