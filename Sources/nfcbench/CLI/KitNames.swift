@@ -25,3 +25,6 @@ typealias StatusLine = NFCBenchKit.StatusLine
 typealias TraceLines = NFCBenchKit.TraceLines
 typealias Counter = NFCBenchKit.Counter
 typealias WalkReport = NFCBenchKit.WalkReport
+typealias HCELiveCLI = NFCBenchKit.HCELive
+typealias LibNFCTargetLink = NFCBenchKit.LibNFCTargetLink
+typealias SignalFlag = NFCBenchKit.SignalFlag
