@@ -28,3 +28,4 @@ typealias WalkReport = NFCBenchKit.WalkReport
 typealias HCELiveCLI = NFCBenchKit.HCELive
 typealias LibNFCTargetLink = NFCBenchKit.LibNFCTargetLink
 typealias SignalFlag = NFCBenchKit.SignalFlag
+typealias PCSCWalk = NFCBenchKit.PCSCWalk
