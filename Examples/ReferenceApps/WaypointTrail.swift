@@ -1,11 +1,9 @@
 public import Dispatch
 import Foundation
 
-#if canImport(CoreNFC)
-    import CoreNFC
-#else
-    public import ReaderSession
-#endif
+// On iOS this line is `import CoreNFC` (the only change): the reference apps use only the
+// Core NFC-shaped API.
+public import ReaderSession
 
 /// The seed's time-limit article's "no app involvement at all" design, as an iOS app writes
 /// it: waypoint tags carry a universal link (`https://example.com/stop/N`), the phone reads
