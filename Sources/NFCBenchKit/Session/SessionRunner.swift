@@ -54,7 +54,7 @@ public final class SessionRunner: @unchecked Sendable {
         /// (the demo): said in the trace header.
         public var thermalOffReason: String?
         /// How long after the app's `invalidate()` its ending arrives (`--turnover-delay`;
-        /// reported 2.5 s, ``ReaderSystemModel/invalidationDelay``; 0 is the old model).
+        /// reported 2.5 s, `ReaderSystemModel/invalidationDelay`; 0 is the old model).
         public var invalidationDelay = ReaderSystemModel.reportedTurnover.invalidationDelay
         /// `sendMiFareCommand`'s CRC_A rule (`--mifare-crc`).
         public var miFareCRC = ReaderSystemModel.default.miFareCRC
@@ -99,7 +99,7 @@ public final class SessionRunner: @unchecked Sendable {
     }
 
     /// The trace header's model block: the run's settings, then every model number with its
-    /// source (``ModelFact``). A value of its own, for whichever header writer builds the header.
+    /// source (`ModelFact`). A value of its own, for whichever header writer builds the header.
     public static func headerModel(_ options: Options) -> JSONObject {
         var o: JSONObject = [
             "mode": .string(options.mode.rawValue), "host_wide": .bool(options.hostWide),
@@ -163,7 +163,7 @@ public final class SessionRunner: @unchecked Sendable {
     public let appWork = Counter()
 
     /// - Parameters:
-    ///   - clock: real time by default; a ``ManualClock`` runs the session and the bench
+    ///   - clock: real time by default; a `ManualClock` runs the session and the bench
     ///     app's restart timer in virtual time.
     ///   - arbiter: the reader's lock (default: lock files, per reader or per host).
     ///   - statusOutput: where the status line is drawn (default: standard output).

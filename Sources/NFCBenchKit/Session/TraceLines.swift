@@ -154,7 +154,7 @@ public enum TraceLines {
         }
     }
 
-    /// A record's JSON (``NDEFRecordDescription/json``) back as a description, so the text
+    /// A record's JSON (`NDEFRecordDescription/json`) back as a description, so the text
     /// lines say everything the JSON does.
     public static func description(_ rec: JSONValue) -> NDEFRecordDescription {
         var nested: [NDEFRecordDescription]? = nil

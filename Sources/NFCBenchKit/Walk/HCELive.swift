@@ -5,7 +5,7 @@ public import NFCTrace
 import Synchronization
 public import VirtualHardware
 
-/// `LibNFCDevice` target mode as an ``HCETargetLink``: `nfc_target_init` waits forever (a
+/// `LibNFCDevice` target mode as an `HCETargetLink`: `nfc_target_init` waits forever (a
 /// signal ends it through `nfc_abort_command`), `NFC_ETGRELEASED` is the reader's release.
 public struct LibNFCTargetLink: HCETargetLink {
     public let device: LibNFCDevice

@@ -14,7 +14,7 @@ public enum WalkReport {
         do { return try BenchData.require(word, in: "readers") } catch { throw BenchError(error) }
     }
 
-    /// `--sweep NAME=FROM..TO/STEP` values, each a ``WalkSweep`` (durations as every option
+    /// `--sweep NAME=FROM..TO/STEP` values, each a `WalkSweep` (durations as every option
     /// writes them: `0`, `250us`, `100ms`, `1.5s`).
     public static func sweeps(_ specs: [String], locked: Bool) throws(BenchError) -> [WalkSweep] {
         var out: [WalkSweep] = []
