@@ -163,6 +163,9 @@ public final class SessionRunner: @unchecked Sendable {
     public let appWork = Counter()
 
     /// - Parameters:
+    ///   - backend: the reader the session runs on.
+    ///   - options: the mode, the models' settings and what is printed.
+    ///   - trace: the run's trace; every line printed is one of its records.
     ///   - clock: real time by default; a `ManualClock` runs the session and the bench
     ///     app's restart timer in virtual time.
     ///   - arbiter: the reader's lock (default: lock files, per reader or per host).
