@@ -75,7 +75,7 @@ let package = Package(
             dependencies: [
                 "NFCBase", "NFCTags", "NFCFiles", "NFCTrace", "ReaderSession", "ReaderSessionLocks", "ReaderFrontend",
                 "NFCHardware",
-                "VirtualHardware",
+                "VirtualHardware", "HCEEvents",
             ],
             swiftSettings: strict),
         // The seeded fuzzing of every parser a stranger can feed (`nfcbench bench fuzz`, `bench

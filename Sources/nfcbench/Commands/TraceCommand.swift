@@ -107,7 +107,7 @@ enum TraceCommand {
         let records = trace.records
         switch trace.command ?? guessCommand(records) {
         case "walk" where trace.header?["device"] == .null || trace.header?["device"] == nil:
-            return [WalkCommand.timeline(records)]
+            return [WalkReport.timeline(records)]
         case "walk", "emulate":
             var out = [HCELiveCLI.textHeader]
             for r in records {

@@ -134,7 +134,7 @@ enum WalkCommand {
                 throw CLIError.usage("give --policy or --device, not both")
             }
             if !o.has("device"), o.has("uid-seed") { throw CLIError.usage("--uid-seed goes with --device pcsc:READER") }
-            let sweeps = try sweeps(o.list("sweep") ?? [], locked: o.flag("locked"))
+            let sweeps = try WalkReport.sweeps(o.list("sweep") ?? [], locked: o.flag("locked"))
             if o.has("device"), !sweeps.isEmpty {
                 throw CLIError.usage("--sweep plays the walk in virtual time: give --sweep or --device, not both")
             }
@@ -175,8 +175,8 @@ enum WalkCommand {
                 }
                 express.append(.init(name: "express\(i + 1)", ecpFrame: b))
             }
-            let sweeps = try sweeps(o.list("sweep") ?? [], locked: locked)
-            let profiles = try loadProfiles(profilesArg)
+            let sweeps = try WalkReport.sweeps(o.list("sweep") ?? [], locked: locked)
+            let profiles = try WalkReport.loadProfiles(profilesArg)
             if let device {  // pcsc:READER, and no --policy: validate
                 return try await PCSCWalk(
                     reader: String(device.dropFirst(5)), port: UInt16(port ?? 35963), profiles: profiles,
@@ -197,514 +197,40 @@ enum WalkCommand {
                     "app_prefixes": .array(prefixes.map { .string($0.description) }),
                     "policy": .string(policy.description), "gap_us": .int(gap.wholeMicroseconds),
                     "locked": .bool(locked), "app_latency_us": .int(appLatency.wholeMicroseconds),
-                    "parameters": .object(parametersJSON(parameters)),
+                    "parameters": .object(WalkReport.parametersJSON(parameters)),
                 ],
                 setup: ["profiles": .array(profiles.map { .string($0.name) })], options: traceOptions,
-                inputs: try profileFiles(profilesArg).map { NamedFile("the profile \($0)", $0) }, touchesHardware: false
+                inputs: try WalkReport.profileFiles(profilesArg).map { NamedFile("the profile \($0)", $0) },
+                touchesHardware: false
             )
             defer { trace.close() }
             if !sweeps.isEmpty {
                 var records: [JSONObject] = []
                 for sweep in sweeps {
-                    records += await sweep.run(walk).map { sweepLine($0, sweep.parameter) }
+                    records += await sweep.run(walk).map { WalkReport.sweepLine($0, sweep.parameter) }
                 }
                 var summary: JSONObject = ["t_us": .int(0)]
-                summary.merge(sweepSummaryJSON(sweeps, walk: walk))
+                summary.merge(WalkReport.sweepSummaryJSON(sweeps, walk: walk))
                 records.append(summary)
                 trace.emit(contentsOf: records)
                 if json {
                     for r in records { Output.out(r.serialized) }
                 } else {
-                    Output.out(sweepTables(records))
+                    Output.out(WalkReport.sweepTables(records))
                 }
                 return 0
             }
             let result = await walk.run()
-            var records = result.events.map(jsonLine)
+            var records = result.events.map(WalkReport.jsonLine)
             var summary: JSONObject = ["t_us": .int(result.events.last?.time.wholeMicroseconds ?? 0)]
-            summary.merge(summaryJSON(result.summary, walk: walk))
+            summary.merge(WalkReport.summaryJSON(result.summary, walk: walk))
             records.append(summary)
             trace.emit(contentsOf: records)
             if json {
                 for r in records { Output.out(r.serialized) }
             } else {
-                Output.out(timeline(records))
+                Output.out(WalkReport.timeline(records))
             }
             return 0
         })
-
-    /// `--sweep NAME=FROM..TO/STEP` values, each a ``WalkSweep`` (durations as every option
-    /// writes them: `0`, `250us`, `100ms`, `1.5s`).
-    static func sweeps(_ specs: [String], locked: Bool) throws(CLIError) -> [WalkSweep] {
-        var out: [WalkSweep] = []
-        for spec in specs {
-            func refuse(_ why: String) -> CLIError {
-                .usage("--sweep '\(spec)': \(why) (e.g. wake=0ms..800ms/100ms)")
-            }
-            let parts = spec.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { throw refuse("give NAME=FROM..TO/STEP") }
-            guard let parameter = WalkSweepParameter(rawValue: parts[0]) else {
-                throw refuse("NAME is wake, auth or sheet, not '\(parts[0])'")
-            }
-            if parameter == .auth, !locked {
-                throw refuse("an unlocked phone does not authenticate: add --locked")
-            }
-            let range = parts[1].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            let ends = range[0].components(separatedBy: "..")
-            guard range.count == 2, ends.count == 2 else { throw refuse("give FROM..TO/STEP") }
-            var d: [Duration] = []
-            for text in [ends[0], ends[1], range[1]] {
-                guard case .success(let v) = Durations.parse(text, bare: nil) else {
-                    throw refuse("'\(text)' is not a duration with a unit")
-                }
-                d.append(v)
-            }
-            do { out.append(try WalkSweep(parameter, from: d[0], to: d[1], step: d[2])) } catch {
-                throw refuse("\(error)")
-            }
-        }
-        return out
-    }
-
-    /// One sweep row as a record: `{"event":"sweep","parameter":"wake_latency","value_us":…,
-    /// "readers":10,"served":2,"wakes":9,"useless_wakes":7,"wtx":…,"served_readers":[…]}`.
-    static func sweepLine(_ r: WalkSweep.Row, _ p: WalkSweepParameter) -> JSONObject {
-        [
-            "t_us": .int(0), "event": "sweep", "parameter": .string(p.key), "value_us": .int(r.value.wholeMicroseconds),
-            "readers": .int(Int64(r.readers)), "served": .int(Int64(r.served)), "wakes": .int(Int64(r.wakes)),
-            "useless_wakes": .int(Int64(r.uselessWakes)), "wtx": .int(Int64(r.waitingTimeExtensions)),
-            "served_readers": .array(r.servedReaders.map { .string($0) }),
-        ]
-    }
-
-    /// The sweep's closing record: what was held fixed (every parameter with its source).
-    static func sweepSummaryJSON(_ sweeps: [WalkSweep], walk: ReaderWalk) -> JSONObject {
-        [
-            "event": "summary", "sweep": .array(sweeps.map { .string($0.parameter.key) }),
-            "readers": .int(Int64(walk.profiles.count)), "policy": .string(walk.policy.description),
-            "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "locked": .bool(walk.locked), "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
-            "parameters": .object(parametersJSON(walk.parameters)),
-        ]
-    }
-
-    /// The sweep records as text: one table per swept latency (value, readers served, wakes,
-    /// useless wakes, S(WTX), which readers), then what was held fixed.
-    static func sweepTables(_ records: [JSONObject]) -> String {
-        func figure(_ us: Int64) -> String { us == 0 ? "0 ms" : Figures.duration(.microseconds(us)) }
-        func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
-        let rows = records.filter { $0["event"]?.stringValue == "sweep" }
-        let summary = records.last { $0["event"]?.stringValue == "summary" }
-        var order: [String] = []
-        for r in rows { if let p = r["parameter"]?.stringValue, !order.contains(p) { order.append(p) } }
-        var out = ""
-        for p in order {
-            out += "SWEEP \(p): readers served as it varies (every other parameter as below)\n"
-            out += lpad(p, 24) + lpad("served", 10) + lpad("wakes", 7) + lpad("useless", 9) + lpad("S(WTX)", 8)
-            out += "  served readers\n"
-            for r in rows where r["parameter"]?.stringValue == p {
-                let readers = r["readers"]?.intValue ?? 0
-                let served = r["served"]?.intValue ?? 0
-                let names: [String] =
-                    if case .array(let a)? = r["served_readers"] { a.compactMap(\.stringValue) } else { [] }
-                out += lpad(figure(r["value_us"]?.intValue ?? 0), 24) + lpad("\(served) of \(readers)", 10)
-                out += lpad("\(r["wakes"]?.intValue ?? 0)", 7) + lpad("\(r["useless_wakes"]?.intValue ?? 0)", 9)
-                out +=
-                    lpad("\(r["wtx"]?.intValue ?? 0)", 8) + "  "
-                    + (names.isEmpty ? "none" : names.joined(separator: ", "))
-                out += "\n"
-            }
-            out += "\n"
-        }
-        guard let s = summary else { return out }
-        let swept: Set<String> =
-            if case .array(let a)? = s["sweep"] { Set(a.compactMap(\.stringValue)) } else { [] }
-        let prefixes: [String] =
-            if case .array(let a)? = s["app_prefixes"] { a.compactMap(\.stringValue) } else { [] }
-        out +=
-            "HELD FIXED (policy \(s["policy"]?.stringValue ?? "?"), app prefixes: \(prefixes.joined(separator: ",").nonEmpty ?? "none"), "
-        out +=
-            "locked: \(s["locked"] == .bool(true) ? "yes" : "no"), app latency \(figure(s["app_latency_us"]?.intValue ?? 0)))\n"
-        if case .object(let parameters)? = s["parameters"] {
-            for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
-                let value = e.value["value_us"]?.intValue.map(figure) ?? e.value["value"]?.stringValue ?? ""
-                out += "  " + e.key.padding(toLength: max(32, e.key.count + 1), withPad: " ", startingAt: 0)
-                out += value.padding(toLength: max(12, value.count + 1), withPad: " ", startingAt: 0)
-                out += (e.value["source"]?.stringValue ?? "")
-                out += swept.contains(e.key) ? " (swept above; this value in the other tables)\n" : "\n"
-            }
-        }
-        return out
-    }
-
-    static func loadProfiles(_ arg: String?) throws(CLIError) -> [ReaderProfile] {
-        try loadProfiles(files: profileFiles(arg))
-    }
-
-    /// The profile files `--profiles` names (all of hardware/readers/ without it).
-    static func profileFiles(_ arg: String?) throws(CLIError) -> [String] {
-        let fm = FileManager.default
-        var files: [String] = []
-        func addDirectory(_ dir: String) throws(CLIError) {
-            guard let names = try? fm.contentsOfDirectory(atPath: dir) else {
-                throw .noInput("\(dir): the folder cannot be read")
-            }
-            let json = names.filter { $0.hasSuffix(".json") }.sorted()
-            guard !json.isEmpty else { throw .noInput("\(dir): holds no *.json profile") }
-            files += json.map { dir + "/" + $0 }
-        }
-        if let arg {
-            for word in arg.split(separator: ",").map(String.init) where !word.isEmpty {
-                var isDir: ObjCBool = false
-                if fm.fileExists(atPath: word, isDirectory: &isDir), isDir.boolValue {
-                    try addDirectory(word)
-                } else {
-                    files.append(try DataLocation.require(word, in: "readers"))
-                }
-            }
-        } else {
-            guard let hw = DataLocation.hardwareDirectory() else {
-                throw .noInput("no hardware/readers folder found (set NFCBENCH_DATA or use --profiles)")
-            }
-            try addDirectory(hw + "/readers")
-        }
-        return files
-    }
-
-    static func loadProfiles(files: [String]) throws(CLIError) -> [ReaderProfile] {
-        var profiles: [ReaderProfile] = []
-        for f in files {
-            do { profiles.append(try ReaderProfile.load(path: f)) } catch { throw CLIError(error) }
-        }
-        return profiles
-    }
-
-    static func jsonLine(_ e: WalkEvent) -> JSONObject {
-        var o: JSONObject = [
-            "t_us": .int(e.time.wholeMicroseconds), "reader": .string(e.reader), "event": .string(e.event),
-        ]
-        if let c = e.command { o["apdu"] = .string(c.hexString()) }
-        if e.event == "apdu" {
-            o["response"] = e.response.map { .string($0.hexString()) } ?? .null
-            o["answered_by"] = e.answeredBy.map { .string($0.rawValue) } ?? .null
-        }
-        if let d = e.detail { o[WalkCommand.detailKey(e.event)] = .string(d) }
-        return o
-    }
-
-    /// The JSON key of a timeline event's detail: `reason` (sessionInvalidated), `status`
-    /// (stopEmulation), `technology` (fieldOn), else `detail`.
-    static func detailKey(_ event: String) -> String {
-        switch event {
-        case "sessionInvalidated": "reason"
-        case "stopEmulation": "status"
-        case "fieldOn": "technology"
-        default: "detail"
-        }
-    }
-
-    static func summaryJSON(_ s: WalkSummary, walk: ReaderWalk) -> JSONObject {
-        let p = walk.parameters
-        return [
-            "event": "summary",
-            "readers": .int(Int64(s.readers.count)),
-            "wakes": .int(Int64(s.wakes)),
-            "servable_wakes": .int(Int64(s.servableWakes)),
-            "useless_wakes": .int(Int64(s.uselessWakes)),
-            "up_for_nothing_us": .int(s.upForNothing.wholeMicroseconds),
-            "policy": .string(walk.policy.description),
-            "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "locked": .bool(walk.locked),
-            "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
-            "parameters": .object(parametersJSON(p)),
-            "per_reader": .array(
-                s.readers.map { r in
-                    .object([
-                        "reader": .string(r.name), "woke": .bool(r.woke), "served": .bool(r.served),
-                        "apdus_to_app": .int(Int64(r.apdusToApp)), "apdus_by_system": .int(Int64(r.apdusBySystem)),
-                        "up_for_nothing_us": .int(r.upForNothing.wholeMicroseconds),
-                        "woke_at_us": r.wokeAt.map { .int($0.wholeMicroseconds) } ?? .null,
-                        "wtx": .int(Int64(r.waitingTimeExtensions)),
-                        "reason": .string(r.reason),
-                    ])
-                }),
-        ]
-    }
-
-    /// Every phone parameter with its value and source: `{"wake_latency": {"value_us": 0,
-    /// "source": "assumed", "ref": "…"}, …}` (the model block of walk and emulate traces).
-    static func parametersJSON(_ p: HCEParameters) -> JSONObject {
-        var o: JSONObject = [:]
-        for f in p.facts {
-            var e: JSONObject = [:]
-            if let us = f.microseconds { e["value_us"] = .int(us) } else { e["value"] = .string(f.value) }
-            e["source"] = .string(f.source)
-            e["ref"] = .string(f.reference)
-            o[f.key] = .object(e)
-        }
-        return o
-    }
-
-    static func ms(_ d: Duration) -> String {
-        let us = d.wholeMicroseconds
-        return String(format: "%.3f", Double(us) / 1000)
-    }
-
-    /// The walk's timeline as text, from its records (events, then the summary): what
-    /// `walk` prints and `trace show` of a walk trace prints.
-    static func timeline(_ records: [JSONObject]) -> String {
-        if records.contains(where: { $0["event"]?.stringValue == "sweep" }) { return sweepTables(records) }
-        let events = records.filter { $0["event"]?.stringValue != "summary" && $0["event"]?.stringValue != "header" }
-        let readerWidth = max(8, (events.map { ($0["reader"]?.stringValue ?? "").count }.max() ?? 0) + 2)
-        func pad(_ s: String, _ n: Int) -> String {
-            s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
-        }
-        func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
-        func ms(_ us: Int64) -> String { String(format: "%.3f", Double(us) / 1000) }
-        // Figures (the summary, the parameters) to three significant digits; the timeline
-        // keeps the clock's resolution.
-        func figure(_ us: Int64) -> String { us == 0 ? "0 ms" : Figures.duration(.microseconds(us)) }
-        var out = lpad("t (ms)", 12) + "  " + pad("reader", readerWidth) + pad("event", 20) + "detail\n"
-        var lastReader: String?
-        for e in events {
-            let reader = e["reader"]?.stringValue ?? "-"
-            let event = e["event"]?.stringValue ?? "?"
-            if let l = lastReader, l != reader { out += "\n" }
-            lastReader = reader
-            func spaced(_ key: String) -> String? { e[key]?.stringValue.map(TraceLines.spaced) }
-            var detail = e[detailKey(event)]?.stringValue ?? ""
-            switch event {
-            case "apdu":
-                detail =
-                    (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "(no answer)")
-                    + "  [" + (e["answered_by"]?.stringValue ?? "reader timeout") + "]"
-            case "received": detail = spaced("apdu") ?? ""
-            case "heldForApp": detail = (spaced("apdu") ?? "") + "  [system: the app is still waking; held for it]"
-            case "wtx":
-                let block = spaced("apdu") ?? "F2 01"
-                detail =
-                    "S(WTX) \(block) → \(block)  [system: the app is not ready; the reader grants another frame waiting time]"
-            case "nfcEvent": detail = "default app woken (scene nfcEvent)"
-            default: break
-            }
-            out +=
-                lpad(ms(e["t_us"]?.intValue ?? 0), 12) + "  " + pad(reader, readerWidth) + pad(event, 20) + detail
-                + "\n"
-        }
-        guard let s = records.last(where: { $0["event"]?.stringValue == "summary" }) else { return out }
-        let prefixes: [String] =
-            if case .array(let a)? = s["app_prefixes"] { a.compactMap(\.stringValue) } else { [] }
-        out +=
-            "\nSUMMARY (policy \(s["policy"]?.stringValue ?? "?"), app prefixes: \(prefixes.joined(separator: ",").nonEmpty ?? "none"))\n"
-        if case .array(let readers)? = s["per_reader"] {
-            for case .object(let x) in readers {
-                out +=
-                    "  " + pad(x["reader"]?.stringValue ?? "-", readerWidth)
-                    + (x["woke"] == .bool(true) ? "woke  " : "quiet ")
-                    + (x["served"] == .bool(true)
-                        ? "served (\(Figures.count(Int(x["apdus_to_app"]?.intValue ?? 0), "APDU")) to the app)"
-                        : "useless, up \(figure(x["up_for_nothing_us"]?.intValue ?? 0)) for nothing")
-                    + "\n"
-                if let why = x["reason"]?.stringValue { out += "  " + pad("", readerWidth) + "      " + why + "\n" }
-            }
-        }
-        out +=
-            "  readers \(s["readers"]?.intValue ?? 0), wakes \(s["wakes"]?.intValue ?? 0), wakes the app could serve \(s["servable_wakes"]?.intValue ?? 0), useless wakes \(s["useless_wakes"]?.intValue ?? 0), app up for nothing \(figure(s["up_for_nothing_us"]?.intValue ?? 0))\n"
-        if case .object(let parameters)? = s["parameters"] {
-            out += "\nPARAMETERS (value, source, where from)\n"
-            // Sorted by name: a trace read back keeps no key order.
-            for e in parameters.entries.sorted(by: { $0.key < $1.key }) {
-                let value = e.value["value_us"]?.intValue.map(figure) ?? e.value["value"]?.stringValue ?? ""
-                out +=
-                    "  " + pad(e.key, 32) + pad(value, 12) + pad(e.value["source"]?.stringValue ?? "", 11)
-                    + (e.value["ref"]?.stringValue ?? "") + "\n"
-            }
-            let locked = s["locked"] == .bool(true) ? "yes" : "no"
-            out += "  " + pad("locked", 32) + pad(locked, 12) + pad("set", 11) + "--locked\n"
-            out += "  " + pad("app_latency", 32) + pad(figure(s["app_latency_us"]?.intValue ?? 0), 12)
-            out += pad("set", 11) + "--app-latency (the stand-in app)\n"
-        }
-        return out
-    }
-}
-
-extension String {
-    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
-}
-
-/// `walk --device pcsc:READER`: the phone model as a virtual card on vpcd, each ISO-DEP
-/// reader profile played by a PC/SC client (`PCSCContext`, `SCardConnect`,
-/// `SCardTransmit`) through the real pcscd. Everything blocking runs on one thread of its
-/// own; the stand-in app's task runs on the cooperative pool.
-struct PCSCWalk: Sendable {
-    var reader: String
-    var port: UInt16
-    var profiles: [ReaderProfile]
-    var app: ContactlessPhone.DefaultApp
-    var express: [ContactlessPhone.ExpressCredential]
-    var gap: Duration
-    var json: Bool
-    var traceOptions: Traces.Options
-    /// The phone's UIDs (random per emulation, `--uid-seed` to repeat them).
-    var uid: HCEPhoneIdentity.UIDChoice
-    /// How long pcscd may take to report an insertion or a removal (its presence poll is ≈ 0.4 s).
-    var pcscdNoticeLimit: Duration = .seconds(5)
-
-    func run() async throws(CLIError) -> Int32 {
-        let context: PCSCContext
-        do { context = try PCSCContext() } catch {
-            throw .unavailable("no pcscd (\(error)); start it, or run under scripts/with-pcscd")
-        }
-        let readers: [String]
-        do { readers = try context.readers() } catch { throw .unavailable("pcscd lists no readers: \(error)") }
-        guard readers.contains(reader) else {
-            throw .unavailable(
-                "pcscd has no reader '\(reader)' (readers: \(readers.isEmpty ? "none" : readers.joined(separator: ", ")))"
-            )
-        }
-        // The reader's lock before a byte reaches it: a session holding it refuses the walk.
-        let lease = try takeReader("pcsc:" + reader)
-        defer { lease.release() }
-        var options = traceOptions
-        options.json = json
-        let trace = try Traces.open(
-            command: "walk", device: "pcsc:\(reader)", model: HCELiveCLI.model(app: app, uid: uid),
-            setup: ["vpcd_port": .int(Int64(port)), "profiles": .array(profiles.map { .string($0.name) })],
-            options: options)
-        defer { trace.close() }
-        if !json {
-            Output.err(
-                "walking \(Figures.count(profiles.count, "profile")) through pcscd, reader '\(reader)', vpcd port \(port). Trace: \(trace.path ?? "none")"
-            )
-            Output.out(HCELiveCLI.textHeader)
-        }
-        let phone = HCELiveCLI.makePhone(
-            app: app, uid: uid, trace: trace, json: json, expressCredentials: express)
-        var configuration = VirtualCard.Configuration(port: port)
-        configuration.retryInterval = .milliseconds(20)
-        let card = HCEPhoneCard(phone: phone, configuration: configuration)
-
-        let failure: String? = await HCELiveCLI.onThread { self.walk(context: context, card: card, phone: phone) }
-        var summary: JSONObject = ["t_us": .int(trace.elapsedMicroseconds)]
-        summary.merge(
-            HCELiveCLI.summary(
-                phone.events.map(HCELiveCLI.record),
-                extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
-        let written = trace.emit(summary)
-        if !json { Output.out(HCELiveCLI.summaryText(written)) }
-        if let failure { throw .unavailable(failure) }
-        return 0
-    }
-
-    /// Plays every profile; returns why the walk had to stop, or nil.
-    private func walk(context: PCSCContext, card: HCEPhoneCard, phone: HCELivePhone) -> String? {
-        for (i, profile) in profiles.enumerated() {
-            if i > 0 { sleep(gap) }
-            phone.setReader(profile.name)
-            guard profile.reachesISODEP else {
-                phone.note(
-                    .bench, "notShowable",
-                    detail:
-                        "\(profile.technology.rawValue) reader that never reaches ISO-DEP: PC/SC shows only cards a contactless reader activates; not played, not faked"
-                )
-                continue
-            }
-            if let problem = play(profile, context: context, card: card, phone: phone) { return problem }
-        }
-        return nil
-    }
-
-    private func play(_ profile: ReaderProfile, context: PCSCContext, card: HCEPhoneCard, phone: HCELivePhone)
-        -> String?
-    {
-        card.enterField(reader: profile.name, technology: profile.technology, ecp: profile.ecp)
-        // The field on is the vpcdConnected line; the profile's times count from it.
-        let connectLimit = phone.elapsed + pcscdNoticeLimit
-        while !card.isConnected && phone.elapsed < connectLimit { sleep(.milliseconds(1)) }
-        guard let fieldOn = phone.events.last(where: { $0.event == "vpcdConnected" && $0.reader == profile.name })?.time
-        else {
-            card.leaveField()
-            return "the phone card could not connect to vpcd on port \(port) (is it the port of '\(reader)'?)"
-        }
-        guard let state = waitFor(context, until: { $0.hasCard }) else {
-            card.leaveField()
-            return "pcscd never reported the phone card in '\(reader)' (is vpcd's port \(port) this reader's?)"
-        }
-        phone.note(
-            .pcsc, "pcscCardPresent", response: state.atr,
-            detail: "pcscd saw the card \(ms(phone.elapsed - fieldOn)) ms after field on (event #\(state.eventCount))")
-        var stopped = false
-        var connection: PCSCCard?
-        do {
-            let c = try context.connect(reader: reader, shareMode: .shared, protocols: [.t0, .t1])
-            connection = c
-            phone.note(.pcsc, "pcscConnect", detail: "SCardConnect, protocol \(c.activeProtocol)")
-        } catch {
-            phone.note(.pcsc, "error", detail: "SCardConnect: \(error)")
-        }
-        if let connection {
-            for step in profile.steps {
-                let due = fieldOn + step.offset
-                let now = phone.elapsed
-                if due > now { sleep(due - now) }
-                let sent = phone.elapsed
-                let response: [UInt8]?
-                do {
-                    response = try connection.transmit(step.apdu)
-                    phone.note(
-                        .pcsc, "pcscTransmit", command: step.apdu, response: response,
-                        detail: "round trip \((phone.elapsed - sent).wholeMicroseconds) µs"
-                            + (due < sent ? ", \(ms(sent - due)) ms after its profile time" : ""))
-                } catch {
-                    response = nil
-                    phone.note(.pcsc, "error", command: step.apdu, detail: "SCardTransmit: \(error)")
-                }
-                if step.stopOnFailure && !step.accepts(response) {
-                    phone.note(
-                        .bench, "stopped",
-                        detail:
-                            "'\(step.note ?? step.apdu.hexString())' failed and the profile stops on failure: field off now"
-                    )
-                    stopped = true
-                    break
-                }
-            }
-            do {
-                try connection.disconnect(.leave)
-                phone.note(.pcsc, "pcscDisconnect", detail: "SCardDisconnect(SCARD_LEAVE_CARD)")
-            } catch {
-                phone.note(.pcsc, "error", detail: "SCardDisconnect: \(error)")
-            }
-        }
-        let off = fieldOn + profile.fieldOffOffset
-        let now = phone.elapsed
-        if !stopped && off > now { sleep(off - now) }
-        card.leaveField()
-        // Let pcscd see the removal, so the next field is a new insertion.
-        if waitFor(context, until: { !$0.flags.contains(.present) }) == nil {
-            return "pcscd did not report the phone card's removal from '\(reader)'"
-        }
-        return nil
-    }
-
-    /// Waits (blocking) for `reader`'s state to satisfy `done`, at most ``pcscdNoticeLimit``.
-    private func waitFor(_ context: PCSCContext, until done: (PCSCReaderState) -> Bool) -> PCSCReaderState? {
-        let limit = ContinuousClock.now + pcscdNoticeLimit
-        var known = PCSCReaderState.unaware(reader)
-        while ContinuousClock.now < limit {
-            guard let change = try? context.waitForStatusChange(readers: [known], timeout: .milliseconds(100)) else {
-                return nil
-            }
-            if case .changed(let states) = change, let s = states.first { known = s }
-            if !known.flags.isEmpty, done(known) { return known }
-        }
-        return nil
-    }
-
-    private func sleep(_ d: Duration) {
-        guard d > .zero else { return }
-        Thread.sleep(forTimeInterval: Double(d.wholeMicroseconds) / 1e6)
-    }
-
-    private func ms(_ d: Duration) -> String { String(format: "%.1f", Double(d.wholeMicroseconds) / 1000) }
 }

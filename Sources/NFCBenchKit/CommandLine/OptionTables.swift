@@ -1,12 +1,10 @@
-import NFCBenchKit
-
 /// One option a command takes, declared once: its name (and older spellings that keep
 /// working), what its value is, its default, its help and its group. Usage lines, `--help`,
 /// "did you mean", shell completion and the man page are generated from these tables, and
 /// ``OptionParser`` checks argv against them before a command runs.
-struct OptionSpec: Sendable {
+public struct OptionSpec: Sendable {
     /// What the option's value is; each kind has one message for a value it refuses.
-    enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
         /// No value: present or not.
         case flag
         /// Any text (a path, a name, a spec).
@@ -25,42 +23,42 @@ struct OptionSpec: Sendable {
     }
 
     /// Which shared group an option belongs to: `--help` lists each under its own heading.
-    enum Group: String, Sendable, CaseIterable {
+    public enum Group: String, Sendable, CaseIterable {
         case device = "DEVICE"
         case command = "OPTIONS"
         case trace = "TRACE"
         case output = "OUTPUT"
     }
 
-    var name: String
-    var kind: Kind
+    public var name: String
+    public var kind: Kind
     /// The value's placeholder in usage and help (`PATH`, `D`, `SPEC`); empty for a flag.
-    var value: String
-    var help: String
-    var group: Group
+    public var value: String
+    public var help: String
+    public var group: Group
     /// Older spellings that keep working (`--wait` for `dump --timeout`, say); not in the usage.
-    var aliases: [String]
+    public var aliases: [String]
     /// A one-letter spelling (`-q`).
-    var short: Character?
+    public var short: Character?
     /// The value when the option is left out (shown in the help).
-    var defaultValue: OptionValue?
+    public var defaultValue: OptionValue?
     /// An environment variable read when the option is left out (`NFCBENCH_DEVICE`).
-    var environment: String?
+    public var environment: String?
     /// A usage error when neither the option nor its environment variable gives it.
-    var required: Bool
+    public var required: Bool
     /// Left out of the usage line and help (still parsed and completed).
-    var hidden: Bool
+    public var hidden: Bool
     /// What the shells complete for the value.
-    var completion: Completion
+    public var completion: Completion
     /// The durations a duration option takes (nil: any from 0).
-    var durationRange: ClosedRange<Duration>?
+    public var durationRange: ClosedRange<Duration>?
 
-    enum Completion: Sendable, Equatable {
+    public enum Completion: Sendable, Equatable {
         case none, file, directory, devices
         case words([String])
     }
 
-    init(
+    public init(
         _ name: String, _ kind: Kind = .text, value: String = "", help: String, group: Group = .command,
         aliases: [String] = [], short: Character? = nil, default defaultValue: OptionValue? = nil,
         environment: String? = nil, required: Bool = false, hidden: Bool = false, completion: Completion? = nil,
@@ -87,7 +85,7 @@ struct OptionSpec: Sendable {
         }
     }
 
-    static func placeholder(_ kind: Kind) -> String {
+    public static func placeholder(_ kind: Kind) -> String {
         switch kind {
         case .flag: ""
         case .text: "VALUE"
@@ -100,13 +98,15 @@ struct OptionSpec: Sendable {
     }
 
     /// Every spelling, with its dashes.
-    var spellings: [String] { (["--" + name] + aliases.map { "--" + $0 }) + (short.map { ["-" + String($0)] } ?? []) }
+    public var spellings: [String] {
+        (["--" + name] + aliases.map { "--" + $0 }) + (short.map { ["-" + String($0)] } ?? [])
+    }
 
     /// `--name VALUE` (or `--name`).
-    var synopsis: String { value.isEmpty ? "--\(name)" : "--\(name) \(value)" }
+    public var synopsis: String { value.isEmpty ? "--\(name)" : "--\(name) \(value)" }
 
     /// The help's default, in the form the option is written (`10s`, `250ms`).
-    var defaultText: String? {
+    public var defaultText: String? {
         switch defaultValue {
         case nil, .flag?: nil
         case .text(let t)?: t
@@ -118,26 +118,41 @@ struct OptionSpec: Sendable {
 }
 
 /// A positional word a command takes, in order.
-struct PositionalSpec: Sendable {
-    var name: String
-    var help: String
-    var optional = false
-    var completion: OptionSpec.Completion = .file
+public struct PositionalSpec: Sendable {
+    public var name: String
+    public var help: String
+    public var optional = false
+    public var completion: OptionSpec.Completion = .file
     /// The words it may be (nil: any).
-    var choices: [String]? = nil
+    public var choices: [String]? = nil
     /// The message when it is left out (nil: "missing NAME").
-    var missing: String? = nil
+    public var missing: String? = nil
     /// The last positional only: it takes every word left (`apdu HEX…`).
-    var repeats = false
+    public var repeats = false
+
+    /// A positional word: `name` as usage and help show it, its help, and the rest as the
+    /// properties above say.
+    public init(
+        name: String, help: String, optional: Bool = false, completion: OptionSpec.Completion = .file,
+        choices: [String]? = nil, missing: String? = nil, repeats: Bool = false
+    ) {
+        self.name = name
+        self.help = help
+        self.optional = optional
+        self.completion = completion
+        self.choices = choices
+        self.missing = missing
+        self.repeats = repeats
+    }
 }
 
 /// The unit a bare number is in, for a duration option.
-enum DurationUnit: String, Sendable, Equatable {
+public enum DurationUnit: String, Sendable, Equatable {
     case seconds, milliseconds
 }
 
 /// A parsed value, already checked against its option's kind.
-enum OptionValue: Sendable, Equatable {
+public enum OptionValue: Sendable, Equatable {
     case flag
     case text(String)
     case int(Int)
@@ -146,14 +161,14 @@ enum OptionValue: Sendable, Equatable {
 }
 
 /// One duration syntax for every duration option: a decimal number and a unit.
-enum Durations {
-    static let units: [(suffix: String, microseconds: Double)] = [
+public enum Durations {
+    public static let units: [(suffix: String, microseconds: Double)] = [
         ("ms", 1000), ("us", 1), ("µs", 1), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000),
     ]
 
     /// `text` as a duration; `bare` is the unit of a bare number (nil: only 0 may be bare).
     /// nil when it is no duration (a bare number where a unit is needed gives `.needsUnit`).
-    static func parse(_ text: String, bare: DurationUnit?) -> Result<Duration, Refusal> {
+    public static func parse(_ text: String, bare: DurationUnit?) -> Result<Duration, Refusal> {
         var number = text[...]
         var scale: Double?
         for u in units where number.hasSuffix(u.suffix) {
@@ -176,11 +191,11 @@ enum Durations {
         return .success(.microseconds(Int64(us.rounded())))
     }
 
-    enum Refusal: Error { case notADuration, needsUnit }
+    public enum Refusal: Error { case notADuration, needsUnit }
 
     /// A plain decimal number as people write one (`2`, `0.5`, `.5`, `2.`): digits and at
     /// most one point; no sign, hex (`0x10`), exponent, `inf` or `nan`.
-    static func decimal(_ s: some StringProtocol) -> Double? {
+    public static func decimal(_ s: some StringProtocol) -> Double? {
         guard s.contains(where: \.isNumber), s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
             s.filter({ $0 == "." }).count <= 1
         else { return nil }
@@ -188,7 +203,7 @@ enum Durations {
     }
 
     /// `d` written the way the options take it: `10s`, `250ms`, `1.5s`, `100us`.
-    static func text(_ d: Duration) -> String {
+    public static func text(_ d: Duration) -> String {
         let us = d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
         if us == 0 { return "0s" }
         if us % 60_000_000 == 0 && us >= 60_000_000 { return "\(us / 60_000_000)m" }
@@ -200,15 +215,15 @@ enum Durations {
 
 /// What a command was given, checked against its tables: each option's value by its name
 /// (given, from its environment variable, or its default) and the positional words.
-struct ParsedOptions: Sendable, Equatable {
+public struct ParsedOptions: Sendable, Equatable {
     /// The options given on the command line or by their environment variable, by name.
-    var given: [String: OptionValue]
-    var positionals: [String]
+    public var given: [String: OptionValue]
+    public var positionals: [String]
     /// Every option the command declares, with its default.
-    var defaults: [String: OptionValue]
-    var declared: Set<String>
+    public var defaults: [String: OptionValue]
+    public var declared: Set<String>
 
-    init(
+    public init(
         given: [String: OptionValue] = [:], positionals: [String] = [], defaults: [String: OptionValue] = [:],
         declared: Set<String> = []
     ) {
@@ -218,7 +233,7 @@ struct ParsedOptions: Sendable, Equatable {
         self.declared = declared
     }
 
-    func declares(_ name: String) -> Bool { declared.contains(name) }
+    public func declares(_ name: String) -> Bool { declared.contains(name) }
 
     private func value(_ name: String) -> OptionValue? {
         assert(declared.contains(name), "--\(name) is not in the command's table")
@@ -226,31 +241,31 @@ struct ParsedOptions: Sendable, Equatable {
     }
 
     /// Whether the option was given (or set by its environment variable), default aside.
-    func has(_ name: String) -> Bool { given[name] != nil }
+    public func has(_ name: String) -> Bool { given[name] != nil }
 
-    func flag(_ name: String) -> Bool { declared.contains(name) && value(name) == .flag }
+    public func flag(_ name: String) -> Bool { declared.contains(name) && value(name) == .flag }
 
-    func string(_ name: String) -> String? {
+    public func string(_ name: String) -> String? {
         guard declared.contains(name), case .text(let t)? = value(name) else { return nil }
         return t
     }
 
-    func int(_ name: String) -> Int? {
+    public func int(_ name: String) -> Int? {
         guard declared.contains(name), case .int(let n)? = value(name) else { return nil }
         return n
     }
 
-    func duration(_ name: String) -> Duration? {
+    public func duration(_ name: String) -> Duration? {
         guard declared.contains(name), case .duration(let d)? = value(name) else { return nil }
         return d
     }
 
-    func list(_ name: String) -> [String]? {
+    public func list(_ name: String) -> [String]? {
         guard declared.contains(name), case .list(let l)? = value(name) else { return nil }
         return l
     }
 
-    func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
+    public func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
 }
 
 /// argv against a command's tables: pure, so a test checks argv → ``ParsedOptions`` and
@@ -261,10 +276,10 @@ struct ParsedOptions: Sendable, Equatable {
 /// (with the nearest name), a missing value, a value of the wrong kind, a single-value
 /// option given twice, a flag given a value, a required option left out, too many or too
 /// few positional words.
-enum OptionParser {
-    static func parse(
+public enum OptionParser {
+    public static func parse(
         _ argv: [String], options: [OptionSpec], positionals: [PositionalSpec], environment: [String: String] = [:]
-    ) throws(CLIError) -> ParsedOptions {
+    ) throws(BenchError) -> ParsedOptions {
         var bySpelling: [String: OptionSpec] = [:]
         for o in options { for s in o.spellings { bySpelling[s] = o } }
         // First pass: the words, split into options (raw values) and positionals. An unknown
@@ -360,19 +375,19 @@ enum OptionParser {
             given: given, positionals: words, defaults: defaults, declared: Set(options.map(\.name)))
     }
 
-    static func isNegativeNumber(_ t: String) -> Bool {
+    public static func isNegativeNumber(_ t: String) -> Bool {
         t.count > 1 && t.first == "-" && t.dropFirst().allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
     }
 
     /// The one message for an option left out.
-    static func requiredMessage(_ spec: OptionSpec) -> String {
+    public static func requiredMessage(_ spec: OptionSpec) -> String {
         var m = "\(spec.synopsis) is required"
         if spec.name == "device" { m += " (pcsc:READER, pn532_uart:PATH, sim:SCENARIO…; see 'nfcbench devices')" }
         if let env = spec.environment { m += ", or set \(env)" }
         return m
     }
 
-    static func value(_ text: String, for spec: OptionSpec, spelling: String) throws(CLIError) -> OptionValue {
+    public static func value(_ text: String, for spec: OptionSpec, spelling: String) throws(BenchError) -> OptionValue {
         switch spec.kind {
         case .flag: return .flag
         case .text: return .text(text)
@@ -417,21 +432,21 @@ enum OptionParser {
     }
 
     /// The one message for a word that is not one of the choices.
-    static func notOneOf(_ spelling: String, _ words: [String], _ text: String, list: Bool = false) -> String {
+    public static func notOneOf(_ spelling: String, _ words: [String], _ text: String, list: Bool = false) -> String {
         let near = nearest(text, among: words).map { "; did you mean '\($0)'?" } ?? ""
         return "\(spelling) \(list ? "takes a comma-separated list of" : "is one of") \(words.joined(separator: ", ")),"
             + " not '\(text)'\(near)"
     }
 
     /// The one message for an unknown option: the nearest known spelling, quoted.
-    static func unknownOption(_ spelling: String, among options: [OptionSpec]) -> String {
+    public static func unknownOption(_ spelling: String, among options: [OptionSpec]) -> String {
         let names = options.flatMap(\.spellings) + ["--help"]
         return "unknown option '\(spelling)'"
             + (nearest(spelling, among: names).map { " (did you mean '\($0)'?)" } ?? "")
     }
 
     /// The name nearest `word` (edit distance at most a third of its length, 1 to 2), or nil.
-    static func nearest(_ word: String, among names: [String]) -> String? {
+    public static func nearest(_ word: String, among names: [String]) -> String? {
         let limit = max(1, min(2, word.count / 3))
         return names.map { ($0, editDistance($0, word)) }.filter { $0.1 <= limit }
             .min { ($0.1, $0.0) < ($1.1, $1.0) }?.0

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
 import NFCHardware
-import NFCTags
-import NFCTrace
-import ReaderSession
+public import NFCTags
+public import NFCTrace
+public import ReaderSession
 import Synchronization
 
 /// Runs one Core NFC-shaped reader session on a backend the way an app would, and reports
@@ -20,58 +20,61 @@ import Synchronization
 /// or it was a SIGSTOP) ends it with 202 too; SIGTERM, SIGHUP and SIGPIPE (the output's reader
 /// went away) end it with 202 "terminated by signal N". The ending record says which signal
 /// (`cause`), after a `signal` record.
-final class SessionRunner: @unchecked Sendable {
-    enum Mode: String, CaseIterable {
+public final class SessionRunner: @unchecked Sendable {
+    public enum Mode: String, CaseIterable, Sendable {
         case ndef
         case ndefRW = "ndef-rw"
         case tag
     }
 
-    struct Options {
-        var mode: Mode = .ndef
-        var firstRead = false
-        var timeLimit: Duration = .seconds(60)
-        var thermal = true
-        var hostWide = false
-        var alertMessage = "Hold your iPhone near an NFC tag."
-        var json = false
-        var verbose = false
-        var statusLine = false
+    public struct Options: Sendable {
+        public var mode: Mode = .ndef
+        public var firstRead = false
+        public var timeLimit: Duration = .seconds(60)
+        public var thermal = true
+        public var hostWide = false
+        public var alertMessage = "Hold your iPhone near an NFC tag."
+        public var json = false
+        public var verbose = false
+        public var statusLine = false
         /// Added to the `session` numbers in the trace (several runners writing one trace).
-        var sessionNumberOffset: UInt64 = 0
+        public var sessionNumberOffset: UInt64 = 0
         /// Read-write and tag modes: the app taps Done after the first tag's read, whatever
         /// its outcome, instead of asking for the next tag (`check equivalence`).
-        var doneAfterFirstTag = false
+        public var doneAfterFirstTag = false
         /// What a begin gets while another session holds the reader (`--busy`).
-        var busy = ReaderSystemModel.BusyPolicy.refuse
+        public var busy = ReaderSystemModel.BusyPolicy.refuse
         /// The bench app's Info.plist ISO 7816 select-identifiers (`--select-identifiers`).
-        var selectIdentifiers = ["D2760000850101"]
+        public var selectIdentifiers = ["D2760000850101"]
         /// `--mode tag`'s polling options (`--polling`).
-        var polling: NFCPollingOption = .iso14443
+        public var polling: NFCPollingOption = .iso14443
         /// The bench app's Info.plist FeliCa system codes (`--felica-system-codes`).
-        var feliCaSystemCodes = ["12FC"]
+        public var feliCaSystemCodes = ["12FC"]
         /// Why the thermal model is off, when a caller switches it off for its own reasons
         /// (the demo): said in the trace header.
-        var thermalOffReason: String?
+        public var thermalOffReason: String?
         /// How long after the app's `invalidate()` its ending arrives (`--turnover-delay`;
-        /// reported 2.5 s, ``ReaderSystemModel/invalidationDelay``; 0 is the old model).
-        var invalidationDelay = ReaderSystemModel.reportedTurnover.invalidationDelay
+        /// reported 2.5 s, `ReaderSystemModel/invalidationDelay`; 0 is the old model).
+        public var invalidationDelay = ReaderSystemModel.reportedTurnover.invalidationDelay
         /// `sendMiFareCommand`'s CRC_A rule (`--mifare-crc`).
-        var miFareCRC = ReaderSystemModel.default.miFareCRC
+        public var miFareCRC = ReaderSystemModel.default.miFareCRC
         /// The iPhone's Type 2 discovery before a Type 2 tag is reported (`--type2-probe`;
         /// `off` is the model before).
-        var type2Probe = Type2ProbeModel.iphone
+        public var type2Probe = Type2ProbeModel.iphone
         /// What a begin() while the same app's session runs gets (`--same-app-begin`).
-        var sameAppBegin = ReaderSystemModel.reportedTurnover.sameAppBegin
+        public var sameAppBegin = ReaderSystemModel.reportedTurnover.sameAppBegin
         /// The app's entitlement formats (`--entitlement`), usage description
         /// (`--no-usage-description`) and the phone's NFC conditions (`--nfc`).
-        var readerSessionFormats = ReaderSystemModel.default.readerSessionFormats
-        var hasUsageDescription = true
-        var availability = ReaderSystemModel.NFCAvailability.available
+        public var readerSessionFormats = ReaderSystemModel.default.readerSessionFormats
+        public var hasUsageDescription = true
+        public var availability = ReaderSystemModel.NFCAvailability.available
+
+        /// The defaults above: an NDEF session of 60 s with the thermal model on.
+        public init() {}
     }
 
     /// The thermal parameters and the system model a run with `options` plays by.
-    static func models(_ options: Options) -> (ThermalModel.Parameters, ReaderSystemModel) {
+    public static func models(_ options: Options) -> (ThermalModel.Parameters, ReaderSystemModel) {
         var params = options.thermal ? ThermalModel.Parameters() : ThermalModel.disabled.parameters
         params.baseLimit = options.timeLimit
         if params.minimumLimit > params.baseLimit { params.minimumLimit = params.baseLimit }
@@ -90,14 +93,14 @@ final class SessionRunner: @unchecked Sendable {
     }
 
     /// Every number and rule of a run with `options`, with its source.
-    static func facts(_ options: Options) -> [ModelFact] {
+    public static func facts(_ options: Options) -> [ModelFact] {
         let (params, model) = models(options)
         return model.facts(thermal: params)
     }
 
     /// The trace header's model block: the run's settings, then every model number with its
-    /// source (``ModelFact``). A value of its own, for whichever header writer builds the header.
-    static func headerModel(_ options: Options) -> JSONObject {
+    /// source (`ModelFact`). A value of its own, for whichever header writer builds the header.
+    public static func headerModel(_ options: Options) -> JSONObject {
         var o: JSONObject = [
             "mode": .string(options.mode.rawValue), "host_wide": .bool(options.hostWide),
         ]
@@ -107,19 +110,29 @@ final class SessionRunner: @unchecked Sendable {
     }
 
     /// How a session ended, and whether anything was read.
-    struct Ending {
-        var code: NFCReaderError.Code
-        var reads: Int
+    public struct Ending: Sendable {
+        public var code: NFCReaderError.Code
+        public var reads: Int
         /// The signal that ended the session, if one did.
-        var signal: Int32? = nil
+        public var signal: Int32? = nil
         /// The 203 came from the thermal model (too hot), not from another session: the heat
         /// and how long the bench needs to cool before a session begins.
-        var tooHot: (heat: Double, timeToCool: Duration)? = nil
+        public var tooHot: (heat: Double, timeToCool: Duration)? = nil
+
+        public init(
+            code: NFCReaderError.Code, reads: Int, signal: Int32? = nil,
+            tooHot: (heat: Double, timeToCool: Duration)? = nil
+        ) {
+            self.code = code
+            self.reads = reads
+            self.signal = signal
+            self.tooHot = tooHot
+        }
 
         /// Exit status: 0 for 204 and for a user's Done (200) after reads; 10 + (code − 200)
         /// for 200 without a read (10), 201 (11), 202 (12), 203 (13); 14 for a 203 from the
         /// thermal model (too hot; 13 before issue 31); 1 for any other code.
-        var exitStatus: Int32 {
+        public var exitStatus: Int32 {
             switch code.rawValue {
             case 204: 0
             case 200: reads > 0 ? 0 : 10
@@ -130,34 +143,37 @@ final class SessionRunner: @unchecked Sendable {
         }
     }
 
-    let backend: any ReaderBackend
-    let options: Options
-    let trace: TraceWriter
+    public let backend: any ReaderBackend
+    public let options: Options
+    public let trace: TraceWriter
     /// Tags the app read: `didDetectNDEFs` in read-only mode, the app's own `readNDEF` in
     /// read-write and tag modes. The exit status and the status line count the same reads.
-    let reads: Counter
+    public let reads: Counter
     /// The live line on a terminal (`options.statusLine`).
-    let status: StatusLine?
+    public let status: StatusLine?
     /// Why the session is ending, when a signal ends it (the ending record's `cause`), and the
     /// UIDs it detected (the demo checks its own card).
     private let seen = SessionSeen()
-    var detectedUIDs: [[UInt8]] { seen.uids.withLock { $0 } }
+    public var detectedUIDs: [[UInt8]] { seen.uids.withLock { $0 } }
     /// Whether `didBecomeActive` has been written (trace and output), so what a caller does
     /// next is written after it (the demo's second session).
-    var hasShownActive: Bool { seen.activation.withLock { $0.shown } }
-    let system: NFCReaderSystem
+    public var hasShownActive: Bool { seen.activation.withLock { $0.shown } }
+    public let system: NFCReaderSystem
     /// Reads the bench app has started and not finished (a virtual-time driver waits for 0).
-    let appWork = Counter()
+    public let appWork = Counter()
 
     /// - Parameters:
-    ///   - clock: real time by default; a ``ManualClock`` runs the session and the bench
+    ///   - backend: the reader the session runs on.
+    ///   - options: the mode, the models' settings and what is printed.
+    ///   - trace: the run's trace; every line printed is one of its records.
+    ///   - clock: real time by default; a `ManualClock` runs the session and the bench
     ///     app's restart timer in virtual time.
     ///   - arbiter: the reader's lock (default: lock files, per reader or per host).
     ///   - statusOutput: where the status line is drawn (default: standard output).
-    init(
+    public init(
         backend: any ReaderBackend, options: Options, trace: TraceWriter,
         clock: any ReaderSessionClock = ContinuousReaderClock(), arbiter: SessionArbiter? = nil,
-        statusOutput: @escaping @Sendable (String) -> Void = { Output.raw($0) }
+        statusOutput: @escaping @Sendable (String) -> Void = { BenchOutput.raw($0) }
     ) {
         self.backend = backend
         self.options = options
@@ -209,12 +225,12 @@ final class SessionRunner: @unchecked Sendable {
         seen.applier.withLock { $0 = { [weak self] sig in self?.apply(sig) } }
     }
 
-    static func show(_ line: String, status: StatusLine?) {
-        if let status { status.printAbove(line) } else { Output.out(line) }
+    public static func show(_ line: String, status: StatusLine?) {
+        if let status { status.printAbove(line) } else { BenchOutput.out(line) }
     }
 
     /// Records a bench-level event (what the bench app did) in the trace and the output.
-    func note(_ event: String, _ fields: JSONObject) {
+    public func note(_ event: String, _ fields: JSONObject) {
         var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": .string(event)]
         o.merge(fields)
         let written = trace.emit(o)
@@ -223,7 +239,7 @@ final class SessionRunner: @unchecked Sendable {
         }
     }
 
-    func run() async -> Ending {
+    public func run() async -> Ending {
         let done = AsyncStream<NFCReaderError.Code>.makeStream()
         let app = BenchApp(
             runner: self,
@@ -231,20 +247,20 @@ final class SessionRunner: @unchecked Sendable {
                 done.continuation.yield($0)
                 done.continuation.finish()
             })
-        let signals = Signals.handle { [self] sig in
+        let signals = BenchSignals.handle { [self] sig in
             if sig == SIGTSTP { app.leftForeground = true }
             endSession(by: sig)
         }
         defer { signals.cancel() }
         // The output's reader leaving ends the session as SIGPIPE, even with no line to write.
-        let watch = Signals.watchOutputReader()
+        let watch = BenchSignals.watchOutputReader()
         defer { watch.cancel() }
         status?.start()
         app.begin()
         var code = NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled
         for await c in done.stream { code = c }
         status?.stop()
-        if app.leftForeground { Signals.stopIfForegroundOfTerminal() }
+        if app.leftForeground { BenchSignals.stopIfForegroundOfTerminal() }
         return Ending(
             code: code, reads: reads.value, signal: seen.signalCause.withLock { $0?.signal },
             tooHot: code == .readerSessionInvalidationErrorSystemIsBusy ? seen.tooHot.withLock { $0 } : nil)
@@ -266,10 +282,10 @@ final class SessionRunner: @unchecked Sendable {
             return true
         }
         guard first else {
-            if sig == SIGINT || sig == SIGTERM || sig == SIGHUP { Signals.die(by: sig) }
+            if sig == SIGINT || sig == SIGTERM || sig == SIGHUP { BenchSignals.die(by: sig) }
             return
         }
-        note("signal", ["signal": .int(Int64(sig)), "name": .string(Signals.name(sig)), "reason": .string(cause)])
+        note("signal", ["signal": .int(Int64(sig)), "name": .string(BenchSignals.name(sig)), "reason": .string(cause)])
         seen.activation.withLock { if !$0.shown { $0.pendingSignal = sig } }
         apply(sig)
     }
@@ -284,13 +300,13 @@ final class SessionRunner: @unchecked Sendable {
         }
     }
 
-    func countRead() { reads.add() }
+    public func countRead() { reads.add() }
 
     /// Begins the bench app's session without the terminal around it (no signal handling,
     /// no status-line redraws): the part of ``run()`` a virtual-time driver runs. The caller
     /// keeps the returned app alive until `finished` is called (sessions hold their
     /// delegates weakly, as Core NFC does).
-    func beginApp(finished: @escaping @Sendable (NFCReaderError.Code) -> Void) -> AnyObject {
+    public func beginApp(finished: @escaping @Sendable (NFCReaderError.Code) -> Void) -> AnyObject {
         let app = BenchApp(runner: self, finished: finished)
         app.begin()
         return app
@@ -311,11 +327,11 @@ final class SessionSeen: Sendable {
 }
 
 /// A thread-safe count (reads, work in flight).
-final class Counter: Sendable {
+public final class Counter: Sendable {
     private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    func remove() { count.subtract(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
+    public func add() { count.add(1, ordering: .relaxed) }
+    public func remove() { count.subtract(1, ordering: .relaxed) }
+    public var value: Int { count.load(ordering: .relaxed) }
 }
 
 /// The bench's "app": begins the session the user asked for and, in read-write and tag

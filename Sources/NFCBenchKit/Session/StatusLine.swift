@@ -1,6 +1,6 @@
 import Dispatch
 import FoundationEssentials
-import ReaderSession
+public import ReaderSession
 import Synchronization
 
 /// The sheet on a terminal: one live line with the alert message, the seconds left and the
@@ -10,7 +10,7 @@ import Synchronization
 /// read-only mode, the app's `readNDEF` in read-write and tag modes), the count the exit
 /// status uses. Seconds left are rounded up, as a countdown shows them: "1 s left" until
 /// the limit, never "0 s left" with time to go. Time is the session's clock.
-final class StatusLine: Sendable {
+public final class StatusLine: Sendable {
     private struct State {
         var alert: String
         var deadline: Duration?
@@ -25,9 +25,9 @@ final class StatusLine: Sendable {
     /// called by the runner, one after the other, never at once.
     nonisolated(unsafe) private var timer: (any DispatchSourceTimer)?
 
-    init(
+    public init(
         alert: String, reads: Counter, clock: any ReaderSessionClock,
-        output: @escaping @Sendable (String) -> Void = { Output.raw($0) }
+        output: @escaping @Sendable (String) -> Void = { BenchOutput.raw($0) }
     ) {
         state = Mutex(State(alert: alert))
         self.reads = reads
@@ -35,7 +35,7 @@ final class StatusLine: Sendable {
         self.output = output
     }
 
-    func update(_ record: SessionTraceRecord) {
+    public func update(_ record: SessionTraceRecord) {
         let now = clock.now
         state.withLock { s in
             switch record.event {
@@ -48,7 +48,7 @@ final class StatusLine: Sendable {
         }
     }
 
-    func start() {
+    public func start() {
         let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "nfcbench.status"))
         t.schedule(deadline: .now(), repeating: .milliseconds(200))
         t.setEventHandler { [weak self] in self?.draw() }
@@ -56,26 +56,26 @@ final class StatusLine: Sendable {
         timer = t
     }
 
-    func stop() {
+    public func stop() {
         timer?.cancel()
         timer = nil
         output("\r\u{1B}[K")
     }
 
-    func printAbove(_ line: String) {
+    public func printAbove(_ line: String) {
         output("\r\u{1B}[K" + line + "\n")
         draw()
     }
 
     /// The line as it reads now; nil while no session is active.
-    var text: String? {
+    public var text: String? {
         let s = state.withLock { $0 }
         guard s.active else { return nil }
         return Self.text(alert: s.alert, left: s.deadline.map { $0 - clock.now }, reads: reads.value)
     }
 
     /// `[ alert ]  12 s left  · 1 tag read  · Ctrl-C = Done`.
-    static func text(alert: String, left: Duration?, reads: Int) -> String {
+    public static func text(alert: String, left: Duration?, reads: Int) -> String {
         var text = "[ \(alert) ]"
         if let left { text += "  \(secondsLeft(left)) s left" }
         text += "  · \(reads) tag\(reads == 1 ? "" : "s") read  · Ctrl-C = Done"
@@ -83,7 +83,7 @@ final class StatusLine: Sendable {
     }
 
     /// Whole seconds left, rounded up (0.2 s left is "1 s left"); 0 once the time is up.
-    static func secondsLeft(_ left: Duration) -> Int {
+    public static func secondsLeft(_ left: Duration) -> Int {
         guard left > .zero else { return 0 }
         let (s, a) = left.components
         return Int(s) + (a > 0 ? 1 : 0)

@@ -1,11 +1,11 @@
-import NFCTags
-import NFCTrace
+public import NFCTags
+public import NFCTrace
 import ReaderSession
 
 /// Renders trace records (the JSON written to the trace) as the bench's human lines, so
 /// what a person reads is exactly what the trace holds.
-enum TraceLines {
-    static func seconds(_ us: Int64) -> String {
+public enum TraceLines {
+    public static func seconds(_ us: Int64) -> String {
         let s = Double(us) / 1_000_000
         let text = String(format: "%.3f", s)
         return String(repeating: " ", count: max(0, 8 - text.count)) + "+" + text + " s"
@@ -13,7 +13,7 @@ enum TraceLines {
 
     /// One or more lines for a record, or nil for records a person doesn't need to see
     /// (frames, thermal bookkeeping) — those stay in the trace.
-    static func render(_ r: JSONObject, verbose: Bool = false) -> String? {
+    public static func render(_ r: JSONObject, verbose: Bool = false) -> String? {
         let t = seconds(r["t_us"]?.intValue ?? 0)
         let event = r["event"]?.stringValue ?? "?"
         func hex(_ key: String) -> String { spaced(r[key]?.stringValue ?? "") }
@@ -136,13 +136,13 @@ enum TraceLines {
         }
     }
 
-    static func recordCount(_ r: JSONObject) -> String {
+    public static func recordCount(_ r: JSONObject) -> String {
         if case .array(let records)? = r["records"] { return "\(records.count) record\(records.count == 1 ? "" : "s")" }
         if case .array(let messages)? = r["messages"] { return "\(messages.count) messages" }
         return ""
     }
 
-    static func recordLines(_ r: JSONObject) -> [String] {
+    public static func recordLines(_ r: JSONObject) -> [String] {
         var records: [JSONValue] = []
         if case .array(let rs)? = r["records"] {
             records = rs
@@ -154,9 +154,9 @@ enum TraceLines {
         }
     }
 
-    /// A record's JSON (``NDEFRecordDescription/json``) back as a description, so the text
+    /// A record's JSON (`NDEFRecordDescription/json`) back as a description, so the text
     /// lines say everything the JSON does.
-    static func description(_ rec: JSONValue) -> NDEFRecordDescription {
+    public static func description(_ rec: JSONValue) -> NDEFRecordDescription {
         var nested: [NDEFRecordDescription]? = nil
         if case .array(let rs)? = rec["records"] { nested = rs.map(description) }
         var warnings: [String] = []
@@ -170,7 +170,7 @@ enum TraceLines {
             title: rec["title"]?.stringValue, records: nested, warnings: warnings)
     }
 
-    static func spaced(_ hex: String) -> String {
+    public static func spaced(_ hex: String) -> String {
         guard hex.allSatisfy(\.isHexDigit) else { return hex }  // e.g. "redacted:7 bytes"
         var out = ""
         for (i, c) in hex.enumerated() {
