@@ -60,6 +60,20 @@ struct SignalPolicyTests {
         #expect(bench.readerLocks.isEmpty, "the released lock file is removed: \(bench.readerLocks)")
     }
 
+    /// Runs `script` in bash with `$B` the binary and `$T` the trace path; expects it to print
+    /// `exit 12` (the session's 202) and returns the trace's records.
+    private static func pipedSession(_ script: String, bench: Bench, trace: String) async throws -> [JSONValue] {
+        var env = bench.env
+        env["B"] = NFCBench.binary.path
+        env["T"] = trace
+        let e = env
+        let r = try await NFCBench.offPool {
+            try NFCBench.runBlockingExecutable("/bin/bash", ["-c", script], environment: e, timeout: .seconds(30))
+        }
+        #expect(r.stdout.contains("exit 12"), "\(r.stdout)\n\(r.stderr)")
+        return Self.records(try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init))
+    }
+
     @Test(
         "A reader of the output that goes away (session --json | head -2): SIGPIPE ends the session as SIGTERM does, trace complete, lock file gone"
     )
@@ -73,16 +87,7 @@ struct SignalPolicyTests {
             "$B" session --device sim:no-tag --json --trace "$T" | head -2 >/dev/null
             echo "exit ${PIPESTATUS[0]}"
             """
-        var env = bench.env
-        env["B"] = NFCBench.binary.path
-        env["T"] = trace
-        let e = env
-        let r = try await NFCBench.offPool {
-            try NFCBench.runBlockingExecutable("/bin/bash", ["-c", script], environment: e, timeout: .seconds(30))
-        }
-        #expect(r.stdout.contains("exit 12"), "\(r.stdout)\n\(r.stderr)")
-        let recs = Self.records(
-            try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init))
+        let recs = try await Self.pipedSession(script, bench: bench, trace: trace)
         let ending = recs.last
         #expect(ending?["event"]?.stringValue == "didInvalidateWithError", "\(recs)")
         #expect(ending?["code"]?.intValue == 202)
@@ -106,16 +111,7 @@ struct SignalPolicyTests {
             done
             echo "exit ${PIPESTATUS[0]}"
             """
-        var env = bench.env
-        env["B"] = NFCBench.binary.path
-        env["T"] = trace
-        let e = env
-        let r = try await NFCBench.offPool {
-            try NFCBench.runBlockingExecutable("/bin/bash", ["-c", script], environment: e, timeout: .seconds(30))
-        }
-        #expect(r.stdout.contains("exit 12"), "\(r.stdout)\n\(r.stderr)")
-        let recs = Self.records(
-            try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init))
+        let recs = try await Self.pipedSession(script, bench: bench, trace: trace)
         let active = recs.firstIndex { $0["event"]?.stringValue == "didBecomeActive" }
         let signal = recs.firstIndex { $0["event"]?.stringValue == "signal" }
         #expect(active != nil && signal != nil && active! < signal!, "the signal after activation: \(recs)")
