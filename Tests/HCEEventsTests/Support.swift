@@ -6,8 +6,8 @@ import Foundation
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// The shared corpus beside the package (`<root>/../shared/corpus`).
-let corpusDirectory = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+/// The public corpus kept in the package (`<root>/Tests/Fixtures/corpus`, sources in its README).
+let corpusDirectory = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
 let corpusPresent = FileManager.default.fileExists(atPath: corpusDirectory.path)
 /// Under CI the corpus must exist: tests run (and fail) instead of being skipped.
 let corpusRequired = corpusPresent || ProcessInfo.processInfo.environment["CI"] == "true"

@@ -5,7 +5,7 @@ import Testing
 
 @Suite(
     "Proxmark3 trace import",
-    .enabled(if: corpusRequired, "shared corpus not found beside the package (set CI=true to make this fail)"))
+    .enabled(if: corpusRequired, "corpus not found in Tests/Fixtures/corpus (set CI=true to make this fail)"))
 struct TraceImportTests {
     @Test(
         "Visa/Apple ECP trace: ECP frame, RATS/ATS, three APDUs unwrapped, chained answer joined, times from timestamps"

@@ -9,7 +9,7 @@ import Testing
 /// entry), so the parts run side by side and their vpcd ports are nobody else's.
 @Suite("Cross-device equivalence (sim:, pcsc:, ACR122U, pn532_uart:)")
 struct EquivalenceTests {
-    static let corpus = NFCBench.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    static let corpus = NFCBench.packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
 
     /// The shipped tag files' names.
     static func shipped() throws -> [String] {
@@ -104,9 +104,9 @@ struct EquivalenceTests {
     func corpusFiles() async throws {
         guard FileManager.default.fileExists(atPath: Self.corpus.path) else {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("the shared corpus is missing at \(Self.corpus.path)")
+                Issue.record("the corpus is missing at \(Self.corpus.path)")
             } else {
-                print("skipping: shared corpus not found at \(Self.corpus.path)")
+                print("skipping: corpus not found at \(Self.corpus.path)")
             }
             return
         }

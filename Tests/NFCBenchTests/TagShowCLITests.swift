@@ -3,20 +3,20 @@ import NFCTrace
 import ReaderSession
 import Testing
 
-/// `nfcbench tag show` on the shared corpus (real public dumps). Expected values were read
+/// `nfcbench tag show` on the corpus (real public dumps, Tests/Fixtures/corpus). Expected values were read
 /// by hand from the files (corpus README and the bytes), not produced by our code.
 @Suite("nfcbench tag show")
 struct TagShowCLITests {
-    static let corpus = NFCBench.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    static let corpus = NFCBench.packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
     static var corpusPresent: Bool { FileManager.default.fileExists(atPath: corpus.path) }
 
     /// Fails under CI when the corpus is missing; otherwise the test is skipped with a message.
     func corpusFile(_ name: String) throws -> String? {
         guard Self.corpusPresent else {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("the shared corpus is missing at \(Self.corpus.path)")
+                Issue.record("the corpus is missing at \(Self.corpus.path)")
             } else {
-                print("skipping: shared corpus not found at \(Self.corpus.path)")
+                print("skipping: corpus not found at \(Self.corpus.path)")
             }
             return nil
         }

@@ -3,8 +3,7 @@ import Testing
 
 private let packageRoot = NFCBench.packageRoot
 
-private let ecpTrace = packageRoot.deletingLastPathComponent()
-    .appendingPathComponent("shared/corpus/pm3_hf_visa_apple_ecp.trace").path
+private let ecpTrace = packageRoot.appendingPathComponent("Tests/Fixtures/corpus/pm3_hf_visa_apple_ecp.trace").path
 
 /// The built binary with the bench data pinned (NFCBench.run: off the cooperative pool).
 private func nfcbench(_ args: [String]) async throws -> NFCBench.Result {
@@ -78,7 +77,7 @@ struct WalkCLITests {
         "profile import of the ECP trace reproduces the shipped emv-ecp-terminal profile",
         .enabled(
             if: FileManager.default.fileExists(atPath: ecpTrace) || ProcessInfo.processInfo.environment["CI"] == "true",
-            "shared corpus not found beside the package (CI=true makes this fail)"))
+            "corpus not found in Tests/Fixtures/corpus (CI=true makes this fail)"))
     func importMatchesShipped() async throws {
         let trace = ecpTrace
         let r = try await nfcbench(["profile", "import", trace, "--name", "emv-ecp-terminal", "--category", "payment"])

@@ -3,12 +3,12 @@ import NFCFiles
 import NFCTags
 import Testing
 
-/// `<package root>/../shared/corpus`, found from this file's path.
+/// `<package root>/Tests/Fixtures/corpus` (a copy of the public corpus, with its README), found from this file's path.
 enum Corpus {
     static let directory: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }  // NFCTagsTests, Tests, package root
-        return url.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
+        return url.appendingPathComponent("Tests/Fixtures/corpus").path
     }()
 
     static func path(_ name: String) -> String { directory + "/" + name }
@@ -20,7 +20,7 @@ enum Corpus {
     }
 }
 
-@Suite("Corpus tag files", .enabled(if: Corpus.availableOrCI, "shared corpus not found next to the package"))
+@Suite("Corpus tag files", .enabled(if: Corpus.availableOrCI, "corpus not found in Tests/Fixtures/corpus"))
 struct CorpusTagFileTests {
     @Test("Flipper NTAG216 dump: header values, wire-order ATQA, 231 pages, CC 12 and the Lock Control TLV")
     func flipperLoads() throws {

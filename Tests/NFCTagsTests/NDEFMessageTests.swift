@@ -56,7 +56,7 @@ struct NDEFMessageParsingTests {
         "The Flipper corpus file's NDEF TLV holds exactly the fixture bytes",
         .enabled(
             if: NDEFTestEnvironment.corpusHas("flipper_Google_ntag216.nfc") || NDEFTestEnvironment.isCI,
-            "shared corpus not found next to the package; set CI=true to make this a failure"))
+            "corpus not found in Tests/Fixtures/corpus; set CI=true to make this a failure"))
     func flipperCorpusBytes() throws {
         let text = try String(contentsOf: NDEFTestEnvironment.corpusFile("flipper_Google_ntag216.nfc"), encoding: .utf8)
         var memory: [UInt8] = []

@@ -180,12 +180,12 @@ enum NDEFFixtures {
     static var all: [NDEFFixture] { valid + invalid }
 }
 
-/// Where the package and the shared corpus are, from this file's path.
+/// Where the package and the corpus (Tests/Fixtures/corpus) are, from this file's path.
 enum NDEFTestEnvironment {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    static let corpus = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    static let corpus = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
     static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
     static func corpusFile(_ name: String) -> URL { corpus.appendingPathComponent(name) }
