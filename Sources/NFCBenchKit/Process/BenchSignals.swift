@@ -117,8 +117,10 @@ public enum BenchSignals {
         }
     }
 
-    /// Hands `sig` to the handlers, or runs its default.
+    /// Hands `sig` to the handlers, or runs its default; a SIGPIPE after the first is dropped
+    /// (``SignalGate``).
     public static func deliver(_ sig: Int32) {
+        guard gate.withLock({ $0.admits(sig) }) else { return }
         let handlers = registry.withLock { $0.handlers.map(\.body) }
         if handlers.isEmpty {
             runDefault(sig)
@@ -126,6 +128,8 @@ public enum BenchSignals {
             for h in handlers { h(sig) }
         }
     }
+
+    private static let gate = Mutex(SignalGate())
 
     /// True for the signals that stop a command that is not a session (SIGINT, SIGTERM, SIGHUP,
     /// and SIGPIPE: its output's reader is gone).
@@ -231,5 +235,25 @@ public enum BenchSignals {
             }
             return
         }
+    }
+}
+
+/// Which taken signals ``BenchSignals/deliver(_:)`` hands over: all of them, except a SIGPIPE
+/// after the first.
+///
+/// SIGPIPE says the output's reader is gone, and that happens once. A later one changes
+/// nothing and must not kill the process: a handler that writes a line onto the closed pipe
+/// (a session's `signal` record under `--json`) raises SIGPIPE in the signal thread itself,
+/// which takes it on its next wait, when the session that handled the first may be over and
+/// its handler gone; its default would then kill the process by SIGPIPE (exit 141) instead of
+/// letting it end with the session's own status (12).
+public struct SignalGate: Sendable {
+    private var pipeTaken = false
+    public init() {}
+    /// Whether `sig` is handed over; a SIGPIPE is, once.
+    public mutating func admits(_ sig: Int32) -> Bool {
+        guard sig == SIGPIPE else { return true }
+        defer { pipeTaken = true }
+        return !pipeTaken
     }
 }
