@@ -16,8 +16,10 @@ public enum PollReport {
     /// The polling options `poll` asks the frontend for.
     public static let technologies: NFCPollingOption = .iso14443
 
-    /// The time since the poll started, as the lines print it (`12.345s`).
+    /// The time since the poll started, as the lines print it (`12.345s`); a time before the
+    /// start (a tag already in the field, its detection stamped as the poll began) is `0.000s`.
     public static func seconds(_ d: Duration) -> String {
+        let d = max(d, .zero)
         let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
         let fraction = String(ms % 1000)
         return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)s"
