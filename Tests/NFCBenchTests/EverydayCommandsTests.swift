@@ -87,7 +87,7 @@ struct EverydayCommandsTests {
         #expect(traced.status == 0)
         let trace = try String(contentsOfFile: folder.file("raw.jsonl"), encoding: .utf8)
         #expect(trace.contains(#""event":"frame""#) && trace.contains(#""command":"3004""#), "\(trace)")
-        let refused = try await NFCBench.run(["raw", "--device", "sim:tag:ntag215-uri", "A2 04 00 00 00 00"])
+        let refused = await InProcessCLI.run(["raw", "--device", "sim:tag:ntag215-uri", "A2 04 00 00 00 00"])
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("WRITE (A2) writes a page: add --allow-write"), "\(refused.stderr)")
         let noAPDU = try await NFCBench.run(["apdu", "--device", "sim:tag:ntag215-uri", "FFCA000000", "--no-trace"])
@@ -129,7 +129,7 @@ struct EverydayCommandsTests {
     func messageFile() async throws {
         let folder = try TestFolder("msg")
         defer { folder.remove() }
-        let show = try await NFCBench.run(["tag", "show", "ntag213-text", "--json"])
+        let show = await InProcessCLI.run(["tag", "show", "ntag213-text", "--json"])
         try show.stdout.write(toFile: folder.file("show.json"), atomically: true, encoding: .utf8)
         let r = try await NFCBench.run([
             "write", "--device", "sim:tag:ntag215-uri", "--message", folder.file("show.json"), "--dry-run", "--json",
@@ -215,7 +215,7 @@ struct EverydayCommandsTests {
             for i in $(seq 100); do [ -L "$d/pn4" ] && break; sleep 0.05; done
             "$B" apdu --device "pn532_uart:$d/pn4" 00A4040007D276000085010100 00A4000C02E104 00B0000002 --json --no-trace
             """, timeout: .seconds(120))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 6, "\(r.stdout)\n\(r.stderr)")
@@ -298,7 +298,7 @@ struct EverydayCommandsTests {
             "$B" raw --device pcsc:0 "30 04" 60 --json --no-trace
             kill -INT $card; wait $card
             """, timeout: .seconds(120))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 8, "\(r.stdout)\n\(r.stderr)")
@@ -382,7 +382,7 @@ struct EverydayCommandsTests {
             kill -INT $card; wait $card
             set +e  # with-pcscd's EXIT trap kills the jobs left: none here, and its kill fails
             """, timeout: .seconds(120))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 4, "\(r.stdout)\n\(r.stderr)")
@@ -439,7 +439,7 @@ struct EverydayCommandsTests {
         arguments: ["pn532", "vpcd"])
     func removalWithAPerson(kind: String) async throws {
         let r = try await PrivateBench.run(Self.person(kind), timeout: .seconds(90))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].contains("measure 0"), "\(r.stdout)\n\(r.stderr)")
@@ -483,7 +483,7 @@ struct EverydayCommandsTests {
             cat "$d/m.json"
             exec 3>&-
             """, timeout: .seconds(60))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].contains("measure 0"), "\(r.stdout)\n\(r.stderr)")
