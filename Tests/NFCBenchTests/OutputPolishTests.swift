@@ -83,9 +83,13 @@ struct OutputPolishTests {
         #expect(machine.stdout.contains("100 sessions, "))
     }
 
+    /// The simulated reader in this process (``InProcessCLI/run(_:environment:)``): the figures
+    /// are the command's, its trace left out; measure's own process runs are in TraceCLITests and DoctorTests.
     @Test("measure --json: per_second to a tenth, not fifteen digits")
     func measureJSON() async throws {
-        let r = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5", "--json"])
+        let r = await InProcessCLI.run([
+            "measure", "apdu", "--device", "sim:tap-uri", "--count", "5", "--json", "--no-trace",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: try #require(r.stdoutLines.first))
         let perSecond = try #require(Self.double(o["per_second"]), "no per_second: \(r.stdout)")
@@ -94,11 +98,14 @@ struct OutputPolishTests {
         // The presence interval in use, not only the one asked for: the device's own default
         // (NFCDeviceTraits' 100 ms for the simulated reader), else --presence-interval.
         #expect(o["presence_interval_ms"] == .int(100), "\(r.stdout)")
-        let asked = try await NFCBench.run(
-            ["measure", "apdu", "--device", "sim:tap-uri", "--count", "2", "--json", "--presence-interval", "40"])
+        let asked = await InProcessCLI.run(
+            [
+                "measure", "apdu", "--device", "sim:tap-uri", "--count", "2", "--json", "--presence-interval", "40",
+                "--no-trace",
+            ])
         let a = try JSONValue(parsing: try #require(asked.stdoutLines.first))
         #expect(a["presence_interval_ms"] == .int(40), "\(asked.stdout)")
-        let text = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5"])
+        let text = await InProcessCLI.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5", "--no-trace"])
         let rate = try #require(
             text.stdoutLines.first { $0.hasSuffix("APDUs per second") }, "\(text.stdout)\(text.stderr)")
         #expect(rate.wholeMatch(of: /[\d,]+(\.\d+)? APDUs per second/) != nil, "\(rate)")
