@@ -22,7 +22,7 @@ struct EverydayCommandsTests {
 
     @Test("sim: poll --once lists the tag (exit 0) or says none (exit 1); poll follows a tap's arrival and departure")
     func pollSim() async throws {
-        let once = await InProcessCLI.run(["poll", "--device", "sim:tag:ntag215-uri", "--once", "--json", "--no-trace"])
+        let once = try await NFCBench.run(["poll", "--device", "sim:tag:ntag215-uri", "--once", "--json", "--no-trace"])
         #expect(once.status == 0, "\(once.stderr)")
         let seen = try #require(Self.json(once.stdout), "\(once.stdout)")
         #expect(seen["event"] as? String == "arrived")
