@@ -24,8 +24,6 @@ struct HCEIssue31CLITests {
 
     @Test("walk's defaults: launch 400 ms and sheet 500 ms, labelled assumed; 0 and 0 is the old walk")
     func walkDefaults() async throws {
-        let f = try TestFolder("walk-defaults")
-        defer { f.remove() }
         // The phone model's walk (no device): in this process, its trace left out.
         let r = await InProcessCLI.run(["walk", "--app-prefixes", "A0000000031010", "--locked", "--json", "--no-trace"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -48,13 +46,11 @@ struct HCEIssue31CLITests {
     func sweep() async throws {
         let f = try TestFolder("walk-sweep")
         defer { f.remove() }
-        let env = Self.environment(f)
         let trace = f.file("sweep.jsonl")
-        let text = try await NFCBench.run(
-            [
-                "walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--sweep",
-                "sheet=0..500ms/500ms", "--trace", trace,
-            ], environment: env)
+        let text = await InProcessCLI.run([
+            "walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--sweep",
+            "sheet=0..500ms/500ms", "--trace", trace,
+        ])
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "SWEEP wake_latency: readers served as it varies (every other parameter as below)")
