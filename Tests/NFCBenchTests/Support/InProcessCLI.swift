@@ -29,12 +29,18 @@ enum InProcessCLI {
 
     /// Runs `nfcbench argv…` in this process the way `main` does (``CLI/resolve(_:environment:)``,
     /// then the command), its stdout and stderr captured (``BenchOutput/capture``), and returns
-    /// what a spawned run returns. For commands that only read and write files (tag show,
-    /// trace show|diff|plot|export, profile import, help texts): a command that opens a reader,
-    /// takes a signal or names `-` for a file writes past the capture and keeps its process test.
+    /// what a spawned run returns. For a command's own logic: those that read and write files
+    /// (tag show, trace show|diff|plot|export, profile import, conformance, the phone model's
+    /// walk, help and usage errors), and on `sim:` what a command reports at its end from its
+    /// task (`--json` objects, `--dry-run` plans, errors).
     ///
-    /// Only for the command's own logic: the status of an output that fails at the end (74) is
-    /// left to the spawned tests, since the process-wide list of output failures is shared here.
+    /// What it does not cover, so those keep a process test: lines written from a thread outside
+    /// the task (a session's delegate lines, an exchange's text lines: they reach this process's
+    /// stdout), a file named `-` (descriptor 1 itself), signals, the environment (commands read
+    /// this process's; `environment` only feeds the parser, for `NFCBENCH_DEVICE`), cross-process
+    /// reader locks (installed by `main` only), a real-time wait that a loaded test process can
+    /// overrun, and the status of an output that fails at the end (74: the list of output
+    /// failures is process-wide).
     static func run(_ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment)
         async -> NFCBench.Result
     {
