@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+/// The built binary for --version and a usage error (its exit status and streams); an unknown
+/// option and --help in this process (``InProcessCLI/run(_:environment:)``), the same code path.
 @Suite("nfcbench command line basics")
 struct CLIBasicsTests {
     @Test("--version names the tool, libnfc and pcsc-lite")
@@ -24,16 +26,18 @@ struct CLIBasicsTests {
 
     @Test("An unknown option is a usage error naming it")
     func unknownOption() async throws {
-        let r = try await NFCBench.run(["version", "--bogus"])
+        let r = await InProcessCLI.run(["version", "--bogus"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown option '--bogus'"))
+        #expect(r.stdout.isEmpty)
     }
 
     @Test("--help prints the command list on stdout and exits 0")
     func help() async throws {
-        let r = try await NFCBench.run(["--help"])
+        let r = await InProcessCLI.run(["--help"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("COMMANDS:"))
         #expect(r.stdout.contains("version"))
+        #expect(r.stderr.isEmpty)
     }
 }

@@ -215,10 +215,9 @@ struct CommandLineTableTests {
 
     @Test("Every command's argv parses to the value it means", arguments: rows)
     func parses(_ row: Row) throws {
-        guard case .run(let command, let parsed) = CLI.interpret(row.argv, environment: row.environment) else {
-            Issue.record("\(row) did not parse: \(CLI.interpret(row.argv, environment: row.environment))")
-            return
-        }
+        let (command, parsed) = try #require(
+            InProcessCLI.parsed(row.argv, environment: row.environment),
+            "\(row) did not parse: \(CLI.interpret(row.argv, environment: row.environment))")
         #expect(command.path == row.command)
         #expect(parsed.given == row.given)
         #expect(parsed.positionals == row.positionals)
@@ -457,7 +456,7 @@ struct CommandLineTableTests {
     }
 
     @Test("Help, version and help for a command are text on stdout, not mistakes")
-    func helpAndVersion() {
+    func helpAndVersion() throws {
         for argv in [
             ["--help"], ["-h"], ["help"], ["session", "--help"], ["help", "session"], ["bench", "--help"],
             ["--version"],
@@ -468,9 +467,9 @@ struct CommandLineTableTests {
             }
             #expect(!t.isEmpty)
         }
-        guard case .text(let overview) = CLI.interpret(["--help"]) else { return }
+        let overview = try #require(InProcessCLI.text(["--help"]))
         #expect(overview.contains("COMMANDS:"))
-        guard case .text(let session) = CLI.interpret(["session", "--help"]) else { return }
+        let session = try #require(InProcessCLI.text(["session", "--help"]))
         // The usage line names every option its help describes (it once left five out).
         for o in [
             "--mode", "--no-thermal", "--select-identifiers", "--alert-message", "--verbose", "--presence-interval",
@@ -478,10 +477,7 @@ struct CommandLineTableTests {
             #expect(session.contains("[\(o)"), "\(o)")
         }
         // A word after -- is not an option, even --help.
-        guard case .run(_, let parsed) = CLI.interpret(["trace", "show", "--", "--help"]) else {
-            Issue.record("-- --help")
-            return
-        }
+        let (_, parsed) = try #require(InProcessCLI.parsed(["trace", "show", "--", "--help"]), "-- --help")
         #expect(parsed.positionals == ["--help"])
     }
 

@@ -3,9 +3,14 @@ import NFCTrace
 import ReaderSession
 import Testing
 
-/// `nfcbench conformance` end to end, through the built binary.
+/// `nfcbench conformance`: the built-in suite end to end through the built binary; the faulty
+/// apps, another suite, errors and --thermal in this process (``InProcessCLI/run(_:environment:)``).
 @Suite("nfcbench conformance")
 struct ConformanceCLITests {
+    static func array(_ v: JSONValue?) -> [JSONValue] {
+        if case .array(let a)? = v { a } else { [] }
+    }
+
     private func summary(_ r: NFCBench.Result) throws -> JSONValue {
         guard let last = r.stdoutLines.last else { throw ConformanceCLIFailure("no output; stderr: \(r.stderr)") }
         return try JSONValue(parsing: last)
@@ -44,7 +49,7 @@ struct ConformanceCLITests {
             ("rescanbackground", "no-begin-without-user-action"),
         ])
     func faulty(app: String, rule: String) async throws {
-        let r = try await NFCBench.run(["conformance", "--app", app, "--json"])
+        let r = await InProcessCLI.run(["conformance", "--app", app, "--json"])
         #expect(r.status == 1, "stderr: \(r.stderr)")
         let s = try summary(r)
         #expect(s["summary"] == .bool(true))
@@ -57,10 +62,7 @@ struct ConformanceCLITests {
         let breached = lines.filter { $0["verdict"]?.stringValue == "breach" }
         #expect(!breached.isEmpty)
         for line in breached {
-            guard case .array(let bs)? = line["breaches"], case .object(let b)? = bs.first else {
-                Issue.record("breach without details: \(line.serialized)")
-                continue
-            }
+            let b = try #require(Self.array(line["breaches"]).first, "breach without details: \(line.serialized)")
             #expect(b["rule"]?.stringValue == rule)
             #expect(b["t_ms"]?.intValue != nil)
             #expect(b["what"]?.stringValue?.isEmpty == false)
@@ -71,16 +73,14 @@ struct ConformanceCLITests {
         "The waypoints app (the article's background reading) passes every built-in scenario; background-read-universal-link among them"
     )
     func waypoints() async throws {
-        let r = try await NFCBench.run(["conformance", "--app", "waypoints", "--json"])
+        let r = await InProcessCLI.run(["conformance", "--app", "waypoints", "--json"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let lines = try r.stdoutLines.dropLast().map { try JSONValue(parsing: $0) }
         for name in ["background-read-universal-link", "background-read-waits-for-session"] {
             let line = lines.first { $0["scenario"]?.stringValue == name }
             #expect(line?["verdict"]?.stringValue == "pass", "\(name): \(line?.serialized ?? "missing")")
-            guard case .array(let events)? = line?["background"] else {
-                Issue.record("\(name): no background events")
-                continue
-            }
+            let events = Self.array(line?["background"])
+            #expect(!events.isEmpty, "\(name): no background events")
             #expect(events.contains { $0["event"]?.stringValue == "userActivityDelivered" })
         }
     }
@@ -95,7 +95,7 @@ struct ConformanceCLITests {
         {"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000,
          "steps": [{"at_ms": 0, "user": "scan"}, {"at_ms": 1000, "present": "ntag213-text"}], "expect_endings": [204]}
         """#.write(to: dir.appendingPathComponent("one-read.json"), atomically: true, encoding: .utf8)
-        let r = try await NFCBench.run(["conformance", "--suite", dir.path, "--json"])
+        let r = await InProcessCLI.run(["conformance", "--suite", dir.path, "--json"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stdoutLines.count == 2)
         let line = try JSONValue(parsing: r.stdoutLines[0])
@@ -112,7 +112,7 @@ struct ConformanceCLITests {
         try
             #"{"format": "nfcbench-conformance", "version": 1, "duration_ms": 5000, "steps": [{"at_ms": 0, "user": "wave"}]}"#
             .write(to: dir.appendingPathComponent("bad.json"), atomically: true, encoding: .utf8)
-        let bad = try await NFCBench.run(["conformance", "--suite", dir.path])
+        let bad = await InProcessCLI.run(["conformance", "--suite", dir.path])
         #expect(bad.status == 65)
         #expect(bad.stderr.contains("bad.json: field steps[0].user: "))
         #expect(InProcessCLI.mistake(["conformance", "--app", "nosuchapp"])?.contains("reference") == true)
@@ -120,7 +120,7 @@ struct ConformanceCLITests {
 
     @Test("--thermal prints the limits after 0 s, 3 s and 30 s gaps, shrinking with less rest")
     func thermal() async throws {
-        let r = try await NFCBench.run(["conformance", "--thermal", "--json"])
+        let r = await InProcessCLI.run(["conformance", "--thermal", "--json"])
         #expect(r.status == 0)
         let all = try r.stdoutLines.map { try JSONValue(parsing: $0) }
         let rows = all.filter { $0["gap_ms"] != nil }

@@ -2,8 +2,9 @@ import Foundation
 import NFCTrace
 import Testing
 
-/// `nfcbench conformance --explore` end to end, through the built binary: each faulty
-/// reference app's rule found, shrunk and saved; the saved file replays through `--suite`.
+/// `nfcbench conformance --explore`: each faulty reference app's rule found, shrunk and saved
+/// through the built binary; the saved file replays through `--suite`, and the planted bug and
+/// the text output, in this process (``InProcessCLI/run(_:environment:)``).
 @Suite("nfcbench conformance --explore")
 struct ConformanceExploreCLITests {
     private func array(_ v: JSONValue?) -> [JSONValue] {
@@ -54,7 +55,7 @@ struct ConformanceExploreCLITests {
         #expect(replay.filter { $0["step"] != nil }.count == Int(steps))
         #expect(replay.contains { $0["breach"]?.stringValue == rule })
         // Replayed by the harness as any scenario folder: the same verdict and rule.
-        let again = try await NFCBench.run(["conformance", "--suite", folder.path, "--app", app, "--json"])
+        let again = await InProcessCLI.run(["conformance", "--suite", folder.path, "--app", app, "--json"])
         #expect(again.status == 1, "stderr: \(again.stderr)")
         let verdicts = try lines(again).dropLast()
         let line = try #require(
@@ -67,13 +68,12 @@ struct ConformanceExploreCLITests {
         "The planted bug (resumeinterrupted: a new session when Done ends a read) passes the shipped suite; the explorer finds it"
     )
     func plantedBug() async throws {
-        let shipped = try await NFCBench.run(["conformance", "--app", "resumeinterrupted"])
+        let shipped = await InProcessCLI.run(["conformance", "--app", "resumeinterrupted"])
         #expect(shipped.status == 0, "the shipped scenarios catch it: \(shipped.stdout)")
-        let r = try await NFCBench.run(
-            [
-                "conformance", "--explore", "--app", "resumeinterrupted", "--seed", "1", "--depth", "0", "--runs",
-                "2300", "--json",
-            ], timeout: .seconds(120))
+        let r = await InProcessCLI.run([
+            "conformance", "--explore", "--app", "resumeinterrupted", "--seed", "1", "--depth", "0", "--runs", "2300",
+            "--json",
+        ])
         #expect(r.status == 1, "stderr: \(r.stderr)")
         let all = try lines(r)
         let summary = try #require(all.last)
@@ -93,8 +93,9 @@ struct ConformanceExploreCLITests {
 
     @Test("Text output: the table, the counterexample's steps and replay; --budget and the other flags need --explore")
     func textAndUsage() async throws {
-        let r = try await NFCBench.run(
-            ["conformance", "--explore", "--app", "autorestart", "--depth", "1", "--runs", "0"])
+        let r = await InProcessCLI.run([
+            "conformance", "--explore", "--app", "autorestart", "--depth", "1", "--runs", "0",
+        ])
         #expect(r.status == 1)
         #expect(r.stdout.contains("RULE"))
         #expect(r.stdout.contains("no-auto-restart-after-timeout"))
@@ -103,7 +104,7 @@ struct ConformanceExploreCLITests {
         #expect(r.stdout.contains("BREACH"))
         #expect(r.stdout.contains("exhaustive: depth 1, 60 sequences"))
         #expect(InProcessCLI.mistake(["conformance", "--budget", "10s"]) == "--budget goes with --explore")
-        let clean = try await NFCBench.run(
+        let clean = await InProcessCLI.run(
             ["conformance", "--explore", "--app", "reference", "--depth", "1", "--runs", "200", "--budget", "30s"])
         #expect(clean.status == 0, "\(clean.stdout)")
     }

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import nfcbench
+
 /// A fake `/` for `nfcbench doctor --root`: proc, sys, dev and dpkg's status file.
 struct FakeBenchRoot {
     let path = "\(NSTemporaryDirectory())nfcbench-doctor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -40,8 +42,25 @@ struct FakeBenchRoot {
     func remove() { try? fm.removeItem(atPath: path) }
 }
 
+/// The doctor's checks over fake roots run in this process (``doctor(root:device:uid:json:environment:)``,
+/// the command's own report: its lines and exit status); a hidden pcscd socket and a private
+/// pcscd through the built binary, where the process and its environment are the point.
 @Suite("doctor on fake /proc, /sys and /dev roots")
 struct DoctorTests {
+    /// `nfcbench doctor --root ROOT [--device D] [--as-uid UID] [--json]` with `environment`
+    /// added to this process's, without a process: what it prints on stdout and its status.
+    static func doctor(
+        root: String, device: String? = nil, uid: UInt32? = 1000, json: Bool = false,
+        environment extra: [String: String]
+    ) async throws -> NFCBench.Result {
+        let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        // The pcscd check connects to pcscd: off the cooperative pool.
+        let (lines, status) = try await NFCBench.offPool {
+            DoctorCommand.report(root: root, device: device, uid: uid ?? getuid(), json: json, environment: environment)
+        }
+        return NFCBench.Result(status: status, stdout: lines.map { $0 + "\n" }.joined(), stderr: "")
+    }
+
     @Test("A healthy bench: exit 0 and every check ok")
     func healthy() async throws {
         let root = FakeBenchRoot()
@@ -49,8 +68,7 @@ struct DoctorTests {
         try root.file("/proc/modules", "snd_hda 1 0 - Live 0x0\nusbhid 1 0 - Live 0x0\n")
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.dir("/dev")
-        let r = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let r = try await Self.doctor(root: root.path, environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("all is well"))
         #expect(!r.stdout.contains("FIX"))
@@ -72,9 +90,7 @@ struct DoctorTests {
         try root.link("/proc/400/fd/3", to: "/dev/ttyUSB0")
         try root.link("/proc/401/fd/5", to: "/dev/ttyUSB0")
         try root.dpkg(["libnfc6", "pcscd", "libpcsclite1"])
-        let r = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--as-uid", "1000"],
-            environment: ["LIBNFC_DEVICE": "pn532_uart:/dev/ttyUSB9"])
+        let r = try await Self.doctor(root: root.path, environment: ["LIBNFC_DEVICE": "pn532_uart:/dev/ttyUSB9"])
         #expect(r.status == 1)
         let out = r.stdout
         #expect(out.contains("pn533_usb, pn533 loaded and claim USB interface(s) 1-2:1.0"), "\(out)")
@@ -102,9 +118,9 @@ struct DoctorTests {
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.file("/dev/ttyACM0", "", mode: 0o666)
         try root.link("/proc/77/fd/4", to: "/dev/ttyACM0")
-        let r = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--device", "pn532_uart:/dev/ttyACM0", "--json"],
-            environment: ["LIBNFC_DEVICE": ""])
+        let r = try await Self.doctor(
+            root: root.path, device: "pn532_uart:/dev/ttyACM0", uid: nil, json: true, environment: ["LIBNFC_DEVICE": ""]
+        )
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -124,13 +140,11 @@ struct DoctorTests {
         try root.dpkg(FakeBenchRoot.allPackages)
         try root.dir("/dev")
         try root.dir("/proc")
-        let r = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let r = try await Self.doctor(root: root.path, environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(r.stdout.contains("ok    this kernel lists no modules (no /proc/modules)"), "\(r.stdout)")
         try root.dir("/sys/bus/usb/drivers/pn533_usb/1-2:1.0")
-        let builtIn = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let builtIn = try await Self.doctor(root: root.path, environment: ["LIBNFC_DEVICE": ""])
         #expect(builtIn.status == 1)
         #expect(
             builtIn.stdout.contains(
@@ -174,7 +188,7 @@ struct DoctorTests {
     @Test("With a private pcscd, doctor says it answers and lists its readers")
     func pcscdAnswers() async throws {
         let r = try await PrivateBench.run(#""$B" doctor --root "$NFCBENCH_TRACE_DIR.root" | grep pcscd"#)
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(
             r.stdout.contains("pcscd answers (SCardEstablishContext) with 2 reader(s): Virtual PCD 00 00"),
             "\(r.stdout)")
@@ -218,8 +232,7 @@ struct DoctorTests {
         try root.file("/proc/net/dev", Self.netDev)
         try root.file("/proc/311/comm", "pcscd\n")
         try root.link("/proc/311/fd/7", to: "socket:[4711]")
-        let r = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let r = try await Self.doctor(root: root.path, environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 1)
         let out = r.stdout
         #expect(
@@ -251,8 +264,7 @@ struct DoctorTests {
         )
         try root.file("/proc/net/tcp", Self.tcpHeader + Self.tcpLine("0100007F:8C7B", inode: 9))
         try root.file("/proc/net/dev", Self.netDev)
-        let r = try await NFCBench.run(
-            ["doctor", "--root", root.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let r = try await Self.doctor(root: root.path, environment: ["LIBNFC_DEVICE": ""])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(
             r.stdout.contains("ok    no vpcd port listens beyond loopback; vpcd reversed mode to 127.0.0.1:35963"),
@@ -265,8 +277,7 @@ struct DoctorTests {
         try ns.dir("/dev")
         try ns.file("/proc/net/tcp", Self.tcpHeader + Self.tcpLine("00000000:8C7B", inode: 9))
         try ns.file("/proc/net/dev", "Inter-|\n face |\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n")
-        let inside = try await NFCBench.run(
-            ["doctor", "--root", ns.path, "--as-uid", "1000"], environment: ["LIBNFC_DEVICE": ""])
+        let inside = try await Self.doctor(root: ns.path, environment: ["LIBNFC_DEVICE": ""])
         #expect(inside.status == 0, "\(inside.stdout)")
         #expect(inside.stdout.contains("in a network namespace with only lo"), "\(inside.stdout)")
     }

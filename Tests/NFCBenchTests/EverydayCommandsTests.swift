@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 
-/// poll, apdu, raw, restore and multi-record write (issue 33) with the built binary on every
-/// device kind, and the witnesses: nfc-list and pcsc_scan see what `poll --once` sees,
+/// poll, apdu, raw, restore and multi-record write (issue 33) on every device kind: on sim:,
+/// what a command reports at its end runs in this process (``InProcessCLI/run(_:environment:)``),
+/// a poll that takes SIGINT, the text lines of an exchange, a trace and a real restore (its
+/// backup in the state folder given) through the built binary; on the virtual devices, the
+/// binary and the witnesses: nfc-list and pcsc_scan see what `poll --once` sees,
 /// scriptor answers a script as `apdu --script` does, nfc-mfultralight reads a restored tag page
 /// for page as the dump.
 @Suite("The everyday bench commands: poll, apdu, raw, restore, write with several records", .serialized)
@@ -25,7 +28,7 @@ struct EverydayCommandsTests {
         #expect(seen["event"] as? String == "arrived")
         #expect(seen["uid"] as? String == "04A23B915C6E80")
         #expect(seen["atqa"] as? String == "4400" && seen["sak"] as? String == "00")
-        let none = try await NFCBench.run([
+        let none = await InProcessCLI.run([
             "poll", "--device", "sim:no-tag", "--once", "--timeout", "300ms", "--no-trace",
         ])
         #expect(none.status == 1)
@@ -55,7 +58,7 @@ struct EverydayCommandsTests {
 
     @Test("sim: apdu answers SELECT with 90 00, names a status word; raw reads a page, says a NAK, refuses WRITE")
     func exchangesSim() async throws {
-        let a = try await NFCBench.run([
+        let a = await InProcessCLI.run([
             "apdu", "--device", "sim:tag:t4t-uri", "00A4040007D276000085010100",
             "00 A4 04 00 07 A0 00 00 00 03 10 10 00",
             "--json", "--no-trace",
@@ -68,7 +71,7 @@ struct EverydayCommandsTests {
             "apdu", "--device", "sim:tag:t4t-uri", "00A4040007D276000085010100", "--no-trace",
         ])
         #expect(text.stdout == "> 00 A4 04 00 07 D2 76 00 00 85 01 01 00\n< 90 00 : success\n", "\(text.stdout)")
-        let r = try await NFCBench.run([
+        let r = await InProcessCLI.run([
             "raw", "--device", "sim:tag:ntag215-uri", "30 04", "30 FF", "60", "--json", "--no-trace",
         ])
         #expect(r.status == 0, "\(r.stderr)")
@@ -87,19 +90,19 @@ struct EverydayCommandsTests {
         #expect(traced.status == 0)
         let trace = try String(contentsOfFile: folder.file("raw.jsonl"), encoding: .utf8)
         #expect(trace.contains(#""event":"frame""#) && trace.contains(#""command":"3004""#), "\(trace)")
-        let refused = try await NFCBench.run(["raw", "--device", "sim:tag:ntag215-uri", "A2 04 00 00 00 00"])
+        let refused = await InProcessCLI.run(["raw", "--device", "sim:tag:ntag215-uri", "A2 04 00 00 00 00"])
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("WRITE (A2) writes a page: add --allow-write"), "\(refused.stderr)")
-        let noAPDU = try await NFCBench.run(["apdu", "--device", "sim:tag:ntag215-uri", "FFCA000000", "--no-trace"])
+        let noAPDU = await InProcessCLI.run(["apdu", "--device", "sim:tag:ntag215-uri", "FFCA000000", "--no-trace"])
         #expect(noAPDU.status == 1 && noAPDU.stderr.contains("takes no APDUs for it"), "\(noAPDU.stderr)")
-        let wrong = try await NFCBench.run(["raw", "--device", "sim:tag:t4t-uri", "30 04", "--no-trace"])
+        let wrong = await InProcessCLI.run(["raw", "--device", "sim:tag:t4t-uri", "30 04", "--no-trace"])
         #expect(wrong.status == 1 && wrong.stderr.contains("the tag is ISO-DEP"), "\(wrong.stderr)")
     }
 
     @Test(
         "sim: write with two --ndef builds one message (MB on the first, ME on the last) and --dry-run --json lists it")
     func multiRecordSim() async throws {
-        let r = try await NFCBench.run([
+        let r = await InProcessCLI.run([
             "write", "--device", "sim:tag:ntag215-uri", "--ndef", "uri:https://example.com", "--ndef", "text:hi",
             "--ndef", "aar:com.example.app", "--dry-run", "--json", "--no-trace",
         ])
@@ -114,7 +117,7 @@ struct EverydayCommandsTests {
         #expect(ndef.hasPrefix("91010C5504"), "\(ndef)")
         #expect(ndef.contains("1101055402656E6869"), "\(ndef)")
         #expect(ndef.contains("540F0F616E64726F69642E636F6D3A706B67"), "\(ndef)")
-        let sp = try await NFCBench.run([
+        let sp = await InProcessCLI.run([
             "write", "--device", "sim:tag:ntag215-uri", "--ndef", "sp:https://example.com|Example", "--dry-run",
             "--json",
             "--no-trace",
@@ -129,9 +132,9 @@ struct EverydayCommandsTests {
     func messageFile() async throws {
         let folder = try TestFolder("msg")
         defer { folder.remove() }
-        let show = try await NFCBench.run(["tag", "show", "ntag213-text", "--json"])
+        let show = await InProcessCLI.run(["tag", "show", "ntag213-text", "--json"])
         try show.stdout.write(toFile: folder.file("show.json"), atomically: true, encoding: .utf8)
-        let r = try await NFCBench.run([
+        let r = await InProcessCLI.run([
             "write", "--device", "sim:tag:ntag215-uri", "--message", folder.file("show.json"), "--dry-run", "--json",
             "--no-trace",
         ])
@@ -149,7 +152,7 @@ struct EverydayCommandsTests {
         let changed = text.replacingOccurrences(of: "\"0319D101\"", with: "\"0300FE00\"")
         #expect(changed != text)
         try changed.write(toFile: folder.file("blank.json"), atomically: true, encoding: .utf8)
-        let dry = try await NFCBench.run([
+        let dry = await InProcessCLI.run([
             "restore", "--device", "sim:tag:ntag215-uri", folder.file("blank.json"), "--dry-run", "--json",
             "--no-trace",
         ])
@@ -168,7 +171,7 @@ struct EverydayCommandsTests {
         #expect(done["status"] as? String == "restored" && done["verified"] as? Bool == true, "\(real.stdout)")
         #expect((done["backup"] as? String)?.hasPrefix(folder.file("state")) == true, "a backup first")
         // A Type 4 file onto a Type 4 tag of another UID: refused, then with --any-uid its message.
-        let t4 = try await NFCBench.run([
+        let t4 = await InProcessCLI.run([
             "restore", "--device", "sim:tag:t4t-v1-uri", "t4t-uri", "--json", "--no-trace",
         ])
         #expect(t4.status == 1 && (Self.json(t4.stdout)?["error"] as? String)?.contains("--any-uid") == true)
@@ -176,7 +179,7 @@ struct EverydayCommandsTests {
             ["restore", "--device", "sim:tag:t4t-v1-uri", "t4t-uri", "--any-uid", "--json", "--no-trace"],
             environment: ["XDG_STATE_HOME": folder.file("state")])
         #expect(Self.json(t4any.stdout)?["verified"] as? Bool == true, "\(t4any.stdout)\(t4any.stderr)")
-        let other = try await NFCBench.run(["restore", "--device", "sim:tag:ntag213-text", folder.file("blank.json")])
+        let other = await InProcessCLI.run(["restore", "--device", "sim:tag:ntag213-text", folder.file("blank.json")])
         #expect(other.status == 1)
         #expect(other.stderr.contains("of its own type and size"), "\(other.stderr)")
     }
@@ -215,7 +218,7 @@ struct EverydayCommandsTests {
             for i in $(seq 100); do [ -L "$d/pn4" ] && break; sleep 0.05; done
             "$B" apdu --device "pn532_uart:$d/pn4" 00A4040007D276000085010100 00A4000C02E104 00B0000002 --json --no-trace
             """, timeout: .seconds(120))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 6, "\(r.stdout)\n\(r.stderr)")
@@ -298,7 +301,7 @@ struct EverydayCommandsTests {
             "$B" raw --device pcsc:0 "30 04" 60 --json --no-trace
             kill -INT $card; wait $card
             """, timeout: .seconds(120))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 8, "\(r.stdout)\n\(r.stderr)")
@@ -382,7 +385,7 @@ struct EverydayCommandsTests {
             kill -INT $card; wait $card
             set +e  # with-pcscd's EXIT trap kills the jobs left: none here, and its kill fails
             """, timeout: .seconds(120))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 4, "\(r.stdout)\n\(r.stderr)")
@@ -439,7 +442,7 @@ struct EverydayCommandsTests {
         arguments: ["pn532", "vpcd"])
     func removalWithAPerson(kind: String) async throws {
         let r = try await PrivateBench.run(Self.person(kind), timeout: .seconds(90))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].contains("measure 0"), "\(r.stdout)\n\(r.stderr)")
@@ -483,7 +486,7 @@ struct EverydayCommandsTests {
             cat "$d/m.json"
             exec 3>&-
             """, timeout: .seconds(60))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].contains("measure 0"), "\(r.stdout)\n\(r.stderr)")

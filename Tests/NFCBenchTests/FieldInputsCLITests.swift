@@ -38,6 +38,11 @@ enum FieldInputs {
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
 
+    static func array(_ v: JSONValue?) -> [JSONValue]? {
+        if case .array(let a)? = v { return a }
+        return nil
+    }
+
     /// The first element of a JSON array.
     static func first(_ v: JSONValue?) -> JSONValue? {
         if case .array(let a)? = v { return a.first }
@@ -70,14 +75,14 @@ struct FieldInputsCLITests {
     func mimeWithParametersTagShow() async throws {
         let path = try FieldInputs.ntag215(data: Self.mimeWithParameters)
         defer { FieldInputs.remove(path) }
-        let json = try await NFCBench.run(["tag", "show", "--json", path])
+        let json = await InProcessCLI.run(["tag", "show", "--json", path])
         #expect(json.status == 0, "\(json.stderr)")
         let o = try JSONValue(parsing: json.stdout)
         #expect(FieldInputs.messages(in: o).isEmpty, "\(json.stdout)")
         let record = FieldInputs.first(o["records"])
         #expect(record?["mime_type"]?.stringValue == "text/plain; charset=utf-8")
         #expect(record?["payload"]?.stringValue == "68656C6C6F")
-        let text = try await NFCBench.run(["tag", "show", path])
+        let text = await InProcessCLI.run(["tag", "show", path])
         #expect(
             text.stdout.contains("record 1: media text/plain; charset=utf-8 (5 bytes, text):\n    hello"),
             "\(text.stdout)")
@@ -133,8 +138,8 @@ struct FieldInputsCLITests {
         let (name, message) = Self.textHidesJSON[index]
         let path = try FieldInputs.ntag215(data: FieldInputs.tlv(message))
         defer { FieldInputs.remove(path) }
-        let json = try await NFCBench.run(["tag", "show", "--json", path])
-        let text = try await NFCBench.run(["tag", "show", path])
+        let json = await InProcessCLI.run(["tag", "show", "--json", path])
+        let text = await InProcessCLI.run(["tag", "show", path])
         let said = FieldInputs.messages(in: try JSONValue(parsing: json.stdout))
         #expect(!said.isEmpty, "\(name): the JSON explains it: \(json.stdout)")
         for m in said { #expect(text.stdout.contains(m), "\(name): text lacks \"\(m)\":\n\(text.stdout)") }
@@ -159,7 +164,7 @@ struct FieldInputsCLITests {
         let binary: [UInt8] = [0x52, 0x18, 40] + Array("application/octet-stream".utf8) + Array(0..<40)
         let path = try FieldInputs.ntag215(data: FieldInputs.tlv(text + binary))
         defer { FieldInputs.remove(path) }
-        let r = try await NFCBench.run(["tag", "show", path])
+        let r = await InProcessCLI.run(["tag", "show", path])
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("  record 1: media text/plain (140 bytes, text):"), "\(r.stdout)")
         let first = try #require(lines.firstIndex(of: "  record 1: media text/plain (140 bytes, text):"))
@@ -193,16 +198,13 @@ extension FieldInputsCLITests {
         for (i, p) in pages.enumerated() { lines.append("Page \(i): \(p)") }
         let path = try FieldInputs.write(Data((lines.joined(separator: "\n") + "\n").utf8), name: "ntag215.nfc")
         defer { FieldInputs.remove(path) }
-        let r = try await NFCBench.run(["tag", "show", "--json", path])
+        let r = await InProcessCLI.run(["tag", "show", "--json", path])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
-        guard case .array(let warnings)? = o["warnings"] else {
-            Issue.record("no warnings: \(r.stdout)")
-            return
-        }
+        let warnings = try #require(FieldInputs.array(o["warnings"]), "no warnings: \(r.stdout)")
         let unread = warnings.first { $0["kind"]?.stringValue == "unreadPages" }
         #expect(unread?["message"]?.stringValue?.contains("133-134; PWD (page 133), PACK (page 134)") == true)
-        let text = try await NFCBench.run(["tag", "show", path])
+        let text = await InProcessCLI.run(["tag", "show", path])
         #expect(text.stdout.contains("warning: 2 pages not read when the file was made (133-134;"), "\(text.stdout)")
         // What a reader gets on the virtual PN532: pages 132-134 as READ answers them.
         let fake = try VirtualPN532Process(tag: path)
@@ -216,8 +218,8 @@ extension FieldInputsCLITests {
 extension FieldInputsCLITests {
     @Test("7. write --help shows the one text: syntax; text:OK: done is the text \"OK: done\" in English (dry run)")
     func textSyntax() async throws {
-        let help = try await NFCBench.run(["write", "--help"])
-        #expect(help.stdout.contains("text@de:Hallo") && help.stdout.contains("(text:OK: done)"), "\(help.stdout)")
+        let help = try #require(InProcessCLI.text(["write", "--help"]))
+        #expect(help.contains("text@de:Hallo") && help.contains("(text:OK: done)"), "\(help)")
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")
         let r = try await NFCBench.run(
             ["write", "--device", fake.device, "--ndef", "text:OK: done", "--dry-run"], timeout: .seconds(30))
@@ -270,12 +272,12 @@ extension FieldInputsCLITests {
     func importTypeB() async throws {
         let path = try Self.traceFile([(false, "05 00 08 39 73"), (true, "50 12 34 56 78 00 00 00 00 00 71 85 EE 14")])
         defer { FieldInputs.remove(path) }
-        let r = try await NFCBench.run(["profile", "import", path])
+        let r = await InProcessCLI.run(["profile", "import", path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("\"technology\": \"ISO14443B\""), "\(r.stdout)")
         let junk = try Self.traceFile([(false, "01 02 03"), (true, "04")])
         defer { FieldInputs.remove(junk) }
-        let refused = try await NFCBench.run(["profile", "import", junk])
+        let refused = await InProcessCLI.run(["profile", "import", junk])
         #expect(refused.status == 65)
         #expect(refused.stderr.contains("no ISO/IEC 14443 A or B or FeliCa frame recognised"), "\(refused.stderr)")
     }
@@ -287,7 +289,7 @@ extension FieldInputsCLITests {
             (false, "02 5A 00 00 01 EF 0E"), (true, "02 00 10 2D"),
         ])
         defer { FieldInputs.remove(path) }
-        let r = try await NFCBench.run(["profile", "import", path])
+        let r = await InProcessCLI.run(["profile", "import", path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!r.stdout.contains("\"expect_sw\":"), "\(r.stdout)")
         #expect(!r.stdout.contains("got no answer"), "\(r.stdout)")

@@ -6,7 +6,8 @@ import VirtualHardware
 
 /// Issue 31, the HCE rows and the empty record: the walk's defaults, `walk --sweep`, the
 /// phone's random UID per emulation (`emulate` against the virtual PN532) and a message of
-/// one empty record in `session --mode ndef`. Through the built binary.
+/// one empty record in `session --mode ndef`. Through the built binary; the phone model's walks
+/// without a device and `trace show` in this process (``InProcessCLI/run(_:environment:)``).
 @Suite("Issue 31: walk defaults and --sweep, emulate's random UID, one empty record", .serialized)
 struct HCEIssue31CLITests {
     static func environment(_ f: TestFolder) -> [String: String] {
@@ -23,10 +24,8 @@ struct HCEIssue31CLITests {
 
     @Test("walk's defaults: launch 400 ms and sheet 500 ms, labelled assumed; 0 and 0 is the old walk")
     func walkDefaults() async throws {
-        let f = try TestFolder("walk-defaults")
-        defer { f.remove() }
-        let r = try await NFCBench.run(
-            ["walk", "--app-prefixes", "A0000000031010", "--locked", "--json"], environment: Self.environment(f))
+        // The phone model's walk (no device): in this process, its trace left out.
+        let r = await InProcessCLI.run(["walk", "--app-prefixes", "A0000000031010", "--locked", "--json", "--no-trace"])
         #expect(r.status == 0, "\(r.stderr)")
         let summary = try #require(try Self.records(r.stdout).last)
         #expect(summary["parameters"]?["wake_latency"]?["value_us"]?.intValue == 400_000)
@@ -34,12 +33,10 @@ struct HCEIssue31CLITests {
         #expect(summary["parameters"]?["emulation_start_latency"]?["value_us"]?.intValue == 500_000)
         #expect(summary["parameters"]?["emulation_start_latency"]?["source"]?.stringValue == "assumed")
         #expect(summary["servable_wakes"]?.intValue == 1, "a locked phone at the defaults serves 1 of 10")
-        let old = try await NFCBench.run(
-            [
-                "walk", "--app-prefixes", "A0000000031010", "--locked", "--wake-latency", "0", "--sheet-latency", "0",
-                "--json",
-            ],
-            environment: Self.environment(f))
+        let old = await InProcessCLI.run([
+            "walk", "--app-prefixes", "A0000000031010", "--locked", "--wake-latency", "0", "--sheet-latency", "0",
+            "--json", "--no-trace",
+        ])
         let oldSummary = try #require(try Self.records(old.stdout).last)
         #expect(oldSummary["servable_wakes"]?.intValue == 2, "the old best case serves 2")
         #expect(oldSummary["parameters"]?["wake_latency"]?["value_us"]?.intValue == 0)
@@ -49,13 +46,11 @@ struct HCEIssue31CLITests {
     func sweep() async throws {
         let f = try TestFolder("walk-sweep")
         defer { f.remove() }
-        let env = Self.environment(f)
         let trace = f.file("sweep.jsonl")
-        let text = try await NFCBench.run(
-            [
-                "walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--sweep",
-                "sheet=0..500ms/500ms", "--trace", trace,
-            ], environment: env)
+        let text = await InProcessCLI.run([
+            "walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--sweep",
+            "sheet=0..500ms/500ms", "--trace", trace,
+        ])
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "SWEEP wake_latency: readers served as it varies (every other parameter as below)")
@@ -67,13 +62,13 @@ struct HCEIssue31CLITests {
                 "SWEEP emulation_start_latency: readers served as it varies (every other parameter as below)"))
         #expect(lines.contains { $0.hasPrefix("HELD FIXED (policy stay, app prefixes: A0000000031010, locked: no") })
         #expect(lines.contains { $0.contains("wake_latency") && $0.contains("400 ms") && $0.contains("swept above") })
-        let shown = try await NFCBench.run(["trace", "show", trace], environment: env)
+        let shown = await InProcessCLI.run(["trace", "show", trace])
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdout == text.stdout, "trace show prints the sweep's tables")
 
-        let json = try await NFCBench.run(
-            ["walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--json"], environment: env
-        )
+        let json = await InProcessCLI.run([
+            "walk", "--app-prefixes", "A0000000031010", "--sweep", "wake=0ms..800ms/400ms", "--json", "--no-trace",
+        ])
         #expect(json.status == 0, "\(json.stderr)")
         let records = try Self.records(json.stdout)
         let rows = records.filter { $0["event"]?.stringValue == "sweep" }

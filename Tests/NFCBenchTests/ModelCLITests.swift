@@ -2,12 +2,28 @@ import Foundation
 import NFCTrace
 import Testing
 
-/// The reader-system model through the built binary: heat kept beside the lock across runs,
-/// the busy policy across processes, every model number with its source (trace header,
-/// `session --help`, `conformance --thermal`), and the walk's wake latency with S(WTX).
+/// The reader-system model: heat kept beside the lock across runs and the busy policy across
+/// processes (the built binary); every model number with its source (trace header,
+/// `session --help`, `conformance --thermal`), and the walk's wake latency with S(WTX) (the last
+/// two in this process, ``InProcessCLI/run(_:environment:)``).
 @Suite("nfcbench: the model's numbers, heat across runs, the busy queue, the walk's wake")
 struct ModelCLITests {
     typealias Bench = SessionCLITests.Bench
+
+    static func object(_ v: JSONValue?) -> JSONObject? {
+        if case .object(let o)? = v { return o }
+        return nil
+    }
+
+    static func double(_ v: JSONValue?) -> Double? {
+        if case .double(let d)? = v { return d }
+        return nil
+    }
+
+    static func array(_ v: JSONValue?) -> [JSONValue]? {
+        if case .array(let a)? = v { return a }
+        return nil
+    }
 
     /// The `thermal` record at `begin()` of a `--json` run: its heat.
     static func heatAtBegin(_ stdout: String) throws -> Double? {
@@ -43,10 +59,7 @@ struct ModelCLITests {
         #expect(
             FileManager.default.fileExists(atPath: bench.dir.appendingPathComponent("locks/host.heat").path))
         // Every model number in the header's model block names its source.
-        guard case .object(let model)? = header?["model"] else {
-            Issue.record("no model block in the header")
-            return
-        }
+        let model = try #require(Self.object(header?["model"]), "no model block in the header")
         let facts = model.entries.filter { if case .object = $0.value { true } else { false } }
         #expect(facts.count >= 20)
         for f in facts {
@@ -89,10 +102,8 @@ struct ModelCLITests {
         }
         #expect(refusal?["time_limit_s"] == .null)
         // 120 s × ln(400 / 180) ≈ 95.8 s.
-        guard case .double(let wait)? = refusal?["time_to_cool_s"] else {
-            Issue.record("no time_to_cool_s in \(String(describing: refusal))")
-            return
-        }
+        let wait = try #require(
+            Self.double(refusal?["time_to_cool_s"]), "no time_to_cool_s in \(String(describing: refusal))")
         #expect(wait > 90 && wait < 100)
         let plain = try await NFCBench.run(
             ["session", "--device", "sim:tap-uri", "--first-read", "--host-wide"], environment: bench.env)
@@ -136,12 +147,12 @@ struct ModelCLITests {
 
     @Test("session --help and conformance --thermal print every model number with its source")
     func helpSources() async throws {
-        let help = try await NFCBench.run(["session", "--help"])
+        let help = await InProcessCLI.run(["session", "--help"])
         #expect(help.status == 0)
         for word in ["--busy P", "MODEL", "SOURCE", "documented", "reported", "assumed", "quick_restart_window_s"] {
             #expect(help.stdout.contains(word), "session --help lacks \(word)")
         }
-        let thermal = try await NFCBench.run(["conformance", "--thermal"])
+        let thermal = await InProcessCLI.run(["conformance", "--thermal"])
         #expect(thermal.status == 0)
         for word in [
             "SOURCE", "documented", "reported", "assumed", "refusal_threshold_field_s", "gap",
@@ -155,13 +166,11 @@ struct ModelCLITests {
         "walk --profiles emv-payment --wake-latency 400ms: the wake at 400 ms, the SELECT held with S(WTX) frames, served, and why"
     )
     func walkWakeLatency() async throws {
-        let env = ["NFCBENCH_DATA": NFCBench.packageRoot.appendingPathComponent("hardware").path]
-        let r = try await NFCBench.run(
-            [
-                "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
-                "--sheet-latency", "0",
-            ],
-            environment: env)
+        // The walk is the phone model's (no device): run in this process, its trace left out.
+        let r = await InProcessCLI.run([
+            "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
+            "--sheet-latency", "0", "--no-trace",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains("400.000") && $0.contains("nfcEvent") })
@@ -169,17 +178,12 @@ struct ModelCLITests {
         #expect(lines.filter { $0.contains(" wtx ") && $0.contains("F2 01") }.count == 9)
         #expect(lines.contains { $0.contains("served: the app answered 2 APDUs") && $0.contains("S(WTX)") })
         // Locked, the authentication makes the reader give up: useless, and the reason says so.
-        let locked = try await NFCBench.run(
-            [
-                "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
-                "--sheet-latency", "0",
-                "--locked", "--json",
-            ], environment: env)
+        let locked = await InProcessCLI.run([
+            "walk", "--profiles", "emv-payment", "--app-prefixes", "A0000000031010", "--wake-latency", "400ms",
+            "--sheet-latency", "0", "--locked", "--json", "--no-trace",
+        ])
         let summary = try JSONValue(parsing: try #require(locked.stdout.split(separator: "\n").last.map(String.init)))
-        guard case .array(let per)? = summary["per_reader"], let first = per.first else {
-            Issue.record("no per-reader summary")
-            return
-        }
+        let first = try #require(Self.array(summary["per_reader"])?.first, "no per-reader summary")
         #expect(first["served"] == .bool(false))
         #expect(first["reason"]?.stringValue?.contains("gave up") == true)
         #expect(summary["parameters"]?["wake_latency"]?["source"]?.stringValue == "assumed")

@@ -10,6 +10,11 @@ import Testing
 /// and a table's header after the line that says what is starting.
 @Suite("Output a person reads: figures, plurals, ranges, columns, order")
 struct OutputPolishTests {
+    static func double(_ v: JSONValue?) -> Double? {
+        if case .double(let d)? = v { return d }
+        return nil
+    }
+
     @Test("Figures: counts grouped, measurements to three significant digits, durations in their unit")
     func figures() {
         #expect(Figures.grouped(2_000_007) == "2,000,007")
@@ -34,7 +39,7 @@ struct OutputPolishTests {
 
     @Test("conformance: a retry loop's endings read as runs, never a number cut in half; the THERMAL lines too")
     func conformanceColumns() async throws {
-        let r = try await NFCBench.run(["conformance", "--app", "busyloop"])
+        let r = await InProcessCLI.run(["conformance", "--app", "busyloop"])
         #expect(r.status == 1)
         let lines = r.stdoutLines
         let header = try #require(lines.first { $0.hasPrefix("SCENARIO") })
@@ -65,38 +70,43 @@ struct OutputPolishTests {
 
     @Test("bench ndef-fuzz and bench session: durations in their unit, rates to three digits, grouped counts")
     func benchFigures() async throws {
-        let fuzz = try await NFCBench.run(["bench", "ndef-fuzz", "--count", "2000", "--seed", "1"])
+        let fuzz = await InProcessCLI.run(["bench", "ndef-fuzz", "--count", "2000", "--seed", "1"])
         #expect(fuzz.status == 0)
         let first = try #require(fuzz.stdoutLines.first)
         #expect(
             first.wholeMatch(of: /ndef-fuzz seed 1: 2,000 messages in [\d.]+ (µs|ms|s), [\d,]+(\.\d+)? messages\/s/)
                 != nil, "\(first)")
         #expect(!first.contains("seconds"))
+        // bench session's own process run (its one); ndef-fuzz's is in FuzzCLITests.
         let machine = try await NFCBench.run(["bench", "session", "--inputs", "20000", "--sessions", "100"])
         #expect(machine.status == 0)
         #expect(machine.stdout.contains("machine inputs: 20,00"), "grouped: \(machine.stdout)")
         #expect(machine.stdout.contains("100 sessions, "))
     }
 
+    /// The simulated reader in this process (``InProcessCLI/run(_:environment:)``): the figures
+    /// are the command's, its trace left out; measure's own process runs are in TraceCLITests and DoctorTests.
     @Test("measure --json: per_second to a tenth, not fifteen digits")
     func measureJSON() async throws {
-        let r = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5", "--json"])
+        let r = await InProcessCLI.run([
+            "measure", "apdu", "--device", "sim:tap-uri", "--count", "5", "--json", "--no-trace",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: try #require(r.stdoutLines.first))
-        guard case .double(let perSecond)? = o["per_second"] else {
-            Issue.record("no per_second: \(r.stdout)")
-            return
-        }
+        let perSecond = try #require(Self.double(o["per_second"]), "no per_second: \(r.stdout)")
         #expect((perSecond * 10).rounded() == perSecond * 10, "\(perSecond)")
         #expect(o["timed"]?.stringValue == "transport", "a sim: tag is timed around our transport: \(r.stdout)")
         // The presence interval in use, not only the one asked for: the device's own default
         // (NFCDeviceTraits' 100 ms for the simulated reader), else --presence-interval.
         #expect(o["presence_interval_ms"] == .int(100), "\(r.stdout)")
-        let asked = try await NFCBench.run(
-            ["measure", "apdu", "--device", "sim:tap-uri", "--count", "2", "--json", "--presence-interval", "40"])
+        let asked = await InProcessCLI.run(
+            [
+                "measure", "apdu", "--device", "sim:tap-uri", "--count", "2", "--json", "--presence-interval", "40",
+                "--no-trace",
+            ])
         let a = try JSONValue(parsing: try #require(asked.stdoutLines.first))
         #expect(a["presence_interval_ms"] == .int(40), "\(asked.stdout)")
-        let text = try await NFCBench.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5"])
+        let text = await InProcessCLI.run(["measure", "apdu", "--device", "sim:tap-uri", "--count", "5", "--no-trace"])
         let rate = try #require(
             text.stdoutLines.first { $0.hasSuffix("APDUs per second") }, "\(text.stdout)\(text.stderr)")
         #expect(rate.wholeMatch(of: /[\d,]+(\.\d+)? APDUs per second/) != nil, "\(rate)")
@@ -104,7 +114,7 @@ struct OutputPolishTests {
 
     @Test("tag show: a Lock Control TLV's area as an inclusive range, never Swift's ..<")
     func ranges() async throws {
-        let r = try await NFCBench.run(["tag", "show", "ntag213-text"])
+        let r = await InProcessCLI.run(["tag", "show", "ntag213-text"])
         #expect(r.status == 0)
         #expect(r.stdout.contains("Lock Control at page 4 byte 0, length 3, area bytes 160-161"), "\(r.stdout)")
         #expect(!r.stdout.contains("..<"))
@@ -127,7 +137,7 @@ struct OutputPolishTests {
         let r = try await PrivateBench.run(
             "\"$B\" walk --device 'pcsc:Virtual PCD 00 00' --port 35963 --profiles nfc-forum-t4t 2>&1",
             timeout: .seconds(60))
-        guard PrivateBench.available(r) else { return }
+        try #require(PrivateBench.available(r), "the private pcscd bench is missing: \(r.stderr)")
         #expect(r.status == 0, "\(r.stdout)")
         let lines = r.stdoutLines
         let walking = try #require(lines.firstIndex { $0.hasPrefix("walking 1 profile through pcscd") }, "\(r.stdout)")

@@ -23,6 +23,11 @@ struct SessionCLITests {
         func cleanup() { try? FileManager.default.removeItem(at: dir) }
     }
 
+    static func array(_ v: JSONValue?) -> [JSONValue]? {
+        if case .array(let a)? = v { return a }
+        return nil
+    }
+
     static func records(_ stdout: String) throws -> [JSONValue] {
         try stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
     }
@@ -34,8 +39,7 @@ struct SessionCLITests {
         init(_ pipe: Pipe) {
             pipe.fileHandleForReading.readabilityHandler = { [weak self] h in
                 let d = h.availableData
-                guard let self, !d.isEmpty else { return }
-                self.lock.withLock { self.text += String(decoding: d, as: UTF8.self) }
+                if let self, !d.isEmpty { self.lock.withLock { self.text += String(decoding: d, as: UTF8.self) } }
             }
         }
         var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
@@ -70,10 +74,7 @@ struct SessionCLITests {
         #expect(recs.last?["code"]?.intValue == 204)
         #expect(recs.last?["reason"]?.stringValue == "readerSessionInvalidationErrorFirstNDEFTagRead")
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
-        guard case .array(let records)? = ndef?["records"] else {
-            Issue.record("no records")
-            return
-        }
+        let records = try #require(Self.array(ndef?["records"]), "no records")
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench")
         // Every line has t_us, and time never goes backwards.
         let times = recs.compactMap { $0["t_us"]?.intValue }
@@ -96,10 +97,7 @@ struct SessionCLITests {
             ])
         #expect(frames.prefix(2).compactMap { $0["response"]?.stringValue } == ["6A82", "9000"])
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
-        guard case .array(let records)? = ndef?["records"] else {
-            Issue.record("no records: \(r.stdout)")
-            return
-        }
+        let records = try #require(Self.array(ndef?["records"]), "no records: \(r.stdout)")
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t-v1")
         #expect(recs.last?["code"]?.intValue == 204)
     }
@@ -237,11 +235,10 @@ struct SessionCLITests {
         (["session", "--device", "sim:no-such-scenario"], 66),
     ]
 
+    /// In this process (``InProcessCLI/run(_:environment:)``): none of them opens a reader.
     @Test("Usage errors exit 64; an unknown scenario is a missing input (66)", arguments: usageCases)
     func usage(args: [String], status: Int32) async throws {
-        let bench = try Bench()
-        defer { bench.cleanup() }
-        let r = try await NFCBench.run(args, environment: bench.env)
+        let r = await InProcessCLI.run(args, environment: [:])
         #expect(r.status == status, "\(r.stderr)")
         #expect(r.stderr.hasPrefix("error:"))
     }

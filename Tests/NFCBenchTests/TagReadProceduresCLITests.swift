@@ -2,12 +2,17 @@ import Foundation
 import NFCTrace
 import Testing
 
-/// Issue 19 through the built binary: `tag show` on a mapping 1.0 Type 4 tag, a Type 2 tag
+/// Issue 19: `tag show` (run in this process, ``InProcessCLI/run(_:environment:)``) on a mapping 1.0 Type 4 tag, a Type 2 tag
 /// with control TLVs of the wrong length, a Smart Poster with bad optional records, and a
 /// Type 4 file no device can present (`tag show` and `session --device sim:` both refuse it,
 /// with the same error). Expected values are written by hand.
 @Suite("nfcbench tag show and sim: on issue 19's inputs")
 struct TagReadProceduresCLITests {
+    static func array(_ v: JSONValue?) -> [JSONValue]? {
+        if case .array(let a)? = v { return a }
+        return nil
+    }
+
     static func hex(_ s: String) -> [UInt8] {
         let digits = Array(s.filter { !$0.isWhitespace })
         return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
@@ -47,7 +52,7 @@ struct TagReadProceduresCLITests {
 
     @Test("tag show --json on t4t-v1-uri: the 1.0 application name, CC version 1.0, the URI; exit 0")
     func mapping10() async throws {
-        let r = try await NFCBench.run(["tag", "show", "t4t-v1-uri", "--json"])
+        let r = await InProcessCLI.run(["tag", "show", "t4t-v1-uri", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
         #expect(o["ndef_application"]?.stringValue == "D2760000850100")
@@ -55,10 +60,7 @@ struct TagReadProceduresCLITests {
         #expect(o["cc_version"]?.stringValue == "1.0")
         #expect(o["mapping_version"]?.stringValue == "1.0")
         #expect(o["max_ndef_bytes"]?.intValue == 126)
-        guard case .array(let records)? = o["records"] else {
-            Issue.record("no records: \(r.stdout)")
-            return
-        }
+        let records = try #require(Self.array(o["records"]), "no records: \(r.stdout)")
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t-v1")
     }
 
@@ -70,23 +72,17 @@ struct TagReadProceduresCLITests {
             base: "ultralight-blank.json", cc: "E1100200",
             data: Self.hex("01 04 FF FF FF FF 02 02 FF FF 03 03 D0 00 00 FE"), userPages: 12)
         let path = try folder.write("control-tlvs.json", text)
-        let r = try await NFCBench.run(["tag", "show", path, "--json"])
+        let r = await InProcessCLI.run(["tag", "show", path, "--json"])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
         #expect(o["ndef"]?.stringValue == "D00000")
         #expect(o["read_error"] == nil)
-        guard case .array(let warnings)? = o["warnings"] else {
-            Issue.record("no warnings: \(r.stdout)")
-            return
-        }
+        let warnings = try #require(Self.array(o["warnings"]), "no warnings: \(r.stdout)")
         #expect(
             warnings.compactMap { $0["kind"]?.stringValue } == [
                 "controlTLVLength", "controlTLVLength", "ccSizeMismatch",
             ])
-        guard case .array(let tlvs)? = o["tlvs"] else {
-            Issue.record("no tlvs")
-            return
-        }
+        let tlvs = try #require(Self.array(o["tlvs"]), "no tlvs")
         #expect(tlvs.compactMap { $0["address"]?.intValue } == [16, 22, 26, 31])
     }
 
@@ -104,29 +100,21 @@ struct TagReadProceduresCLITests {
         let text = try Self.type2File(
             base: "ntag215-uri.json", data: [0x03, 0x56] + poster + [0xFE], userPages: 126)
         let path = try folder.write("poster.json", text)
-        let r = try await NFCBench.run(["tag", "show", path, "--json"])
+        let r = await InProcessCLI.run(["tag", "show", path, "--json"])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
-        guard case .array(let records)? = o["records"], let sp = records.first else {
-            Issue.record("no records: \(r.stdout)")
-            return
-        }
+        let sp = try #require(Self.array(o["records"])?.first, "no records: \(r.stdout)")
         #expect(sp["type"]?.stringValue == "Sp")
         #expect(sp["uri"]?.stringValue == "https://example.com/sp")
         #expect(sp["title"]?.stringValue == "Poster" && sp["lang"]?.stringValue == "en")
-        guard case .array(let titles)? = sp["titles"] else {
-            Issue.record("no titles")
-            return
-        }
+        let titles = try #require(Self.array(sp["titles"]), "no titles")
         #expect(titles.compactMap { $0["text"]?.stringValue } == ["Poster", "Affiche"])
         #expect(titles.compactMap { $0["lang"]?.stringValue } == ["en", "fr"])
         #expect(sp["action"]?.stringValue == "reserved" && sp["action_code"]?.intValue == 3)
         #expect(sp["size"]?.intValue == 1024)
         #expect(sp["mime_type"] == nil)
-        guard case .array(let icons)? = sp["icons"], case .array(let nested)? = sp["records"] else {
-            Issue.record("no icons or nested records")
-            return
-        }
+        let icons = try #require(Self.array(sp["icons"]), "no icons")
+        let nested = try #require(Self.array(sp["records"]), "no nested records")
         #expect(icons.count == 1)
         #expect(icons.first?["mime_type"]?.stringValue == "image/png")
         #expect(icons.first?["length"]?.intValue == 4 && icons.first?["record"]?.intValue == 6)
@@ -134,7 +122,7 @@ struct TagReadProceduresCLITests {
         let warned = nested.indices.filter { nested[$0]["warnings"] != nil }
         #expect(warned == [3, 5])
         // The text report names them too.
-        let plain = try await NFCBench.run(["tag", "show", path])
+        let plain = await InProcessCLI.run(["tag", "show", path])
         #expect(plain.stdout.contains("record 1: nfcWellKnown Sp: https://example.com/sp"))
         #expect(plain.stdout.contains("record 1.4: nfcWellKnown act: 03\n      warning: act value 0x03 is RFU"))
         #expect(
@@ -155,18 +143,14 @@ struct TagReadProceduresCLITests {
         let reason =
             "field max_ndef_file_size: Type 4 Tag: ccInvalid: max ENDEF file size 64 outside 0000FFFF…FFFFFFFE"
 
-        let show = try await NFCBench.run(["tag", "show", tag, "--json"])
+        let show = await InProcessCLI.run(["tag", "show", tag, "--json"])
         #expect(show.status == 65, "\(show.stdout)\n\(show.stderr)")
         let o = try JSONValue(parsing: show.stdout)
         #expect(o["emulation_error"]?.stringValue?.hasPrefix(reason) == true, "\(show.stdout)")
         #expect(o["ndef"] == nil)
 
-        let env = [
-            "NFCBENCH_LOCK_DIR": folder.url.appendingPathComponent("locks").path,
-            "NFCBENCH_TRACE_DIR": folder.url.appendingPathComponent("traces").path,
-        ]
-        let session = try await NFCBench.run(
-            ["session", "--device", "sim:\(scenario)", "--timeout", "5"], environment: env)
+        // The session refuses the tag before it opens a reader: in this process too, its trace left out.
+        let session = await InProcessCLI.run(["session", "--device", "sim:\(scenario)", "--timeout", "5", "--no-trace"])
         #expect(session.status == 65, "\(session.stdout)\n\(session.stderr)")
         #expect(session.stderr.contains("tag 't4t-v3-small' can't be emulated: \(reason)"), "\(session.stderr)")
     }

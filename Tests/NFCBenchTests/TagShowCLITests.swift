@@ -4,23 +4,23 @@ import ReaderSession
 import Testing
 
 /// `nfcbench tag show` on the corpus (real public dumps, Tests/Fixtures/corpus). Expected values were read
-/// by hand from the files (corpus README and the bytes), not produced by our code.
+/// by hand from the files (corpus README and the bytes), not produced by our code. The command runs
+/// in this process (``InProcessCLI/run(_:environment:)``: the same command, its output captured);
+/// `readmePathFromElsewhere` runs the built binary, from another folder.
 @Suite("nfcbench tag show")
 struct TagShowCLITests {
     static let corpus = NFCBench.packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
-    static var corpusPresent: Bool { FileManager.default.fileExists(atPath: corpus.path) }
 
-    /// Fails under CI when the corpus is missing; otherwise the test is skipped with a message.
-    func corpusFile(_ name: String) throws -> String? {
-        guard Self.corpusPresent else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("the corpus is missing at \(Self.corpus.path)")
-            } else {
-                print("skipping: corpus not found at \(Self.corpus.path)")
-            }
-            return nil
-        }
-        return Self.corpus.appendingPathComponent(name).path
+    /// A corpus file; fails when the corpus (part of the repository) is missing.
+    func corpusFile(_ name: String) throws -> String {
+        let path = Self.corpus.appendingPathComponent(name).path
+        try #require(FileManager.default.fileExists(atPath: path), "the corpus is missing at \(Self.corpus.path)")
+        return path
+    }
+
+    static func array(_ v: JSONValue?) -> [JSONValue]? {
+        if case .array(let a)? = v { return a }
+        return nil
     }
 
     @Test(
@@ -37,14 +37,11 @@ struct TagShowCLITests {
 
     @Test("Flipper Google NTAG216: the URI record and a warning that the header UID differs from pages 0-2")
     func flipperGoogle() async throws {
-        guard let path = try corpusFile("flipper_Google_ntag216.nfc") else { return }
-        let r = try await NFCBench.run(["tag", "show", path, "--json"])
+        let path = try corpusFile("flipper_Google_ntag216.nfc")
+        let r = await InProcessCLI.run(["tag", "show", path, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
-        guard case .array(let records)? = o["records"] else {
-            Issue.record("no records in \(r.stdout)")
-            return
-        }
+        let records = try #require(Self.array(o["records"]), "no records in \(r.stdout)")
         #expect(records.count == 1)
         #expect(records.first?["uri"]?.stringValue == "https://google.com/?")
         #expect(records.first?["type"]?.stringValue == "U")
@@ -52,10 +49,7 @@ struct TagShowCLITests {
         // Pages 0-2: 04 39 91 (BCC0) C2 FC 67 80; the header says 04 B8 31 3A 30 73 80.
         #expect(o["uid"]?.stringValue == "043991C2FC6780")
         #expect(o["uid_header"]?.stringValue == "04B8313A307380")
-        guard case .array(let warnings)? = o["warnings"] else {
-            Issue.record("no warnings")
-            return
-        }
+        let warnings = try #require(Self.array(o["warnings"]), "no warnings")
         #expect(warnings.contains { $0["kind"]?.stringValue == "uidMismatch" })
         // CC E1 10 12 00: 0x12 × 8 = 144 bytes, though an NTAG216 ships with 0x6D.
         #expect(o["cc"]?.stringValue == "E1101200")
@@ -65,12 +59,12 @@ struct TagShowCLITests {
 
     @Test("Proxmark3 empty NTAG216: an empty NDEF message and the maximum NDEF size of 868 bytes")
     func proxmarkEmpty() async throws {
-        guard let path = try corpusFile("pm3_ntag216-empty.json") else { return }
-        let text = try await NFCBench.run(["tag", "show", path])
+        let path = try corpusFile("pm3_ntag216-empty.json")
+        let text = await InProcessCLI.run(["tag", "show", path])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("NDEF message: empty"))
         #expect(text.stdout.contains("Maximum NDEF message: 868 bytes"))
-        let json = try await NFCBench.run(["tag", "show", path, "--json"])
+        let json = await InProcessCLI.run(["tag", "show", path, "--json"])
         let o = try JSONValue(parsing: json.stdout)
         #expect(o["ndef_empty"] == .bool(true))
         // CC E1 10 6D 00: data area 0x6D × 8 = 872; minus T and a 3-byte length = 868.
@@ -81,20 +75,17 @@ struct TagShowCLITests {
 
     @Test("A shipped tag file is found by name, from any working directory")
     func shippedByName() async throws {
-        let r = try await NFCBench.run(["tag", "show", "ntag215-uri", "--json"])
+        let r = await InProcessCLI.run(["tag", "show", "ntag215-uri", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try JSONValue(parsing: r.stdout)
         #expect(o["product"]?.stringValue == "NTAG215")
-        guard case .array(let records)? = o["records"] else {
-            Issue.record("no records")
-            return
-        }
+        let records = try #require(Self.array(o["records"]), "no records")
         #expect(records.first?["uri"]?.stringValue?.hasPrefix("https://") == true)
     }
 
     @Test("A missing file is a no-input error (66); a missing argument is a usage error (64)")
     func errors() async throws {
-        let missing = try await NFCBench.run(["tag", "show", "no-such-tag-file"])
+        let missing = await InProcessCLI.run(["tag", "show", "no-such-tag-file"])
         #expect(missing.status == 66)
         #expect(missing.stderr.contains("no-such-tag-file"))
         #expect(InProcessCLI.mistake(["tag", "show"]) == "missing FILE")
@@ -107,7 +98,7 @@ struct TagShowCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let bad = dir.appendingPathComponent("bad.json")
         try Data(#"{"format":"nfcbench-tag","version":1,"type":"ntag215","uid":"04ZZ"}"#.utf8).write(to: bad)
-        let r = try await NFCBench.run(["tag", "show", bad.path])
+        let r = await InProcessCLI.run(["tag", "show", bad.path])
         #expect(r.status == 65)
         #expect(r.stderr.contains("bad.json"))
     }

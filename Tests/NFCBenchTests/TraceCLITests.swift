@@ -2,7 +2,8 @@ import Foundation
 import NFCTrace
 import Testing
 
-/// `nfcbench trace export|show|diff|plot` and the one header, with the built binary and
+/// `nfcbench trace export|show|diff|plot` and the one header: the traces written by the built
+/// binary, the trace commands run on them in this process (``InProcessCLI/run(_:environment:)``),
 /// other people's tools (tshark, rsvg-convert) as witnesses. Simulated reader and the
 /// phone model only: no device needed.
 @Suite("nfcbench trace: headers, show, diff, plot, export (built binary, tshark, rsvg-convert)")
@@ -110,14 +111,14 @@ struct TraceCLITests {
         let trace = dir.appendingPathComponent("s.jsonl").path
         let live = try await NFCBench.run(
             ["session", "--device", "sim:tap-uri", "--first-read", "--trace", trace], environment: env)
-        let shown = try await NFCBench.run(["trace", "show", trace], environment: env)
+        let shown = await InProcessCLI.run(["trace", "show", trace])
         #expect(shown.status == 0)
         let liveLines = live.stdoutLines.filter { !$0.hasPrefix("trace: ") }
         #expect(shown.stdoutLines == liveLines)
         #expect(liveLines.contains { $0.contains("didInvalidateWithError 204") })
         let walkTrace = dir.appendingPathComponent("w.jsonl").path
-        let walk = try await NFCBench.run(["walk", "--trace", walkTrace], environment: env)
-        let walkShown = try await NFCBench.run(["trace", "show", walkTrace], environment: env)
+        let walk = await InProcessCLI.run(["walk", "--trace", walkTrace])
+        let walkShown = await InProcessCLI.run(["trace", "show", walkTrace])
         #expect(walkShown.stdout == walk.stdout)
         #expect(walk.stdout.contains("SUMMARY"))
     }
@@ -139,16 +140,17 @@ struct TraceCLITests {
         _ = try await NFCBench.run(
             ["session", "--device", "sim:no-tag", "--timeout", "0.3", "--no-thermal", "--trace", path("c.jsonl")],
             environment: env)
-        let same = try await NFCBench.run(["trace", "diff", path("a.jsonl"), path("b.jsonl")], environment: env)
+        // The built binary once (trace diff's own process test: its exit status and stdout), then in this process.
+        let same = try await NFCBench.run(["trace", "diff", path("a.jsonl"), path("b.jsonl")])
         #expect(same.status == 0, "\(same.stdout)")
         #expect(same.stdout.contains("the same events"))
-        let timed = try await NFCBench.run(
-            ["trace", "diff", path("a.jsonl"), path("b.jsonl"), "--times"], environment: env)
+        let timed = await InProcessCLI.run(
+            ["trace", "diff", path("a.jsonl"), path("b.jsonl"), "--times"])
         #expect(timed.status == 1, "two runs never share every microsecond")
-        let other = try await NFCBench.run(["trace", "diff", path("a.jsonl"), path("c.jsonl")], environment: env)
+        let other = await InProcessCLI.run(["trace", "diff", path("a.jsonl"), path("c.jsonl")])
         #expect(other.status == 1)
         #expect(other.stdout.contains(#"+ "#) && other.stdout.contains(#""code":201"#))
-        let bad = try await NFCBench.run(["trace", "diff", path("a.jsonl"), path("missing.jsonl")], environment: env)
+        let bad = await InProcessCLI.run(["trace", "diff", path("a.jsonl"), path("missing.jsonl")])
         #expect(bad.status == 66, "a missing file is no input (EX_NOINPUT)")
     }
 
@@ -158,13 +160,12 @@ struct TraceCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let env = Self.env(dir)
         func path(_ n: String) -> String { dir.appendingPathComponent(n).path }
-        let walk = try await NFCBench.run(
-            ["walk", "--app-prefixes", "A0000000031010", "--trace", path("w.jsonl")], environment: env)
+        let walk = await InProcessCLI.run(["walk", "--app-prefixes", "A0000000031010", "--trace", path("w.jsonl")])
         #expect(walk.status == 0)
         _ = try await NFCBench.run(
             ["session", "--device", "sim:tap-t4t", "--first-read", "--trace", path("s.jsonl")], environment: env)
         for name in ["w", "s"] {
-            let r = try await NFCBench.run(["trace", "plot", path("\(name).jsonl"), "--svg", path("\(name).svg")])
+            let r = await InProcessCLI.run(["trace", "plot", path("\(name).jsonl"), "--svg", path("\(name).svg")])
             #expect(r.status == 0, "\(r.stderr)")
         }
         let svg = try String(contentsOfFile: path("w.svg"), encoding: .utf8)
@@ -177,7 +178,7 @@ struct TraceCLITests {
         #expect(svg.contains(">served (2 APDUs to the app)<"), "the Visa reader's wake is served")
         #expect(svg.contains(">useless: never reaches ISO-DEP (FeliCa)<"))
         #expect(svg.components(separatedBy: "<title>default app woken").count - 1 == 10, "ten wakes")
-        guard let rsvg = ExternalTool.require("rsvg-convert", package: "librsvg2-bin") else { return }
+        let rsvg = try #require(ExternalTool.require("rsvg-convert", package: "librsvg2-bin"))
         for name in ["w", "s"] {
             let r = try await ExternalTool.run(rsvg, [path("\(name).svg"), "-o", path("\(name).png")])
             #expect(r.status == 0, "rsvg-convert \(name).svg: \(r.stderr)")
@@ -199,18 +200,18 @@ struct TraceCLITests {
             ],
             environment: env)
         #expect(live.status == 0, "\(live.stderr)")
-        let export = try await NFCBench.run(["trace", "export", path("s.jsonl"), "--pcapng", path("s.pcapng")])
+        let export = await InProcessCLI.run(["trace", "export", path("s.jsonl"), "--pcapng", path("s.pcapng")])
         #expect(export.status == 0, "\(export.stderr)")
-        guard let v = try await TsharkView.read(path("s.pcapng")) else { return }
+        let v = try #require(try await TsharkView.read(path("s.pcapng")))
         Self.expectISODEPSession(v)
         #expect(v.comments.contains { $0.contains("synthesized") })
-        guard let l = try await TsharkView.read(path("live.pcapng")) else { return }
+        let l = try #require(try await TsharkView.read(path("live.pcapng")))
         #expect(l.rows.count == v.rows.count, "--pcapng during the run and trace export after it agree")
-        let redacted = try await NFCBench.run([
+        let redacted = await InProcessCLI.run([
             "trace", "export", path("s.jsonl"), "--pcapng", path("r.pcapng"), "--redact",
         ])
         #expect(redacted.status == 0)
-        guard let r = try await TsharkView.read(path("r.pcapng")) else { return }
+        let r = try #require(try await TsharkView.read(path("r.pcapng")))
         #expect(!r.any("iso14443.uid_cln") { $0 != "000000" && $0 != "00000000" }, "UIDs are zeros")
         #expect(r.malformedFree)
     }

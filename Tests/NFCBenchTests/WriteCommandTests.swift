@@ -139,7 +139,7 @@ struct WriteCommandTests {
         defer { try? FileManager.default.removeItem(atPath: formatBackup) }
         let r = try await NFCBench.run(
             ["format", "--device", fake.device, "--backup", formatBackup], timeout: .seconds(30))
-        let refused = try await NFCBench.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
+        let refused = await InProcessCLI.run(["write", "--device", fake.device, "--ndef", "text:x", "--lock"])
         let after = try await fake.stop()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("empty NDEF message"))
@@ -151,12 +151,13 @@ struct WriteCommandTests {
         #expect(refused.stderr.contains("irreversible"))
     }
 
+    /// In this process (``InProcessCLI/run(_:environment:)``): neither run opens a device.
     @Test("A bad --ndef SPEC is a data error before any device is touched")
     func badSpec() async throws {
-        let r = try await NFCBench.run(["write", "--device", "pn532_uart:/nonexistent", "--ndef", "bogus:thing"])
+        let r = await InProcessCLI.run(["write", "--device", "pn532_uart:/nonexistent", "--ndef", "bogus:thing"])
         #expect(r.status == 65)
         #expect(r.stderr.contains("unknown NDEF spec kind"))
-        let noScenario = try await NFCBench.run(["write", "--device", "sim:no-such-scenario", "--ndef", "text:a"])
+        let noScenario = await InProcessCLI.run(["write", "--device", "sim:no-such-scenario", "--ndef", "text:a"])
         #expect(noScenario.status == 66, "a device string naming no scenario file: no input")
     }
 

@@ -13,8 +13,36 @@ public enum BenchOutput {
     private static let quietState = Mutex(false)
     /// Set once by the command line before a command runs (`--quiet` without `--json`).
     public static var quiet: Bool {
-        get { quietState.withLock { $0 } }
-        set { quietState.withLock { $0 = newValue } }
+        get { capture.map { $0.quiet } ?? quietState.withLock { $0 } }
+        set {
+            if let c = capture {
+                c.quiet = newValue
+            } else {
+                quietState.withLock { $0 = newValue }
+            }
+        }
+    }
+
+    /// Where this task's writes go instead of file descriptors 1 and 2, with its own `--quiet`
+    /// gate: a command run inside a test process (nil: the real stdout and stderr). Writes from
+    /// a thread outside the task (a device thread) still go to the descriptors.
+    @TaskLocal public static var capture: Capture?
+
+    /// What a command wrote to standard output and standard error while it ran in a capture.
+    public final class Capture: Sendable {
+        private let state = Mutex<(out: [UInt8], err: [UInt8], quiet: Bool)>(([], [], false))
+        public init() {}
+        public var stdout: String { String(decoding: state.withLock { $0.out }, as: UTF8.self) }
+        public var stderr: String { String(decoding: state.withLock { $0.err }, as: UTF8.self) }
+        var quiet: Bool {
+            get { state.withLock { $0.quiet } }
+            set { state.withLock { $0.quiet = newValue } }
+        }
+        func append(_ fd: Int32, _ bytes: [UInt8]) {
+            state.withLock { s in
+                if fd == 2 { s.err += bytes } else { s.out += bytes }
+            }
+        }
     }
 
     public static func out(_ text: String) {
@@ -29,6 +57,10 @@ public enum BenchOutput {
     public static func raw(_ text: String, fd: Int32 = 1) { write(fd, text) }
     /// Writes bytes as they are (a pcapng or a tag file on `-`).
     public static func bytes(_ bytes: [UInt8], fd: Int32 = 1) {
+        if let c = capture {
+            c.append(fd, bytes)
+            return
+        }
         // Nobody reads this pipe any more: end the command as SIGPIPE would, cleanly.
         if StandardOutput.write(fd, bytes) == EPIPE { BenchSignals.outputClosed() }
     }

@@ -39,8 +39,10 @@ enum CLI {
         }
     }
 
-    static func resolve(_ argv: [String]) -> Resolution {
-        switch interpret(argv, environment: ProcessInfo.processInfo.environment) {
+    static func resolve(
+        _ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Resolution {
+        switch interpret(argv, environment: environment) {
         case .text(let t):
             Output.out(t)
             return .done(0)

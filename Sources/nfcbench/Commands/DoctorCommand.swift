@@ -40,30 +40,40 @@ enum DoctorCommand {
             Exit 0 when all is well, 1 when something needs fixing.
             """,
         run: { o in
-            let device = o.string("device")
-            let json = o.flag("json")
-            let root = o.string("root")!
             let uid = o.int("as-uid").map { UInt32($0) } ?? getuid()
-            let doctor = BenchDoctor(
-                root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
-                environment: ProcessInfo.processInfo.environment, pcscdAnswer: BenchDoctor.askPCSCD())
-            let findings = doctor.run(device: device)
-            for f in findings {
-                if json {
-                    var line = "{\"check\":\"\(f.check)\",\"ok\":\(f.ok),\"message\":\(quote(f.message))"
-                    if let fix = f.fix { line += ",\"fix\":\(quote(fix))" }
-                    Output.out(line + "}")
-                } else {
-                    Output.out((f.ok ? "ok    " : "FIX   ") + f.message)
-                    // Beside "ok" the advice is a note (nothing is wrong for what the bench
-                    // does now); beside "FIX" it is the fix.
-                    if let fix = f.fix { Output.out("      \(f.ok ? "note" : "fix"): \(fix)") }
-                }
-            }
-            let problems = findings.filter { !$0.ok }.count
-            if !json { Output.out(problems == 0 ? "all is well" : "\(problems) thing(s) to fix") }
-            return problems == 0 ? 0 : 1
+            let (lines, status) = report(
+                root: o.string("root")!, device: o.string("device"), uid: uid, json: o.flag("json"),
+                environment: ProcessInfo.processInfo.environment)
+            for line in lines { Output.out(line) }
+            return status
         })
+
+    /// What `doctor` prints (its lines) and its exit status, for the checks over `root` as `uid`
+    /// in `environment`: callable without a process.
+    static func report(root: String, device: String?, uid: UInt32, json: Bool, environment: [String: String])
+        -> (lines: [String], status: Int32)
+    {
+        let doctor = BenchDoctor(
+            root: root, uid: uid, groups: uid == getuid() ? currentGroups() : [],
+            environment: environment, pcscdAnswer: BenchDoctor.askPCSCD())
+        let findings = doctor.run(device: device)
+        var lines: [String] = []
+        for f in findings {
+            if json {
+                var line = "{\"check\":\"\(f.check)\",\"ok\":\(f.ok),\"message\":\(quote(f.message))"
+                if let fix = f.fix { line += ",\"fix\":\(quote(fix))" }
+                lines.append(line + "}")
+            } else {
+                lines.append((f.ok ? "ok    " : "FIX   ") + f.message)
+                // Beside "ok" the advice is a note (nothing is wrong for what the bench
+                // does now); beside "FIX" it is the fix.
+                if let fix = f.fix { lines.append("      \(f.ok ? "note" : "fix"): \(fix)") }
+            }
+        }
+        let problems = findings.filter { !$0.ok }.count
+        if !json { lines.append(problems == 0 ? "all is well" : "\(problems) thing(s) to fix") }
+        return (lines, problems == 0 ? 0 : 1)
+    }
 
     static func currentGroups() -> Set<UInt32> {
         var list = [gid_t](repeating: 0, count: 256)
