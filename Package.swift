@@ -100,27 +100,41 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCBase", "NFCTags", "NFCFiles"], swiftSettings: strict),
+        // What the test targets share (issue 35): TestFolder, the package and corpus paths, the
+        // off-pool helper and the real-time wait helpers (the only sleeps in Tests).
+        .target(
+            name: "NFCBenchTestSupport", dependencies: ["NFCBase"], path: "Tests/NFCBenchTestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "NFCTagsTests", dependencies: ["NFCBase", "NFCTags", "NFCFiles", "NFCBenchTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "NFCFilesTests", dependencies: ["NFCBase", "NFCFiles", "NFCTags"], swiftSettings: strict),
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace"],
+            dependencies: [
+                "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace",
+                "NFCBenchTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
-            name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
+            name: "ReaderFrontendTests",
+            dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags", "NFCBenchTestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
+        .testTarget(
+            name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags", "NFCBenchTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
             dependencies: [
                 "NFCBase", "VirtualHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "HCEEvents",
+                "NFCBenchTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
             dependencies: [
                 "NFCBase", "NFCHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
+                "NFCBenchTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -137,7 +151,7 @@ let package = Package(
             name: "NFCBenchTests",
             dependencies: [
                 "nfcbench", "NFCTrace", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
-                "HCEEvents", "NFCBenchKit", "NFCBenchFuzz", "NFCBase",
+                "HCEEvents", "NFCBenchKit", "NFCBenchFuzz", "NFCBase", "NFCBenchTestSupport",
             ],
             swiftSettings: strict),
     ],

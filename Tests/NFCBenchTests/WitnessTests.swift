@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -78,10 +79,8 @@ enum Witness {
             "virtual", "pn532", "--pty", link, "--tag", tags.appendingPathComponent(file).path, "--quiet",
             "--trace", folder.file("trace.jsonl"),
         ])
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
         do {
+            try await waitForLink(link)
             let result = try await body()
             p.interrupt()
             try await NFCBench.offPool { p.waitUntilExit() }

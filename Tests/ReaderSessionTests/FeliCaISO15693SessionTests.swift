@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import ReaderFrontend
@@ -80,11 +81,7 @@ struct FeliCaISO15693SessionTests {
     }
 
     static func until(_ condition: () -> Bool) async {
-        let end = ContinuousClock.now + .seconds(5)
-        while !condition() && ContinuousClock.now < end {
-            await Task.yield()
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        _ = await poll(every: .milliseconds(1), until: condition)
     }
 
     @Test(
@@ -168,7 +165,8 @@ struct FeliCaISO15693SessionTests {
         await Self.until { d.all.contains("active") }
         // The Polling of FE00 happened and found nothing.
         await Self.until { rig.system.pendingWork == 0 }
-        try await Task.sleep(for: .milliseconds(50))
+        await pause(
+            .milliseconds(50), because: "the frontend's Polling of FE00 (no answer) has no observable end in this rig")
         rig.clock.advance(by: .seconds(60))
         await Self.until { d.all.contains { $0.hasPrefix("end:") } }
         #expect(d.all == ["active", "end:201"])

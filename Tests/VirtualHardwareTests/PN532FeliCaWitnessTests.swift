@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import Testing
