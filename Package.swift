@@ -139,11 +139,13 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionConformanceTests",
-            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
+            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags", "NFCBenchTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCBenchKitTests",
-            dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession", "NFCFiles"],
+            dependencies: [
+                "NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession", "NFCFiles", "NFCBenchTestSupport",
+            ],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).

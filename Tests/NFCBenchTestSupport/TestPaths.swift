@@ -8,6 +8,12 @@ public enum TestPaths {
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The bench data, `<root>/hardware`.
+    public static let hardware: URL = packageRoot.appendingPathComponent("hardware")
+
+    /// The shipped tag files, `<root>/hardware/tags`.
+    public static let tags: URL = hardware.appendingPathComponent("tags")
+
     /// `<root>/Tests/Fixtures/corpus`.
     public static let corpus: URL = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
 

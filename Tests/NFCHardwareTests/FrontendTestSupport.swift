@@ -73,9 +73,7 @@ func withTagError(
 
 /// The repository's `hardware/tags/` (found from this file's path).
 enum BenchTags {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("hardware/tags")
+    static let directory = TestPaths.tags
 
     static func load(_ name: String) throws -> TagFile {
         try TagFile.load(path: directory.appendingPathComponent(name.hasSuffix(".json") ? name : name + ".json").path)

@@ -11,11 +11,7 @@ import Testing
 /// cores every device serves): Info.plist system codes, polling options, NDEF sessions.
 @Suite("Sessions: FeliCa and ISO 15693 tags as Core NFC delivers them")
 struct FeliCaISO15693SessionTests {
-    static let tagsDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("hardware/tags").path
-    }()
+    static let tagsDirectory: String = TestPaths.tags.path
 
     static func tag(_ name: String) throws -> EmulatedTag {
         try EmulatedTag(file: try TagFile.load(path: tagsDirectory + "/" + name))

@@ -480,8 +480,7 @@ struct LockFolderTests {
 
 /// A tag file shipped in `hardware/tags/`.
 func hardwareTag(_ name: String) -> String {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("hardware/tags/\(name).json").path
+    TestPaths.tags.appendingPathComponent("\(name).json").path
 }
 
 /// Issue 31 (fidelity review 2026-12-01): each test is a row where the bench said what an
