@@ -5,6 +5,39 @@ import Testing
 
 @Suite("Timing statistics for nfcbench measure (pure)")
 struct MeasureStatisticsTests {
+    @Test(
+        "measure's figures: rounded microseconds, the rate over the samples' own time, a cut run's reason and request")
+    func figures() throws {
+        let samples: [Duration] = [.microseconds(1000), .microseconds(3000), .nanoseconds(2_000_400)]
+        let stats = try #require(TimingStatistics(samples))
+        let (f, perSecond) = BenchMeasure.figures(
+            stats, samples: samples, total: .seconds(1), requested: 10, cut: "stopped by SIGINT", timed: "transport",
+            tries: [], presence: "events", probeInterval: .milliseconds(100))
+        #expect(
+            f.keys == [
+                "count", "min_us", "median_us", "p99_us", "max_us", "per_second", "total_us", "timed", "interrupted",
+                "requested",
+            ])
+        #expect(f["median_us"] == .double(2000.4))
+        #expect(f["per_second"] == .double(500))
+        #expect(abs(perSecond - 3 / 0.0060004) < 1e-6)
+        #expect(f["total_us"] == .double(1_000_000))
+        #expect(f["interrupted"]?.stringValue == "stopped by SIGINT")
+        #expect(f["requested"]?.intValue == 10)
+
+        let person = PresenceTry(index: 0, promptAt: 1000, probeLostAt: 1200, eventAt: 1250)
+        let (p, _) = BenchMeasure.figures(
+            stats, samples: samples, total: .seconds(1), requested: 3, cut: nil, timed: nil, tries: [person],
+            presence: "probe", probeInterval: .milliseconds(100))
+        #expect(p["interrupted"] == nil)
+        #expect(p["includes_person"] == .bool(false))
+        #expect(p["probe_interval_ms"] == .double(100))
+        let out = BenchMeasure.jsonReport(what: "removal", device: "sim:x", figures: p, presenceInterval: nil)
+        #expect(out.keys.prefix(2) == ["measure", "device"])
+        #expect(out["presence_interval_ms"] == .null)
+        #expect(out["count"]?.intValue == 3)
+    }
+
     @Test("Nearest-rank median and p99 are samples; min and max are the extremes, whatever the order")
     func statistics() throws {
         let samples: [Duration] = (1...100).reversed().map { .microseconds($0) }

@@ -298,4 +298,46 @@ struct OneInvalidationTests {
         // The first ending stands.
         #expect(r.sessions.first?.ending == .readerSessionInvalidationErrorUserCanceled)
     }
+
+    @Test(
+        "The reports: one JSON line per rule, the replay's lines, a summary; the text names the counterexample, where it was saved and its replay"
+    )
+    func reports() async throws {
+        let r = try await explorer(runs: 20, depth: 1).explore(app: app(.restartsAfterTimeout))
+        let rule = ConformanceRule.noAutoRestartAfterTimeout
+        let c = try #require(r.counterexamples.first { $0.rule == rule })
+        let lines = ConformanceReports.jsonLines(r, app: "restarts", budget: nil, saved: [:])
+        #expect(lines.count == r.rules.count + r.counterexamples.map(\.replay.count).reduce(0, +) + 1)
+        let ruleLine = try #require(lines.first { $0["rule"]?.stringValue == rule.rawValue })
+        #expect(ruleLine["smallest_steps"]?.intValue == 1)
+        #expect(ruleLine["counterexample"]?["file"] == .null)
+        #expect(ruleLine["counterexample"]?["duration_ms"] == .double(60_000))
+        #expect(lines.contains { $0["replay"]?.stringValue == rule.rawValue && $0["breach"] != nil })
+        let summary = try #require(lines.last)
+        #expect(summary["summary"] == .bool(true))
+        #expect(summary["runs"]?.intValue == Int64(r.runs))
+        #expect(summary["rules_breached"] == .array([.string(rule.rawValue)]))
+        #expect(summary["budget_ms"] == .null)
+
+        let text = ConformanceReports.text(
+            r, app: "restarts", budget: .seconds(2), saved: [rule: "saved/explored-restarts.json"])
+        #expect(text.hasPrefix("nfcbench conformance --explore: app 'restarts', seed 1, depth 1, budget 2.000 s\n"))
+        #expect(text.contains("COUNTEREXAMPLE \(rule.rawValue): "))
+        #expect(
+            text.contains(
+                "  saved: saved/explored-restarts.json (replay: nfcbench conformance --suite saved --app restarts)"))
+        #expect(text.contains("  BREACH    \(rule.rawValue): "))
+
+        let line = ConformanceReports.jsonLine(c.result)
+        #expect(line["verdict"]?.stringValue == "breach")
+        #expect(line["rules"] == .array([.string(rule.rawValue)]))
+        var firstBreachMs: Int64? = nil
+        if case .array(let a)? = line["breaches"] { firstBreachMs = a.first?["t_ms"]?.intValue }
+        #expect(firstBreachMs == 60_000)
+        let suite = ConformanceReports.summaryJSON(
+            [c.result], app: "restarts", suite: "builtin", wall: .milliseconds(1500))
+        #expect(suite["breach"]?.intValue == 1)
+        #expect(suite["pass"]?.intValue == 0)
+        #expect(suite["wall_ms"] == .double(1500))
+    }
 }

@@ -121,8 +121,9 @@ enum ConformanceCommand {
                 scenarios, app: ReferenceAppFactory.make(entry.habits, design: entry.design))
             let wall = ContinuousClock.now - start
             if json {
-                for r in results { Output.out(jsonLine(r).serialized) }
-                Output.out(summaryJSON(results, app: appName, suite: suiteArg, wall: wall).serialized)
+                for r in results { Output.out(ConformanceReports.jsonLine(r).serialized) }
+                Output.out(
+                    ConformanceReports.summaryJSON(results, app: appName, suite: suiteArg, wall: wall).serialized)
             } else {
                 Output.out(table(results, app: appName, suite: suiteArg, wall: wall))
             }
@@ -239,54 +240,6 @@ enum ConformanceCommand {
         return s
     }
 
-    static func jsonLine(_ r: ConformanceResult) -> JSONObject {
-        var o: JSONObject = [
-            "scenario": .string(r.scenario), "verdict": .string(r.verdict.rawValue),
-            "rules": .array(r.rulesBreached.map { .string($0.rawValue) }),
-        ]
-        o["breaches"] = .array(
-            r.breaches.map { b in
-                .object([
-                    "rule": .string(b.rule.rawValue), "t_ms": .int(ms(b.time)), "session": .int(Int64(b.session)),
-                    "what": .string(b.what),
-                ])
-            })
-        o["sessions"] = .array(
-            r.sessions.map { x in
-                var so: JSONObject = ["session": .int(Int64(x.number)), "begun_ms": .int(ms(x.begunAt))]
-                so["user_action"] = x.userAction.map { .string($0) } ?? .null
-                so["became_active"] = .bool(x.becameActive)
-                so["time_limit_ms"] = x.timeLimit.map { .int(ms($0)) } ?? .null
-                so["thermal_refusal"] = .bool(x.refusedByThermalModel)
-                so["ended_ms"] = x.endedAt.map { .int(ms($0)) } ?? .null
-                so["code"] = x.ending.map { .int(Int64($0.rawValue)) } ?? .null
-                so["reason"] = x.ending.map { .string($0.name) } ?? .null
-                if let m = x.errorMessage { so["error_message"] = .string(m) }
-                return .object(so)
-            })
-        o["sheets"] = .int(Int64(r.sheets))
-        o["sheets_per_minute"] = .double((r.sheetsPerMinute * 100).rounded() / 100)
-        o["alert_messages"] = .int(Int64(r.alertMessages))
-        o["duration_ms"] = .int(ms(r.duration))
-        o["notes"] = .array(r.notes.map { .string($0) })
-        if !r.background.isEmpty { o["background"] = .array(r.background.map { .object($0.json) }) }
-        return o
-    }
-
-    static func summaryJSON(_ results: [ConformanceResult], app: String, suite: String, wall: Duration) -> JSONObject {
-        let pass = results.filter { $0.verdict == .pass }.count
-        let breach = results.filter { $0.verdict == .breach }.count
-        return [
-            "summary": .bool(true), "app": .string(app), "suite": .string(suite),
-            "scenarios": .int(Int64(results.count)), "pass": .int(Int64(pass)), "breach": .int(Int64(breach)),
-            "inconclusive": .int(Int64(results.count - pass - breach)),
-            "rules_breached": .array(
-                Set(results.flatMap(\.rulesBreached)).map(\.rawValue).sorted().map { .string($0) }),
-            "sheets": .int(Int64(results.map(\.sheets).reduce(0, +))),
-            "wall_ms": .double((wallSeconds(wall) * 1e6).rounded() / 1e3),
-        ]
-    }
-
     /// Session limits after one full 60 s session and a gap of 0 s, 3 s, 30 s (and 10 min).
     static func thermalTable(json: Bool) -> String {
         var model = ThermalModel()
@@ -341,9 +294,6 @@ enum ConformanceCommand {
     /// A session's time limit as the sheet would count it: three significant digits
     /// (`45.6 s`, `60 s`).
     static func limit(_ d: Duration) -> String { Figures.rounded(Double(ms(d)) / 1000) + " s" }
-    static func wallSeconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
 }
 
 extension String {

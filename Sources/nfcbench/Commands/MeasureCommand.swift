@@ -227,38 +227,15 @@ enum MeasureCommand {
             throw CLIError.failure("no samples")
         }
         let cut = samples.count < count ? (sig.map { "stopped by \(Signals.name($0))" } ?? "failed") : nil
-        let busy = samples.reduce(Duration.zero, +)
-        let perSecond = Double(samples.count) / max(1e-9, TimingStatistics.microseconds(busy) / 1e6)
-        var figures: JSONObject = [
-            "count": .int(Int64(stats.count)),
-            "min_us": .double(BenchMeasure.roundedMicroseconds(stats.min)),
-            "median_us": .double(BenchMeasure.roundedMicroseconds(stats.median)),
-            "p99_us": .double(BenchMeasure.roundedMicroseconds(stats.p99)),
-            "max_us": .double(BenchMeasure.roundedMicroseconds(stats.max)),
-            "per_second": .double((perSecond * 10).rounded() / 10),
-            "total_us": .double(BenchMeasure.roundedMicroseconds(total)),
-        ]
-        if let call = timed.withLock({ $0 }) { figures["timed"] = .string(call) }
-        if let cut {
-            figures["interrupted"] = .string(cut)
-            figures["requested"] = .int(Int64(count))
-        }
-        if !tries.all.isEmpty {
-            figures["tries"] = .array(tries.all.map { .object($0.json) })
-            figures["presence"] = .string(o.string("presence")!)
-            figures["includes_person"] = .bool(tries.all.contains { $0.includesPerson })
-            if o.string("presence") == "probe" {
-                figures["probe_interval_ms"] = .double(
-                    TimingStatistics.microseconds(o.duration("probe-interval")!) / 1000)
-            }
-        }
+        let (figures, perSecond) = BenchMeasure.figures(
+            stats, samples: samples, total: total, requested: count, cut: cut, timed: timed.withLock { $0 },
+            tries: tries.all, presence: o.string("presence")!, probeInterval: o.duration("probe-interval"))
         reader.trace.record("measured", figures)
         if json {
-            var out: JSONObject = ["measure": .string(what.rawValue), "device": .string(reader.spec.identifier)]
-            for e in figures.entries { out[e.key] = e.value }
             // The interval in use: the one asked for, else the device's own.
-            let presence = reader.frontend.presenceInterval.map { Int64(TimingStatistics.microseconds($0) / 1000) }
-            out["presence_interval_ms"] = presence.map { .int($0) } ?? .null
+            let out = BenchMeasure.jsonReport(
+                what: what.rawValue, device: reader.spec.identifier, figures: figures,
+                presenceInterval: reader.frontend.presenceInterval)
             Output.out(JSONValue.object(out).serialized)
         } else {
             if let cut {

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchKit
 import NFCFiles
 import NFCTrace
 
@@ -119,9 +120,9 @@ enum TraceCommand {
             }
             return out
         case "virtual card":
-            return records.compactMap(BenchTrace.text)
+            return records.compactMap(VirtualCardTrace.text)
         case "virtual pn532":
-            return records.compactMap(VirtualPN532Command.text)
+            return records.compactMap(PN532Server.text)
         default:
             return records.compactMap { TraceLines.render($0, verbose: verbose) }
         }

@@ -1,12 +1,5 @@
-import Dispatch
-import Foundation
-import NFCBase
-import NFCFiles
-import NFCHardware
+import NFCBenchKit
 import NFCTags
-import NFCTrace
-import ReaderSession
-import Synchronization
 import VirtualHardware
 
 /// `nfcbench virtual card`: a tag file served as a vsmartcard vpcd card to the real pcscd.
@@ -99,231 +92,24 @@ enum VirtualCardCommand {
         let port = UInt16(portOption ?? (slot == 1 ? 35964 : 35963))
 
         let kind = VirtualCardKind(rawValue: personalityName)!
-        let (path, file, personality) = try loadVirtualCard(tagName, as: kind)
+        let (path, file, personality) = try kind.load(tagName)
         if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
 
-        var configuration = VirtualCard.Configuration(port: port)
-        configuration.reversed = reversed
-        let card = VirtualCard(personality: personality, configuration: configuration)
-        let trace = try Traces.open(
-            command: "virtual card", device: "vpcd:\(port)",
-            setup: [
-                "tag_file": .string(path), "personality": .string(kind.rawValue),
-                "tag_type": .string(file.type.rawValue), "port": .int(Int64(port)),
-                "atr": .string(personality.atr.hexString()), "reversed": .bool(reversed),
-            ],
-            options: traceOptions, inputs: [NamedFile("--tag \(path)", path)])
-        defer { trace.close() }
-        let start = BenchTrace.monotonicMicros()
-        if !json {
-            Output.out(
-                "virtual card: \(file.type.rawValue) from \(path) on vpcd port \(port)\(reversed ? " (reversed: listening on 127.0.0.1)" : ""), ATR \(personality.atr.hexString(separator: " "))"
-            )
-            Output.out("trace: \(trace.path ?? "(none)")")
-        }
-
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
+        let server = try VirtualCardServer.start(
+            tagPath: path, file: file, personality: personality, kind: kind, port: port, reversed: reversed,
+            traceOptions: traceOptions, json: json, quiet: quiet, wait: wait, otherSlot: otherSlot)
         let signals = Signals.handle { sig in
-            if Signals.stops(sig) { done.signal() } else { Signals.runDefault(sig) }
+            if Signals.stops(sig) { server.stop() } else { Signals.runDefault(sig) }
         }
         defer { signals.cancel() }
-        card.start()
-        if let presentFor, let absentFor { card.cyclePresence(present: presentFor, absent: absentFor) }
-        if let removeAfter {
-            DispatchQueue.global().asyncAfter(deadline: .now() + BenchTrace.seconds(removeAfter)) {
-                trace.record("command", ["input": "remove-after"])
-                card.remove()
-            }
-        }
-        StdinCommands.start { line in
-            switch line {
-            case "remove":
-                trace.record("command", ["input": "remove"])
-                card.remove()
-            case "present":
-                trace.record("command", ["input": "present"])
-                card.present()
-            case "quit", "exit":
-                done.signal()
-            case "":
-                break
-            default:
-                Output.err("unknown command '\(line)': remove, present or quit")
-            }
-        } onEnd: {
-        }
-
-        // Follow the card's log: trace every event, print the human line; and watch that vpcd
-        // takes the card (CardLink): say why not, then exit 69 or (--wait) keep trying.
-        let stopFollowing = BenchFlag()
-        let followerDone = DispatchSemaphore(value: 0)
-        let follower = Thread {
-            var everInField = false
-            var said: String? = nil
-            while true {
-                let link = card.link
-                if link.state == .inField {
-                    everInField = true
-                    said = nil
-                } else if BenchTrace.monotonicMicros() >= link.sinceMicros + UInt64(CardLink.grace.components.seconds)
-                    * 1_000_000,
-                    let why = CardLink.diagnosis(card, otherSlot: otherSlot)
-                {
-                    if !everInField && !wait {
-                        if failure.withLock({ $0 }) == nil {
-                            trace.record("not_in_field", ["reason": .string(why)])
-                            failure.withLock { $0 = why }
-                            done.signal()
-                        }
-                    } else if why != said {
-                        trace.record("waiting", ["reason": .string(why)])
-                        if !json { Output.err("waiting: \(why); trying again (Ctrl-C stops)") }
-                        said = why
-                    }
-                }
-                let new = card.takeEvents()
-                // The events since the last look go to the trace with one write(2).
-                let records = new.map { e -> JSONObject in
-                    let (name, fields) = BenchTrace.fields(of: e)
-                    let t = Int64(e.timestampMicros) - Int64(start)
-                    var record: JSONObject = ["t_us": .int(t), "event": .string(name)]
-                    record.merge(fields)
-                    return record
-                }
-                for written in trace.emit(contentsOf: records) where !json && !quiet {
-                    if let line = BenchTrace.text(written) { Output.out(line) }
-                }
-                if new.isEmpty {
-                    if stopFollowing.isSet {
-                        followerDone.signal()
-                        return
-                    }
-                    usleep(10_000)
-                }
-            }
-        }
-        follower.start()
-        await OffPool.run { done.wait() }
-        card.stop()
-        // The card's last events (its disconnect) reach the log, then the follower traces what
-        // is left and ends: waited for off Swift's cooperative pool.
-        await OffPool.run {
-            usleep(50_000)
-            stopFollowing.set()
-            followerDone.wait()
-        }
-        if let why = failure.withLock({ $0 }) {
-            trace.record("stopped", ["reason": "not in the field"])
-            throw CLIError.unavailable(why + " (--wait keeps trying)")
-        }
-        trace.record("stopped", [:])
-        if !json { Output.out("stopped") }
-        return 0
+        return try await server.serve(presentFor: presentFor, absentFor: absentFor, removeAfter: removeAfter)
     }
-}
-
-/// Reads standard input line by line on a thread of its own.
-enum StdinCommands {
-    static func start(_ handle: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void) {
-        let t = Thread {
-            while let line = readLine(strippingNewline: true) {
-                handle(line.trimmingCharacters(in: .whitespaces).lowercased())
-            }
-            onEnd()
-        }
-        t.name = "nfcbench.stdin"
-        t.start()
-    }
-}
-
-/// The bench commands' trace files and their record shapes.
-enum BenchTrace {
-    static func monotonicMicros() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1_000
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
-
-    static func fields(of e: VirtualCardEvent) -> (String, JSONObject) {
-        switch e.kind {
-        case .connected(let port): ("card_connected", ["port": .int(Int64(port))])
-        case .disconnected(let why): ("card_disconnected", ["reason": .string(why.rawValue)])
-        case .control(let c):
-            ("vpcd_control", ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
-        case .atr(let b): ("atr", ["atr": .string(b.hexString())])
-        case .command(let b): ("c_apdu", ["apdu": .string(b.hexString())])
-        case .response(let b): ("r_apdu", ["response": .string(b.hexString())])
-        case .fault(let f): ("fault", ["fault": .string("\(f)")])
-        }
-    }
-
-    static func controlName(_ c: UInt8) -> String {
-        switch c {
-        case 0x00: "power off"
-        case 0x01: "power on"
-        case 0x02: "reset"
-        case 0x04: "get ATR"
-        default: "unknown"
-        }
-    }
-
-    /// The human line of a virtual card record (what `virtual card` prints and `trace show`
-    /// prints of its trace), or nil for records it does not show.
-    static func text(_ r: JSONObject) -> String? {
-        func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
-        let what: String
-        switch r["event"]?.stringValue ?? "" {
-        case "card_connected": what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
-        case "card_disconnected": what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
-        case "vpcd_control": what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
-        case "atr": what = "ATR    \(spaced("atr"))"
-        case "c_apdu": what = "C-APDU \(spaced("apdu"))"
-        case "r_apdu": what = "R-APDU \(spaced("response"))"
-        case "fault": what = "fault \(r["fault"]?.stringValue ?? "")"
-        default: return nil
-        }
-        return String(format: "%10.3f ms  ", Double(r["t_us"]?.intValue ?? 0) / 1000) + what
-    }
-}
-
-/// A flag one thread sets and another polls.
-final class BenchFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
 }
 
 /// A tag file (found by name in `hardware/tags/`, or a path) as a vpcd card's personality
-/// (`virtual card`, the demo); 65 naming the file when it can't be loaded or emulated, 66 when
-/// it is missing.
-/// How the vpcd card shows its tag (`virtual card --personality`).
-enum VirtualCardKind: String, CaseIterable {
-    /// A PC/SC 2.01.09 part 3 reader (``/VirtualHardware/TagFileCardPersonality``).
-    case part3
-    /// An ACS ACR122U (``/VirtualHardware/ACR122UPersonality``).
-    case acr122u
-}
-
+/// (`virtual card`, the demo): NFCBenchKit's ``VirtualCardKind/load(_:)``.
 func loadVirtualCard(_ tag: String, as kind: VirtualCardKind = .part3) throws(CLIError) -> (
     path: String, file: TagFile, personality: any VirtualCardPersonality
 ) {
-    let path = try DataLocation.require(tag, in: "tags")
-    do {
-        let file = try TagFile.load(path: path)
-        let personality: any VirtualCardPersonality =
-            switch kind {
-            case .part3: try file.makeVirtualCardPersonality()
-            case .acr122u: try file.makeACR122UPersonality()
-            }
-        return (path, file, personality)
-    } catch let e as DataFileError {
-        throw CLIError(e)
-    } catch {
-        throw CLIError.data("\(path): \(error)")
-    }
+    try kind.load(tag)
 }

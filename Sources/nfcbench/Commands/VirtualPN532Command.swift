@@ -1,10 +1,7 @@
 import Foundation
-import HCEEvents
+import NFCBenchKit
 import NFCFiles
 import NFCTags
-import NFCTrace
-import ReaderSession
-import Synchronization
 import VirtualHardware
 
 /// `nfcbench virtual pn532`: a virtual PN532 on a pty serving a tag file through the real
@@ -84,8 +81,7 @@ enum VirtualPN532Command {
             let absentFor = o.duration("absent-for")
             let json = o.flag("json")
             let quiet = o.flag("quiet")
-            var traceOptions = try Traces.Options(o)
-            traceOptions.json = json && !quiet
+            let traceOptions = try Traces.Options(o)
             let savePath = o.string("save")
             var inputs: [NamedFile] = []
             if let tagName, let p = DataLocation.resolve(tagName, in: "tags") {
@@ -104,285 +100,38 @@ enum VirtualPN532Command {
                 }
             }
             if let savePath { _ = try Outputs.plan(savePath, option: "--save") }
-            let cycle = presentFor.flatMap { p in absentFor.map { (p, $0) } }
+            let cycle = presentFor.flatMap { p in absentFor.map { (present: p, absent: $0) } }
+            let server: PN532Server
             if let readerName {  // validate: no --tag or --save with it
-                let script = try readerScript(readerName)
-                return try await run(
-                    pty: pty, file: nil, reader: script, timing: timing, after: after, cycle: cycle,
-                    json: json, quiet: quiet, traceOptions: traceOptions, savePath: nil)
-            }
-            guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
-            let (file, _) = try loadPN532Card(tagName)
-            if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
-            return try await run(
-                pty: pty, file: file, reader: nil, timing: timing, after: after, cycle: cycle,
-                json: json, quiet: quiet, traceOptions: traceOptions, savePath: savePath)
-        })
-
-    /// The reader profile as the scripted external reader of a PN532 in target mode.
-    static func readerScript(_ name: String) throws(CLIError) -> PN532ReaderScript {
-        let path = try DataLocation.require(name, in: "readers")
-        let profile: ReaderProfile
-        do { profile = try ReaderProfile.load(path: path) } catch { throw CLIError(error) }
-        guard profile.reachesISODEP else {
-            throw .data(
-                "\(profile.name) never reaches ISO-DEP (\(profile.technology)); a PN532 in target mode would never see it"
-            )
-        }
-        return PN532ReaderScript(
-            rats: profile.rats ?? [0xE0, 0x80], steps: profile.steps.map { .init(command: $0.apdu) })
-    }
-
-    /// The command's tag (through the chip's one card of the run: the same tag each time it
-    /// comes back, `hardware/tags/FORMAT.md` Faults) or its scripted reader.
-    private final class Control: Sendable {
-        let stopped = Mutex(false)
-        let fake: VirtualPN532
-        let reader: PN532ReaderScript?
-        init(fake: VirtualPN532, reader: PN532ReaderScript?) {
-            self.fake = fake
-            self.reader = reader
-        }
-        func present() {
-            if let reader {
-                fake.startReader(reader)
-                return
-            }
-            fake.presentAgain()
-        }
-        func remove() { if reader == nil { fake.remove() } }
-        var current: PN532Card? { fake.currentCard }
-        var isStopped: Bool { stopped.withLock { $0 } }
-        func stop() { stopped.withLock { $0 = true } }
-    }
-
-    static func run(
-        pty: String, file: TagFile?, reader: PN532ReaderScript?, timing: PN532LinkTiming,
-        after: Duration,
-        cycle: (Duration, Duration)?,
-        json: Bool, quiet: Bool, traceOptions: Traces.Options, savePath: String?
-    ) async throws -> Int32 {
-        let fake: VirtualPN532
-        let link = pty == "-" ? nil : pty
-        // With no --present-after the tag goes in the field as the chip starts, microseconds
-        // after the link appears, not by the loop below: that came later still on a loaded
-        // host, and nfc-mfultralight, started as the link appeared, found no tag.
-        let presentAtStart = file != nil && after == .zero
-        do {
-            if let file {
-                fake = try VirtualPN532.start(tagFile: file, ptyPath: link, timing: timing, present: presentAtStart)
+                server = try PN532Server.start(
+                    pty: pty, file: nil, reader: try PN532Server.readerScript(readerName), timing: timing,
+                    presentAfter: after, cycle: cycle, json: json, quiet: quiet, traceOptions: traceOptions,
+                    savePath: nil)
             } else {
-                fake = try VirtualPN532.start(ptyPath: link, timing: timing)
+                guard let tagName else { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
+                let (file, _) = try loadPN532Card(tagName)
+                if let mismatch = file.uidMismatch { Output.err("warning: \(mismatch)") }
+                server = try PN532Server.start(
+                    pty: pty, file: file, reader: nil, timing: timing, presentAfter: after, cycle: cycle, json: json,
+                    quiet: quiet, traceOptions: traceOptions, savePath: savePath)
             }
-        } catch let error as DataFileError {
-            throw CLIError(error)
-        } catch {
-            // The link is the file this command makes (73, or 74 when the disk fails); no pty to
-            // make is 69.
-            if let e = error as? VirtualPN532Error, e.operation == "symlink" {
-                let message = "cannot make the pty link at \(pty): \(error)"
-                throw e.errno == ENOSPC || e.errno == EIO ? CLIError.ioError(message) : CLIError.cantCreate(message)
+            let signals = Signals.handle { sig in
+                guard Signals.stops(sig) else { return Signals.runDefault(sig) }
+                server.stop()
             }
-            throw CLIError.unavailable("cannot create the pty link at \(pty): \(error)")
-        }
-        let device = link ?? fake.slavePath
-        let linkCleanup = link.map { Signals.removeAtDeath(link: $0, to: fake.slavePath) }
-        defer { linkCleanup?.cancel() }
-        let control = Control(fake: fake, reader: reader)
-        var setup: JSONObject = ["pty": .string(device), "slave": .string(fake.slavePath)]
-        if let file {
-            setup["tag_type"] = .string(file.type.rawValue)
-            setup["uid"] = .string(file.identifier.hexString())
-        }
-        if let reader { setup["reader_c_apdus"] = .int(Int64(reader.steps.count)) }
-        let trace: TraceWriter
-        do {
-            trace = try Traces.open(
-                command: "virtual pn532", device: "pn532_uart:\(device)",
-                model: ["rats": .string(PN532Chip.rats.hexString()), "timing": .string(timing.rawValue)], setup: setup,
-                options: traceOptions)
-        } catch {
-            fake.stop()
-            throw error
-        }
-        defer { trace.close() }
-        let logged = LogSignal()
-        fake.observeLog { logged.signal() }
-        defer { fake.observeLog(nil) }
-        let signals = Signals.handle { sig in
-            guard Signals.stops(sig) else { return Signals.runDefault(sig) }
-            control.stop()
-            logged.signal()
-        }
-        defer { signals.cancel() }
-        if !json {
-            Output.out(
-                link.map { "virtual PN532 on \($0) -> \(fake.slavePath); connect with pn532_uart:\($0)" }
-                    ?? "virtual PN532 on \(fake.slavePath); connect with pn532_uart:\(fake.slavePath)")
-            let what =
-                file.map { "tag: \($0.type.rawValue) UID \($0.identifier.hexString())" }
-                ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
-            Output.out(what + (trace.path.map { "; trace \($0)" } ?? ""))
-        }
-        // stdin commands.
-        let input = Thread {
-            while let line = readLine() {
-                switch line.trimmingCharacters(in: .whitespaces) {
-                case "remove": control.remove()
-                case "present": control.present()
-                case "": continue
-                default: Output.err("unknown command '\(line)': use 'remove' or 'present'")
+            defer { signals.cancel() }
+            // stdin commands.
+            let input = Thread {
+                while let line = readLine() {
+                    switch line.trimmingCharacters(in: .whitespaces) {
+                    case "remove": server.remove()
+                    case "present": server.present()
+                    case "": continue
+                    default: Output.err("unknown command '\(line)': use 'remove' or 'present'")
+                    }
                 }
             }
-        }
-        input.start()
-
-        let start = ContinuousClock.now
-        var nextChange: ContinuousClock.Instant? = presentAtStart ? cycle.map { start + $0.0 } : start + after
-        var phaseInField = presentAtStart
-        while !control.isStopped {
-            let now = ContinuousClock.now
-            if let at = nextChange, now >= at {
-                if phaseInField {
-                    control.remove()
-                    nextChange = cycle.map { now + $0.1 }
-                } else {
-                    control.present()
-                    nextChange = cycle.map { now + $0.0 }
-                }
-                phaseInField.toggle()
-            }
-            // What is new only (the log is taken, not copied whole), as soon as the chip logs
-            // it; an idle chip wakes this loop 4 times a second (it polled every 20 ms: 0.6 %
-            // of a CPU idle), and never later than the next field change.
-            for entry in fake.takeFrames() { emit(entry, trace: trace, text: !json && !quiet) }
-            var timeout = Duration.milliseconds(250)
-            if let at = nextChange { timeout = min(timeout, max(.zero, at - ContinuousClock.now)) }
-            await logged.wait(timeout: timeout)
-        }
-        for entry in fake.takeFrames() { emit(entry, trace: trace, text: !json && !quiet) }
-        let final = control.current
-        let exchanges = fake.chip.readerExchanges
-        fake.stop()
-        trace.record("stopped", ["reason": "signal"])
-        if reader != nil {
-            for (i, x) in exchanges.enumerated() {
-                var fields = JSONObject()
-                fields["apdu"] = .string(x.command.hexString())
-                fields["response"] = x.response.map { .string($0.hexString()) } ?? .null
-                fields["index"] = .int(Int64(i))
-                trace.record("reader_exchange", fields)
-                if !json {
-                    Output.out(
-                        "reader C-APDU \(x.command.hexString(separator: " ")) -> \(x.response.map { $0.hexString(separator: " ") } ?? "no answer")"
-                    )
-                }
-            }
-        }
-        if let savePath, let final, let file {
-            do throws(FileError) { try final.updating(file).save(path: savePath, label: "--save \(savePath)") } catch {
-                throw CLIError(error)
-            }
-            if !json && savePath != "-" { Output.out("saved the tag as it is now to \(savePath)") }
-        }
-        if !json { Output.out(link.map { "stopped; removed \($0)" } ?? "stopped") }
-        return 0
-    }
-
-    private static func emit(_ e: PN532FrameLogEntry, trace: TraceWriter, text: Bool) {
-        var r: JSONObject = ["t_us": .int(e.microseconds)]
-        switch e.direction {
-        case .event:
-            r["event"] = "pn532_event"
-            r["note"] = .string(e.note)
-        case .hostToChip, .chipToHost:
-            r["event"] = "frame"
-            r["dir"] = .string(e.direction == .hostToChip ? "host_to_chip" : "chip_to_host")
-            r["frame"] = .string(e.bytes.hexString())
-        case .air:
-            switch e.air {
-            case .field(let on, let note)?:
-                r["event"] = "field"
-                r["state"] = .string(on ? "on" : "off")
-                r["note"] = .string(note)
-            case .exchange(let kind, let command, let answer, let note)?:
-                r["event"] = "air"
-                r["kind"] = .string(kind)
-                r["command"] = .string(command.hexString())
-                r["response"] = answer.map { .string($0.hexString()) } ?? .null
-                if let note { r["note"] = .string(note) }
-            case nil:
-                return
-            }
-        }
-        let written = trace.emit(r)
-        if text, let line = self.text(written) { Output.out(line) }
-    }
-
-    /// The human line of a virtual PN532 record (what it prints and `trace show` prints).
-    static func text(_ r: JSONObject) -> String? {
-        let ms = String(format: "%10.3f ms", Double(r["t_us"]?.intValue ?? 0) / 1000)
-        func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
-        switch r["event"]?.stringValue {
-        case "frame":
-            return
-                "\(ms)  \(r["dir"]?.stringValue == "host_to_chip" ? "host > chip" : "chip > host")  \(spaced("frame"))"
-        case "pn532_event":
-            return "\(ms)  --- \(r["note"]?.stringValue ?? "")"
-        case "field":
-            return "\(ms)  air         RF field \(r["state"]?.stringValue ?? "?")"
-        case "air":
-            let answer = r["response"] == .null ? "(no answer)" : spaced("response")
-            let note = r["note"]?.stringValue.map { "  " + $0 } ?? ""
-            return "\(ms)  air         \(spaced("command")) → \(answer)\(note)"
-        default:
-            return nil
-        }
-    }
-}
-
-/// Wakes `virtual pn532`'s loop when the chip logs a frame or the command is stopped: a
-/// signal that comes while nobody waits is kept (one), so none is lost between two waits.
-private final class LogSignal: Sendable {
-    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func signal() {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
-            guard let w = s.waiter else {
-                s.pending = true
-                return nil
-            }
-            s.waiter = nil
-            return w
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the next signal (at once when one came since the last wait) or after `timeout`.
-    func wait(timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.next() }
-            group.addTask {
-                // A timeout that fires ends the wait as a signal would; one cancelled does nothing.
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                self.signal()
-            }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func next() async {
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            let now: Bool = state.withLock { s in
-                if s.pending {
-                    s.pending = false
-                    return true
-                }
-                s.waiter = k
-                return false
-            }
-            if now { k.resume() }
-        }
-    }
+            input.start()
+            return try await server.serve()
+        })
 }
