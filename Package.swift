@@ -100,36 +100,52 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "NFCTagsTests", dependencies: ["NFCBase", "NFCTags", "NFCFiles"], swiftSettings: strict),
+        // What the test targets share (issue 35): TestFolder, the package and corpus paths, the
+        // off-pool helper and the real-time wait helpers (the only sleeps in Tests).
+        .target(
+            name: "NFCBenchTestSupport", dependencies: ["NFCBase"], path: "Tests/NFCBenchTestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "NFCTagsTests", dependencies: ["NFCBase", "NFCTags", "NFCFiles", "NFCBenchTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "NFCFilesTests", dependencies: ["NFCBase", "NFCFiles", "NFCTags"], swiftSettings: strict),
         .testTarget(name: "NFCTraceTests", dependencies: ["NFCTrace", "NFCTags"], swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionTests",
-            dependencies: ["ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace"],
+            dependencies: [
+                "ReaderSession", "ReaderSessionLocks", "ReaderFrontend", "NFCTags", "NFCFiles", "NFCTrace",
+                "NFCBenchTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
-            name: "ReaderFrontendTests", dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags"],
+            name: "ReaderFrontendTests",
+            dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags", "NFCBenchTestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags"], swiftSettings: strict),
+        .testTarget(
+            name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags", "NFCBenchTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "VirtualHardwareTests",
             dependencies: [
                 "NFCBase", "VirtualHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "HCEEvents",
+                "NFCBenchTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "NFCHardwareTests",
             dependencies: [
                 "NFCBase", "NFCHardware", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
+                "NFCBenchTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "ReaderSessionConformanceTests",
-            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags"],
+            dependencies: ["ReaderSessionConformance", "ReaderSession", "NFCTags", "NFCBenchTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "NFCBenchKitTests",
-            dependencies: ["NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession", "NFCFiles"],
+            dependencies: [
+                "NFCBenchKit", "NFCHardware", "NFCTags", "NFCTrace", "ReaderSession", "NFCFiles", "NFCBenchTestSupport",
+            ],
             swiftSettings: strict),
         // End-to-end tests exec the built binary (never `swift run`).
         // (and drive the bench app in virtual time through its module: the simulated reader).
@@ -137,7 +153,7 @@ let package = Package(
             name: "NFCBenchTests",
             dependencies: [
                 "nfcbench", "NFCTrace", "NFCTags", "NFCFiles", "ReaderSession", "ReaderFrontend", "VirtualHardware",
-                "HCEEvents", "NFCBenchKit", "NFCBenchFuzz", "NFCBase",
+                "HCEEvents", "NFCBenchKit", "NFCBenchFuzz", "NFCBase", "NFCBenchTestSupport",
             ],
             swiftSettings: strict),
     ],

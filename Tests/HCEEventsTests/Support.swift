@@ -1,16 +1,15 @@
 import Foundation
+import NFCBenchTestSupport
 
 @testable import HCEEvents
 
-/// Package root, from this file's path (Tests/HCEEventsTests/Support.swift).
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-/// The public corpus kept in the package (`<root>/Tests/Fixtures/corpus`, sources in its README).
-let corpusDirectory = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
-let corpusPresent = FileManager.default.fileExists(atPath: corpusDirectory.path)
+/// Package root and the public corpus kept in the package (`<root>/Tests/Fixtures/corpus`,
+/// sources in its README): the support module's paths.
+let packageRoot = TestPaths.packageRoot
+let corpusDirectory = TestPaths.corpus
+let corpusPresent = TestPaths.corpusPresent
 /// Under CI the corpus must exist: tests run (and fail) instead of being skipped.
-let corpusRequired = corpusPresent || ProcessInfo.processInfo.environment["CI"] == "true"
+let corpusRequired = TestPaths.corpusRequired
 
 func corpusBytes(_ name: String) throws -> [UInt8] {
     let url = corpusDirectory.appendingPathComponent(name)

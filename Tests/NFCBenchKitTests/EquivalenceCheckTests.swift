@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCBenchTestSupport
 import NFCTags
 import NFCTrace
 import ReaderSession
@@ -8,8 +9,7 @@ import Testing
 /// `check equivalence` as a library: what a row compares, and that a difference shows.
 @Suite("EquivalenceCheck, the cross-device contract as a library")
 struct EquivalenceCheckTests {
-    static let tags = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("hardware/tags")
+    static let tags = TestPaths.tags
 
     static func load(_ name: String) throws -> TagFile {
         try TagFile.load(path: tags.appendingPathComponent(name + ".json").path)

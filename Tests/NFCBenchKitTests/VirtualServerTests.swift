@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import NFCTrace
@@ -161,11 +162,8 @@ struct VirtualServerTests {
         server.command("remove")
         server.command("present")
         // The wait is said once the follower has looked: the trace's file has it.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: dir + "/trace.jsonl", encoding: .utf8)) ?? ""
-            if text.contains("\"waiting\"") { break }
-            try await Task.sleep(for: .milliseconds(20))
+        try await wait(for: "a waiting record in the trace", timeout: .seconds(20), every: .milliseconds(20)) {
+            ((try? String(contentsOfFile: dir + "/trace.jsonl", encoding: .utf8)) ?? "").contains("\"waiting\"")
         }
         server.command("quit")
         #expect(try await serving.value == 0)

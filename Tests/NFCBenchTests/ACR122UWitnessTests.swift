@@ -26,7 +26,7 @@ struct ACR122UWitnessTests {
                   | scriptor -r "Virtual PCD 00 00" 2>&1
                 pcsc_scan -n -t 2 2>&1 | grep "ATR:"
                 """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         // scriptor prints each answer after "< ", wrapping after 16 bytes: join the lines first.
         let out = r.stdout.replacingOccurrences(of: " \n", with: " ")
         func answer(_ command: String) -> String? {
@@ -61,7 +61,7 @@ struct ACR122UWitnessTests {
                 print("READ", toHexString(d + [s1, s2]))
                 PY
                 """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(
             r.stdout.contains("ATR 3B 8F 80 01 80 4F 0C A0 00 00 03 06 03 00 03 00 00 00 00 68"),
             "\(r.stdout)\(r.stderr)")

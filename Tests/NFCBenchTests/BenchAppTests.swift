@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import NFCTrace
@@ -78,13 +79,10 @@ struct BenchAppTests {
         /// session's hand-offs and the app's reads.
         func settle() async {
             var quiet = 0
-            var spins = 0
-            while quiet < 20 && spins < 20_000 {
+            _ = await poll(timeout: .seconds(5), every: .microseconds(100)) {
                 let idle = frontend.isIdle() && runner.system.pendingWork == 0 && runner.appWork.value == 0
                 quiet = idle ? quiet + 1 : 0
-                spins += 1
-                await Task.yield()
-                try? await Task.sleep(for: .microseconds(100))
+                return quiet >= 20
             }
         }
 

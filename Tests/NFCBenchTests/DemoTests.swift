@@ -46,7 +46,7 @@ struct DemoTests {
             "--pcapng", pcapng,
         ])
         #expect(export.status == 0, "\(export.stderr)")
-        guard let v = try await TsharkView.read(pcapng) else { return }
+        let v = try await TsharkView.view(pcapng)
         #expect(v.comments.contains("READ page 4"), "the NTAG215's NDEF read: \(v.comments)")
         #expect(v.info.contains("Anticollision"))
         #expect(v.malformedFree)
@@ -56,7 +56,7 @@ struct DemoTests {
     func pcscdBench() async throws {
         let r = try await PrivateBench.run(
             #""$B" demo --timeout 0.5; echo "exit $?"; cat "$NFCBENCH_TRACE_DIR"/*.jsonl"#)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         let parts = r.stdout.components(separatedBy: "\n")
         let exitLine = parts.first { $0.hasPrefix("exit ") }
         #expect(exitLine == "exit 0", "\(r.stdout)\n\(r.stderr)")

@@ -110,7 +110,7 @@ struct DumpRoundTripTests {
             }
         }
         let r = try await PrivateBench.run(script, in: folder, timeout: .seconds(600))
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         let w = folder.file("traces.w")
         let status = Dictionary(
             r.stdout.split(separator: "\n").filter { $0.hasPrefix("status ") }.map { line -> (String, Int) in

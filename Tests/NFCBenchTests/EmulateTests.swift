@@ -47,7 +47,7 @@ struct HCEEmulatePCSCTests {
         let r = try await PrivateBench.run(
             "\"$B\" walk --device 'pcsc:Virtual PCD 00 00' --port 35963 --app-prefixes A0000000031010 --json --trace '\(trace.path)'",
             timeout: .seconds(90))
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let lines = try HCEEmulateBench.records(r.stdout)
         let fileLines = try HCEEmulateBench.records(try String(contentsOf: trace, encoding: .utf8))
@@ -108,7 +108,7 @@ struct HCEEmulatePCSCTests {
     @Test("A reader pcscd does not have is a clear 'unavailable' error (exit 69)")
     func unknownReader() async throws {
         let r = try await PrivateBench.run("\"$B\" walk --device 'pcsc:No Such Reader' --profiles emv-payment")
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.status == 69)
         #expect(r.stderr.contains("No Such Reader") && r.stderr.contains("Virtual PCD 00 00"))
     }

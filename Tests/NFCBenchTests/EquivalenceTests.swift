@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// entry), so the parts run side by side and their vpcd ports are nobody else's.
 @Suite("Cross-device equivalence (sim:, pcsc:, ACR122U, pn532_uart:)")
 struct EquivalenceTests {
-    static let corpus = NFCBench.packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
+    static let corpus = TestPaths.corpus
 
     /// The shipped tag files' names.
     static func shipped() throws -> [String] {
@@ -21,7 +22,7 @@ struct EquivalenceTests {
     /// Runs `check equivalence --json` with `args` in a private pcscd; nil outside CI without one.
     /// Each session's limit is 10 s, not 3: on a loaded 2-core machine a slow start must not
     /// read as a timeout (only the rows of tags no session delivers wait it out).
-    static func check(_ args: [String]) async throws -> [JSONValue]? {
+    static func check(_ args: [String]) async throws -> [JSONValue] {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nfcbench-eq-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -39,8 +40,7 @@ struct EquivalenceTests {
                 ], timeout: .seconds(600))
         }
         if r.status == 69 && r.stderr.contains("with-pcscd:") && ProcessInfo.processInfo.environment["CI"] != "true" {
-            print("skipping: no private pcscd here (outside CI): \(r.stderr)")
-            return nil
+            try Test.cancel("no private pcscd here (outside CI): \(r.stderr)")
         }
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         return r.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
@@ -72,7 +72,7 @@ struct EquivalenceTests {
 
     @Test("Reads (ndef, ndef-rw, tag): the same events on the four devices for every shipped tag file")
     func reads() async throws {
-        guard let rows = try await Self.check(["--modes", "ndef,ndef-rw,tag"]) else { return }
+        let rows = try await Self.check(["--modes", "ndef,ndef-rw,tag"])
         let tags = try Self.shipped()
         #expect(rows.count == tags.count * 3, "one row per tag file and mode")
         Self.expectSame(rows)
@@ -86,7 +86,7 @@ struct EquivalenceTests {
 
     @Test("Writes (write, format): the same bytes left on every device, each read back by the next")
     func writes() async throws {
-        guard let rows = try await Self.check(["--modes", "write,format"]) else { return }
+        let rows = try await Self.check(["--modes", "write,format"])
         // A sensed-only card (MIFARE Classic) has no write or format row.
         let writable = try Self.shipped().filter { $0 != "mifare-classic-1k" }
         #expect(rows.count == writable.count * 2, "one row per writable tag file and mode")
@@ -110,7 +110,7 @@ struct EquivalenceTests {
             }
             return
         }
-        guard let rows = try await Self.check(["--tags", Self.corpus.path]) else { return }
+        let rows = try await Self.check(["--tags", Self.corpus.path])
         let flipper = rows.filter { $0["tag"]?.stringValue == "flipper_Google_ntag216" }
         #expect(flipper.count == 5, "ndef, ndef-rw, tag, write, format: \(rows.map(\.serialized))")
         Self.expectSame(rows)

@@ -60,7 +60,7 @@ struct FaultRuleCommandTests {
                 serve: #""$B" virtual pn532 --pty "$T/pn532""#, device: "pn532_uart:$T/pn532",
                 ready: #"for _ in $(seq 300); do [ -L "$T/pn532" ] && break; sleep 0.02; done"#),
             timeout: .seconds(90))
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         Self.check(r, device: "pn532_uart:")
     }
 
@@ -73,7 +73,7 @@ struct FaultRuleCommandTests {
                 serve: #""$B" virtual card --port 35963 --personality "# + personality,
                 device: "pcsc:Virtual PCD 00 00", ready: "sleep 1.5"),
             timeout: .seconds(90))
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         Self.check(r, device: "pcsc: (\(personality))")
     }
 }

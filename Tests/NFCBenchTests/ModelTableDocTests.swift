@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCBenchTestSupport
 import ReaderSession
 import Testing
 import VirtualHardware
@@ -8,8 +9,7 @@ import VirtualHardware
 /// a model without a fact (or a fact changed without the docs) fails here.
 @Suite("docs/model.md: every model number and rule, generated")
 struct ModelTableDocTests {
-    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("docs/model.md").path
+    static let path = TestPaths.packageRoot.appendingPathComponent("docs/model.md").path
 
     /// The file's contents from the models' defaults.
     static var generated: String {

@@ -8,8 +8,7 @@ import Testing
 @Suite("new-app: an app package made from the example app")
 struct NewAppCLITests {
     /// This clone (the tests live in it: Tests/NFCBenchTests/…).
-    static let clone = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let clone = NFCBench.packageRoot.path
 
     @Test("The package names this clone by absolute path, once, and no other path of this machine")
     func writesPackage() async throws {

@@ -57,14 +57,10 @@ struct NoListenerTests {
     }
 
     /// Fails under CI, skips elsewhere, when the namespace or pcscd can't be had.
-    static func available(_ r: NFCBench.Result) -> Bool {
-        guard r.status == 69 else { return true }
-        if isCI {
-            Issue.record("unshare or pcscd is missing: \(r.stdout)\(r.stderr)")
-        } else {
-            print("skipped: unshare or pcscd is missing: \(r.stdout)\(r.stderr)")
-        }
-        return false
+    /// Goes on when the run had its bench; exit 69 (unshare or pcscd missing) ends the test:
+    /// a failure under CI, a skip with its reason otherwise (``BenchPart/missing(_:)``).
+    static func require(_ r: NFCBench.Result) throws {
+        if r.status == 69 { try BenchPart.missing("unshare or pcscd is missing: \(r.stdout)\(r.stderr)") }
     }
 
     @Test(
@@ -83,7 +79,7 @@ struct NoListenerTests {
 
         """.write(toFile: conf + "/vpcd", atomically: false, encoding: .utf8)
         let r = try await Self.run(conf: conf, folder: folder)
-        guard Self.available(r) else { return }
+        try Self.require(r)
         let open = Self.listeners(r)
         #expect(open.contains("0.0.0.0:35963") && open.contains("0.0.0.0:35964"), "\(r.stdout)\(r.stderr)")
     }
@@ -96,7 +92,7 @@ struct NoListenerTests {
         defer { folder.remove() }
         let r = try await Self.run(
             conf: nil, then: #""$B" doctor --json | grep '"check":"vpcd-network"'"#, folder: folder)
-        guard Self.available(r) else { return }
+        try Self.require(r)
         let beyond = Self.listeners(r).filter { !Self.isLoopback($0) }
         #expect(beyond.isEmpty, "listeners beyond loopback: \(beyond)\n\(r.stdout)\(r.stderr)")
         let doctor = r.stdoutLines.filter { $0.contains(#""check":"vpcd-network""#) }
@@ -111,8 +107,7 @@ struct NoListenerTests {
     )
     func reversedModeAbortsPCSCDOnDebianVPCD() async throws {
         guard Self.vpcdVersion.hasPrefix("3.3+dfsg") else {
-            print("skipped: vsmartcard-vpcd \(Self.vpcdVersion) is not Debian 12's 3.3+dfsg")
-            return
+            try Test.cancel("vsmartcard-vpcd \(Self.vpcdVersion) is not Debian 12's 3.3+dfsg")
         }
         let folder = try TestFolder("reversed")
         defer { folder.remove() }
@@ -122,10 +117,7 @@ struct NoListenerTests {
             conf: conf, then: #"sleep 1; pgrep -x pcscd >/dev/null && echo "pcscd alive" || echo "pcscd gone""#,
             folder: folder)
         let log = (try? String(contentsOfFile: folder.file("pcscd.log"), encoding: .utf8)) ?? ""
-        guard r.status != 69 || log.contains("FD_SETSIZE") else {
-            _ = Self.available(r)
-            return
-        }
+        if r.status == 69 && !log.contains("FD_SETSIZE") { try Self.require(r) }
         #expect(
             log.contains("bit out of range 0 - FD_SETSIZE on fd_set"),
             "vpcd's reversed mode no longer aborts pcscd: scripts/install-deps --shared-vpcd may allow it: \(log)")
@@ -135,8 +127,7 @@ struct NoListenerTests {
     @Test("scripts/install-deps --shared-vpcd refuses on Debian 12's vpcd, names the fix and changes nothing")
     func sharedVPCDRefused() async throws {
         guard Self.vpcdVersion.hasPrefix("3.3+dfsg") else {
-            print("skipped: vsmartcard-vpcd \(Self.vpcdVersion) is not Debian 12's 3.3+dfsg")
-            return
+            try Test.cancel("vsmartcard-vpcd \(Self.vpcdVersion) is not Debian 12's 3.3+dfsg")
         }
         let script = NFCBench.packageRoot.appendingPathComponent("scripts/install-deps").path
         let r = try await NFCBench.offPool {
@@ -161,7 +152,7 @@ struct NoListenerTests {
                 "$B" virtual card --reversed --tag t4t-uri --quiet >"$F/card.out" 2>&1 &
                 for _ in $(seq 100); do ss -ltnH | grep -q ':35963 ' && break; sleep 0.05; done
                 """, folder: folder)
-        guard Self.available(r) else { return }
+        try Self.require(r)
         let card = (try? String(contentsOfFile: folder.file("card.out"), encoding: .utf8)) ?? ""
         #expect(Self.listeners(r) == ["127.0.0.1:35963"], "\(r.stdout)\(r.stderr)\n\(card)")
     }

@@ -35,7 +35,7 @@ struct OwnCardTests {
             echo ---
             "$B" demo --bench shared-pcscd --timeout 0.5 2>&1; echo "exit $?"
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 2, "\(r.stdout)\n\(r.stderr)")
         let own = parts[0]
@@ -57,7 +57,7 @@ struct OwnCardTests {
     @Test("A Type 2 tag through the private pcscd: the UID read (FF CA) is the one presented, so the demo passes")
     func demoType2OwnUID() async throws {
         let r = try await PrivateBench.run(#""$B" demo --tag ntag213-text --timeout 0.5; echo "exit $?""#)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("exit 0"), "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("Hello, bench"))
         #expect(!r.stdout.contains("another card"))
@@ -77,7 +77,7 @@ struct OwnCardTests {
             "$B" virtual card --tag t4t-uri --port 45990 --wait > "$NFCBENCH_TRACE_DIR.wait" 2>&1 & w=$!
             sleep 4.5; kill -INT $w; wait $w; echo "exit $?"; cat "$NFCBENCH_TRACE_DIR.wait"
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         let parts = r.stdout.components(separatedBy: "---\n")
         try #require(parts.count == 3, "\(r.stdout)\n\(r.stderr)")
         #expect(parts[0].contains("exit 69"), "\(parts[0])")
@@ -101,7 +101,7 @@ struct OwnCardTests {
             \(Self.foreignCard)
             "$B" virtual card --tag t4t-uri 2>&1; echo "exit $?"
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(!r.stdout.contains("never came into the field"), "\(r.stdout)")
         #expect(r.stdout.contains("exit 69"), "\(r.stdout)")
         #expect(r.stdout.contains("vpcd's port 35963 is taken"), "\(r.stdout)")
@@ -116,7 +116,7 @@ struct OwnCardTests {
             \(Self.foreignCard)
             "$B" measure detect --device "pcsc:Virtual PCD 00 00" --virtual-card t4t-uri --count 3 2>&1; echo "exit $?"
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("exit 69"), "\(r.stdout)")
         #expect(r.stdout.contains("vpcd's port 35963 is taken"), "\(r.stdout)")
         #expect(r.stdout.contains("--port 35964"), "measure's own flag for the other slot: \(r.stdout)")

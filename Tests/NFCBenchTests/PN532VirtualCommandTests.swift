@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import Testing
 
 @Suite(
@@ -44,17 +45,23 @@ struct PN532VirtualCommandTests {
         p.standardError = FileHandle.nullDevice
         try p.run()
         defer { if p.isRunning { p.terminate() } }  // a failed step leaves no virtual PN532 behind
-        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForLink(link)
         let seen = try await NFCBench.offPool { try Self.nfcList(link) }
         #expect(seen.contains("04  ") && seen.contains("SAK (SEL_RES): 00"), "\(seen)")
+        let trace = folder.file("trace.jsonl")
+        /// How many of the virtual PN532's event notes in its trace begin with `prefix`.
+        func notes(_ prefix: String) -> Int {
+            ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").components(
+                separatedBy: #""note":""# + prefix
+            ).count - 1
+        }
+        let presents = notes("present UID")
         input.fileHandleForWriting.write(Data("remove\n".utf8))
-        try await Task.sleep(for: .milliseconds(200))
+        try await wait(for: "the remove in the trace") { notes("remove") == 1 }
         let empty = try await NFCBench.offPool { try Self.nfcList(link) }
         #expect(empty.contains("0 ISO14443A passive target(s) found") || !empty.contains("SAK (SEL_RES)"), "\(empty)")
         input.fileHandleForWriting.write(Data("present\n".utf8))
-        try await Task.sleep(for: .milliseconds(200))
+        try await wait(for: "the present in the trace") { notes("present UID") > presents }
         let back = try await NFCBench.offPool { try Self.nfcList(link) }
         #expect(back.contains("SAK (SEL_RES): 00"), "\(back)")
         p.interrupt()
@@ -105,16 +112,8 @@ struct PN532VirtualCommandTests {
             ["session", "--device", fake.device, "--mode", "ndef-rw", "--timeout", "4", "--trace", sessionTrace],
             environment: env)
         // Wait until the session has read the tag.
-        let sawRead = try await NFCBench.offPool { () -> Bool in
-            for _ in 0..<300 {
-                if let text = try? String(contentsOfFile: sessionTrace, encoding: .utf8),
-                    text.contains(#""event":"readNDEF""#)
-                {
-                    return true
-                }
-                usleep(20_000)
-            }
-            return false
+        let sawRead = await poll(timeout: .seconds(6), every: .milliseconds(20)) {
+            (try? String(contentsOfFile: sessionTrace, encoding: .utf8))?.contains(#""event":"readNDEF""#) == true
         }
         #expect(sawRead, "the session read the tag")
         let opensBefore = try Self.openings(fake.trace)
@@ -150,9 +149,7 @@ struct PN532VirtualCommandTests {
             "--quiet", "--trace", folder.file("trace.jsonl"),
         ])
         defer { if p.isRunning { p.terminate() } }
-        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForLink(link)
         let emulator = Process()
         emulator.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-emulate-forum-tag4")
         var env = ProcessInfo.processInfo.environment

@@ -22,7 +22,8 @@ struct PrivateBenchLockTests {
         async let a = PrivateBench.run(shell)
         async let b = PrivateBench.run(shell)
         let (ra, rb) = try await (a, b)
-        guard PrivateBench.available(ra), PrivateBench.available(rb) else { return }
+        try PrivateBench.require(ra)
+        try PrivateBench.require(rb)
         for r in [ra, rb] {
             #expect(r.stdout.contains("didInvalidateWithError 201"), "\(r.stdout)\(r.stderr)")
             #expect(!r.stdout.contains("didInvalidateWithError 203"), "\(r.stdout)\(r.stderr)")

@@ -23,7 +23,7 @@ struct SessionPCSCTests {
             echo "session exit $?"
             kill -INT $card; wait $card
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
         let recs = Self.records(r.stdout)
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
@@ -46,7 +46,7 @@ struct SessionPCSCTests {
             echo "session exit $?"
             kill -INT $card; wait $card
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
         let recs = Self.records(r.stdout)
         let commands = recs.filter { $0["event"]?.stringValue == "frame" }.compactMap { $0["command"]?.stringValue }
@@ -79,7 +79,7 @@ struct SessionPCSCTests {
             echo "--- first"
             cat "$NFCBENCH_TRACE_DIR.first"
             """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         try #require(
             r.stdout.contains("first active"), "the first session never read the card: \(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("second exit 13"), "\(r.stdout)")
@@ -106,7 +106,7 @@ struct SessionPCSCTests {
             echo ---trace
             cat "$NFCBENCH_TRACE_DIR.jsonl"
             """, timeout: .seconds(60))
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         let status = r.stdout.components(separatedBy: "\n").first { $0.hasPrefix("session exit ") }
         #expect(status != nil && status != "session exit 0", "\(r.stdout)")
         let trace = r.stdout.components(separatedBy: "---trace\n").last ?? ""

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import ReaderSession
 import Testing
@@ -43,9 +44,7 @@ struct SessionPN532Tests {
             "--trace", dir.appendingPathComponent("pn532.jsonl").path,
         ])
         defer { if pn532.isRunning { pn532.interrupt() } }
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForLink(link)
         let env = [
             "NFCBENCH_LOCK_DIR": dir.appendingPathComponent("locks").path,
             "NFCBENCH_TRACE_DIR": dir.appendingPathComponent("traces").path,

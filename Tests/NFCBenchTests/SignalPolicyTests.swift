@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -189,8 +190,7 @@ struct SignalPolicyTests {
         #expect((Self.blocked(pcscd.pid) ?? ~0) & interruptAndTerm == 0, "pcscd blocks \(Self.blocked(pcscd.pid) ?? 0)")
         kill(p.processIdentifier, SIGINT)
         #expect(await SessionCLITests.exit(of: p, timeout: .seconds(10)) == 10, "\(errors.lines)")
-        let end = ContinuousClock.now + .seconds(2)
-        while !Self.isDead(pcscd.pid) && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await poll(timeout: .seconds(2), every: .milliseconds(20)) { Self.isDead(pcscd.pid) }
         #expect(Self.isDead(pcscd.pid), "the private pcscd is gone within 2 s of the demo")
         #expect(Self.isDead(inner.pid))
         #expect(lines.lines.contains { $0.contains("didInvalidateWithError 200") && $0.contains("SIGINT") })
@@ -238,6 +238,15 @@ struct SignalPolicyTests {
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil)
     }
 
+    /// Waits until measure's trace at `trace` holds 50 frames: its sampling loop runs (the tag's
+    /// detection and reading take a few frames at most), so its signal handler is in place.
+    static func waitForSampling(_ trace: String) async throws {
+        try await wait(for: "50 sampled frames in \(trace)", timeout: .seconds(20), every: .milliseconds(10)) {
+            let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+            return text.components(separatedBy: #""event":"frame""#).count > 50
+        }
+    }
+
     @Test(
         "Ctrl-C while measure still waits for its tag: death by SIGINT, and the trace is closed, not cut after its header"
     )
@@ -247,7 +256,11 @@ struct SignalPolicyTests {
         let trace = bench.dir.appendingPathComponent("waiting.jsonl").path
         let (p, _, _) = try NFCBench.start(
             ["measure", "apdu", "--device", "sim:no-tag", "--count", "10", "--trace", trace], environment: bench.env)
-        try await Task.sleep(for: .seconds(1))
+        defer { if p.isRunning { p.terminate() } }
+        try await wait(for: "the trace's header", timeout: .seconds(10)) {
+            (try? String(contentsOfFile: trace, encoding: .utf8))?.contains(#""event":"header""#) == true
+        }
+        await pause(.milliseconds(100), because: "the reader registers its close-on-death a moment after the header")
         kill(p.processIdentifier, SIGINT)
         #expect(await SessionCLITests.exit(of: p) == SIGINT, "SIGINT's default: a shell shows 130")
         #expect(p.terminationReason == .uncaughtSignal)
@@ -262,10 +275,13 @@ struct SignalPolicyTests {
     func measureInterruptedText() async throws {
         let bench = try Bench()
         defer { bench.cleanup() }
+        let trace = bench.dir.appendingPathComponent("text.jsonl").path
         let (p, out, _) = try NFCBench.start(
-            ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000"], environment: bench.env)
+            ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000", "--trace", trace],
+            environment: bench.env)
+        defer { if p.isRunning { p.terminate() } }
         let lines = Lines(out)
-        try await Task.sleep(for: .seconds(1))
+        try await Self.waitForSampling(trace)
         kill(p.processIdentifier, SIGINT)
         #expect(await SessionCLITests.exit(of: p) == 130)
         #expect(await lines.wait { $0.count >= 2 })
@@ -283,8 +299,9 @@ struct SignalPolicyTests {
         let (p, out, _) = try NFCBench.start(
             ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000", "--json", "--trace", trace],
             environment: bench.env)
+        defer { if p.isRunning { p.terminate() } }
         let lines = Lines(out)
-        try await Task.sleep(for: .seconds(1.5))
+        try await Self.waitForSampling(trace)
         kill(p.processIdentifier, SIGINT)
         #expect(await SessionCLITests.exit(of: p) == 130)
         #expect(await lines.wait { !$0.isEmpty })
@@ -323,9 +340,7 @@ struct LockFileCLITests {
         let (pn532, _, _) = try NFCBench.start(
             ["virtual", "pn532", "--pty", link, "--tag", "ntag215-uri", "--quiet"], environment: bench.env)
         defer { if pn532.isRunning { pn532.interrupt() } }
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForLink(link)
         try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: link)
         let (holder, out, _) = try NFCBench.start(
             ["session", "--device", "pn532_uart:\(link)", "--json"], environment: bench.env)

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -13,8 +14,9 @@ import Testing
             || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
 struct TraceExportDeviceTests {
     /// A virtual PN532 serving `tag`, a libnfc session on it with `--pcapng`, the export
-    /// of its trace; returns tshark's view of the export (nil when tshark is missing).
-    static func libnfcSession(tag: String, mode: [String]) async throws -> (TsharkView?, TsharkView?) {
+    /// of its trace; returns tshark's view of the export (a missing tshark ends the test:
+    /// ``BenchPart/missing(_:)``).
+    static func libnfcSession(tag: String, mode: [String]) async throws -> (TsharkView, TsharkView) {
         let dir = try TraceCLITests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         func path(_ n: String) -> String { dir.appendingPathComponent(n).path }
@@ -23,8 +25,9 @@ struct TraceExportDeviceTests {
             "virtual", "pn532", "--pty", link, "--tag", tag, "--quiet", "--trace", path("pn532.jsonl"), "--pcapng",
             path("air.pcapng"),
         ])
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
+        do { try await waitForLink(link) } catch {
+            pn532.interrupt()
+            throw error
         }
         let r = try await NFCBench.run(
             [
@@ -37,7 +40,7 @@ struct TraceExportDeviceTests {
         #expect(r.status == 0, "\(r.stderr)")
         let e = try await NFCBench.run(["trace", "export", path("s.jsonl"), "--pcapng", path("s.pcapng")])
         #expect(e.status == 0, "\(e.stderr)")
-        return (try await TsharkView.read(path("s.pcapng")), try await TsharkView.read(path("air.pcapng")))
+        return (try await TsharkView.view(path("s.pcapng")), try await TsharkView.view(path("air.pcapng")))
     }
 
     @Test(
@@ -45,7 +48,6 @@ struct TraceExportDeviceTests {
     )
     func libnfcType4() async throws {
         let (session, air) = try await Self.libnfcSession(tag: "t4t-uri", mode: ["--first-read"])
-        guard let session, let air else { return }
         TraceCLITests.expectISODEPSession(session)
         #expect(session.comments.contains { $0.contains("libnfc") && $0.contains("synthesized") })
         // The virtual PN532's own export of the same run: the air side as its chip saw it.
@@ -56,7 +58,6 @@ struct TraceExportDeviceTests {
     @Test("libnfc session on the virtual PN532, Type 2: the READs are named in the comments")
     func libnfcType2() async throws {
         let (session, air) = try await Self.libnfcSession(tag: "ntag215-uri", mode: ["--first-read"])
-        guard let session, let air else { return }
         for v in [session, air] {
             #expect(v.comments.contains { $0.hasPrefix("READ page ") }, "\(v.comments)")
             #expect(v.any("iso14443.sel") { $0.contains("0x93") } && v.any("iso14443.sel") { $0.contains("0x95") })
@@ -81,15 +82,15 @@ struct TraceExportDeviceTests {
             echo "export exit $?"
             echo "files $NFCBENCH_TRACE_DIR"
             """, in: folder)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("export exit 0"))
         let base = String(try #require(r.stdoutLines.first { $0.hasPrefix("files ") }).dropFirst(6))
-        guard let v = try await TsharkView.read(base + ".pcapng") else { return }
+        let v = try await TsharkView.view(base + ".pcapng")
         TraceCLITests.expectISODEPSession(v, anticollisionSelect: false)
         #expect(v.comments.contains { $0.contains("PC/SC hides the block framing") })
         #expect(v.comments.contains { $0.contains("PC/SC hides REQA, SELECT and SAK") })
-        guard let card = try await TsharkView.read(base + ".card.pcapng") else { return }
+        let card = try await TsharkView.view(base + ".card.pcapng")
         #expect(card.info.contains("Field on") && card.info.contains("Field off"))
         #expect(card.rows.contains { $0["iso7816.apdu.body"] == "d2760000850101" })
         #expect(card.malformedFree)
@@ -109,8 +110,9 @@ struct TraceExportDeviceTests {
                 "virtual", "pn532", "--pty", link, "--tag", tag, "--quiet", "--trace", path("\(tag).jsonl"),
                 "--pcapng", path("\(tag).pcapng"),
             ])
-            for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-                try await Task.sleep(for: .milliseconds(10))
+            do { try await waitForLink(link) } catch {
+                pn532.interrupt()
+                throw error
             }
             let r = try await NFCBench.offPool { () -> Int32 in
                 let p = Process()
@@ -128,10 +130,10 @@ struct TraceExportDeviceTests {
             pn532.interrupt()
             try await NFCBench.offPool { pn532.waitUntilExit() }
         }
-        guard let t4 = try await TsharkView.read(path("t4t-uri.pcapng")) else { return }
+        let t4 = try await TsharkView.view(path("t4t-uri.pcapng"))
         #expect(t4.info.contains("RATS") && t4.info.contains("ATS") && t4.info.contains("Anticollision"))
         #expect(t4.malformedFree)
-        guard let t2 = try await TsharkView.read(path("ntag215-uri.pcapng")) else { return }
+        let t2 = try await TsharkView.view(path("ntag215-uri.pcapng"))
         #expect(
             t2.comments.filter { $0.hasPrefix("READ page ") }.count >= 34, "nfc-mfultralight reads 135 pages, 4 a READ")
         #expect(t2.comments.contains { $0.hasPrefix("GET_VERSION") }, "nfc-mfultralight asks for the version")
@@ -139,7 +141,7 @@ struct TraceExportDeviceTests {
         // The same trace exported afterwards gives the same packets.
         let e = try await NFCBench.run(["trace", "export", path("ntag215-uri.jsonl"), "--pcapng", path("again.pcapng")])
         #expect(e.status == 0)
-        guard let again = try await TsharkView.read(path("again.pcapng")) else { return }
+        let again = try await TsharkView.view(path("again.pcapng"))
         #expect(again.rows.count == t2.rows.count)
     }
 
@@ -157,10 +159,10 @@ struct TraceExportDeviceTests {
             kill -INT $card; wait $card
             echo "files $NFCBENCH_TRACE_DIR"
             """, in: folder)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("scriptor exit 0"), "\(r.stdout)\n\(r.stderr)")
         let base = String(try #require(r.stdoutLines.first { $0.hasPrefix("files ") }).dropFirst(6))
-        guard let v = try await TsharkView.read(base + ".pcapng") else { return }
+        let v = try await TsharkView.view(base + ".pcapng")
         #expect(
             v.comments.contains {
                 $0.hasPrefix("READ page 4 — synthesized: the PC/SC reader sends it for READ BINARY FF B0 00 04 10")

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -181,9 +182,7 @@ struct Type2ProbeTests {
             NFCBench.packageRoot.appendingPathComponent("hardware/tags/\(tag).json").path, "--quiet",
         ])
         defer { if pn532.isRunning { pn532.interrupt() } }
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForLink(link)
         let r = try await NFCBench.run(
             ["session", "--device", "pn532_uart:\(link)"] + session,
             environment: ["NFCBENCH_LOCK_DIR": dir.file("locks"), "NFCBENCH_TRACE_DIR": dir.file("traces")])

@@ -37,7 +37,7 @@ struct VicinityPCSCWitnessTests {
                   'FF D6 00 05 04 01 02 03 04' 'FF B0 00 05 04' \\
                   | scriptor -r "Virtual PCD 00 00" 2>&1
                 """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("ATR: \(atr)"), "\(r.stdout)")
         #expect(r.stdout.contains("ISO 15693"), "pcsc_scan names the standard: \(r.stdout)")
         #expect(r.stdout.contains("ICODE") || r.stdout.contains("ICode"), "and the card: \(r.stdout)")
@@ -60,7 +60,7 @@ struct VicinityPCSCWitnessTests {
                 printf '%s\\n' 'FF CA 00 00 00' 'FF 00 00 00 10 10 06 01 2E 4C E4 45 05 5B 87 01 0B 00 01 80 00' \\
                   | scriptor -r "Virtual PCD 00 00" 2>&1
                 """)
-        guard PrivateBench.available(r) else { return }
+        try PrivateBench.require(r)
         #expect(r.stdout.contains("ATR: \(atr)"), "\(r.stdout)")
         #expect(r.stdout.contains("FeliCa"), "pcsc_scan names it: \(r.stdout)")
         let answer = Self.answers(r.stdout)

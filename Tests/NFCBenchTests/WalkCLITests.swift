@@ -1,9 +1,10 @@
 import Foundation
+import NFCBenchTestSupport
 import Testing
 
 private let packageRoot = NFCBench.packageRoot
 
-private let ecpTrace = packageRoot.appendingPathComponent("Tests/Fixtures/corpus/pm3_hf_visa_apple_ecp.trace").path
+private let ecpTrace = TestPaths.corpusFile("pm3_hf_visa_apple_ecp.trace").path
 
 /// The built binary with the bench data pinned (NFCBench.run: off the cooperative pool).
 private func nfcbench(_ args: [String]) async throws -> NFCBench.Result {

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -78,10 +79,8 @@ enum Witness {
             "virtual", "pn532", "--pty", link, "--tag", tags.appendingPathComponent(file).path, "--quiet",
             "--trace", folder.file("trace.jsonl"),
         ])
-        for _ in 0..<300 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            try await Task.sleep(for: .milliseconds(10))
-        }
         do {
+            try await waitForLink(link)
             let result = try await body()
             p.interrupt()
             try await NFCBench.offPool { p.waitUntilExit() }
@@ -205,6 +204,10 @@ struct MfultralightWriteWitnessTests {
             let read = try await Witness.run("/usr/bin/nfc-mfultralight", ["r", dump], environment: env)
             try #require(read.status == 0, "\(read.stdout)\(read.stderr)")
             var image = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dump)))
+            // A short read (a loaded machine, a tool that gave up part way) fails here, not by
+            // an index out of range that takes the whole test process down.
+            try #require(
+                image.count >= total * 4, "\(file): \(image.count) bytes read, not \(total * 4): \(read.stdout)")
             for p in dataPages {
                 for i in 0..<4 { image[p * 4 + i] = UInt8(truncatingIfNeeded: p &* 7 &+ i &* 31 &+ 1) }
             }
@@ -222,10 +225,12 @@ struct MfultralightWriteWitnessTests {
         #expect(reread.status == 0, "\(reread.stdout)")
         let wanted = try [UInt8](Data(contentsOf: URL(fileURLWithPath: new)))
         let theirs = try [UInt8](Data(contentsOf: URL(fileURLWithPath: back)))
+        try #require(theirs.count >= total * 4, "\(file): the read-back holds \(theirs.count) bytes, not \(total * 4)")
         func page(_ b: [UInt8], _ p: Int) -> [UInt8] { Array(b[(p * 4)..<(p * 4 + 4)]) }
         #expect(dataPages.allSatisfy { page(theirs, $0) == page(wanted, $0) }, "nfc-mfultralight r reads what w wrote")
         #expect(mine.status == 0, "\(mine.stderr)")
         let ourPages = VirtualPN532Process.pages(try String(contentsOfFile: ours, encoding: .utf8))
+        try #require(ourPages.count >= dataPages.upperBound, "\(file): nfcbench dump holds \(ourPages.count) pages")
         #expect(
             dataPages.allSatisfy { ourPages[$0] == page(wanted, $0).map { String(format: "%02X", $0) }.joined() },
             "nfcbench dump reads what nfc-mfultralight w wrote")

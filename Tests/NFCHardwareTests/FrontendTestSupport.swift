@@ -1,5 +1,6 @@
 import Foundation
 import NFCBase
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import ReaderFrontend
@@ -45,21 +46,10 @@ final class FrontendEventLog: Sendable {
     /// Waits (real time: the C libraries and the virtual devices run in real time) until
     /// `condition` holds, checking every 10 ms, at most `limit`.
     func wait(_ limit: Duration = .seconds(5), until condition: () -> Bool) async -> Bool {
-        let end = ContinuousClock.now + limit
-        while ContinuousClock.now < end {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
+        await poll(timeout: limit, every: .milliseconds(10), until: condition)
     }
 
     func cancel() { task.withLock { $0 }?.cancel() }
-}
-
-/// Runs blocking work (a frontend's `withTag`, a C call that waits) on a thread of its own,
-/// never on Swift's cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await OffPool.run(name: "nfcbench.test.blocking", body)
 }
 
 /// `withTag` off the pool.
@@ -83,9 +73,7 @@ func withTagError(
 
 /// The repository's `hardware/tags/` (found from this file's path).
 enum BenchTags {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("hardware/tags")
+    static let directory = TestPaths.tags
 
     static func load(_ name: String) throws -> TagFile {
         try TagFile.load(path: directory.appendingPathComponent(name.hasSuffix(".json") ? name : name + ".json").path)
@@ -100,4 +88,11 @@ func readType4NDEF(_ transport: some APDUTransport) throws -> [UInt8] {
 extension Type4TagReader {
     /// SELECT of the NDEF Tag Application by name (T4T §5.4.2), Le present.
     static var selectApplicationAPDU: [UInt8] { [0x00, 0xA4, 0x04, 0x00, 0x07] + ndefApplicationAID + [0x00] }
+}
+
+/// A `withTag` body got a connection of another kind than its test expects: thrown, so the
+/// test fails (a body that returned instead would let a regression pass).
+struct UnexpectedConnection: Error, CustomStringConvertible {
+    let description: String
+    init(_ connection: TagConnection) { description = "unexpected connection: \(connection)" }
 }

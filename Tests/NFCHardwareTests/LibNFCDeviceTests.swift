@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 import VirtualHardware
@@ -223,13 +224,15 @@ extension LibNFCInProcessTests {
 
         /// Waits until the virtual PN532 has received an InAutoPoll (`D4 60`) after `index`.
         func pollOnTheWire(after index: Int) async throws {
-            while !fake.frameLog.dropFirst(index).contains(where: { e in
-                e.direction == .hostToChip
-                    && e.bytes.firstIndex(of: 0xD4).map { $0 + 1 < e.bytes.count && e.bytes[$0 + 1] == 0x60 } == true
-            }) {
-                try await Task.sleep(for: .milliseconds(10))
+            try await wait(for: "InAutoPoll on the wire") {
+                fake.frameLog.dropFirst(index).contains(where: { e in
+                    e.direction == .hostToChip
+                        && e.bytes.firstIndex(of: 0xD4).map { $0 + 1 < e.bytes.count && e.bytes[$0 + 1] == 0x60 }
+                            == true
+                })
             }
-            try await Task.sleep(for: .milliseconds(50))
+            await pause(
+                .milliseconds(50), because: "libnfc must be waiting for the poll's answer, or the abort is lost")
         }
 
         @Test("abort() (nfc_abort_command) from another thread ends a blocking endless poll (NFC_EOPABORTED) promptly")

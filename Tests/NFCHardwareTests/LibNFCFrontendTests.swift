@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderFrontend
 import ReaderSession
@@ -112,8 +113,9 @@ extension LibNFCInProcessTests {
             #expect(frontend.target(t.id)?.classification.source == "NFC Forum Digital 2.0 §4.8.2 (table 22)")
             let getVersions = LibNFCFrontendBench.hostCommands(fake).filter { $0.starts(with: [0x42, 0x60]) }
             #expect(getVersions.isEmpty, "no GET_VERSION at detection")
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(log.detections.count == 1, "ten presence checks later it is still one detection: \(log.all)")
+            try await holds(for: .milliseconds(500), "one detection over ten presence checks: \(log.all)") {
+                log.detections.count == 1
+            }
             #expect(log.losses.isEmpty)
             let (version, text) = try await withTag(frontend, t.id) { c -> (TagVersion?, [UInt8]) in
                 guard case .type2(let transport) = c else { return (nil, []) }
@@ -173,8 +175,9 @@ extension LibNFCInProcessTests {
             }
             #expect(why.contains("mifareClassic"))
             // libnfc checks a MIFARE Classic's presence by selecting it again.
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(log.losses.isEmpty && log.detections.count == 1, "\(log.all)")
+            try await holds(for: .milliseconds(300), "no loss, one detection: \(log.all)") {
+                log.losses.isEmpty && log.detections.count == 1
+            }
             fake.remove()
             #expect(await log.wait { log.losses == [t.id] })
         }
@@ -224,7 +227,7 @@ extension LibNFCInProcessTests {
             #expect(await log.wait { !log.detections.isEmpty })
             let t = try #require(log.detections.first)
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 _ = try transport.read(page: 4)
                 fake.remove()
                 _ = try transport.read(page: 8)
@@ -255,7 +258,7 @@ extension LibNFCInProcessTests {
                         string: String(repeating: "x", count: 40), locale: Locale(identifier: "en")))
             ]).bytes
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 try Type2TagReader(transport: transport).writeNDEF(message)
             }
             guard case .writeInterrupted(let pages, let cause)? = (error as? Type2TagError)?.code else {
@@ -284,7 +287,7 @@ extension LibNFCInProcessTests {
             final class Pages: Sendable { let read = Mutex<[UInt8]>([]) }
             let pages = Pages()
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 for page in stride(from: 0, through: 12, by: 4) {
                     _ = try transport.read(page: UInt8(page))
                     pages.read.withLock { $0.append(UInt8(page)) }
@@ -310,7 +313,7 @@ extension LibNFCInProcessTests {
             let t = try #require(log.detections.first)
             let before = fake.frameLog.count
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 _ = try transport.getVersion()
             }
             // An Ultralight NAKs GET_VERSION and goes IDLE; on a loaded machine the NAK can miss the
@@ -321,8 +324,9 @@ extension LibNFCInProcessTests {
             let nak = try #require(after.firstIndex { $0.starts(with: [0x42, 0x60]) })
             #expect(
                 after[(nak + 1)...].contains { $0.first == 0x4A }, "release selects it again (InListPassiveTarget)")
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(log.losses.isEmpty, "six presence checks (READ 0) find it: \(log.all)")
+            try await holds(for: .milliseconds(300), "six presence checks (READ 0) find it: \(log.all)") {
+                log.losses.isEmpty
+            }
             let page0 = try await withTag(frontend, t.id) { c -> [UInt8] in
                 guard case .type2(let transport) = c else { return [] }
                 return try transport.read(page: 0)
@@ -350,9 +354,9 @@ extension LibNFCInProcessTests {
             fake.remove()
             let quiet = fake.frameLog.count
             // With a running clock this would be two presence checks; the manual clock stands still.
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(LibNFCFrontendBench.hostCommands(fake, from: quiet).isEmpty, "no frame while the clock stands")
-            #expect(log.losses.isEmpty)
+            try await holds(for: .milliseconds(200), "no frame and no loss while the clock stands") {
+                LibNFCFrontendBench.hostCommands(fake, from: quiet).isEmpty && log.losses.isEmpty
+            }
             clock.advance(by: .milliseconds(100))
             #expect(await log.wait(.seconds(2)) { log.losses == [t.id] }, "\(log.all)")
             #expect(clock.now == .milliseconds(100))
@@ -409,13 +413,12 @@ extension LibNFCInProcessTests {
             #expect(await log.wait { !log.detections.isEmpty })
             let t = try #require(log.detections.first)
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 fake.inject(.corruptResponseChecksum)
                 _ = try transport.read(page: 4)
             }
             #expect(error is TagCommunicationError)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(log.finished == nil, "one bad frame is not an unplugged reader")
+            try await holds(for: .milliseconds(300), "one bad frame is not an unplugged reader") { log.finished == nil }
             let again = try await withTag(frontend, t.id) { c -> [UInt8] in
                 guard case .type2(let tr) = c else { return [] }
                 return try tr.read(page: 3)
@@ -423,8 +426,9 @@ extension LibNFCInProcessTests {
             #expect(again.count == 16)
             // A corrupt frame during a presence check is retried, not taken for an unplugged reader.
             fake.inject(.corruptResponseChecksum)
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(log.finished == nil && log.losses.isEmpty, "\(log.all)")
+            try await holds(for: .milliseconds(200), "a corrupt presence check is retried: \(log.all)") {
+                log.finished == nil && log.losses.isEmpty
+            }
         }
 
         @Test("A CC, a TLV or a length that lies is a typed error, and no READ goes past the data area")
@@ -444,7 +448,7 @@ extension LibNFCInProcessTests {
             let t = try #require(log.detections.first)
             let before = fake.frameLog.count
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 _ = try Type2TagReader(transport: transport).readNDEF()
             }
             #expect((error as? Type2TagError)?.code == .lengthBeyondDataArea)
@@ -479,10 +483,11 @@ extension LibNFCInProcessTests {
             let polls = LibNFCFrontendBench.hostCommands(fake).count
             let endless = Task { try await offPool { try device.sense([.iso14443A], timeout: nil) } }
             // Cancel once the poll is on the wire (an abort before the call starts waiting is lost).
-            while !LibNFCFrontendBench.hostCommands(fake).dropFirst(polls).contains(where: { $0.first == 0x60 }) {
-                try await Task.sleep(for: .milliseconds(10))
+            try await wait(for: "InAutoPoll on the wire") {
+                LibNFCFrontendBench.hostCommands(fake).dropFirst(polls).contains(where: { $0.first == 0x60 })
             }
-            try await Task.sleep(for: .milliseconds(50))
+            await pause(
+                .milliseconds(50), because: "libnfc must be waiting for the poll's answer, or the abort is lost")
             let cancelled = ContinuousClock.now
             device.cancel()
             #expect(try await endless.value.isEmpty)

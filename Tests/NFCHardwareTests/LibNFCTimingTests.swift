@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCHardware
 import NFCTags
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCHardware
 import NFCTags
 import ReaderFrontend
@@ -144,7 +145,7 @@ extension PCSCVirtualBenchSuites {
             #expect(await log.wait { !log.detections.isEmpty })
             let t = try #require(log.detections.first)
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 _ = try transport.getVersion()
             }
             #expect(error as? TagCommunicationError == .noResponse, "no answer from the ICC (64 01)")
@@ -176,8 +177,9 @@ extension PCSCVirtualBenchSuites {
             // Stay for several presence checks and pcscd polls, and touch the card meanwhile.
             let first = try #require(log.detections.first)
             _ = try await withTag(frontend, first.id) { _ in 0 }
-            try await Task.sleep(for: .milliseconds(1_200))
-            #expect(log.detections.count == 1, "a tag left on the reader is reported once")
+            try await holds(for: .milliseconds(1_200), "a tag left on the reader is reported once") {
+                log.detections.count == 1
+            }
             frontend.restartPolling()
             #expect(await log.wait { log.detections.count == 2 })
             let second = try #require(log.detections.last)
@@ -242,7 +244,7 @@ extension PCSCVirtualBenchSuites {
             let target = try #require(log.detections.last)
             vcard.inject(.closeMidAPDU)
             let error = await withTagError(frontend, target.id) { c in
-                guard case .iso7816(let t) = c else { return }
+                guard case .iso7816(let t) = c else { throw UnexpectedConnection(c) }
                 _ = try t.transmit(Type4TagReader<PCSCAPDUTransport>.selectApplicationAPDU)
             }
             #expect(error as? TagCommunicationError == .tagLost, "pcscd answers: the card left, not the service")
@@ -312,7 +314,7 @@ extension PCSCVirtualBenchSuites {
                 }
                 if let fault { vcard.inject(fault) }
                 let error = await withTagError(frontend, target.id) { c in
-                    guard case .iso7816(let t) = c else { return }
+                    guard case .iso7816(let t) = c else { throw UnexpectedConnection(c) }
                     _ = try readType4NDEF(t)
                 }
                 #expect(error is Type4TagError, "\(name): \(String(describing: error))")
@@ -337,7 +339,7 @@ extension PCSCVirtualBenchSuites {
             #expect(await log.wait { !log.detections.isEmpty })
             let t = try #require(log.detections.first)
             let error = await withTagError(frontend, t.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 _ = try transport.read(page: 4)
                 _ = try transport.read(page: 8)
             }
@@ -358,7 +360,7 @@ extension PCSCVirtualBenchSuites {
             #expect(await log2.wait { !log2.detections.isEmpty })
             let t2 = try #require(log2.detections.first)
             let first = await withTagError(frontend, t2.id) { c in
-                guard case .type2(let transport) = c else { return }
+                guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 _ = try transport.read(page: 4)
             }
             #expect(first as? TagCommunicationError == .nak(0), "63 00 from the reader")
@@ -403,7 +405,7 @@ extension PCSCVirtualBenchSuites {
             #expect(try await PCSCFrontendBench.readerEmpty())
             let device = try await offPool { try PCSCReaderDevice(reader: PCSCBench.reader0) }
             let waiting = Task { try await offPool { try device.sense([.iso14443A], timeout: .seconds(20)) } }
-            try await Task.sleep(for: .milliseconds(300))
+            await pause(.milliseconds(300), because: "sense must be in pcscd's status wait before the cancel")
             let cancelled = ContinuousClock.now
             try await offPool { device.cancel() }
             #expect(try await waiting.value.isEmpty)
@@ -413,7 +415,7 @@ extension PCSCVirtualBenchSuites {
             let frontend = PCSCFrontendBench.frontend()
             let log = FrontendEventLog(frontend)
             defer { log.cancel() }
-            try await Task.sleep(for: .milliseconds(300))
+            await pause(.milliseconds(300), because: "the device thread must be in pcscd's status wait before close")
             let closing = ContinuousClock.now
             try await offPool { frontend.close() }
             #expect(ContinuousClock.now - closing < .seconds(1), "SCardCancel ends the device thread's wait")
@@ -498,13 +500,17 @@ struct PCSCServiceDeathTests {
         vcard.start()
         #expect(await log.wait { !log.detections.isEmpty })
         let t = try #require(log.detections.first)
+        let exchanges = Atomic<Int>(0)
         let loop = Task {
             await withTagError(frontend, t.id) { c in
-                guard case .iso7816(let transport) = c else { return }
-                while true { _ = try transport.transmit(Type4TagReader<PCSCAPDUTransport>.selectApplicationAPDU) }
+                guard case .iso7816(let transport) = c else { throw UnexpectedConnection(c) }
+                while true {
+                    _ = try transport.transmit(Type4TagReader<PCSCAPDUTransport>.selectApplicationAPDU)
+                    exchanges.add(1, ordering: .relaxed)
+                }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await wait(for: "the exchange loop to run") { exchanges.load(ordering: .relaxed) >= 5 }
         let pid = try #require(try Self.privatePCSCD(), "no pcscd in this namespace")
         let killedAt = ContinuousClock.now
         kill(pid, SIGKILL)

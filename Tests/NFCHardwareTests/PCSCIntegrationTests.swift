@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCHardware
 import NFCTags
 import Testing
@@ -316,7 +317,7 @@ extension PCSCVirtualBenchSuites {
             let waiter = Task {
                 try await offPool { try context.waitForStatusChange(readers: states, timeout: .seconds(30)) }
             }
-            try await Task.sleep(for: .milliseconds(200))
+            await pause(.milliseconds(200), because: "the waiter must be in pcscd's status wait before the cancel")
             let started = ContinuousClock.now
             try await offPool { try context.cancel() }
             #expect(try await waiter.value == .cancelled)

@@ -1,23 +1,18 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import Testing
 
-/// `<package root>/Tests/Fixtures/corpus` (a copy of the public corpus, with its README), found from this file's path.
+/// `<package root>/Tests/Fixtures/corpus` (a copy of the public corpus, with its README): the support module's paths.
 enum Corpus {
-    static let directory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }  // NFCTagsTests, Tests, package root
-        return url.appendingPathComponent("Tests/Fixtures/corpus").path
-    }()
+    static let directory: String = TestPaths.corpus.path
 
     static func path(_ name: String) -> String { directory + "/" + name }
 
     /// Present, or absent outside CI (then the suite is skipped); under `CI=true` the suite
     /// runs and fails on the missing file.
-    static var availableOrCI: Bool {
-        FileManager.default.fileExists(atPath: directory) || ProcessInfo.processInfo.environment["CI"] == "true"
-    }
+    static var availableOrCI: Bool { TestPaths.corpusRequired }
 }
 
 @Suite("Corpus tag files", .enabled(if: Corpus.availableOrCI, "corpus not found in Tests/Fixtures/corpus"))

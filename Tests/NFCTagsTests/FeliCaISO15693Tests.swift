@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import Testing
@@ -7,11 +8,7 @@ import Testing
 /// shipped tag files and the byte vectors of shared/reference/felica-iso15693.md.
 @Suite("FeliCa / Type 3 and ISO 15693 / Type 5: cores, procedures, tag files")
 struct FeliCaISO15693Tests {
-    static let tagsDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("hardware/tags").path
-    }()
+    static let tagsDirectory: String = TestPaths.tags.path
 
     func load(_ name: String) throws -> TagFile { try TagFile.load(path: Self.tagsDirectory + "/" + name) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import Testing
 
@@ -6,11 +7,7 @@ import Testing
 
 @Suite("Tag files and tag reports")
 struct TagFileTests {
-    static let tagsDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("hardware/tags").path
-    }()
+    static let tagsDirectory: String = TestPaths.tags.path
 
     func load(_ name: String) throws -> TagFile { try TagFile.load(path: Self.tagsDirectory + "/" + name) }
 

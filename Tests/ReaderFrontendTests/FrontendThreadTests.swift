@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderFrontend
 import ReaderSession
@@ -106,15 +107,7 @@ func nextEvent(
 ) async throws -> ReaderBackendEvent? {
     let box = UnsafeIterator(it)
     defer { it = box.iterator }
-    return try await withThrowingTaskGroup(of: ReaderBackendEvent?.self) { group in
-        group.addTask { try await box.next() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        return try await group.next() ?? nil
-    }
+    return try await withTimeout(limit) { try await box.next() }
 }
 
 /// Lets a task group drive an iterator the test owns (one consumer at a time).

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import ReaderSessionConformance
 import Testing
 
@@ -9,8 +10,7 @@ import Testing
 struct ConformanceBenchDataTests {
     @Test("The shipped tags and the built-in suite are found from the library, in this clone's hardware/")
     func found() throws {
-        let clone = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let clone = TestPaths.packageRoot.path
         #expect(ConformanceBenchData.hardwareDirectory == clone + "/hardware")
         let tag = try ConformanceBenchData.tagFile("ntag215-uri")
         #expect(tag.type == .ntag215)

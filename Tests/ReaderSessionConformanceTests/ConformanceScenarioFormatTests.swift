@@ -1,11 +1,11 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderSessionConformance
 import Testing
 
-/// The package root, from this file's path (…/Tests/ReaderSessionConformanceTests/x.swift).
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+/// The package root (the support module's ``TestPaths``).
+let packageRoot = TestPaths.packageRoot
 let conformanceSuiteDirectory = packageRoot.appendingPathComponent("hardware/conformance").path
 let shippedTagDirectories = [
     conformanceSuiteDirectory + "/tags", packageRoot.appendingPathComponent("hardware/tags").path,

@@ -126,7 +126,7 @@ private func useISO7816(_ t: any NFCISO7816Tag) async throws {
     _ = t.historicalBytes
     _ = t.applicationData
     _ = t.proprietaryApplicationDataCoding
-    guard let apdu = NFCISO7816APDU(data: Data([0x00, 0xA4, 0x04, 0x00, 0x00])) else { return }
+    let apdu = try #require(NFCISO7816APDU(data: Data([0x00, 0xA4, 0x04, 0x00, 0x00])))
     _ = (apdu.instructionClass, apdu.instructionCode, apdu.p1Parameter, apdu.p2Parameter)
     _ = (apdu.data, apdu.expectedResponseLength)
     t.sendCommand(apdu: apdu) { (_: Data, _: UInt8, _: UInt8, _: (any Error)?) in }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import ReaderFrontend
@@ -10,11 +11,7 @@ import Testing
 /// cores every device serves): Info.plist system codes, polling options, NDEF sessions.
 @Suite("Sessions: FeliCa and ISO 15693 tags as Core NFC delivers them")
 struct FeliCaISO15693SessionTests {
-    static let tagsDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("hardware/tags").path
-    }()
+    static let tagsDirectory: String = TestPaths.tags.path
 
     static func tag(_ name: String) throws -> EmulatedTag {
         try EmulatedTag(file: try TagFile.load(path: tagsDirectory + "/" + name))
@@ -80,11 +77,7 @@ struct FeliCaISO15693SessionTests {
     }
 
     static func until(_ condition: () -> Bool) async {
-        let end = ContinuousClock.now + .seconds(5)
-        while !condition() && ContinuousClock.now < end {
-            await Task.yield()
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        _ = await poll(every: .milliseconds(1), until: condition)
     }
 
     @Test(
@@ -168,7 +161,8 @@ struct FeliCaISO15693SessionTests {
         await Self.until { d.all.contains("active") }
         // The Polling of FE00 happened and found nothing.
         await Self.until { rig.system.pendingWork == 0 }
-        try await Task.sleep(for: .milliseconds(50))
+        await pause(
+            .milliseconds(50), because: "the frontend's Polling of FE00 (no answer) has no observable end in this rig")
         rig.clock.advance(by: .seconds(60))
         await Self.until { d.all.contains { $0.hasPrefix("end:") } }
         #expect(d.all == ["active", "end:201"])

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import ReaderFrontend
@@ -30,23 +31,17 @@ private final class Seen: NSObject, NFCNDEFReaderSessionDelegate, NFCTagReaderSe
 /// row, 0.2 ms apart (a hand-off may be counted a moment after the call that starts it, and on
 /// a loaded machine the thread that runs it may wait its turn); gives up after 5 s of real time.
 private func settle(_ system: NFCReaderSystem) async {
-    let end = ContinuousClock.now + .seconds(5)
     var quiet = 0
-    while quiet < 20 && ContinuousClock.now < end {
+    _ = await poll(every: .microseconds(200)) {
         quiet = system.pendingWork == 0 ? quiet + 1 : 0
-        await Task.yield()
-        try? await Task.sleep(for: .microseconds(200))
+        return quiet >= 20
     }
 }
 
 /// Waits until `condition` holds: polling events reach a session through a task of their
 /// own, so "settled" is not enough for them. Gives up after 5 s of real time.
 private func until(_ condition: () -> Bool) async {
-    let end = ContinuousClock.now + .seconds(5)
-    while !condition() && ContinuousClock.now < end {
-        await Task.yield()
-        try? await Task.sleep(for: .milliseconds(1))
-    }
+    _ = await poll(every: .milliseconds(1), until: condition)
 }
 
 private func ndef(_ bench: Bench, _ d: Seen) -> NFCNDEFReaderSession {
@@ -252,12 +247,7 @@ struct SystemModelTests {
         HostWork.run { fromHost.begin() }
         let elsewhere = NFCNDEFReaderSession(
             delegate: Seen(), queue: .main, invalidateAfterFirstRead: false, system: system)
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                elsewhere.begin()
-                k.resume()
-            }
-        }
+        try await offPool { elsewhere.begin() }
         let begins = calls.withLock { $0 }.filter { $0.call == .begin }
         #expect(begins.map(\.fromHostWork) == [true, false])
         #expect(begins.map(\.delegateQueueIsMain) == [false, true])
@@ -472,21 +462,15 @@ struct LockFolderTests {
                     leases.withLock { $0[name] = l }
                 })
             // Each takes its ticket before the next asks.
-            let end = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < end,
+            try await wait(for: "ticket \(tickets.count) in the queue folder") {
                 (try? FileManager.default.contentsOfDirectory(
                     atPath: dir + "/" + holder.lockName(for: "sim:queue") + ".queue"))?
-                    .filter({ !$0.hasSuffix(".new") && $0 != "next" }).count != tickets.count
-            {
-                try await Task.sleep(for: .milliseconds(5))
+                    .filter({ !$0.hasSuffix(".new") && $0 != "next" }).count == tickets.count
             }
         }
         lease.release()
         for expected in ["b", "c", "d"] {
-            let end = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < end, leases.withLock({ $0[expected] }) == nil {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await wait(for: "\(expected)'s lease") { leases.withLock({ $0[expected] }) != nil }
             leases.withLock { $0[expected] }?.release()
         }
         #expect(order.withLock { $0 } == ["b", "c", "d"])
@@ -496,8 +480,7 @@ struct LockFolderTests {
 
 /// A tag file shipped in `hardware/tags/`.
 func hardwareTag(_ name: String) -> String {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("hardware/tags/\(name).json").path
+    TestPaths.tags.appendingPathComponent("\(name).json").path
 }
 
 /// Issue 31 (fidelity review 2026-12-01): each test is a row where the bench said what an

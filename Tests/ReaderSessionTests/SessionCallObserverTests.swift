@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderSession
 import Synchronization
@@ -20,11 +21,7 @@ private final class QuietRWDelegate: NSObject, NFCNDEFReaderSessionTagDelegate, 
 
 /// Waits (real time, bounded) until the system has no hand-off in flight.
 private func settled(_ system: NFCReaderSystem) async -> Bool {
-    for _ in 0..<2000 {
-        if system.pendingWork == 0 { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return false
+    await poll(timeout: .seconds(2), every: .milliseconds(1)) { system.pendingWork == 0 }
 }
 
 @Suite("Call observer and pending work (hooks for conformance harnesses)")

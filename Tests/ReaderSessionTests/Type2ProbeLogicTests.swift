@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderSession
 import Testing
@@ -16,8 +17,7 @@ private struct CommandsOnly: Type2TagTransport {
 @Suite("The iPhone's Type 2 discovery probe, step by step (Type2DiscoveryProbe)")
 struct Type2ProbeLogicTests {
     static func core(_ name: String) throws -> FaultyType2Core {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("hardware/tags/\(name).json")
+        let url = TestPaths.tags.appendingPathComponent("\(name).json")
         let file = try TagFile.parse(bytes: Array(try Data(contentsOf: url)), file: name)
         return FaultyType2Core(core: try file.makeCore(), faults: file.faults)
     }

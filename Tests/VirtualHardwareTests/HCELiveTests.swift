@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HCEEvents
+import NFCBenchTestSupport
 import NFCTags
 import Synchronization
 import Testing
@@ -55,7 +56,7 @@ struct HCELivePhoneTests {
             answer: { c in
                 c == selectVisa ? [0x6F, 0x03, 0x84, 0x01, 0x01, 0x90, 0x00] : [0x90, 0x00]
             })
-        let answers = try await onThread { () -> [HCELiveAnswer] in
+        let answers = try await offPool { () -> [HCELiveAnswer] in
             phone.note(.vpcd, "vpcdConnected")
             #expect(phone.fieldOn())
             clock.advance(.milliseconds(5))
@@ -99,7 +100,7 @@ struct HCELivePhoneTests {
                 clock.advance(.milliseconds(50))  // the app takes 50 ms; FWT (FWI 7) is 38.7 ms
                 return [0x90, 0x00]
             })
-        let answer = try await onThread { () -> HCELiveAnswer in
+        let answer = try await offPool { () -> HCELiveAnswer in
             phone.fieldOn()
             phone.activateISODEP()
             let a = phone.exchange(selectVisa)
@@ -113,7 +114,7 @@ struct HCELivePhoneTests {
     @Test("A command before activation gets no answer (no ISO-DEP link)")
     func notActivated() async throws {
         let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
-        let a = try await onThread { () -> HCELiveAnswer in
+        let a = try await offPool { () -> HCELiveAnswer in
             phone.fieldOn()
             defer { phone.fieldOff() }
             return phone.exchange(selectPPSE)
@@ -154,18 +155,18 @@ struct HCELivePhoneRealClockTests {
             app: visaApp,
             clock: {
                 let t = ContinuousClock.now - start
-                usleep(20)
+                stall(microseconds: 20)
                 return t
             },
             onEvent: { e in emitted.withLock { $0.append(e.time) } })
         let rounds = 300
-        async let card: Void = onThread {
+        async let card: Void = offPool {
             phone.fieldOn()
             phone.activateISODEP()
             for _ in 0..<rounds { _ = phone.exchange(selectVAS) }
             phone.fieldOff()
         }
-        async let client: Void = onThread {
+        async let client: Void = offPool {
             for i in 0..<rounds { phone.note(.pcsc, "pcscTransmit", detail: "\(i)") }
         }
         _ = try await (card, client)
@@ -183,7 +184,7 @@ struct HCETargetEmulatorTests {
     func emvThroughLink() async throws {
         let link = HCEFakeTargetLink(commands: [selectPPSE, selectVisa, gpo])
         let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
-        let outcome = try await onThread { HCETargetEmulator.serveOneReader(link, phone: phone, reader: "emv") }
+        let outcome = try await offPool { HCETargetEmulator.serveOneReader(link, phone: phone, reader: "emv") }
         #expect(outcome == .released(apdus: 3))
         #expect(link.initArguments?.ats == [0x78, 0x80, 0x70, 0x02], "the ATS goes to nfc_target_init without TL")
         try #require(link.sent.count == 3)
@@ -203,7 +204,7 @@ struct HCETargetEmulatorTests {
         let link = HCEFakeTargetLink(commands: [])
         link.failInit = true
         let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
-        let outcome = try await onThread { HCETargetEmulator.serveOneReader(link, phone: phone) }
+        let outcome = try await offPool { HCETargetEmulator.serveOneReader(link, phone: phone) }
         guard case .failed(0, _) = outcome else {
             Issue.record("\(outcome)")
             return
@@ -244,7 +245,7 @@ struct HCEPhoneCardWireTests {
         let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
         let card = HCEPhoneCard(phone: phone, configuration: config)
         card.enterField(reader: "emv")
-        let replies = try await onThread { () -> [[UInt8]?] in
+        let replies = try await offPool { () -> [[UInt8]?] in
             guard server.accept(seconds: 20) else { return [] }
             server.send([0x01])  // power on: no answer
             server.send([0x04])
@@ -267,8 +268,8 @@ struct HCEPhoneCardWireTests {
         #expect(replies.first == [0x3B, 0x80, 0x80, 0x01, 0x01])
         #expect(replies.dropFirst().first??.suffix(2) == [0x90, 0x00])
         #expect(replies[2] == [0x90, 0x00])
-        try await onThread { card.leaveField() }
-        #expect(try await onThread { server.sawEOF() })
+        try await offPool { card.leaveField() }
+        #expect(try await offPool { server.sawEOF() })
         let e = phone.events
         let wake = try #require(index(e, "nfcEvent"))
         let firstControl = try #require(index(e, "vpcdControl"))
@@ -291,21 +292,20 @@ struct HCEPhoneCardWireTests {
         let phone = HCELivePhone(
             app: visaApp,
             clock: {
-                usleep(30_000)
+                stall(microseconds: 30_000)
                 return clock.now
             })
         let card = HCEPhoneCard(phone: phone, configuration: config)
         card.enterField(reader: "emv")
-        let seen = try await onThread { () -> [String]? in
+        let seen = try await offPool { () -> [String]? in
             guard server.accept(seconds: 20) else { return nil }
-            let end = ContinuousClock.now + .seconds(20)
-            while !card.isConnected && ContinuousClock.now < end { usleep(100) }
+            _ = pollBlocking(timeout: .seconds(20), every: .microseconds(100)) { card.isConnected }
             return phone.events.map(\.event)
         }
         let events = try #require(seen, "vpcd was never connected to")
         #expect(events.contains("vpcdConnected"), "\(events)")
         #expect(events.contains("fieldOn"), "\(events)")
-        try await onThread { card.leaveField() }
+        try await offPool { card.leaveField() }
         #expect(!card.isConnected)
     }
 }
@@ -314,7 +314,7 @@ struct HCEPhoneCardWireTests {
 struct HCEUIDPerEmulationTests {
     /// The UIDs `nfc_target_init` got for `n` readers served one after the other.
     static func servedUIDs(_ phone: HCELivePhone, readers n: Int) async throws -> [[UInt8]] {
-        try await onThread {
+        try await offPool {
             (0..<n).compactMap { i -> [UInt8]? in
                 let link = HCEFakeTargetLink(commands: [selectPPSE, selectVisa])
                 _ = HCETargetEmulator.serveOneReader(link, phone: phone, reader: "r\(i)")

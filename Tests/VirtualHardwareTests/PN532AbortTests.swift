@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 import VirtualHardware
@@ -43,7 +44,7 @@ struct PN532AbortOverPTYTests {
         let fake = try VirtualPN532.start(ptyPath: nil, timing: .real)
         defer { fake.stop() }
         fake.present(try PN532Card(tagFile: file))
-        let seen = try await onThread { () throws -> (listed: [[UInt8]], after: [[UInt8]]) in
+        let seen = try await offPool { () throws -> (listed: [[UInt8]], after: [[UInt8]]) in
             let fd = try Self.openRaw(fake.slavePath)
             defer { close(fd) }
             func write(_ frames: [UInt8]) { _ = frames.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
@@ -73,7 +74,7 @@ struct PN532AbortOverPTYTests {
         let fake = try VirtualPN532.start(ptyPath: nil, timing: .real)
         defer { fake.stop() }
         fake.present(try PN532Card(tagFile: file))
-        let after = try await onThread { () throws -> [[UInt8]] in
+        let after = try await offPool { () throws -> [[UInt8]] in
             let fd = try Self.openRaw(fake.slavePath)
             defer { close(fd) }
             func write(_ frames: [UInt8]) { _ = frames.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }

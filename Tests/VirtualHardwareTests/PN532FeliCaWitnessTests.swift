@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import Testing
@@ -8,11 +9,7 @@ import VirtualHardware
 /// shared/reference/felica-iso15693.md §6.1-6.3).
 @Suite("Virtual PN532: FeliCa against libnfc's tools", .serialized)
 struct PN532FeliCaWitnessTests {
-    static let tagsDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("hardware/tags").path
-    }()
+    static let tagsDirectory: String = TestPaths.tags.path
 
     static func card(_ name: String) throws -> PN532Card {
         try PN532Card(tagFile: try TagFile.load(path: tagsDirectory + "/" + name))

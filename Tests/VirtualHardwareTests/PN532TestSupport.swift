@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 import VirtualHardware
@@ -90,14 +91,8 @@ enum LibNFCTool {
         _ name: String, _ arguments: [String], device link: String,
         timeout: Duration = .seconds(20), extraEnvironment: [String: String] = [:]
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { k in
-            Thread.detachNewThread {
-                do {
-                    k.resume(
-                        returning: try runBlocking(
-                            name, arguments, device: link, timeout: timeout, extraEnvironment: extraEnvironment))
-                } catch { k.resume(throwing: error) }
-            }
+        try await offPool {
+            try runBlocking(name, arguments, device: link, timeout: timeout, extraEnvironment: extraEnvironment)
         }
     }
 
@@ -118,38 +113,11 @@ enum LibNFCTool {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let deadline = ContinuousClock.now + timeout
-        var timedOut = false
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
-                timedOut = true
-                break
-            }
-            usleep(10_000)
-        }
+        let timedOut = !pollBlocking(timeout: timeout, every: .milliseconds(10)) { !process.isRunning }
+        if timedOut { process.terminate() }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, output: String(decoding: data, as: UTF8.self), timedOut: timedOut)
     }
-}
-
-/// A private folder for one test's temporary files and pty links: made 0700 by `mkdtemp(3)`
-/// in the temporary directory as `nfcbench-<tag>-XXXXXX`, so no one else can put a link or a
-/// pty of theirs there; ``remove()`` (in a `defer`: every exit path) takes it away with all
-/// it holds. `./bench test` fails when a `nfcbench-*` entry is left in /tmp.
-struct TestFolder: Sendable {
-    let path: String
-
-    init(_ tag: String) throws {
-        var template = Array("\(NSTemporaryDirectory())nfcbench-\(tag)-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw CocoaError(.fileWriteUnknown) }
-        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
-
-    /// `name` inside the folder.
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 import VirtualHardware
@@ -167,8 +168,7 @@ struct ScenarioFileErrorTests {
 
     @Test("Every shipped scenario loads, through the file path")
     func shipped() throws {
-        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("hardware/scenarios").path
+        let dir = TestPaths.hardware.appendingPathComponent("scenarios").path
         let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".json") }
         #expect(names.count >= 9)
         for n in names {

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderFrontend
 import ReaderSession
@@ -38,11 +39,11 @@ struct SimulatedReaderTests {
         }
     }
 
+    /// A connection of another kind than the test's Type 2 tag: thrown, so the test fails.
+    struct NotType2: Error {}
+
     func settle(_ c: Collector, count: Int) async {
-        for _ in 0..<200 where c.events.count < count {
-            await Task.yield()
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        _ = await poll(timeout: .seconds(5), every: .milliseconds(1)) { c.events.count >= count }
     }
 
     @Test("A tag is detected at its step time, read through Type2TagReader, and lost at its remove step")
@@ -103,7 +104,7 @@ struct SimulatedReaderTests {
         }
         #expect(throws: Type2TagError.self) {
             try frontend.withTag(target.id) { connection in
-                guard case .type2(let t) = connection else { return }
+                guard case .type2(let t) = connection else { throw NotType2() }
                 let r = Type2TagReader(transport: t)
                 _ = try r.readNDEF()
             }

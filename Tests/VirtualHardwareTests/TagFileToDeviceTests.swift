@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import ReaderSession
@@ -84,9 +85,5 @@ struct TagFileToDeviceTests {
         #expect(status.status == .readWrite && status.capacity == 4)
     }
 
-    static let tagsDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("hardware/tags").path
-    }()
+    static let tagsDirectory: String = TestPaths.tags.path
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NFCBase
+import NFCBenchTestSupport
 import NFCTags
 import VirtualHardware
 
@@ -52,7 +53,7 @@ struct VPCDTestType2Core: VirtualType2Responder {
 }
 
 /// A one-connection fake of vpcd's listening side, on an ephemeral port of 127.0.0.1.
-/// Blocking calls, meant for `onThread`.
+/// Blocking calls, meant for `offPool`.
 final class VPCDTestServer: @unchecked Sendable {
     let listener: Int32
     let port: UInt16
@@ -143,9 +144,4 @@ final class VPCDTestServer: @unchecked Sendable {
         }
         return out
     }
-}
-
-/// Runs blocking work on a thread of its own, off the cooperative pool.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await OffPool.run(name: "nfcbench.test.blocking", body)
 }

@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 import VirtualHardware
@@ -51,7 +52,7 @@ struct VPCDWireTests {
         let card = VirtualCard(personality: personality, configuration: config)
         card.start()
         defer { card.stop() }
-        let answers: [[UInt8]?] = try await onThread {
+        let answers: [[UInt8]?] = try await offPool {
             guard server.accept() else { return [] }
             server.send([0x01])  // power on: nothing comes back
             let afterPowerOn = server.receive(milliseconds: 100)
@@ -91,7 +92,7 @@ struct VPCDWireTests {
         card.inject(.closeMidAPDU)
         card.start()
         defer { card.stop() }
-        let (eof, reconnected, answer): (Bool, Bool, [UInt8]?) = try await onThread {
+        let (eof, reconnected, answer): (Bool, Bool, [UInt8]?) = try await offPool {
             guard server.accept() else { return (false, false, nil) }
             server.send([0x00, 0xA4, 0x04, 0x00])
             let eof = server.sawEOF()
@@ -114,7 +115,7 @@ struct VPCDWireTests {
         card.inject(.replace([0x12]))
         card.start()
         defer { card.stop() }
-        let (garbage, eof): ([UInt8]?, Bool) = try await onThread {
+        let (garbage, eof): ([UInt8]?, Bool) = try await offPool {
             guard server.accept() else { return (nil, false) }
             server.send([0x00, 0xA4, 0x04, 0x00])
             let g = server.receive()
@@ -124,7 +125,7 @@ struct VPCDWireTests {
         #expect(garbage == [0x12])
         #expect(eof, "remove() closed the connection")
         card.present()
-        let back = try await onThread { server.accept() }
+        let back = try await offPool { server.accept() }
         #expect(back)
         #expect(card.events.map(\.kind).contains(.disconnected(.removed)))
     }
@@ -140,10 +141,10 @@ struct VPCDWireTests {
         _ = consume probe
         card.start()
         defer { card.stop() }
-        try await Task.sleep(for: .milliseconds(30))
-        #expect(!card.isConnected)
+        // Its 5 ms retries find no one listening: it stays unconnected (six retries and more).
+        try await holds(for: .milliseconds(30), "no vpcd listening, the card stays unconnected") { !card.isConnected }
         let server = try VPCDTestServer(port: port)
-        let accepted = try await onThread { server.accept() }
+        let accepted = try await offPool { server.accept() }
         #expect(accepted)
     }
 }

@@ -4,6 +4,21 @@ import Testing
 
 /// Other people's tools the trace tests use as witnesses: tshark reads our pcapng files,
 /// rsvg-convert renders our SVG. Missing under CI=true is a failure, elsewhere a skip.
+/// A part of the bench a test needs (tshark, the private pcscd, a tool) is missing.
+struct BenchPartMissing: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// What a test does when a part of the bench is missing: under `CI=true` it fails (the error is
+/// thrown); otherwise it is skipped with the reason (`Test.cancel`, reported as skipped). Never
+/// a quiet return that passes.
+enum BenchPart {
+    static func missing(_ reason: String) throws -> Never {
+        if ExternalTool.isCI { throw BenchPartMissing(description: reason) }
+        try Test.cancel(Comment(rawValue: reason))
+    }
+}
+
 enum ExternalTool {
     static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
@@ -24,6 +39,12 @@ enum ExternalTool {
             print("skipped: \(name) is missing (Debian package \(package))")
         }
         return nil
+    }
+
+    /// The tool's path; when it is missing, ends the test (``BenchPart/missing(_:)``).
+    static func required(_ name: String, package: String) throws -> String {
+        if let p = path(name) { return p }
+        try BenchPart.missing("\(name) is missing (Debian package \(package); scripts/install-deps installs it)")
     }
 
     /// Runs `tool args…` to completion off the cooperative pool.
@@ -75,7 +96,13 @@ struct TsharkView {
     var verbose: String
 
     static func read(_ file: String) async throws -> TsharkView? {
-        guard let tshark = ExternalTool.require("tshark", package: "tshark") else { return nil }
+        guard ExternalTool.require("tshark", package: "tshark") != nil else { return nil }
+        return try await view(file)
+    }
+
+    /// tshark's view of `file`; when tshark is missing, ends the test (``BenchPart/missing(_:)``).
+    static func view(_ file: String) async throws -> TsharkView {
+        let tshark = try ExternalTool.required("tshark", package: "tshark")
         let decodeAs = ["-d", "iso14443.subdissector,iso7816"]
         var args = ["-r", file] + decodeAs + ["-T", "fields", "-E", "separator=\t", "-E", "occurrence=a"]
         for f in fields { args += ["-e", f] }

@@ -1,5 +1,6 @@
 import Foundation
 import NFCBase
+import NFCBenchTestSupport
 
 /// Runs the built `nfcbench` binary (never `swift run`: SwiftPM's lock and rebuilds).
 ///
@@ -12,9 +13,8 @@ enum NFCBench {
         var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
     }
 
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    /// The package root (the support module's ``TestPaths``).
+    static var packageRoot: URL { TestPaths.packageRoot }
 
     static var binary: URL {
         var dir = Bundle.main.bundleURL
@@ -56,8 +56,9 @@ enum NFCBench {
     /// Runs `blocking` on a thread of its own and awaits it, so tests that wait for a
     /// process never block the cooperative pool (2 threads on this machine): a blocked pool
     /// would stall every async test running beside them.
+    /// (The support module's ``NFCBenchTestSupport/offPool(_:)``, under the name this target's tests use.)
     static func offPool<T: Sendable>(_ blocking: @escaping @Sendable () throws -> T) async throws -> T {
-        try await OffPool.run(name: "nfcbench.test.blocking", blocking)
+        try await NFCBenchTestSupport.offPool(blocking)
     }
 
     /// Runs `nfcbench args…` to completion (killed after `timeout`), off the cooperative pool.

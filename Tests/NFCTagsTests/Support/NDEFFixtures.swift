@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -180,16 +181,5 @@ enum NDEFFixtures {
     static var all: [NDEFFixture] { valid + invalid }
 }
 
-/// Where the package and the corpus (Tests/Fixtures/corpus) are, from this file's path.
-enum NDEFTestEnvironment {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let corpus = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
-    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
-
-    static func corpusFile(_ name: String) -> URL { corpus.appendingPathComponent(name) }
-    static func corpusHas(_ name: String) -> Bool {
-        FileManager.default.fileExists(atPath: corpusFile(name).path)
-    }
-}
+/// Where the package and the corpus (Tests/Fixtures/corpus) are: the support module's paths.
+typealias NDEFTestEnvironment = TestPaths
