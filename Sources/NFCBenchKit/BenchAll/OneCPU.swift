@@ -65,10 +65,19 @@ public struct OneCPU: Sendable {
         return try body()
     }
 
+    /// `taskset -a` lists the process's threads, then pins each: a thread that ends in between
+    /// (pcscd's per-client threads come and go) fails it with "No such process" though every
+    /// thread left is pinned. So a failure while the process still runs is tried again, up to
+    /// three times in all; a process that is gone, or three failures, throw.
     private func set(_ pid: pid_t, to cpus: String, in work: String) throws {
-        let r = try BenchSpawn.run(["taskset", "-a", "-p", "-c", cpus, String(pid)], in: work)
-        guard r.status == 0 else {
-            throw BenchError.failure("taskset could not pin process \(pid) to CPU \(cpus): \(r.lastError)")
+        var tries = 0
+        while true {
+            tries += 1
+            let r = try BenchSpawn.run(["taskset", "-a", "-p", "-c", cpus, String(pid)], in: work)
+            if r.status == 0 { return }
+            guard tries < 3, kill(pid, 0) == 0 else {
+                throw BenchError.failure("taskset could not pin process \(pid) to CPU \(cpus): \(r.lastError)")
+            }
         }
     }
 }
