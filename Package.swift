@@ -122,7 +122,8 @@ let package = Package(
             dependencies: ["ReaderFrontend", "ReaderSession", "NFCTags", "NFCBenchTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags", "NFCBenchTestSupport"], swiftSettings: strict),
+            name: "HCEEventsTests", dependencies: ["HCEEvents", "NFCTags", "NFCBenchTestSupport"], swiftSettings: strict
+        ),
         .testTarget(
             name: "VirtualHardwareTests",
             dependencies: [
