@@ -41,11 +41,12 @@ struct EverydayCommandsTests {
         let (p, out, _) = try NFCBench.start(
             ["poll", "--device", "sim:tap-uri", "--json", "--no-trace"],
             environment: ["NFCBENCH_LOCK_DIR": locks.file("locks")])
-        try await Task.sleep(for: .milliseconds(3200))
+        // Until the tag has left (its 2 s in the field play in real time), then Ctrl-C.
+        let reader = SessionCLITests.LineReader(out)
+        #expect(await reader.wait { $0.contains { $0.contains("\"left\"") } }, "\(reader.lines)")
         p.interrupt()
-        let read = try await NFCBench.offPool { out.fileHandleForReading.readDataToEndOfFile() }
-        let lines = Self.jsonLines(String(decoding: read, as: UTF8.self))
         try await NFCBench.offPool { p.waitUntilExit() }
+        let lines = Self.jsonLines(reader.lines.joined(separator: "\n"))
         #expect(p.terminationStatus == 0, "Ctrl-C ends a poll cleanly")
         #expect(lines.map { $0["event"] as? String } == ["arrived", "left"], "\(lines)")
         let arrived = lines.first?["t_ms"] as? Int ?? -1

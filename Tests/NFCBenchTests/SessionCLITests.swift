@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import ReaderSession
 import Testing
@@ -44,19 +45,13 @@ struct SessionCLITests {
         }
         var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
         func wait(timeout: Duration = .seconds(10), until predicate: ([String]) -> Bool) async -> Bool {
-            let end = ContinuousClock.now + timeout
-            while ContinuousClock.now < end {
-                if predicate(lines) { return true }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return predicate(lines)
+            await poll(timeout: timeout, every: .milliseconds(20)) { predicate(lines) }
         }
     }
 
     static func exit(of p: Process, timeout: Duration = .seconds(10)) async -> Int32? {
-        let end = ContinuousClock.now + timeout
-        while p.isRunning && ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(10)) }
-        return p.isRunning ? nil : p.terminationStatus
+        let ended = await poll(timeout: timeout, every: .milliseconds(10)) { !p.isRunning }
+        return ended ? p.terminationStatus : nil
     }
 
     @Test("--first-read on a URI tag prints the record and ends with code 204, exit 0")

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import Testing
 
@@ -74,8 +75,8 @@ struct TraceCLITests {
         func hasHeader(_ file: String) -> Bool {
             FileManager.default.contents(atPath: path(file)).map { !$0.isEmpty } ?? false
         }
-        for _ in 0..<300 where !hasHeader("c.jsonl") || !hasHeader("p.jsonl") {
-            try await Task.sleep(for: .milliseconds(10))
+        try await wait(for: "both virtual devices' trace headers", timeout: .seconds(10), every: .milliseconds(10)) {
+            hasHeader("c.jsonl") && hasHeader("p.jsonl")
         }
         card.interrupt()
         pn532.interrupt()

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import Testing
 
 /// A `nfcbench virtual pn532` process serving a tag file, stopped with SIGINT; its `--save`
@@ -31,9 +32,9 @@ final class VirtualPN532Process: Sendable {
         }
         process = p
         output = out
-        // Wait for the link.
-        for _ in 0..<200 where (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil {
-            usleep(10_000)
+        // Wait for the link (the tests that use it fail on a missing one, naming the device).
+        _ = pollBlocking(timeout: .seconds(5), every: .milliseconds(10)) { [link] in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != nil
         }
     }
 
