@@ -67,14 +67,16 @@ struct OwnCardTests {
         "A second virtual card on a taken port says so and exits 69; with nothing listening it says so too; --wait keeps trying, saying why"
     )
     func virtualCardNotInField() async throws {
+        // Port 29990 is below Linux's ephemeral range (32768-60999): no other test's listener
+        // on port 0, and no connection to itself, can take it (45990 was once taken in CI).
         let r = try await PrivateBench.run(
             """
             \(Self.foreignCard)
             "$B" virtual card --tag t4t-uri 2>&1; echo "exit $?"
             echo ---
-            "$B" virtual card --tag t4t-uri --port 45990 2>&1; echo "exit $?"
+            "$B" virtual card --tag t4t-uri --port 29990 2>&1; echo "exit $?"
             echo ---
-            "$B" virtual card --tag t4t-uri --port 45990 --wait > "$NFCBENCH_TRACE_DIR.wait" 2>&1 & w=$!
+            "$B" virtual card --tag t4t-uri --port 29990 --wait > "$NFCBENCH_TRACE_DIR.wait" 2>&1 & w=$!
             sleep 4.5; kill -INT $w; wait $w; echo "exit $?"; cat "$NFCBENCH_TRACE_DIR.wait"
             """)
         try PrivateBench.require(r)
@@ -87,7 +89,7 @@ struct OwnCardTests {
         #expect(parts[1].contains("nothing listens there"), "\(parts[1])")
         #expect(parts[2].contains("exit 0"), "\(parts[2])")
         #expect(
-            parts[2].contains("waiting: the virtual card could not connect to vpcd on 127.0.0.1:45990"), "\(parts[2])")
+            parts[2].contains("waiting: the virtual card could not connect to vpcd on 127.0.0.1:29990"), "\(parts[2])")
         #expect(parts[2].contains("stopped"))
     }
 
