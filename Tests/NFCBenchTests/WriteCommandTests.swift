@@ -77,6 +77,33 @@ final class VirtualPN532Process: Sendable {
         if: ProcessInfo.processInfo.environment["CI"] == "true"
             || FileManager.default.fileExists(atPath: "/usr/bin/nfc-list")))
 struct WriteCommandTests {
+    @Test(
+        "write --redact: the tag's UID and the message are in neither the trace, the --json result nor the lines shown")
+    func redacted() async throws {
+        let folder = try TestFolder("write-redact")
+        defer { folder.remove() }
+        let trace = folder.file("w.jsonl")
+        let uid = "04A23B915C6E80"  // hardware/tags/ntag215-uri.json
+        var env = ProcessInfo.processInfo.environment
+        env["NFCBENCH_STATE_DIR"] = folder.file("state")
+        let base = ["write", "--device", "sim:tag:ntag215-uri", "--ndef", "uri:https://secret.example", "--redact"]
+        let json = await InProcessCLI.run(
+            base + ["--json", "--trace", trace, "--backup", folder.file("b1")], environment: env)
+        #expect(json.status == 0, "\(json.stderr)")
+        let text = await InProcessCLI.run(base + ["--no-trace", "--backup", folder.file("b2")], environment: env)
+        #expect(text.status == 0, "\(text.stderr)")
+        let written = try String(contentsOfFile: trace, encoding: .utf8)
+        let outcome = try #require(written.split(separator: "\n").first { $0.contains("\"write_outcome\"") })
+        #expect(outcome.contains("\"tag\":\"UID redacted:7 bytes"), "\(outcome)")
+        #expect(json.stdout.contains("\"tag\":\"UID redacted:7 bytes"), "\(json.stdout)")
+        #expect(json.stdout.contains("\"command\":\"write\""), "\(json.stdout)")
+        for (what, out) in [
+            ("trace", written), ("--json", json.stdout + json.stderr), ("text", text.stdout + text.stderr),
+        ] {
+            #expect(!out.contains(uid) && !out.contains("secret"), "\(what): \(out)")
+        }
+    }
+
     @Test("write --dry-run prints the exact page writes and leaves the tag image unchanged")
     func dryRun() async throws {
         let fake = try VirtualPN532Process(tag: "\(VirtualPN532Process.tags)/ntag215-uri.json")

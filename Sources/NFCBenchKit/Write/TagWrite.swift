@@ -1,6 +1,7 @@
 import Foundation
 public import NFCFiles
 public import NFCTags
+import NFCTrace
 public import ReaderSession
 
 /// The tag writes of `nfcbench write`, `format` and `lock`, for any reader: an NDEF message
@@ -279,6 +280,21 @@ public enum TagWrite {
             _ = readBack(try sent.readNDEF(), message, backup: backupPath)
             return outcome
         }
+    }
+
+    /// `text` with every `UID <hex>` of ``describe(_:_:)`` as `--redact` writes it
+    /// (`UID redacted:7 bytes`, ``/NFCTrace/TraceWriter/redactedText(_:)``).
+    public static func redactingUIDs(_ text: String) -> String {
+        var out = ""
+        var rest = Substring(text)
+        while let r = rest.range(of: "UID ") {
+            out += rest[..<r.upperBound]
+            rest = rest[r.upperBound...]
+            let hex = rest.prefix { $0.isHexDigit }
+            out += hex.isEmpty ? "" : TraceWriter.redactedText(String(hex))
+            rest = rest.dropFirst(hex.count)
+        }
+        return out + rest
     }
 
     public static func describe(_ target: DetectedTarget, _ version: TagVersion?) -> String {

@@ -168,8 +168,14 @@ enum WriteCommand {
         // Lines for a person: stdout, unless the JSON object (or the backup, with --backup -) is
         // there; then stderr, so the backup's path is said the moment it is written.
         let toStderr = r.json || r.backup == "-"
-        let say: @Sendable (String) -> Void = { line in toStderr ? Output.err(line) : Output.out(line) }
-        if !r.json { say("\(r.dryRun ? "dry run: would write" : "writing") \(r.what) on \(r.device)") }
+        let redact = r.traceOptions.redact
+        let say: @Sendable (String) -> Void = { line in
+            let shown = redact ? TagWrite.redactingUIDs(line) : line
+            toStderr ? Output.err(shown) : Output.out(shown)
+        }
+        // --redact: what is written without the message itself ("NDEF message of 19 bytes").
+        let what = redact ? String(r.what.prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces) : r.what
+        if !r.json { say("\(r.dryRun ? "dry run: would write" : "writing") \(what) on \(r.device)") }
         let viaPCSC: Bool = if case .pcsc = reader.spec.kind { true } else { false }
         let stop = StopRequest()
         let outcome = try await reader.withFirstTag(timeout: r.timeout) { target, connection -> TagWriteOutcome in
@@ -183,8 +189,17 @@ enum WriteCommand {
                 target, connection, command: r.command, operation: r.operation, dryRun: r.dryRun,
                 backup: backupPlan, stop: stop, viaPCSC: viaPCSC, say: say)
         }
-        reader.trace.record("write_outcome", json(outcome, r))
-        if r.json { Output.out(json(outcome, r).serialized) }
+        // --redact: the tag's UID in `tag` too (the trace redacts the other keys itself).
+        var result = json(outcome, r)
+        if redact {
+            result["tag"] = outcome.tag.map { .string(TagWrite.redactingUIDs($0)) } ?? .null
+        }
+        reader.trace.record("write_outcome", result)
+        if r.json {
+            var shown = redact ? TraceWriter.redacted(result) : result
+            shown["command"] = .string(r.command)  // the command's name, not an APDU
+            Output.out(shown.serialized)
+        }
         switch outcome.status {
         case .written, .dryRun:
             return 0
