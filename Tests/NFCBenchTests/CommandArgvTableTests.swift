@@ -37,6 +37,18 @@ struct CommandArgvTableTests {
         a.merging(b) { x, _ in x }
     }
 
+    /// `session`'s options and their defaults (two rows use them).
+    static let sessionOptions = with(
+        [
+            "device": nil, "mode": .text("ndef"), "first-read": nil, "timeout": nil, "no-thermal": nil,
+            "host-wide": nil, "busy": .text("refuse"), "select-identifiers": nil, "polling": nil,
+            "felica-system-codes": nil, "turnover-delay": .duration(.milliseconds(2500)),
+            "same-app-begin": .text("kick-out"), "mifare-crc": .text("either"), "type2-probe": .text("iphone"),
+            "entitlement": nil, "no-usage-description": nil, "nfc": .text("available"),
+            "alert-message": nil, "verbose": nil, "presence-interval": .duration(.milliseconds(250)),
+            "json": nil, "quiet": nil,
+        ], trace)
+
     static let rows: [Row] = [
         Row(command: ["version"], options: ["quiet": nil], argv: []),
         Row(
@@ -44,16 +56,7 @@ struct CommandArgvTableTests {
             given: ["json": .flag], positionals: ["t4t-uri"]),
         Row(
             command: ["session"],
-            options: with(
-                [
-                    "device": nil, "mode": .text("ndef"), "first-read": nil, "timeout": nil, "no-thermal": nil,
-                    "host-wide": nil, "busy": .text("refuse"), "select-identifiers": nil, "polling": nil,
-                    "felica-system-codes": nil, "turnover-delay": .duration(.milliseconds(2500)),
-                    "same-app-begin": .text("kick-out"), "mifare-crc": .text("either"), "type2-probe": .text("iphone"),
-                    "entitlement": nil, "no-usage-description": nil, "nfc": .text("available"),
-                    "alert-message": nil, "verbose": nil, "presence-interval": .duration(.milliseconds(250)),
-                    "json": nil, "quiet": nil,
-                ], trace),
+            options: sessionOptions,
             argv: [
                 "--device", "sim:tap-uri", "--mode=tag", "--timeout", "2s", "--busy", "queue", "--select-identifiers",
                 "D2760000850101,,A0000000031010", "--presence-interval", "100", "--json", "--no-trace",
@@ -66,16 +69,7 @@ struct CommandArgvTableTests {
         // --device left out: NFCBENCH_DEVICE gives it; a bare --timeout is seconds.
         Row(
             command: ["session"],
-            options: with(
-                [
-                    "device": nil, "mode": .text("ndef"), "first-read": nil, "timeout": nil, "no-thermal": nil,
-                    "host-wide": nil, "busy": .text("refuse"), "select-identifiers": nil, "polling": nil,
-                    "felica-system-codes": nil, "turnover-delay": .duration(.milliseconds(2500)),
-                    "same-app-begin": .text("kick-out"), "mifare-crc": .text("either"), "type2-probe": .text("iphone"),
-                    "entitlement": nil, "no-usage-description": nil, "nfc": .text("available"),
-                    "alert-message": nil, "verbose": nil, "presence-interval": .duration(.milliseconds(250)),
-                    "json": nil, "quiet": nil,
-                ], trace),
+            options: sessionOptions,
             argv: ["--timeout", "1.5", "-q"],
             given: ["device": .text("pcsc:0"), "timeout": .duration(.milliseconds(1500)), "quiet": .flag],
             environment: ["NFCBENCH_DEVICE": "pcsc:0"]),
