@@ -86,7 +86,10 @@ struct WriteCommandTests {
         let uid = "04A23B915C6E80"  // hardware/tags/ntag215-uri.json
         var env = ProcessInfo.processInfo.environment
         env["NFCBENCH_STATE_DIR"] = folder.file("state")
-        let base = ["write", "--device", "sim:tag:ntag215-uri", "--ndef", "uri:https://secret.example", "--redact"]
+        // A copy of the tag file: a reader of this test's own (sim:tag:ntag215-uri is other tests').
+        let tag = folder.file("ntag215-uri.json")
+        try FileManager.default.copyItem(atPath: VirtualPN532Process.tags + "/ntag215-uri.json", toPath: tag)
+        let base = ["write", "--device", "sim:tag:\(tag)", "--ndef", "uri:https://secret.example", "--redact"]
         let json = await InProcessCLI.run(
             base + ["--json", "--trace", trace, "--backup", folder.file("b1")], environment: env)
         #expect(json.status == 0, "\(json.stderr)")
