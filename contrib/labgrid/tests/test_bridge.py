@@ -142,3 +142,4 @@ def test_raw_link_carries_bytes_as_they_are_and_ends_with_the_server(server, tmp
         link.stop()
     assert not os.path.lexists(str(tmp_path / "r3.pty"))
     assert all(h.poll() is not None for h in link.helpers)
+    assert link.fds == []  # the slave this process held open is closed
