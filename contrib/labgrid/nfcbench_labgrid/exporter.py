@@ -20,9 +20,8 @@ connection), listening on the exporter's published address only.
 
 ``PCSCDaemon`` (params: ``reader`` the PC/SC reader name nfcbench is to use, ``socket``
 default /run/pcscd/pcscd.comm): published as ``NetworkPCSCDaemon`` (host, port, reader).
-While the place is acquired a relay (``relay.py``: TCP_NODELAY, one wake-up per message)
-listens on the published address and connects each client to the pcscd socket; on release the
-relay and every connection through it are closed.
+While the place is acquired a socat relay listens on the published address and connects each
+client to the pcscd socket; on release the relay and every connection through it are closed.
 The socket reaches every reader of that pcscd, so map one place to one pcscd.
 """
 
@@ -40,7 +39,7 @@ from labgrid.remote import exporter as lg_exporter
 
 from .procnet import listening_ports
 from .ser2net import ser2net_command
-from .wait import WaitTimeout, wait_for
+from .wait import wait_for
 
 START_TIMEOUT = 5.0  # seconds for ser2net or socat to listen after it is started
 STOP_TIMEOUT = 2.0  # seconds after SIGTERM before SIGKILL
@@ -108,35 +107,6 @@ def _start_listener(cmd, what):
     return child, min(ports)
 
 
-_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _read_line_with(stream, prefix, timeout, what):
-    """The first line of ``stream`` (a child's stdout) that starts with ``prefix``, waited
-    for with a deadline; RuntimeError when the stream ends first (the child exited)."""
-    import selectors
-
-    deadline = time.monotonic() + timeout
-    buf = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(stream, selectors.EVENT_READ)
-        while True:
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                text = line.decode(errors="replace")
-                if text.startswith(prefix):
-                    return text
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise WaitTimeout(f"{what}: not within {timeout:g} s")
-            if not sel.select(left):
-                continue
-            chunk = os.read(stream.fileno(), 4096)
-            if not chunk:
-                raise RuntimeError(f"{what}: the process exited first")
-            buf += chunk
-
-
 def _stop_group(child, what):
     _live.pop(child.pid, None)
     try:
@@ -157,12 +127,6 @@ def _stop_group(child, what):
         os.killpg(child.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    for stream in (child.stdin, child.stdout):
-        if stream is not None:
-            try:
-                stream.close()
-            except OSError:
-                pass
 
 
 @attr.s(eq=False)
@@ -223,13 +187,7 @@ class NFCSerialPortExport(lg_exporter.ResourceExport):
 
 @attr.s(eq=False)
 class PCSCDaemonExport(lg_exporter.ResourceExport):
-    """A pcscd's client socket, relayed over TCP only while the place is held.
-
-    The relay is ``nfcbench_labgrid.relay`` (TCP_NODELAY, one wake-up per message crossing;
-    socat costs about twice as much per APDU, see relay.py). One relay is kept started ahead
-    in standby, listening on nothing, so an acquire only tells it to listen and reads the
-    port it prints, instead of waiting for Python to start inside the coordinator's lock;
-    a release stops the relay with every connection through it and starts the next standby."""
+    """A pcscd's client socket, relayed over TCP only while the place is held."""
 
     def __attrs_post_init__(self):
         super().__attrs_post_init__()
@@ -239,15 +197,11 @@ class PCSCDaemonExport(lg_exporter.ResourceExport):
         self.data["cls"] = "NetworkPCSCDaemon"
         self.child = None
         self.port = None
-        self.standby = None
-        self._spawn_standby()
+        self.socat_bin = shutil.which("socat") or "/usr/bin/socat"
 
     def __del__(self):
         if getattr(self, "child", None) is not None:
             self._stop(self.start_params)
-        standby = getattr(self, "standby", None)
-        if standby is not None:
-            _stop_group(standby, "pcscd relay (standby)")
 
     def _get_start_params(self):
         return {"socket": self.local.socket}
@@ -260,38 +214,14 @@ class PCSCDaemonExport(lg_exporter.ResourceExport):
             "extra": {"socket": self.local.socket},
         }
 
-    def _relay_command(self, socket_path):
-        return [sys.executable, "-S", "-m", "nfcbench_labgrid.relay", "--standby", "--listen",
-                f"tcp:{self.bind or self.host}:0", "--connect", f"unix:{socket_path}"]
-
-    def _spawn_standby(self):
-        """Start the next relay (not waited for: it listens on nothing until told)."""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = _PKG_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        child = subprocess.Popen(_pdeathsig_prefix() + self._relay_command(self.local.socket),
-                                 start_new_session=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        _live[child.pid] = (child, "pcscd relay (standby)")
-        self.standby = child
-
     def _start(self, start_params):
         assert self.child is None
         bind = self.bind or self.host
-        if self.standby is None or self.standby.poll() is not None or start_params["socket"] != self.local.socket:
-            if self.standby is not None:
-                _stop_group(self.standby, "pcscd relay (standby)")
-            self._spawn_standby()
-        child, self.standby = self.standby, None
-        self.logger.info("pcscd relay (pid %d): listen on %s for %s", child.pid, bind, start_params["socket"])
+        cmd = [self.socat_bin, f"TCP-LISTEN:0,bind={bind},reuseaddr,fork,nodelay",
+               f"UNIX-CONNECT:{start_params['socket']}"]
+        self.logger.info("starting the pcscd relay: %s", " ".join(cmd))
         t = time.monotonic()
-        try:
-            child.stdin.write(b"listen\n")
-            child.stdin.flush()
-            line = _read_line_with(child.stdout, "listening ", START_TIMEOUT, "pcscd relay listening")
-            self.port = int(line.split()[1])
-        except Exception:
-            _stop_group(child, "pcscd relay")
-            raise
-        self.child = child
+        self.child, self.port = _start_listener(cmd, f"pcscd relay for {start_params['socket']}")
         self.logger.info("pcscd relay for %s listens on %s:%d (%.1f ms)", start_params["socket"], bind, self.port,
                          (time.monotonic() - t) * 1000)
 
@@ -302,8 +232,6 @@ class PCSCDaemonExport(lg_exporter.ResourceExport):
             _stop_group(child, "pcscd relay")
             self.logger.info("stopped the pcscd relay for %s (%.1f ms)", (start_params or {}).get("socket"),
                              (time.monotonic() - t) * 1000)
-        if self.standby is None:
-            self._spawn_standby()
 
 
 def register():

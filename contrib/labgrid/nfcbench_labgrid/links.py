@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from .wait import wait_for
 
 LINK_TIMEOUT = 10.0  # seconds for a link to be usable (connect, negotiate, pty or socket)
 STOP_TIMEOUT = 2.0
@@ -306,30 +307,32 @@ def _read_ready_line(proc, timeout):
 
 
 def _open_pcsc(endpoint, folder, name, timeout):
-    """A Unix socket (0600, in the run's private folder) relayed to the exporter's relay by
-    ``nfcbench_labgrid.relay`` (TCP_NODELAY, one wake-up per message: socat 1.7.4 costs about
-    twice as much per APDU, see relay.py). The relay prints ``listening PATH`` once the socket
-    accepts, the event waited for."""
     path = os.path.join(folder, f"{_safe(name)}.pcscd.comm")
-    cmd = [sys.executable, "-S", "-m", "nfcbench_labgrid.relay", "--listen", f"unix:{path}",
-           "--connect", f"tcp:{endpoint.host}:{endpoint.port}"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env=_bridge_env())
+    socat = shutil.which("socat") or "/usr/bin/socat"
+    cmd = [socat, f"UNIX-LISTEN:{path},fork,mode=600,unlink-early",
+           f"TCP:{endpoint.host}:{endpoint.port},nodelay"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     # nfcbench's reader lock is keyed by the reader name and NFCBENCH_PCSC_INSTANCE: two
     # remote pcscds both serving "Virtual PCD 00 00" are two readers, not one.
     env = {"PCSCLITE_CSOCK_NAME": path, "NFCBENCH_PCSC_INSTANCE": f"labgrid-{_safe(endpoint.identity)}"}
     link = Link(endpoint, proc, f"pcsc:{endpoint.reader}", env, path)
-    link.says_why = False  # its stderr is a log (a connection the exporter refused), not its end
     try:
-        line = _read_ready_line(proc, timeout)
+        wait_for(lambda: _is_socket(path), timeout, "the pcscd relay's socket", alive=lambda: proc.poll() is None)
     except Exception as e:
+        err = link.stderr_text()
         link.stop()
-        raise LinkError(f"pcscd relay to {endpoint.host}:{endpoint.port}: {e}") from None
-    if not line.startswith("listening "):
-        err = link.stderr_text() if link.ended() else ""
-        link.stop()
-        raise LinkError(f"pcscd relay to {endpoint.host}:{endpoint.port}: {err or line or 'no listening line'}")
+        raise LinkError(f"pcscd relay to {endpoint.host}:{endpoint.port}: {err or e}") from None
     return link
+
+
+def _is_socket(path):
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def port_open(host, port, timeout=1.0):
