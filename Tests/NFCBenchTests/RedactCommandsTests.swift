@@ -91,11 +91,11 @@ struct RedactCommandsTests {
         defer { folder.remove() }
         let device = try Self.reader("ntag215-uri", "redact-poll", in: folder)
         let trace = folder.file("t.jsonl")
-        let json = await InProcessCLI.run([
-            "poll", "--device", device, "--once", "--redact", "--json", "--trace", trace,
-        ])
+        // --once waits 2 s by default: too short for a loaded test machine.
+        let base = ["poll", "--device", device, "--once", "--timeout", "30s", "--redact"]
+        let json = await InProcessCLI.run(base + ["--json", "--trace", trace])
         #expect(json.status == 0, "\(json.stderr)")
-        let text = await InProcessCLI.run(["poll", "--device", device, "--once", "--redact", "--no-trace"])
+        let text = await InProcessCLI.run(base + ["--no-trace"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(json.stdout.contains("\"event\":\"arrived\""), "\(json.stdout)")
         #expect(json.stdout.contains("\"uid\":\"redacted:7 bytes\""), "\(json.stdout)")
