@@ -86,8 +86,8 @@ extension ConformanceApp {
 /// What the harness gives an app under test: the reader system its sessions run against
 /// and virtual-time helpers. One environment per scenario run.
 public final class ConformanceEnvironment: Sendable {
-    /// The system the scenario runs (also installed as ``/ReaderSession/NFCReaderSystem/current`` while
-    /// the scenario runs).
+    /// The system the scenario runs (also ``/ReaderSession/NFCReaderSystem/current`` on the run's
+    /// task, in its hand-offs and in the tasks the app starts with `Task {}`, while the scenario runs).
     public let system: NFCReaderSystem
     let clock: ConformanceClock
     let hops: PendingHops
@@ -147,6 +147,7 @@ final class PendingHops: Sendable {
 /// marked as the host's work and counted; the harness waits for them with a barrier block.
 final class HandOffs: ReaderSessionExecutor {
     private let embedded: EmbeddedReaderSessionExecutor
+    private let system = Mutex<NFCReaderSystem?>(nil)
     private let onMain = AtomicCounter()
     private let mainUnwaited = AtomicCounter()
     /// False where the main queue does not run (the harness does not wait for it): main-queue
@@ -158,18 +159,23 @@ final class HandOffs: ReaderSessionExecutor {
         self.waitsForMain = waitsForMain
     }
 
+    /// The run's system, current (`NFCReaderSystem.withCurrent`) in the main queue's hand-offs:
+    /// the main thread has no task to carry the run's scope.
+    func bind(_ system: NFCReaderSystem) { self.system.withLock { $0 = system } }
+
     /// Hand-offs sent to a main queue that the harness does not wait for.
     var unwaitedMainHandOffs: Int { mainUnwaited.value }
 
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         if queue.label == DispatchQueue.main.label {
+            let system = self.system.withLock { $0 }
             guard waitsForMain else {
                 mainUnwaited.add(1)
-                return queue.async(execute: work)
+                return queue.async { NFCReaderSystem.withCurrent(system) { work() } }
             }
             onMain.add(1)
             return queue.async {
-                HostWork.run { work() }
+                NFCReaderSystem.withCurrent(system) { HostWork.run { work() } }
                 self.onMain.add(-1)
             }
         }

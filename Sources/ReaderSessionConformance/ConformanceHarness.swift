@@ -83,8 +83,16 @@ public struct ConformanceHarness: Sendable {
     }
 
     /// Runs one scenario with a fresh app, with what the explorer needs beside the result.
+    ///
+    /// Each run's system is current in scope on the run's task (`NFCReaderSystem.withCurrent`),
+    /// so runs side by side in one process each see their own. A run that waits for the main
+    /// queue (``waitsForMainQueue``) also installs its system process-wide and claims the main
+    /// queue, so that what the app runs there (a `DispatchQueue.main.async` block) finds it:
+    /// such runs take turns (``InstallGate``); runs that do not wait for the main queue (the
+    /// CLI's) run in parallel with any other.
     func run(_ scenario: ConformanceScenario, app makeApp: AppFactory, options: RunOptions) async -> RunOutput {
-        await InstallGate.shared.withExclusive {
+        guard waitsForMainQueue else { return await runInstalled(scenario, makeApp, options) }
+        return await InstallGate.shared.withExclusive {
             await runInstalled(scenario, makeApp, options)
         }
     }
@@ -115,14 +123,31 @@ public struct ConformanceHarness: Sendable {
             backend: reader.frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false),
             thermal: scenario.thermal ? ThermalModel() : .disabled, model: model,
             observer: { recorder.trace($0) }, callObserver: { recorder.call($0) }, executor: handOffs)
-        NFCReaderSystem.install(system)
-        // The main queue is the harness's during the run: it waits for the main queue after
-        // every event, so the app's DispatchQueue.main blocks run at that event's instant.
-        HostWork.claimMainQueue(true)
-        defer {
-            HostWork.claimMainQueue(false)
-            NFCReaderSystem.install(nil)
+        handOffs.bind(system)
+        if waitsForMain {
+            // The main queue is the harness's during the run: it waits for the main queue after
+            // every event, so the app's DispatchQueue.main blocks run at that event's instant.
+            NFCReaderSystem.install(system)
+            HostWork.claimMainQueue(true)
         }
+        defer {
+            if waitsForMain {
+                HostWork.claimMainQueue(false)
+                NFCReaderSystem.install(nil)
+            }
+        }
+        return await NFCReaderSystem.withCurrent(system) {
+            await drive(scenario, makeApp, options, clock, handOffs, hops, recorder, reader, system)
+        }
+    }
+
+    /// The run itself, with its system current (``runInstalled(_:_:_:)``).
+    private func drive(
+        _ scenario: ConformanceScenario, _ makeApp: AppFactory, _ options: RunOptions, _ clock: ConformanceClock,
+        _ handOffs: HandOffs, _ hops: PendingHops, _ recorder: ConformanceRecorder, _ reader: ConformanceReader,
+        _ system: NFCReaderSystem
+    ) async -> RunOutput {
+        let waitsForMain = waitsForMainQueue
         let env = ConformanceEnvironment(system: system, clock: clock, hops: hops)
         let app = HostWork.run { makeApp(env) }
         let other = OtherApp(system: system)
@@ -389,7 +414,8 @@ enum MainQueueBarrier {
     }
 }
 
-/// Serialises runs that install their system as `NFCReaderSystem.current`.
+/// Serialises runs that install their system as `NFCReaderSystem.current` process-wide (those
+/// that wait for the main queue, which has no task to carry a system in scope).
 final class InstallGate: Sendable {
     static let shared = InstallGate()
     private struct State {
