@@ -70,8 +70,8 @@ struct SessionPCSCTests {
             sleep 1.5
             "$B" session --device "pcsc:Virtual PCD 00 00" --json --timeout 30 > "$NFCBENCH_TRACE_DIR.first" &
             first=$!
-            for _ in $(seq 600); do grep -q didDetectNDEFs "$NFCBENCH_TRACE_DIR.first" 2>/dev/null && break; sleep 0.05; done
-            grep -q didDetectNDEFs "$NFCBENCH_TRACE_DIR.first" && echo "first active"
+            for _ in $(seq 600); do grep -q '"event":"didDetectNDEFs"' "$NFCBENCH_TRACE_DIR.first" 2>/dev/null && break; sleep 0.05; done
+            grep -q '"event":"didDetectNDEFs"' "$NFCBENCH_TRACE_DIR.first" && echo "first active"
             "$B" session --device "pcsc:Virtual PCD 00 00" --json --timeout 5
             echo "second exit $?"
             kill -INT $first; wait $first; echo "first exit $?"
@@ -96,7 +96,7 @@ struct SessionPCSCTests {
             "$B" session --device "pcsc:Virtual PCD 00 00" --timeout 30 --trace "$NFCBENCH_TRACE_DIR.jsonl" \
                 > "$NFCBENCH_TRACE_DIR.out" 2>&1 &
             s=$!
-            for _ in $(seq 100); do grep -q didDetectNDEFs "$NFCBENCH_TRACE_DIR.jsonl" 2>/dev/null && break; sleep 0.05; done
+            for _ in $(seq 100); do grep -q '"event":"didDetectNDEFs"' "$NFCBENCH_TRACE_DIR.jsonl" 2>/dev/null && break; sleep 0.05; done
             for p in $(pgrep -x pcscd); do
                 [ "$(readlink /proc/$p/ns/net)" = "$(readlink /proc/self/ns/net)" ] && kill -KILL $p
             done
