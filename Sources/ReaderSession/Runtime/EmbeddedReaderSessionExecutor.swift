@@ -4,7 +4,7 @@ import Synchronization
 
 /// A ``ReaderSessionExecutor`` that runs nothing by itself: the runtime's hand-offs (delegate
 /// calls, backend events, tag I/O completions) wait in one first-in, first-out list until the
-/// caller runs them with ``run()``, and time moves only when the caller moves it with
+/// caller runs them with ``run(limit:)``, and time moves only when the caller moves it with
 /// ``advanceTime(by:)``. The shape of swift-nio's `EmbeddedEventLoop`: a test drives it and
 /// asserts, and never polls "has it settled yet".
 ///
@@ -20,10 +20,10 @@ import Synchronization
 ///
 /// What it guarantees:
 /// - **Order.** Jobs run in the order they were handed over, whatever queue each names; a job
-///   handed over while ``run()`` runs runs in the same call, after the ones before it.
+///   handed over while ``run(limit:)`` runs runs in the same call, after the ones before it.
 /// - **Queues.** Each job runs on its queue (`queue.sync` from the calling thread), so it is
 ///   serial with anything else on that queue and `dispatchPrecondition(.onQueue(q))` holds.
-///   A job for `DispatchQueue.main` runs inline when ``run()`` is called on the main thread,
+///   A job for `DispatchQueue.main` runs inline when ``run(limit:)`` is called on the main thread,
 ///   else with `DispatchQueue.main.sync` (the main thread must then run the main queue, as it
 ///   does under `swift test`).
 /// - **Time.** ``advanceTime(by:)`` first runs the jobs waiting, then fires the clock's due
@@ -38,7 +38,7 @@ import Synchronization
 /// that offers only the stream delivers its events from a task, which this executor does not
 /// drive. For tests and virtual-time hosts; production systems keep `nil` (dispatch queues).
 ///
-/// Call ``run()`` and ``advanceTime(by:)`` from one thread at a time, never from inside a job.
+/// Call ``run(limit:)`` and ``advanceTime(by:)`` from one thread at a time, never from inside a job.
 public final class EmbeddedReaderSessionExecutor: ReaderSessionExecutor {
     private struct Job {
         let queue: DispatchQueue
@@ -54,7 +54,7 @@ public final class EmbeddedReaderSessionExecutor: ReaderSessionExecutor {
     /// - Parameter clock: the system's virtual clock; a fresh ``/NFCBase/ManualClock`` (time zero) by default.
     public init(clock: ManualClock = ManualClock()) { self.clock = clock }
 
-    /// Keeps `work` for ``run()``; returns at once. Any thread.
+    /// Keeps `work` for ``run(limit:)``; returns at once. Any thread.
     public func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         jobs.withLock { $0.append(Job(queue: queue, work: work)) }
     }
