@@ -144,7 +144,11 @@ enum WriteCommand {
         // device reads (a sim: tag file) or the trace.
         let backupPlan: Backups.Plan?
         do throws(FileError) {
-            backupPlan = r.dryRun ? nil : try Backups.plan(r.backup, environment: ProcessInfo.processInfo.environment)
+            backupPlan =
+                r.dryRun
+                ? nil
+                : try Backups.plan(
+                    r.backup, environment: ProcessInfo.processInfo.environment, namedByUID: !r.traceOptions.redact)
         } catch { throw CLIError(error) }
         let backupFile = r.backup.flatMap { b -> NamedFile? in
             if let st = FilePath.status(b), st.st_mode & S_IFMT == S_IFDIR { return nil }
