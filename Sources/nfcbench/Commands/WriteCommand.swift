@@ -193,7 +193,7 @@ enum WriteCommand {
             defer { signals.cancel() }
             return try TagWrite.perform(
                 target, connection, command: r.command, operation: r.operation, dryRun: r.dryRun,
-                backup: backupPlan, stop: stop, viaPCSC: viaPCSC, say: say)
+                backup: backupPlan, stop: stop, viaPCSC: viaPCSC, redact: redact, say: say)
         }
         // --redact: the tag's UID in `tag` too (the trace redacts the other keys itself).
         var result = json(outcome, r)
