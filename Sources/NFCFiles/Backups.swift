@@ -8,7 +8,7 @@ import Glibc
 ///   backups are never rotated.
 /// - Name: `nfcbench-backup-<UID>-<yyyyMMdd-HHmmss>.json`; when that name is taken (two writes
 ///   to one tag in one second), `…-2.json`, `…-3.json`: each is created with `O_EXCL`, so two
-///   processes can never take one name.
+///   processes can never take one name. Under `--redact` the name has no UID (``Plan/namedByUID``).
 /// - `--backup PATH` chooses: a folder (the name above, in it), a file name (created with
 ///   `O_EXCL`; when a file is there already, the counter goes before its extension:
 ///   `b.json` → `b-2.json`), `-` or a FIFO, character device or `/dev/stdout` (written into).
@@ -47,6 +47,9 @@ public enum Backups {
         let target: Target
         /// How messages name it.
         public let label: String
+        /// Whether a backup's name carries the tag's UID; `--redact` names it by its time
+        /// alone (`nfcbench-backup-<yyyyMMdd-HHmmss>.json`), since the name is shown and traced.
+        public var namedByUID = true
 
         /// Writes `bytes` as a new backup; `stem` names it in a folder (`nfcbench-backup-UID-STAMP`).
         /// Returns the path written (`-` for standard output). Throws ``FileError``.
@@ -72,7 +75,16 @@ public enum Backups {
     /// Checks where a backup goes: `path` as `--backup` gave it, or the default folder (made
     /// when missing: 0700). Throws ``FileError/Kind/cantCreate`` (73) when it can't be written
     /// (a missing folder, a refused link, a folder that is not the user's alone).
-    public static func plan(_ path: String?, environment: [String: String]) throws(FileError) -> Plan {
+    /// `namedByUID: false` (`--redact`): see ``Plan/namedByUID``.
+    public static func plan(_ path: String?, environment: [String: String], namedByUID: Bool = true)
+        throws(FileError) -> Plan
+    {
+        var plan = try planned(path, environment: environment)
+        plan.namedByUID = namedByUID
+        return plan
+    }
+
+    static func planned(_ path: String?, environment: [String: String]) throws(FileError) -> Plan {
         guard let path else {
             let dir = folder(environment: environment)
             do { try PrivateFolder.prepare(dir, createParents: true) } catch {

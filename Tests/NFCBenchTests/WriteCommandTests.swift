@@ -87,7 +87,7 @@ struct WriteCommandTests {
         var env = ProcessInfo.processInfo.environment
         env["NFCBENCH_STATE_DIR"] = folder.file("state")
         // A copy of the tag file: a reader of this test's own (sim:tag:ntag215-uri is other tests').
-        let tag = folder.file("ntag215-uri.json")
+        let tag = folder.file("write-redact-ntag215.json")
         try FileManager.default.copyItem(atPath: VirtualPN532Process.tags + "/ntag215-uri.json", toPath: tag)
         let base = ["write", "--device", "sim:tag:\(tag)", "--ndef", "uri:https://secret.example", "--redact"]
         let json = await InProcessCLI.run(

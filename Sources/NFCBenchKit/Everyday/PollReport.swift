@@ -25,14 +25,16 @@ public enum PollReport {
         return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)s"
     }
 
-    /// The reading of a PC/SC part 3 contactless ATR, `nil` for another ATR.
-    public static func atrReading(_ atr: [UInt8]) -> String? {
+    /// The reading of a PC/SC part 3 contactless ATR, `nil` for another ATR; with `redact`,
+    /// the historical bytes of an ISO/IEC 14443-4 card as their redacted text.
+    public static func atrReading(_ atr: [UInt8], redact: Bool = false) -> String? {
         guard let parsed = try? ATR(bytes: atr), let card = parsed.contactless else { return nil }
         switch card {
         case .storageCard(let standard, let name):
             return "PC/SC part 3 storage card: \(standard.name), \(name.name)"
         case .iso14443_4(let historical):
-            return "PC/SC part 3 ISO/IEC 14443-4 card, historical bytes \(historical.hexString(separator: " "))"
+            return
+                "PC/SC part 3 ISO/IEC 14443-4 card, historical bytes \(BenchRedaction.hex(historical, separator: " ", redact: redact))"
         }
     }
 
@@ -57,17 +59,22 @@ public enum PollReport {
         return NFCTechnology.iso14443A.rawValue
     }
 
-    /// An arrival: `+ 0.412s ISO14443A UID 04518A2B6C1F90 ATQA 0044 SAK 00 (Type 2)`.
-    public static func arrival(_ t: DetectedTarget, at elapsed: Duration) -> (line: String, json: JSONObject) {
+    /// An arrival: `+ 0.412s ISO14443A UID 04518A2B6C1F90 ATQA 0044 SAK 00 (Type 2)`. With
+    /// `redact` (`--redact`) the UID, ATS and ATR are their redacted text in the line and in
+    /// the JSON, as the trace writes them (`UID redacted:7 bytes`).
+    public static func arrival(_ t: DetectedTarget, at elapsed: Duration, redact: Bool = false) -> (
+        line: String, json: JSONObject
+    ) {
         var parts = [
-            "+", seconds(elapsed), technologyName(t), "UID", t.uid.isEmpty ? "(not shown)" : t.uid.hexString(),
+            "+", seconds(elapsed), technologyName(t), "UID",
+            t.uid.isEmpty ? "(not shown)" : BenchRedaction.hex(t.uid, redact: redact),
         ]
         if let atqa = t.atqa { parts += ["ATQA", atqa.reversed().hexString()] }
         if let sak = t.sak { parts += ["SAK", [sak].hexString()] }
-        if let ats = t.ats { parts += ["ATS", ats.hexString()] }
-        if let atr = t.atr { parts += ["ATR", atr.hexString()] }
+        if let ats = t.ats { parts += ["ATS", BenchRedaction.hex(ats, redact: redact)] }
+        if let atr = t.atr { parts += ["ATR", BenchRedaction.hex(atr, redact: redact)] }
         var line = parts.joined(separator: " ") + " (\(familyName(t.family))"
-        let reading = t.atr.flatMap(atrReading)
+        let reading = t.atr.flatMap { atrReading($0, redact: redact) }
         if let reading { line += "; \(reading)" }
         line += ")"
         var json = t.json
@@ -75,17 +82,19 @@ public enum PollReport {
         json["t_ms"] = .int(milliseconds(elapsed))
         json["technology"] = .string(technologyName(t))
         if let reading { json["atr_reading"] = .string(reading) }
-        return (line, json)
+        return (line, redact ? TraceWriter.redacted(json) : json)
     }
 
-    /// A departure: `- 3.104s UID 04518A2B6C1F90 left (in the field 2.692s)`.
-    public static func departure(_ t: DetectedTarget, arrivedAt: Duration, at elapsed: Duration) -> (
-        line: String, json: JSONObject
-    ) {
-        let line = "- \(seconds(elapsed)) UID \(t.uid.hexString()) left (in the field \(seconds(elapsed - arrivedAt)))"
+    /// A departure: `- 3.104s UID 04518A2B6C1F90 left (in the field 2.692s)` (`redact`: as
+    /// ``arrival(_:at:redact:)``).
+    public static func departure(_ t: DetectedTarget, arrivedAt: Duration, at elapsed: Duration, redact: Bool = false)
+        -> (line: String, json: JSONObject)
+    {
+        let uid = BenchRedaction.hex(t.uid, redact: redact)
+        let line = "- \(seconds(elapsed)) UID \(uid) left (in the field \(seconds(elapsed - arrivedAt)))"
         let json: JSONObject = [
             "event": "left", "t_ms": .int(milliseconds(elapsed)), "id": .int(Int64(t.id.rawValue)),
-            "uid": .string(t.uid.hexString()), "present_ms": .int(milliseconds(elapsed - arrivedAt)),
+            "uid": .string(uid), "present_ms": .int(milliseconds(elapsed - arrivedAt)),
         ]
         return (line, json)
     }

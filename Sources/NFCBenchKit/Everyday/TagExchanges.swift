@@ -92,13 +92,21 @@ public enum TagExchanges {
 
     /// The lines `apdu` prints for one exchange, scriptor's way: `> command`, `< response`
     /// with the status word named; GET RESPONSE and Le retries as lines of their own.
-    public static func lines(_ e: APDUExchange) -> [String] {
+    /// With `redact` (`--redact`), each command's data field and each answer's data are their
+    /// redacted text; headers and status words stay (``BenchRedaction/commandAPDU(_:)``).
+    public static func lines(_ e: APDUExchange, redact: Bool = false) -> [String] {
+        func command(_ c: [UInt8]) -> String {
+            redact ? BenchRedaction.commandAPDU(c) : c.hexString(separator: " ")
+        }
+        func response(_ r: [UInt8]) -> String {
+            redact ? BenchRedaction.responseAPDU(r) : r.hexString(separator: " ")
+        }
         var out: [String] = []
         for s in e.steps {
-            out.append("> " + s.command.hexString(separator: " ") + (s.reason.map { "    (\($0))" } ?? ""))
-            out.append("< " + s.response.hexString(separator: " ") + sw(s.response))
+            out.append("> " + command(s.command) + (s.reason.map { "    (\($0))" } ?? ""))
+            out.append("< " + response(s.response) + sw(s.response))
         }
-        if e.steps.count > 1 { out.append("= " + e.response.hexString(separator: " ") + sw(e.response)) }
+        if e.steps.count > 1 { out.append("= " + response(e.response) + sw(e.response)) }
         return out
     }
 
@@ -125,22 +133,28 @@ public enum TagExchanges {
         ]
     }
 
-    /// The lines `raw` prints for one frame.
-    public static func lines(_ r: RawExchange) -> [String] {
+    /// The lines `raw` prints for one frame. With `redact` (`--redact`), a frame's data (a
+    /// WRITE's bytes, a password: ``BenchRedaction/frame(_:)``), its CRC then, and the answer's
+    /// data are their redacted text; ACK, NAK and silence stay.
+    public static func lines(_ r: RawExchange, redact: Bool = false) -> [String] {
         let name = Type2RawFrame.name(r.frame).map { "    (\($0))" } ?? ""
-        var out = [
-            "> \(r.frame.hexString(separator: " ")) [CRC_A \(r.crc.hexString(separator: " ")) added]\(name)",
-            "< \(Type2RawFrame.describe(r.answer))",
-        ]
+        let frame = redact ? BenchRedaction.frame(r.frame) : r.frame.hexString(separator: " ")
+        let crc = redact && r.frame.count > 3 ? "" : " " + r.crc.hexString(separator: " ")
+        var answer = Type2RawFrame.describe(r.answer)
+        if redact, case .data(let d) = r.answer { answer = BenchRedaction.text(d) }
+        var out = ["> \(frame) [CRC_A\(crc) added]\(name)", "< \(answer)"]
         if r.reactivated { out.append("  (the tag was re-activated: WUPA, anticollision, select)") }
         return out
     }
 
     /// The JSON of one frame: `frame`, `crc`, `answer` (`data`, `ack`, `nak`, `silent`),
     /// `data` or `nak`, `reactivated`.
-    public static func json(_ r: RawExchange) -> JSONObject {
+    /// With `redact`, the CRC of a frame whose data ``lines(_:redact:)`` hides is redacted too
+    /// (the trace's redaction, ``/NFCTrace/TraceWriter/redacted(_:)``, does the rest).
+    public static func json(_ r: RawExchange, redact: Bool = false) -> JSONObject {
+        let crc = redact && r.frame.count > 3 ? BenchRedaction.text(r.crc) : r.crc.hexString()
         var o: JSONObject = [
-            "frame": .string(r.frame.hexString()), "crc": .string(r.crc.hexString()),
+            "frame": .string(r.frame.hexString()), "crc": .string(crc),
             "reactivated": .bool(r.reactivated),
         ]
         switch r.answer {

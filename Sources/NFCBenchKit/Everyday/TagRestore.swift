@@ -6,10 +6,39 @@ public import NFCTrace
 /// writes, and the read-back. The report is one JSON object: `status` (`restored`, `dry_run`,
 /// `refused`, `failed`, `interrupted`), `tag`, `writes` (page, bytes, kind, note), `skipped`
 /// (page, kind, why), `backup`, `verified`, `sent`, `interrupted_by`, `error`.
+///
+/// With `redact` (`--redact`), the lines and the report name neither UID (the tag's, the
+/// file's: `UID redacted:7 bytes`, ``BenchRedaction/scrub(_:_:)``) nor the bytes written
+/// (`page 4: redacted:4 bytes`); the report's keys are the trace's redacted ones.
 public enum TagRestore {
     public static func run(
         _ connection: TagConnection, file: TagFile, name: String, options: Type2RestorePlan.Options, dryRun: Bool,
-        stop: StopRequest, snapshot: () throws -> TagFile, backup: (TagFile) throws -> String,
+        stop: StopRequest, redact: Bool = false, snapshot: () throws -> TagFile, backup: (TagFile) throws -> String,
+        say: (String) -> Void
+    ) throws -> JSONObject {
+        guard redact else {
+            return try run(
+                connection, file: file, name: name, options: options, dryRun: dryRun, stop: stop, redactPages: false,
+                snapshot: snapshot, backup: backup, say: say)
+        }
+        var uids = [file.activation.uid]
+        let report = try run(
+            connection, file: file, name: name, options: options, dryRun: dryRun, stop: stop, redactPages: true,
+            snapshot: {
+                let current = try snapshot()
+                uids.append(current.activation.uid)
+                return current
+            }, backup: backup, say: { say(BenchRedaction.scrub($0, uids)) })
+        var shown = TraceWriter.redacted(report)
+        for e in shown.entries {
+            if case .string(let s) = e.value { shown[e.key] = .string(BenchRedaction.scrub(s, uids)) }
+        }
+        return shown
+    }
+
+    static func run(
+        _ connection: TagConnection, file: TagFile, name: String, options: Type2RestorePlan.Options, dryRun: Bool,
+        stop: StopRequest, redactPages: Bool, snapshot: () throws -> TagFile, backup: (TagFile) throws -> String,
         say: (String) -> Void
     ) throws -> JSONObject {
         var r: JSONObject = ["status": "refused"]
@@ -43,7 +72,9 @@ public enum TagRestore {
                 .object(["page": .int(Int64($0.page)), "kind": .string($0.kind.rawValue), "why": .string($0.why)])
             })
         say("\(dryRun ? "dry run: would write" : "restoring") \(name) onto \(current.type.rawValue) UID \(uid)")
-        for w in plan.writes { say("  page \(w.page): \(w.bytes.hexString(separator: " ")) (\(w.note))") }
+        for w in plan.writes {
+            say("  page \(w.page): \(BenchRedaction.hex(w.bytes, separator: " ", redact: redactPages)) (\(w.note))")
+        }
         for s in plan.skipped { say("  left page \(s.page): \(s.why)") }
         if plan.writes.isEmpty { say("nothing to write: the tag holds the file's pages already") }
         if dryRun {

@@ -20,16 +20,22 @@ public final class BenchReader: Sendable {
     public let spec: DeviceFactory.Spec
     public let frontend: ReaderFrontend
     public let trace: TraceWriter
+    /// `--redact`: what the command shows of the tag hides its UID and content
+    /// (``BenchRedaction``), as its trace does.
+    public let redact: Bool
     private let lease: ReaderLease
     /// Ends the trace when a signal's default kills the process (a Ctrl-C while the command
     /// waits for its tag, before it handles signals itself), so the trace still closes.
     private let endOnDeath: BenchSignals.Registration
 
-    private init(spec: DeviceFactory.Spec, frontend: ReaderFrontend, lease: ReaderLease, trace: TraceWriter) {
+    private init(
+        spec: DeviceFactory.Spec, frontend: ReaderFrontend, lease: ReaderLease, trace: TraceWriter, redact: Bool
+    ) {
         self.spec = spec
         self.frontend = frontend
         self.lease = lease
         self.trace = trace
+        self.redact = redact
         endOnDeath = BenchSignals.atDeath {
             trace.record("closed", ["reason": "signal"])
             trace.close()
@@ -55,7 +61,8 @@ public final class BenchReader: Sendable {
                 let trace = try BenchTraces.open(
                     command: command, device: spec.identifier, setup: setup, options: traceOptions,
                     touchesHardware: spec.touchesHardware)
-                return BenchReader(spec: spec, frontend: frontend, lease: lease, trace: trace)
+                return BenchReader(
+                    spec: spec, frontend: frontend, lease: lease, trace: trace, redact: traceOptions.redact)
             } catch {
                 frontend.close()
                 throw error
@@ -109,14 +116,18 @@ public final class BenchReader: Sendable {
         let frontend = self.frontend
         let trace = self.trace
         let id = Int64(target.id.rawValue)
+        // What `body` prints goes where the command's output goes (a test's capture too).
+        let capture = BenchOutput.capture
         return try await onBenchThread {
             try frontend.withTag(target.id) { connection in
-                try body(
-                    connection.traced { command, response in
-                        var o: JSONObject = ["target": .int(id), "command": .string(command.hexString())]
-                        o["response"] = response.map { .string($0.hexString()) } ?? .null
-                        trace.record("frame", o)
-                    })
+                try BenchOutput.$capture.withValue(capture) {
+                    try body(
+                        connection.traced { command, response in
+                            var o: JSONObject = ["target": .int(id), "command": .string(command.hexString())]
+                            o["response"] = response.map { .string($0.hexString()) } ?? .null
+                            trace.record("frame", o)
+                        })
+                }
             }
         }
     }
@@ -157,7 +168,7 @@ public final class BenchReader: Sendable {
     public func readable(_ target: DetectedTarget) throws(BenchError) -> DetectedTarget {
         guard target.family.tagProtocol != nil else {
             throw .failure(
-                "the tag on \(spec.identifier) is \(target.family.rawValue) (UID \(target.uid.hexString())): not an NFC Forum Type 2 or Type 4 tag"
+                "the tag on \(spec.identifier) is \(target.family.rawValue) (UID \(BenchRedaction.hex(target.uid, redact: redact))): not an NFC Forum Type 2 or Type 4 tag"
             )
         }
         return target

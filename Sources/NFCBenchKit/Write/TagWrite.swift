@@ -325,8 +325,8 @@ public enum TagWrite {
     /// Writes `file` (the tag as just read) as a new backup (``/NFCFiles/Backups``).
     public static func saveBackup(_ file: TagFile, uid: [UInt8], to plan: Backups.Plan?) throws -> String {
         let stamp = TagSnapshot.utcNow().filter { $0.isNumber || $0 == "T" }.replacingOccurrences(of: "T", with: "-")
-        let stem = "nfcbench-backup-\(uid.hexString())-\(stamp)"
         guard let plan else { throw BenchError.failure("no backup place (a dry run takes none); nothing written") }
+        let stem = plan.namedByUID ? "nfcbench-backup-\(uid.hexString())-\(stamp)" : "nfcbench-backup-\(stamp)"
         do throws(FileError) { return try plan.write(Array(file.jsonText().utf8), stem: stem) } catch {
             let e = FileError(
                 error.kind, path: error.path, "can't write the backup: \(error.reason); nothing written to the tag")

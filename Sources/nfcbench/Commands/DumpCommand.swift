@@ -32,7 +32,8 @@ enum DumpCommand {
             GET_VERSION, the UID. Type 4 tags: the CC and the NDEF file, the UID and the ATS.
             PC/SC does not report ATQA and SAK: the file then gets the values of the tag family
             (44 00 / 00 for Type 2, 44 03 / 20 for Type 4) and a note saying so. The same
-            procedure runs on every reader. --redact leaves the dump itself as read.
+            procedure runs on every reader. --redact leaves the dump itself as read (the user's
+            data) and hides the UID in what is shown (the line, --json) and traced.
             """,
         validate: { o throws(CLIError) in _ = try Traces.Options(o) },
         run: { o in
@@ -55,14 +56,16 @@ enum DumpCommand {
             }
             if let target, target.destination != .descriptor(1) {
                 do throws(FileError) { try target.write(Array(file.jsonText().utf8)) } catch { throw CLIError(error) }
+                // --redact: the UID shown is its length (the file written keeps it: the user's data).
+                let uid = BenchRedaction.hex(file.identifier, redact: traceOptions.redact)
                 if o.flag("json") {
                     Output.out(
                         JSONValue.object([
-                            "status": "dumped", "type": .string(file.type.rawValue),
-                            "uid": .string(file.identifier.hexString()), "out": .string(target.named),
+                            "status": "dumped", "type": .string(file.type.rawValue), "uid": .string(uid),
+                            "out": .string(target.named),
                         ]).serialized)
                 } else {
-                    Output.err("dumped \(file.type.rawValue) \(file.identifier.hexString()) to \(target.named)")
+                    Output.err("dumped \(file.type.rawValue) \(uid) to \(target.named)")
                 }
             } else {
                 Output.raw(file.jsonText())

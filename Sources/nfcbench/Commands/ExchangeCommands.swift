@@ -156,7 +156,7 @@ enum ExchangeCommands {
                     let line = commands[i].line
                     i += 1
                     collected.add(TagExchanges.json(e, line: line))
-                    if !json { for l in TagExchanges.lines(e) { Output.out(l) } }
+                    if !json { for l in TagExchanges.lines(e, redact: reader.redact) { Output.out(l) } }
                 }
             }
         } catch {
@@ -179,8 +179,8 @@ enum ExchangeCommands {
         do {
             try await reader.withTag(target) { c in
                 try TagExchanges.frames(frames, over: c) { r in
-                    collected.add(TagExchanges.json(r))
-                    if !json { for l in TagExchanges.lines(r) { Output.out(l) } }
+                    collected.add(TagExchanges.json(r, redact: reader.redact))
+                    if !json { for l in TagExchanges.lines(r, redact: reader.redact) { Output.out(l) } }
                 }
             }
         } catch TagCommunicationError.unsupportedCommand {
@@ -195,12 +195,14 @@ enum ExchangeCommands {
         _ reader: BenchReader, _ target: DetectedTarget, key: String, _ collected: Collected, failure: String?,
         json: Bool
     ) -> Int32 {
+        let failure = failure.map { reader.redact ? BenchRedaction.scrub($0, [target.uid]) : $0 }
         if json {
-            Output.out(
-                JSONValue.object([
-                    "device": .string(reader.spec.identifier), "uid": .string(target.uid.hexString()),
-                    key: .array(collected.all.map { .object($0) }), "error": failure.map { .string($0) } ?? .null,
-                ]).serialized)
+            let o: JSONObject = [
+                "device": .string(reader.spec.identifier), "uid": .string(target.uid.hexString()),
+                key: .array(collected.all.map { .object($0) }), "error": failure.map { .string($0) } ?? .null,
+            ]
+            // --redact: the trace's redaction (uid, command, response, frame, data).
+            Output.out(JSONValue.object(reader.redact ? BenchRedaction.json(o) : o).serialized)
         } else if let failure {
             Output.err("error: \(failure)")
         }

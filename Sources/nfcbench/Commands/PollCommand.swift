@@ -40,6 +40,7 @@ enum PollCommand {
         let json = o.flag("json")
         let reader = try BenchReader.open(
             device, command: "poll", setup: ["once": .bool(once)], trace: try Traces.Options(o))
+        let redact = reader.redact
         defer { reader.close() }
         let watcher = reader.watcher()
         defer { watcher.stop() }
@@ -61,7 +62,7 @@ enum PollCommand {
                 Output.err("no tag on \(reader.spec.identifier) within \(Durations.text(o.duration("timeout")!))")
                 return 1
             }
-            for t in targets { show(PollReport.arrival(t, at: at - started)) }
+            for t in targets { show(PollReport.arrival(t, at: at - started, redact: redact)) }
             return 0
         }
         let stop = InterruptFlag()
@@ -86,11 +87,11 @@ enum PollCommand {
             case .detected(let targets):
                 for t in targets {
                     present[t.id] = (t, at - started)
-                    show(PollReport.arrival(t, at: at - started))
+                    show(PollReport.arrival(t, at: at - started, redact: redact))
                 }
             case .lost(let id):
                 guard let (t, arrived) = present.removeValue(forKey: id) else { continue }
-                show(PollReport.departure(t, arrivedAt: arrived, at: at - started))
+                show(PollReport.departure(t, arrivedAt: arrived, at: at - started, redact: redact))
             }
         }
     }

@@ -65,7 +65,11 @@ enum RestoreCommand {
         let backupPlan: Backups.Plan?
         do throws(FileError) {
             backupPlan =
-                dryRun ? nil : try Backups.plan(o.string("backup"), environment: ProcessInfo.processInfo.environment)
+                dryRun
+                ? nil
+                : try Backups.plan(
+                    o.string("backup"), environment: ProcessInfo.processInfo.environment,
+                    namedByUID: !traceOptions.redact)
         } catch { throw CLIError(error) }
         let reader = try BenchReader.open(
             device, command: "restore",
@@ -86,7 +90,7 @@ enum RestoreCommand {
             r.merge(
                 try TagRestore.run(
                     connection, file: file, name: name, options: options, dryRun: dryRun, stop: stop,
-                    snapshot: { try TagSnapshot.take(target, connection) },
+                    redact: traceOptions.redact, snapshot: { try TagSnapshot.take(target, connection) },
                     backup: { try WriteCommand.saveBackup($0, uid: target.uid, to: backupPlan) }, say: say))
             return r
         }

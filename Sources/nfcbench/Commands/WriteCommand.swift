@@ -101,11 +101,13 @@ enum WriteCommand {
                     extension), a folder, or - (standard output). Default: a new file
                     nfcbench-backup-<UID>-<time>.json in $XDG_STATE_HOME/nfcbench/backups (else
                     ~/.local/state/nfcbench/backups), never rotated
-                    """),
+                    """, standardOutput: .whenDash),
             OptionSpec(
                 "timeout", .duration(bare: .seconds, moreThanZero: false), help: "how long to wait for a tag",
                 default: .duration(.seconds(10))),
-            OutputOptions.json("one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error"),
+            OutputOptions.json(
+                "one JSON object: status, dry_run, tag, backup, sent (would_send in a dry run), tag_state,"
+                    + " interrupted_by, error"),
         ] + Traces.Options.table(redact: true, pcapng: false)
     }
 
@@ -144,7 +146,11 @@ enum WriteCommand {
         // device reads (a sim: tag file) or the trace.
         let backupPlan: Backups.Plan?
         do throws(FileError) {
-            backupPlan = r.dryRun ? nil : try Backups.plan(r.backup, environment: ProcessInfo.processInfo.environment)
+            backupPlan =
+                r.dryRun
+                ? nil
+                : try Backups.plan(
+                    r.backup, environment: ProcessInfo.processInfo.environment, namedByUID: !r.traceOptions.redact)
         } catch { throw CLIError(error) }
         let backupFile = r.backup.flatMap { b -> NamedFile? in
             if let st = FilePath.status(b), st.st_mode & S_IFMT == S_IFDIR { return nil }
@@ -224,7 +230,11 @@ enum WriteCommand {
         ]
         j["tag"] = o.tag.map { .string($0) } ?? .null
         j["backup"] = o.backup.map { .string($0) } ?? .null
-        j["sent"] = .array(o.sent.map { .string($0) })
+        // A dry run sends nothing: what it would send is `would_send`, and `sent` stays empty.
+        let dryRun = o.status == .dryRun
+        j["dry_run"] = .bool(dryRun)
+        j["sent"] = .array(dryRun ? [] : o.sent.map { .string($0) })
+        if dryRun { j["would_send"] = .array(o.sent.map { .string($0) }) }
         j["tag_state"] = o.tagState.map { .string($0) } ?? .null
         j["interrupted_by"] = o.interruptedBy.map { .string($0) } ?? .null
         j["error"] = o.error.map { .string($0) } ?? .null
