@@ -38,7 +38,7 @@ struct TraceExportDeviceTests {
         pn532.interrupt()
         try await NFCBench.offPool { pn532.waitUntilExit() }
         #expect(r.status == 0, "\(r.stderr)")
-        let e = try await NFCBench.run(["trace", "export", path("s.jsonl"), "--pcapng", path("s.pcapng")])
+        let e = await InProcessCLI.run(["trace", "export", path("s.jsonl"), "--pcapng", path("s.pcapng")])
         #expect(e.status == 0, "\(e.stderr)")
         return (try await TsharkView.view(path("s.pcapng")), try await TsharkView.view(path("air.pcapng")))
     }
@@ -154,7 +154,7 @@ struct TraceExportDeviceTests {
         #expect(t2.comments.contains { $0.hasPrefix("GET_VERSION") }, "nfc-mfultralight asks for the version")
         #expect(t2.malformedFree)
         // The same trace exported afterwards gives the same packets.
-        let e = try await NFCBench.run(["trace", "export", path("ntag215-uri.jsonl"), "--pcapng", path("again.pcapng")])
+        let e = await InProcessCLI.run(["trace", "export", path("ntag215-uri.jsonl"), "--pcapng", path("again.pcapng")])
         #expect(e.status == 0)
         let again = try await TsharkView.view(path("again.pcapng"))
         #expect(again.rows.count == t2.rows.count)

@@ -85,12 +85,10 @@ struct TraceExportFamiliesTests {
             atPath: NFCBench.packageRoot.appendingPathComponent("hardware/tags/felica-lite-s-uri.json").path,
             toPath: tag)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tag)
-        let w = try await NFCBench.run(
-            [
-                "write", "--device", "sim:tag:\(tag)", "--ndef", "uri:https://example.com/w", "--trace",
-                path("w.jsonl"), "--backup", path("backup.json"),
-            ],
-            environment: TraceCLITests.env(dir))
+        let w = await InProcessCLI.run([
+            "write", "--device", "sim:tag:\(tag)", "--ndef", "uri:https://example.com/w", "--trace",
+            path("w.jsonl"), "--backup", path("backup.json"),
+        ])
         #expect(w.status == 0, "\(w.stderr)")
         let export = await InProcessCLI.run(["trace", "export", path("w.jsonl"), "--pcapng", path("w.pcapng")])
         #expect(export.status == 0, "\(export.stderr)")

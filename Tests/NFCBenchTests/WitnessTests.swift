@@ -55,7 +55,7 @@ enum Witness {
 
     /// `nfcbench tag show --json FILE`, parsed.
     static func show(_ file: String) async throws -> [String: Any] {
-        let r = try await NFCBench.run(["tag", "show", "--json", tags.appendingPathComponent(file).path])
+        let r = await InProcessCLI.run(["tag", "show", "--json", tags.appendingPathComponent(file).path])
         try #require(r.status == 0, "\(r.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
     }
