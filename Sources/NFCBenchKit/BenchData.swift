@@ -100,18 +100,25 @@ public enum BenchData {
     public static var withPCSCDHint: String { withPCSCDScript() ?? "scripts/with-pcscd (in the clone)" }
 }
 
-/// Levenshtein distance between two short words (names), for "did you mean".
+/// Edit distance between two short words (names), for "did you mean": insertions, deletions,
+/// substitutions and swaps of two neighbours (optimal string alignment) count one each.
 package func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a)
     let b = Array(b)
     guard !a.isEmpty else { return b.count }
     guard !b.isEmpty else { return a.count }
+    var beforePrevious: [Int] = []
     var previous = Array(0...b.count)
     for i in 1...a.count {
         var current = [i] + Array(repeating: 0, count: b.count)
         for j in 1...b.count {
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            // Two neighbours swapped (`shwo` for `show`) is one slip, as people make them.
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                current[j] = min(current[j], beforePrevious[j - 2] + 1)
+            }
         }
+        beforePrevious = previous
         previous = current
     }
     return previous[b.count]

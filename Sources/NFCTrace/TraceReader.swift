@@ -26,13 +26,18 @@ public struct TraceContents: Sendable, Equatable {
     public var allRecords: [JSONObject] { (header.map { [$0] } ?? []) + records }
 
     /// Parses JSON Lines text. Blank lines are skipped; a last line that does not parse is
-    /// counted in ``skippedLines`` (a trace cut by `kill -9`); any other bad line throws.
+    /// counted in ``skippedLines`` (a trace cut by `kill -9`); any other bad line throws. Text
+    /// that is no nfcbench trace at all (empty, binary, JSON of another kind, a first line that
+    /// is no trace record) throws ``TraceReadError/notATrace``.
     public init(text: String, name: String = "trace") throws(TraceReadError) {
         var header: JSONObject?
         var records: [JSONObject] = []
         var skipped = 0
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let lastContentLine = lines.lastIndex { !$0.allSatisfy(\.isWhitespace) }
+        if let why = Self.notATrace(lines, lastContentLine: lastContentLine) {
+            throw TraceReadError(name: name, line: 0, reason: why, notATrace: true)
+        }
         for (i, line) in lines.enumerated() where !line.allSatisfy(\.isWhitespace) {
             guard case .object(let o)? = try? JSONValue(parsing: String(line)) else {
                 if i == lastContentLine {
@@ -65,6 +70,45 @@ public struct TraceContents: Sendable, Equatable {
         try self.init(text: String(decoding: data, as: UTF8.self), name: path)
     }
 
+    /// Why `lines` are not an nfcbench trace at all, or nil when their first line is a trace
+    /// record (`{…"event":…}`), or a record cut short where it is the only line (a run killed
+    /// while writing its header: said as cut short, not as no trace). Every trace line is one
+    /// JSON object with an `event`, the header's `"header"`.
+    static func notATrace(_ lines: [Substring], lastContentLine: Int?) -> String? {
+        guard let first = lines.firstIndex(where: { !$0.allSatisfy(\.isWhitespace) }) else {
+            return "the file is empty"
+        }
+        let line = lines[first]
+        if line.contains("\u{0}") || line.contains("\u{FFFD}") { return "binary data, not JSON Lines text" }
+        switch try? JSONValue(parsing: String(line)) {
+        case .object(let o)?:
+            if o["event"]?.stringValue != nil { return nil }
+            return "line \(first + 1) is a JSON object with no \"event\": not a trace record"
+        case _?:
+            return "line \(first + 1) is JSON but not an object: a trace line is one {...} record"
+        case nil:
+            let cutShort: Bool
+            do {
+                _ = try DataFile.parse(Data(line.utf8), file: nil)
+                cutShort = false
+            } catch {
+                cutShort = error.reason.hasPrefix("unexpected end of file")
+            }
+            if first == lastContentLine && cutShort && line.drop(while: \.isWhitespace).hasPrefix("{\"") { return nil }
+            guard cutShort else { return "line \(first + 1) is not JSON" }
+            // One JSON document over many lines (a tag file, a profile): say what it is.
+            let whole = lines[first...].joined(separator: "\n")
+            if case .object(let o)? = try? JSONValue(parsing: whole), let format = o["format"]?.stringValue {
+                return "it is one JSON document of format \"\(format)\", not JSON Lines:"
+                    + " a trace has one {...} record a line"
+            }
+            if (try? JSONValue(parsing: whole)) != nil {
+                return "it is one JSON document, not JSON Lines: a trace has one {...} record a line"
+            }
+            return "line \(first + 1) is not a whole JSON object: a trace line is one {...} record"
+        }
+    }
+
     /// Why line `number` is not a record: the JSON syntax error at its column, or "not a
     /// JSON object" for JSON of another kind.
     static func lineError(_ line: Substring, number: Int, name: String) -> TraceReadError {
@@ -86,14 +130,21 @@ public struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertibl
     public var reason: String
     /// The file does not exist or can't be read (no input), rather than holding bad data.
     public var missing: Bool
-    public init(name: String, line: Int, column: Int? = nil, reason: String, missing: Bool = false) {
+    /// The file holds data, but no nfcbench trace (a picture, another JSON file, nothing):
+    /// `reason` says what it is instead. Still a data error (65), as a damaged trace is.
+    public var notATrace: Bool
+    public init(
+        name: String, line: Int, column: Int? = nil, reason: String, missing: Bool = false, notATrace: Bool = false
+    ) {
         self.name = name
         self.line = line
         self.column = column
         self.reason = reason
         self.missing = missing
+        self.notATrace = notATrace
     }
     public var description: String {
+        if notATrace { return "\(name) is not an nfcbench trace (\(reason))" }
         guard line > 0 else { return "\(name): \(reason)" }
         return "\(name):\(line)" + (column.map { ":\($0)" } ?? "") + ": \(reason)"
     }

@@ -86,8 +86,8 @@ extension ConformanceApp {
 /// What the harness gives an app under test: the reader system its sessions run against
 /// and virtual-time helpers. One environment per scenario run.
 public final class ConformanceEnvironment: Sendable {
-    /// The system the scenario runs (also installed as ``/ReaderSession/NFCReaderSystem/current`` while
-    /// the scenario runs).
+    /// The system the scenario runs (also ``/ReaderSession/NFCReaderSystem/current`` on the run's
+    /// task, in its hand-offs and in the tasks the app starts with `Task {}`, while the scenario runs).
     public let system: NFCReaderSystem
     let clock: ConformanceClock
     let hops: PendingHops
@@ -140,50 +140,52 @@ final class PendingHops: Sendable {
 }
 
 /// A run's asynchronous hand-offs (the session runtime's, through
-/// ``ReaderSession/ReaderSessionExecutor``, and the harness's own), kept in one first-in,
-/// first-out list that the harness runs on its own thread with `queue.sync`: each runs on
-/// its queue, serially with whatever else runs there, in the order handed over, with no
-/// thread hop. `DispatchQueue.main`'s go to the main queue (`async`), marked as the host's
-/// work and counted, so the harness waits for them too.
+/// ``ReaderSession/ReaderSessionExecutor``, and the harness's own): an
+/// ``ReaderSession/EmbeddedReaderSessionExecutor`` that the harness runs on its own thread,
+/// each job on its queue (`queue.sync`), serially with whatever else runs there, in the order
+/// handed over, with no thread hop. `DispatchQueue.main`'s go to the main queue (`async`),
+/// marked as the host's work and counted; the harness waits for them with a barrier block.
 final class HandOffs: ReaderSessionExecutor {
-    private let list = Mutex<[(queue: DispatchQueue, work: @Sendable () -> Void)]>([])
+    private let embedded: EmbeddedReaderSessionExecutor
+    private let system = Mutex<NFCReaderSystem?>(nil)
     private let onMain = AtomicCounter()
     private let mainUnwaited = AtomicCounter()
     /// False where the main queue does not run (the harness does not wait for it): main-queue
     /// hand-offs are then only counted, for the note.
     let waitsForMain: Bool
 
-    init(waitsForMain: Bool = true) { self.waitsForMain = waitsForMain }
+    init(clock: ManualClock, waitsForMain: Bool = true) {
+        self.embedded = EmbeddedReaderSessionExecutor(clock: clock)
+        self.waitsForMain = waitsForMain
+    }
+
+    /// The run's system, current (`NFCReaderSystem.withCurrent`) in the main queue's hand-offs:
+    /// the main thread has no task to carry the run's scope.
+    func bind(_ system: NFCReaderSystem) { self.system.withLock { $0 = system } }
 
     /// Hand-offs sent to a main queue that the harness does not wait for.
     var unwaitedMainHandOffs: Int { mainUnwaited.value }
 
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
         if queue.label == DispatchQueue.main.label {
+            let system = self.system.withLock { $0 }
             guard waitsForMain else {
                 mainUnwaited.add(1)
-                return queue.async(execute: work)
+                return queue.async { NFCReaderSystem.withCurrent(system) { work() } }
             }
             onMain.add(1)
             return queue.async {
-                HostWork.run { work() }
+                NFCReaderSystem.withCurrent(system) { HostWork.run { work() } }
                 self.onMain.add(-1)
             }
         }
-        list.withLock { $0.append((queue, work)) }
+        embedded.async(on: queue, work)
     }
 
     /// True when nothing waits: no hand-off in the list, none on the main queue.
-    var isEmpty: Bool { list.withLock { $0.isEmpty } && onMain.value == 0 }
+    var isEmpty: Bool { embedded.isIdle && onMain.value == 0 }
 
-    /// Runs the hand-offs waiting now, in order (those they hand over wait for the next
-    /// call); returns how many ran. Call it from one thread only.
-    func drain() -> Int {
-        let batch = list.withLock { l in
-            defer { l = [] }
-            return l
-        }
-        for item in batch { item.queue.sync(execute: item.work) }
-        return batch.count
-    }
+    /// Runs the hand-offs waiting now and those they hand over, at most `limit` (a runaway
+    /// loop at one instant stops there); returns how many ran. Call it from one thread only.
+    func drain(limit: Int = .max) -> Int { embedded.run(limit: limit) }
 }

@@ -29,8 +29,10 @@ public struct ConformanceHarness: Sendable {
     public var userActionWindow: Duration
     /// The run stops (noted) after this many begins in one scenario: a runaway loop.
     public var maximumBegins: Int
-    /// How long (real time) the harness waits for the app to settle after one event before
-    /// noting it and moving on.
+    /// Unused, kept so callers compile: the harness no longer waits in real time for a run to
+    /// settle. It runs every hand-off itself on one thread (``/ReaderSession/EmbeddedReaderSessionExecutor``)
+    /// until none is left, and awaits the main queue with a barrier block (bounded by
+    /// ``mainQueueTimeout``).
     public var settleTimeout: Duration
     /// The 203 rule ("wait for it to end; do not retry in a loop"): more than this many
     /// begins without a user action within ``busyRetryWindow`` after a 203 is a loop.
@@ -81,8 +83,16 @@ public struct ConformanceHarness: Sendable {
     }
 
     /// Runs one scenario with a fresh app, with what the explorer needs beside the result.
+    ///
+    /// Each run's system is current in scope on the run's task (`NFCReaderSystem.withCurrent`),
+    /// so runs side by side in one process each see their own. A run that waits for the main
+    /// queue (``waitsForMainQueue``) also installs its system process-wide and claims the main
+    /// queue, so that what the app runs there (a `DispatchQueue.main.async` block) finds it:
+    /// such runs take turns (``InstallGate``); runs that do not wait for the main queue (the
+    /// CLI's) run in parallel with any other.
     func run(_ scenario: ConformanceScenario, app makeApp: AppFactory, options: RunOptions) async -> RunOutput {
-        await InstallGate.shared.withExclusive {
+        guard waitsForMainQueue else { return await runInstalled(scenario, makeApp, options) }
+        return await InstallGate.shared.withExclusive {
             await runInstalled(scenario, makeApp, options)
         }
     }
@@ -92,7 +102,7 @@ public struct ConformanceHarness: Sendable {
     {
         let clock = ConformanceClock()
         let waitsForMain = waitsForMainQueue
-        let handOffs = HandOffs(waitsForMain: waitsForMain)
+        let handOffs = HandOffs(clock: clock, waitsForMain: waitsForMain)
         let hops = PendingHops(executor: handOffs)
         let recorder = ConformanceRecorder(
             scenario: scenario.name, clock: clock, userActionWindow: userActionWindow,
@@ -113,79 +123,72 @@ public struct ConformanceHarness: Sendable {
             backend: reader.frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false),
             thermal: scenario.thermal ? ThermalModel() : .disabled, model: model,
             observer: { recorder.trace($0) }, callObserver: { recorder.call($0) }, executor: handOffs)
-        NFCReaderSystem.install(system)
-        // The main queue is the harness's during the run: it waits for the main queue after
-        // every event, so the app's DispatchQueue.main blocks run at that event's instant.
-        HostWork.claimMainQueue(true)
-        defer {
-            HostWork.claimMainQueue(false)
-            NFCReaderSystem.install(nil)
+        handOffs.bind(system)
+        if waitsForMain {
+            // The main queue is the harness's during the run: it waits for the main queue after
+            // every event, so the app's DispatchQueue.main blocks run at that event's instant.
+            NFCReaderSystem.install(system)
+            HostWork.claimMainQueue(true)
         }
+        defer {
+            if waitsForMain {
+                HostWork.claimMainQueue(false)
+                NFCReaderSystem.install(nil)
+            }
+        }
+        return await NFCReaderSystem.withCurrent(system) {
+            await drive(scenario, makeApp, options, clock, handOffs, hops, recorder, reader, system)
+        }
+    }
+
+    /// The run itself, with its system current (``runInstalled(_:_:_:)``).
+    private func drive(
+        _ scenario: ConformanceScenario, _ makeApp: AppFactory, _ options: RunOptions, _ clock: ConformanceClock,
+        _ handOffs: HandOffs, _ hops: PendingHops, _ recorder: ConformanceRecorder, _ reader: ConformanceReader,
+        _ system: NFCReaderSystem
+    ) async -> RunOutput {
+        let waitsForMain = waitsForMainQueue
         let env = ConformanceEnvironment(system: system, clock: clock, hops: hops)
         let app = HostWork.run { makeApp(env) }
         let other = OtherApp(system: system)
         var appState = NFCReaderSystem.AppState.foreground
         var phone = scenario.backgroundReading.map(BackgroundPhone.init)
 
-        // Runs what one event set off until nothing is left: the hand-offs on this thread,
-        // and the sessions' polling tasks (the only work on other threads) by yielding.
+        // Runs what one event set off until nothing is left, on this thread: the hand-offs
+        // (delegate calls, pushed reader events, tag I/O, the app's timers' work), then what
+        // the app put on the main queue in answer, then what that set off, and so on. Nothing
+        // here polls or sleeps: the session's polling reaches it pushed (the reader is an
+        // in-memory field), and the main queue is awaited with one barrier block at a time.
         // False when the app ran away at one instant (a loop in no virtual time).
-        // A block on the main queue that runs once everything enqueued there before it ran.
         var mainQueueRuns = waitsForMain
-        func mainBarrier() async -> Bool {
-            let done = AtomicCounter()
-            DispatchQueue.main.async { done.add(1) }
-            let start = ContinuousClock.now
-            var spins = 0
-            while done.value == 0 {
-                spins += 1
-                if spins < 64 { await Task.yield() } else { try? await Task.sleep(for: .microseconds(100)) }
-                if ContinuousClock.now - start > mainQueueTimeout { return false }
-            }
-            return true
-        }
-
         func settle() async -> Bool {
-            let start = ContinuousClock.now
-            var spins = 0
             var ran = 0
-            var mainDrained = false
+            var barriers = 0
+            var needsBarrier = true
             while true {
-                let n = handOffs.drain()
+                let n = handOffs.drain(limit: maximumHandOffsPerInstant + 1 - ran)
                 ran += n
-                if ran > maximumHandOffsPerInstant {
+                if ran > maximumHandOffsPerInstant || barriers > maximumHandOffsPerInstant {
                     recorder.note(
                         "stopped at t=\(format(clock.now)): runaway (more than \(maximumHandOffsPerInstant) delegate calls, completions and timers' work at one instant)"
                     )
                     return false
                 }
-                if n > 0 {
-                    spins = 0
-                    mainDrained = false
-                    continue
-                }
-                // The polling task hands an event over before it asks for the next: idle
-                // readers first, then the work they may have handed over.
-                let idle = reader.isIdle(ended: recorder.endedSessions) && hops.count == 0 && system.pendingWork == 0
-                if idle && handOffs.isEmpty {
-                    // Then the main queue: what the app enqueued there in answer (UI updates
-                    // with DispatchQueue.main.async, MainActor tasks) runs now, and whatever it
-                    // sets off is settled in turn.
-                    if mainDrained || !mainQueueRuns { return true }
-                    if await mainBarrier() {
-                        mainDrained = true
-                    } else {
-                        mainQueueRuns = false
-                        recorder.note(
-                            "the main queue did not run within \(mainQueueTimeout) of real time at t=\(format(clock.now)): this process does not run DispatchQueue.main (a blocked main thread), so what the app does there is missing from the verdict"
-                        )
-                    }
-                    continue
-                }
-                spins += 1
-                if spins < 64 { await Task.yield() } else { try? await Task.sleep(for: .microseconds(100)) }
-                if ContinuousClock.now - start > settleTimeout {
-                    recorder.note("did not settle within \(settleTimeout) of real time at t=\(format(clock.now))")
+                if n > 0 { needsBarrier = true }
+                // Where the main queue does not run, its hand-offs are noted at the end instead.
+                guard mainQueueRuns else { return true }
+                if !needsBarrier && handOffs.isEmpty { return true }
+                // The main queue: what the app enqueued there in answer (UI updates with
+                // DispatchQueue.main.async, MainActor tasks, a main-queue delegate's calls)
+                // runs now, before a block the harness enqueues after it.
+                barriers += 1
+                if await MainQueueBarrier.pass(within: mainQueueTimeout) {
+                    needsBarrier = false
+                } else {
+                    mainQueueRuns = false
+                    recorder.note(
+                        "the main queue did not run within \(mainQueueTimeout) of real time at t=\(format(clock.now)): this process does not run DispatchQueue.main (a blocked main thread), so what the app does there is missing from the verdict"
+                    )
                     return true
                 }
             }
@@ -384,7 +387,35 @@ private final class OtherApp: NSObject, NFCTagReaderSessionDelegate, @unchecked 
     func tagReaderSession(_ session: NFCTagReaderSession, didInvalidateWithError error: any Error) {}
 }
 
-/// Serialises runs that install their system as `NFCReaderSystem.current`.
+/// A block on the main queue, awaited: once it has run, so has everything enqueued there
+/// before it. No polling: the block resumes the waiting task; a real-time timer resumes it
+/// with false after `timeout` (a process whose main thread never runs the main queue).
+enum MainQueueBarrier {
+    private final class Once: Sendable {
+        private let k: Mutex<CheckedContinuation<Bool, Never>?>
+        init(_ k: CheckedContinuation<Bool, Never>) { self.k = Mutex(k) }
+        func resume(_ value: Bool) {
+            let c = k.withLock { c in
+                defer { c = nil }
+                return c
+            }
+            c?.resume(returning: value)
+        }
+    }
+
+    static func pass(within timeout: Duration) async -> Bool {
+        await withCheckedContinuation { (k: CheckedContinuation<Bool, Never>) in
+            let once = Once(k)
+            DispatchQueue.main.async { once.resume(true) }
+            let c = timeout.components
+            let ns = c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: ns))) { once.resume(false) }
+        }
+    }
+}
+
+/// Serialises runs that install their system as `NFCReaderSystem.current` process-wide (those
+/// that wait for the main queue, which has no task to carry a system in scope).
 final class InstallGate: Sendable {
     static let shared = InstallGate()
     private struct State {

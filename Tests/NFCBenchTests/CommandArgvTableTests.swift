@@ -347,6 +347,19 @@ struct CommandArgvTableTests {
         (["walkk"], "unknown command 'walkk' (did you mean 'walk'?)"),
         (["bench", "fuz"], "unknown command 'nfcbench bench fuz' (did you mean 'fuzz'?)"),
         (["frobnicate"], "unknown command 'frobnicate'"),
+        // A mistyped subcommand, in every group: two letters swapped count as one slip.
+        (["tag", "shwo"], "unknown command 'nfcbench tag shwo' (did you mean 'show'?)"),
+        (["trace", "shwo", "t.jsonl"], "unknown command 'nfcbench trace shwo' (did you mean 'show'?)"),
+        (["trace", "exprot"], "unknown command 'nfcbench trace exprot' (did you mean 'export'?)"),
+        (["virtual", "crad"], "unknown command 'nfcbench virtual crad' (did you mean 'card'?)"),
+        (["virtual", "pn352"], "unknown command 'nfcbench virtual pn352' (did you mean 'pn532'?)"),
+        (["check", "equivalnece"], "unknown command 'nfcbench check equivalnece' (did you mean 'equivalence'?)"),
+        (["profile", "improt"], "unknown command 'nfcbench profile improt' (did you mean 'import'?)"),
+        (["bench", "sesion"], "unknown command 'nfcbench bench sesion' (did you mean 'session'?)"),
+        (
+            ["measure", "apud", "--device", "d"],
+            "WHAT is one of detect, apdu, read, removal, not 'apud'; did you mean 'apdu'?"
+        ),
         // A mistyped option: the nearest spelling the command takes.
         (
             ["session", "--device", "sim:tap-uri", "--timout", "3"],
@@ -365,6 +378,30 @@ struct CommandArgvTableTests {
             "--timeout and --wait are the same option: give it once"
         ),
         (["conformance", "--app", "reference", "--app", "busyloop"], "--app is given twice: give it once"),
+        // A flag given twice, as a single-value option is (--ndef, a list of records, repeats).
+        (["session", "--device", "d", "--first-read", "--first-read"], "--first-read is given twice: give it once"),
+        (["tag", "show", "x", "-q", "--quiet"], "--quiet and -q are the same option: give it once"),
+        (
+            ["write", "--device", "d", "--ndef", "text:a", "--ndef", "text:b", "--dry-run", "--dry-run"],
+            "--dry-run is given twice: give it once"
+        ),
+        // Two outputs on standard output: --json with an output file that is standard output.
+        (
+            ["session", "--device", "d", "--trace", "-", "--json"],
+            "--json and --trace - both write to standard output: give --trace a file name, or leave out --json"
+        ),
+        (
+            ["write", "--device", "d", "--ndef", "text:x", "--json", "--backup", "-"],
+            "--json and --backup - both write to standard output: give --backup a file name, or leave out --json"
+        ),
+        (
+            ["virtual", "pn532", "--pty", "p", "--tag", "t", "--save", "-", "--json"],
+            "--json and --save - both write to standard output: give --save a file name, or leave out --json"
+        ),
+        (
+            ["poll", "--device", "d", "--json", "--trace", "/dev/stdout"],
+            "--json and --trace /dev/stdout both write to standard output: give --trace a file name, or leave out --json"
+        ),
         // A bad duration: one message per kind, the option's bare unit named.
         (
             ["session", "--device", "d", "--timeout", "2x"],

@@ -316,7 +316,7 @@ struct CommandLineTableTests {
         ),
         (
             ["check", "equivalence", "--modes", "ndef,tga"],
-            "--modes takes a comma-separated list of ndef, ndef-rw, tag, write, format, not 'tga'"
+            "--modes takes a comma-separated list of ndef, ndef-rw, tag, write, format, not 'tga'; did you mean 'tag'?"
         ),
         (
             ["check", "equivalence", "--devices", "sim,acr"],

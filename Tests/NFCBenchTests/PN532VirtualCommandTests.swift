@@ -146,7 +146,7 @@ struct PN532VirtualCommandTests {
         let link = folder.file("pn532")
         let (p, out, _) = try NFCBench.start([
             "virtual", "pn532", "--pty", link, "--reader", "nfc-forum-t4t", "--present-after", "0.5",
-            "--quiet", "--trace", folder.file("trace.jsonl"),
+            "--trace", folder.file("trace.jsonl"),  // not --quiet: the exchanges are printed at the end
         ])
         defer { if p.isRunning { p.terminate() } }
         try await waitForLink(link)

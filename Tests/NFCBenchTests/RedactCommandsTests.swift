@@ -185,6 +185,35 @@ struct RedactCommandsTests {
     }
 
     @Test(
+        "write and format --redact --dry-run: each planned WRITE shows its page and 'redacted:4 bytes', not the message's bytes"
+    )
+    func dryRun() async throws {
+        let folder = try TestFolder("redact-dry-run")
+        defer { folder.remove() }
+        let device = try Self.reader("ntag215-uri", "redact-dry-run", in: folder)
+        // "secret.example" as a URI record's bytes: 73 65 63 72 65 74 ("secret") must not show.
+        let secret = Array("secret".utf8).map { String(format: "%02X", $0) }
+        var outputs: [(what: String, text: String)] = []
+        for argv in [["write", "--ndef", "uri:https://secret.example"], ["format"]] {
+            for json in [false, true] {
+                let r = await InProcessCLI.run(
+                    argv + ["--device", device, "--redact", "--dry-run", "--no-trace"] + (json ? ["--json"] : []))
+                let all = r.stdout + r.stderr
+                #expect(r.status == 0, "\(argv) \(all)")
+                #expect(all.contains("would send"), "\(argv): \(all)")
+                #expect(all.contains("  page 4: redacted:4 bytes"), "\(argv): \(all)")
+                #expect(all.contains("dry run: nothing written"), "\(argv): \(all)")
+                outputs.append(("\(argv) --dry-run\(json ? " --json" : "")", all))
+            }
+        }
+        Self.expectHidden(Self.ntag215UID, in: outputs)
+        for (what, text) in outputs {
+            // The URI's bytes in the lines as they were shown before (pages of four hex pairs).
+            #expect(!text.contains("65 63 72 65") && !text.contains(secret.joined()), "\(what): \(text)")
+        }
+    }
+
+    @Test(
         "restore --redact: the tag, the pages written and a refusal naming two UIDs are shown without either; trace too"
     )
     func restore() async throws {

@@ -228,9 +228,9 @@ struct SignalPolicyTests {
         defer { bench.cleanup() }
         let link = bench.dir.appendingPathComponent("pn").path
         let (p, out, _) = try NFCBench.start(
-            ["virtual", "pn532", "--pty", link, "--tag", "ntag215-uri", "--quiet"], environment: bench.env)
-        // Its start line comes once it handles signals; before that a SIGHUP kills it (the
-        // default), link removed too, but with the signal's status.
+            ["virtual", "pn532", "--pty", link, "--tag", "ntag215-uri"], environment: bench.env)
+        // Its start line (none with --quiet) comes once it handles signals; before that a SIGHUP
+        // kills it (the default), link removed too, but with the signal's status.
         #expect(await Lines(out).wait { $0.contains { $0.contains("virtual PN532 on") } })
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != nil)
         kill(p.processIdentifier, SIGHUP)

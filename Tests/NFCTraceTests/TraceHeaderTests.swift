@@ -76,6 +76,24 @@ struct TraceHeaderTests {
             try TraceContents(text: [good, "not json", record].joined(separator: "\n"), name: "x")
         }
     }
+
+    @Test("Text that is no trace is said to be none (notATrace); a trace cut in its only line is cut short")
+    func notATrace() {
+        let cases: [(text: String, notATrace: Bool)] = [
+            ("", true), ("\u{0}\u{1}PNG", true), (#"{"a":1}"#, true), ("[1]", true), ("{\n  \"format\": 1\n}", true),
+            ("hello", true), (#"{"t_us":0,"event":"head"#, false),
+        ]
+        for c in cases {
+            do {
+                _ = try TraceContents(text: c.text, name: "f")
+                Issue.record("\(c.text) read as a trace")
+            } catch {
+                #expect(error.notATrace == c.notATrace, "\(c.text): \(error)")
+                #expect(error.description.hasPrefix(c.notATrace ? "f is not an nfcbench trace (" : "f: "), "\(error)")
+            }
+        }
+        #expect((try? TraceContents(text: #"{"t_us":5,"event":"begin"}"#))?.records.count == 1, "no header: a trace")
+    }
 }
 
 final class RecordingSink: TraceSink, @unchecked Sendable {

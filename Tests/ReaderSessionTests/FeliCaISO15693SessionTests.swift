@@ -38,18 +38,24 @@ struct FeliCaISO15693SessionTests {
         }
     }
 
-    /// A manual-clock system over an in-process field with `tags` in it.
+    /// A manual-clock system over an in-process field with `tags` in it; `embedded: true` runs
+    /// it on an executor the test drives (``loop``), dispatch queues otherwise.
     struct Rig {
-        let clock = ManualClock()
+        let clock: ManualClock
         let field = EmulatedField(name: "sim:felica")
         let system: NFCReaderSystem
-        init(_ tags: [(String, EmulatedTag)], systemCodes: [String]) {
+        let loop: EmbeddedReaderSessionExecutor?
+        init(_ tags: [(String, EmulatedTag)], systemCodes: [String], embedded: Bool = false) {
             var model = ReaderSystemModel(invalidationDelay: .zero)
             model.feliCaSystemCodes = systemCodes
+            let loop = embedded ? EmbeddedReaderSessionExecutor() : nil
+            let clock = loop?.clock ?? ManualClock()
+            self.loop = loop
+            self.clock = clock
             let frontend = ReaderFrontend(device: field, clock: clock)
             system = NFCReaderSystem(
                 backend: frontend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
-                model: model)
+                model: model, executor: loop)
             field.present(tags.map { (name: $0.0, tag: $0.1) })
         }
 
@@ -74,10 +80,6 @@ struct FeliCaISO15693SessionTests {
             }
         }
         return nil
-    }
-
-    static func until(_ condition: () -> Bool) async {
-        _ = await poll(every: .milliseconds(1), until: condition)
     }
 
     @Test(
@@ -154,27 +156,28 @@ struct FeliCaISO15693SessionTests {
 
     @Test("A system code no tag has: nothing delivered, the session times out with 201")
     func noMatchTimesOut() async throws {
-        let rig = Rig([("lite", try Self.tag("felica-lite-s-uri.json"))], systemCodes: ["FE00"])
+        let rig = Rig([("lite", try Self.tag("felica-lite-s-uri.json"))], systemCodes: ["FE00"], embedded: true)
+        let loop = try #require(rig.loop)
         let d = Seen()
         let s = try rig.session(.iso18092, d)
         s.begin()
-        await Self.until { d.all.contains("active") }
-        // The Polling of FE00 happened and found nothing.
-        await Self.until { rig.system.pendingWork == 0 }
-        await pause(
-            .milliseconds(50), because: "the frontend's Polling of FE00 (no answer) has no observable end in this rig")
-        rig.clock.advance(by: .seconds(60))
-        await Self.until { d.all.contains { $0.hasPrefix("end:") } }
+        loop.run()
+        #expect(d.all == ["active"])
+        // The Polling of FE00 happened and found nothing: the tag is not delivered.
+        #expect(rig.system.pendingWork == 0)
+        loop.advanceTime(by: .seconds(59))
+        #expect(d.all == ["active"])
+        loop.advanceTime(by: .seconds(1))
         #expect(d.all == ["active", "end:201"])
     }
 
     @Test(".iso18092 without a valid system code in the Info.plist ends at begin() with 2")
     func noValidCode() async throws {
         for codes in [[], ["12FF"], ["FFFF"]] {
-            let rig = Rig([("lite", try Self.tag("felica-lite-s-uri.json"))], systemCodes: codes)
+            let rig = Rig([("lite", try Self.tag("felica-lite-s-uri.json"))], systemCodes: codes, embedded: true)
             let d = Seen()
             try rig.session(.iso18092, d).begin()
-            await Self.until { !d.all.isEmpty }
+            try #require(rig.loop).run()
             #expect(d.all == ["end:2"], "\(codes)")
         }
     }
@@ -218,11 +221,11 @@ struct FeliCaISO15693SessionTests {
     @Test("An NDEF session reads the Lite-S and the SLIX (204 after the first read)")
     func ndefSessions() async throws {
         for name in ["felica-lite-s-uri.json", "icode-slix-text.json", "st25tv-uri.json"] {
-            let rig = Rig([("t", try Self.tag(name))], systemCodes: [])
+            let rig = Rig([("t", try Self.tag(name))], systemCodes: [], embedded: true)
             let d = Seen()
             let s = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: true, system: rig.system)
             s.begin()
-            await Self.until { d.all.contains { $0.hasPrefix("end:") } }
+            try #require(rig.loop).run()
             #expect(d.all == ["active", "ndef:1", "end:204"], "\(name)")
             #expect(d.messages.withLock { $0.first?.records.count } == 1, "\(name)")
         }

@@ -26,24 +26,6 @@ private final class Seen: NSObject, NFCNDEFReaderSessionDelegate, NFCTagReaderSe
     }
 }
 
-/// Waits (virtual time stands still) until the system's hand-offs have run.
-/// Waits until the system's hand-offs have run: `pendingWork` must read 0 twenty times in a
-/// row, 0.2 ms apart (a hand-off may be counted a moment after the call that starts it, and on
-/// a loaded machine the thread that runs it may wait its turn); gives up after 5 s of real time.
-private func settle(_ system: NFCReaderSystem) async {
-    var quiet = 0
-    _ = await poll(every: .microseconds(200)) {
-        quiet = system.pendingWork == 0 ? quiet + 1 : 0
-        return quiet >= 20
-    }
-}
-
-/// Waits until `condition` holds: polling events reach a session through a task of their
-/// own, so "settled" is not enough for them. Gives up after 5 s of real time.
-private func until(_ condition: () -> Bool) async {
-    _ = await poll(every: .milliseconds(1), until: condition)
-}
-
 private func ndef(_ bench: Bench, _ d: Seen) -> NFCNDEFReaderSession {
     NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: bench.system)
 }
@@ -80,61 +62,61 @@ private func failure(_ body: () async throws -> Void) async -> NFCReaderError.Co
 struct SystemModelTests {
     @Test("begin() in the background does nothing and reports nothing (reported); invalidate() later ends it with 200")
     func backgroundBegin() async throws {
-        let bench = Bench()
+        let bench = Bench(embedded: true)
         let d = Seen()
         bench.system.appDidEnterBackground()
         let s = ndef(bench, d)
         s.begin()
-        await settle(bench.system)
+        bench.run()
         #expect(d.all.isEmpty)
         #expect(!s.isReady)
         #expect(bench.trace.events().contains { if case .beginIgnored = $0 { true } else { false } })
         bench.system.appDidBecomeActive()
         s.invalidate()
-        await settle(bench.system)
+        bench.run()
         #expect(d.all == ["end:200"])
     }
 
     @Test("Inactive (a banner, Control Center) keeps a session and lets one begin; the background ends it with 202")
     func inactive() async throws {
-        let bench = Bench()
+        let bench = Bench(embedded: true)
         let d = Seen()
         bench.system.appWillResignActive()
         #expect(bench.system.appState == .inactive)
         let s = ndef(bench, d)
         s.begin()
-        await settle(bench.system)
+        bench.run()
         #expect(d.all == ["active"])
         bench.system.appDidBecomeActive()
         bench.system.appWillResignActive()
-        await settle(bench.system)
+        bench.run()
         #expect(s.isReady)
         bench.system.appDidEnterBackground()
-        await settle(bench.system)
+        bench.run()
         #expect(d.all == ["active", "end:202"])
     }
 
     @Test("The system ends sessions with 202 when told, and the next begin() at once")
     func scriptedEndings() async throws {
-        let bench = Bench()
+        let bench = Bench(embedded: true)
         let d = Seen()
         let s = ndef(bench, d)
         s.begin()
-        await settle(bench.system)
+        bench.run()
         bench.system.terminateSessions()
-        await settle(bench.system)
+        bench.run()
         #expect(d.all == ["active", "end:202"])
-        bench.clock.advance(by: .seconds(5))
+        bench.advanceTime(by: .seconds(5))
         bench.system.terminateNextBegin()
         let d2 = Seen()
         ndef(bench, d2).begin()
-        await settle(bench.system)
+        bench.run()
         #expect(d2.all == ["end:202"])
         #expect(
             bench.trace.events().contains(.systemEnded(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly)))
         let d3 = Seen()
         ndef(bench, d3).begin()
-        await settle(bench.system)
+        bench.run()
         #expect(d3.all == ["active"])
     }
 
@@ -142,7 +124,7 @@ struct SystemModelTests {
         "Busy policy queue: sessions wait in arrival order and become active as the reader frees; a queued one can be invalidated"
     )
     func queue() async throws {
-        let bench = Bench(model: .oneRule(busyPolicy: .queue))
+        let bench = Bench(model: .oneRule(busyPolicy: .queue), embedded: true)
         let (a, b, c, x) = (Seen(), Seen(), Seen(), Seen())
         let first = ndef(bench, a)
         first.begin()
@@ -152,19 +134,19 @@ struct SystemModelTests {
         gone.begin()
         let third = ndef(bench, c)
         third.begin()
-        await settle(bench.system)
+        bench.run()
         #expect(a.all == ["active"])
         #expect(b.all.isEmpty && c.all.isEmpty)
         #expect(bench.trace.events().filter { $0 == .queued }.count == 3)
         gone.invalidate()
-        await settle(bench.system)
+        bench.run()
         #expect(x.all == ["end:200"])
         first.invalidate()
-        await settle(bench.system)
+        bench.run()
         #expect(b.all == ["active"])
         #expect(c.all.isEmpty)
         second.invalidate()
-        await settle(bench.system)
+        bench.run()
         #expect(c.all == ["active"])
         // The queued session's limit counts from its activation (assumed).
         #expect(bench.trace.all.contains { $0.session == 4 && $0.event == .didBecomeActive })
@@ -173,17 +155,17 @@ struct SystemModelTests {
     @Test("Quick restart within 3 s of a sheet's end: 203 by default, never active, or a shorter limit (reported)")
     func quickRestart() async throws {
         func run(_ outcome: ReaderSystemModel.QuickRestartOutcome) async -> (Bench, Seen, NFCNDEFReaderSession) {
-            let bench = Bench(thermal: ThermalModel(), model: .oneRule(quickRestartOutcome: outcome))
+            let bench = Bench(thermal: ThermalModel(), model: .oneRule(quickRestartOutcome: outcome), embedded: true)
             let s = ndef(bench, Seen())
             s.begin()
-            await settle(bench.system)
+            bench.run()
             s.invalidate()
-            await settle(bench.system)
-            bench.clock.advance(by: .milliseconds(500))
+            bench.run()
+            bench.advanceTime(by: .milliseconds(500))
             let d = Seen()
             let again = ndef(bench, d)
             again.begin()
-            await settle(bench.system)
+            bench.run()
             return (bench, d, again)
         }
         let (busy, dBusy, _) = await run(.systemIsBusy)
@@ -195,10 +177,10 @@ struct SystemModelTests {
         #expect(dNever.all.isEmpty)
         let other = Seen()
         ndef(never, other).begin()  // the never-active session holds the reader
-        await settle(never.system)
+        never.run()
         #expect(other.all == ["end:203"])
-        never.clock.advance(by: .seconds(60))
-        await settle(never.system)
+        never.advanceTime(by: .seconds(60))
+        never.run()
         #expect(dNever.all == ["end:201"])
 
         let (shorter, dShorter, s) = await run(.shorterLimit)
@@ -212,26 +194,26 @@ struct SystemModelTests {
 
     @Test("begin() on an ended session delivers its ending again (reported); the model's alternative ignores it")
     func endingRepeated() async throws {
-        let bench = Bench()
+        let bench = Bench(embedded: true)
         let d = Seen()
         let s = ndef(bench, d)
         s.begin()
-        await settle(bench.system)
+        bench.run()
         s.invalidate()
-        await settle(bench.system)
+        bench.run()
         s.begin()
-        await settle(bench.system)
+        bench.run()
         #expect(d.all == ["active", "end:200", "end:200"])
         #expect(bench.trace.events().contains(.endingRepeated(.readerSessionInvalidationErrorUserCanceled)))
-        let quiet = Bench(model: .oneRule(invalidatedBegin: .ignored))
+        let quiet = Bench(model: .oneRule(invalidatedBegin: .ignored), embedded: true)
         let q = Seen()
         let t = ndef(quiet, q)
         t.begin()
-        await settle(quiet.system)
+        quiet.run()
         t.invalidate()
-        await settle(quiet.system)
+        quiet.run()
         t.begin()
-        await settle(quiet.system)
+        quiet.run()
         #expect(q.all == ["active", "end:200"])
     }
 
@@ -349,34 +331,32 @@ struct TagModelTests {
     )
     func selection() async throws {
         // Declared A0000000041010 and the NDEF application; the session narrows to the first.
-        let bench = Bench(model: .oneRule(iso7816SelectIdentifiers: ["A0000000041010", "D2760000850101"]))
+        let bench = Bench(
+            model: .oneRule(iso7816SelectIdentifiers: ["A0000000041010", "D2760000850101"]), embedded: true)
         let d = Seen()
         let s = try tagSession(bench, d, ["a0000000041010", "A0000000999999"])
         s.begin()
         bench.backend.present([(1, try MemoryType4Tag(ndef: uriMessage))])
-        await until {
-            bench.trace.events().contains { if case .applicationSelection = $0 { true } else { false } }
-        }
-        await settle(bench.system)
+        bench.run()
         #expect(d.all == ["active"])  // never delivered
         #expect(
             bench.trace.events().contains {
                 if case .applicationSelection(_, ["A0000000041010"], nil) = $0 { true } else { false }
             })
         s.invalidate()
-        await settle(bench.system)
+        bench.run()
 
         // Every declared AID: the NDEF application answers second.
-        bench.clock.advance(by: .seconds(5))
+        bench.advanceTime(by: .seconds(5))
         let all = try tagSession(bench, Seen())
         var it = all.events.makeAsyncIterator()
         all.begin()
         bench.backend.remove(1)
         bench.backend.present([(2, try MemoryType4Tag(ndef: uriMessage))])
-        guard let first = await detected(&it)?.first, case .iso7816(let tag) = first else {
-            Issue.record("not delivered as ISO 7816")
-            return
-        }
+        bench.run()
+        let first = try #require(await detected(&it)?.first, "no tag delivered")
+        let iso7816: (any NFCISO7816Tag)? = if case .iso7816(let t) = first { t } else { nil }
+        let tag = try #require(iso7816, "not delivered as ISO 7816")
         #expect(tag.initialSelectedAID == "D2760000850101")
         all.invalidate()
 
@@ -386,10 +366,9 @@ struct TagModelTests {
         var pit = p.events.makeAsyncIterator()
         p.begin()
         plain.backend.present([(3, try MemoryType4Tag(ndef: uriMessage))])
-        guard let t = await detected(&pit)?.first, case .miFare(let m) = t else {
-            Issue.record("not delivered as MIFARE")
-            return
-        }
+        let t = try #require(await detected(&pit)?.first, "no tag delivered")
+        let miFare: (any NFCMiFareTag)? = if case .miFare(let m) = t { m } else { nil }
+        let m = try #require(miFare, "not delivered as MIFARE")
         #expect(m.mifareFamily == .desfire)
         try await p.connect(to: t)
         #expect(try await m.readNDEF().bytes == uriMessage)
@@ -407,21 +386,21 @@ struct LockFolderTests {
 
     /// One 10 s session on a system with a file-lock arbiter in `dir`; the heat at its begin.
     static func session(_ dir: String) async -> Double? {
-        let clock = ManualClock()
+        let loop = EmbeddedReaderSessionExecutor()
         let trace = TraceLog()
         let system = NFCReaderSystem(
-            backend: FakeBackend(identifier: "sim:heat"), clock: clock, arbiter: SessionArbiter(lockDirectory: dir),
+            backend: FakeBackend(identifier: "sim:heat"), clock: loop.clock,
+            arbiter: SessionArbiter(lockDirectory: dir),
             thermal: ThermalModel(),
-            observer: { trace.record($0) })
+            observer: { trace.record($0) }, executor: loop)
         let s = NFCNDEFReaderSession(delegate: Seen(), queue: nil, invalidateAfterFirstRead: false, system: system)
         s.begin()
-        await settle(system)
-        clock.advance(by: .seconds(10))
+        loop.run()
+        loop.advanceTime(by: .seconds(10))
         s.invalidate()
-        await settle(system)
         // The turnover (ReaderSystemModel.invalidationDelay): the reader is let go 2.5 s later.
-        clock.advance(by: .milliseconds(2500))
-        await settle(system)
+        loop.advanceTime(by: .milliseconds(2500))
+        #expect(system.pendingWork == 0)
         return trace.events().compactMap { if case .thermal(let h, _, _) = $0 { h } else { nil } }.first
     }
 
@@ -538,10 +517,10 @@ struct FidelityRound3Tests {
     )
     func declarations() async throws {
         func firstEnding(_ model: ReaderSystemModel, tag: Bool) async throws -> [String] {
-            let bench = Bench(model: model)
+            let bench = Bench(model: model, embedded: true)
             let d = Seen()
             if tag { try tagSession(bench, d).begin() } else { ndef(bench, d).begin() }
-            await settle(bench.system)
+            bench.run()
             return d.all
         }
         #expect(try await firstEnding(ReaderSystemModel(readerSessionFormats: [.tag]), tag: false) == ["end:2"])
@@ -553,26 +532,28 @@ struct FidelityRound3Tests {
         #expect(try await firstEnding(ReaderSystemModel(availability: .accessNotAccepted), tag: false) == ["end:8"])
 
         // One invalid entry among valid ones: dropped, and the trace says so.
-        let mixed = Bench(model: ReaderSystemModel(iso7816SelectIdentifiers: ["A000", "D2760000850101"]))
+        let mixed = Bench(
+            model: ReaderSystemModel(iso7816SelectIdentifiers: ["A000", "D2760000850101"]), embedded: true)
         let m = Seen()
         try tagSession(mixed, m).begin()
-        await settle(mixed.system)
+        mixed.run()
         #expect(m.all == ["active"])
         #expect(mixed.trace.events().contains(.selectIdentifiersDropped(["A000"])))
 
         // No NFCReaderUsageDescription: the session runs, the tag is never delivered.
         let bench = Bench(
-            model: ReaderSystemModel(iso7816SelectIdentifiers: ["D2760000850101"], hasUsageDescription: false))
+            model: ReaderSystemModel(iso7816SelectIdentifiers: ["D2760000850101"], hasUsageDescription: false),
+            embedded: true)
         let d = Seen()
         let s = ndef(bench, d)
         s.begin()
         bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage))])
-        await until { bench.trace.events().contains { if case .detectionWithheld = $0 { true } else { false } } }
-        await settle(bench.system)
+        bench.run()
+        #expect(bench.trace.events().contains { if case .detectionWithheld = $0 { true } else { false } })
         #expect(d.all == ["active"])
         #expect(!bench.trace.events().contains { if case .didDetectNDEFs = $0 { true } else { false } })
-        bench.clock.advance(by: .seconds(61))
-        await settle(bench.system)
+        bench.advanceTime(by: .seconds(61))
+        bench.run()
         #expect(d.all == ["active", "end:201"])
     }
 
@@ -620,33 +601,33 @@ struct FidelityRound3Tests {
         "invalidate(): the session stops at once and didInvalidateWithError comes 2.5 s later (reported, the CLI's and the harness's default); the reader stays held until then; 0 s is the library default"
     )
     func turnoverDelay() async throws {
-        let bench = Bench(model: .reportedTurnover)
+        let bench = Bench(model: .reportedTurnover, embedded: true)
         let d = Seen()
         let s = ndef(bench, d)
         s.begin()
-        await settle(bench.system)
+        bench.run()
         s.invalidate()
-        await settle(bench.system)
+        bench.run()
         #expect(!s.isReady)
         #expect(d.all == ["active"])
         let other = Seen()
         NFCNDEFReaderSession(delegate: other, queue: nil, invalidateAfterFirstRead: false, system: bench.system).begin()
-        await settle(bench.system)
+        bench.run()
         #expect(other.all == ["end:203"], "the reader is still held while the sheet closes")
-        bench.clock.advance(by: .milliseconds(2499))
-        await settle(bench.system)
+        bench.advanceTime(by: .milliseconds(2499))
+        bench.run()
         #expect(d.all == ["active"])
-        bench.clock.advance(by: .milliseconds(1))
-        await settle(bench.system)
+        bench.advanceTime(by: .milliseconds(1))
+        bench.run()
         #expect(d.all == ["active", "end:200"])
 
-        let old = Bench(model: ReaderSystemModel(invalidationDelay: .zero))
+        let old = Bench(model: ReaderSystemModel(invalidationDelay: .zero), embedded: true)
         let o = Seen()
         let t = ndef(old, o)
         t.begin()
-        await settle(old.system)
+        old.run()
         t.invalidate()
-        await settle(old.system)
+        old.run()
         #expect(o.all == ["active", "end:200"])
     }
 
@@ -654,28 +635,28 @@ struct FidelityRound3Tests {
         "A begin() while the same app's session is active kicks that one out with 202, and the new one meets the quick restart (203); another app's session meets the busy policy (reported)"
     )
     func kickOut() async throws {
-        let bench = Bench(model: .reportedTurnover)
+        let bench = Bench(model: .reportedTurnover, embedded: true)
         let (a, b, c) = (Seen(), Seen(), Seen())
         ndef(bench, a).begin()
-        await settle(bench.system)
+        bench.run()
         ndef(bench, b).begin()
-        await settle(bench.system)
+        bench.run()
         #expect(a.all == ["active", "end:202"])
         #expect(b.all == ["end:203"])
         #expect(bench.trace.events().contains { if case .kickedOut = $0 { true } else { false } })
         // After a back-off past the quick-restart window, a begin works.
-        bench.clock.advance(by: .seconds(4))
+        bench.advanceTime(by: .seconds(4))
         ndef(bench, c).begin()
-        await settle(bench.system)
+        bench.run()
         #expect(c.all == ["active"])
 
         // The old model: the second begin() meets the busy policy (203) and the first runs on.
-        let old = Bench(model: ReaderSystemModel(sameAppBegin: .busyPolicy))
+        let old = Bench(model: ReaderSystemModel(sameAppBegin: .busyPolicy), embedded: true)
         let (x, y) = (Seen(), Seen())
         ndef(old, x).begin()
-        await settle(old.system)
+        old.run()
         ndef(old, y).begin()
-        await settle(old.system)
+        old.run()
         #expect(x.all == ["active"])
         #expect(y.all == ["end:203"])
     }

@@ -17,11 +17,16 @@ private final class QuietRWDelegate: NSObject, NFCNDEFReaderSessionTagDelegate, 
         self.tags.withLock { $0 += tags }
     }
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {}
+    var first: (any NFCNDEFTag)? { tags.withLock { $0.first } }
+    var count: Int { tags.withLock { $0.count } }
 }
 
-/// Waits (real time, bounded) until the system has no hand-off in flight.
-private func settled(_ system: NFCReaderSystem) async -> Bool {
-    await poll(timeout: .seconds(2), every: .milliseconds(1)) { system.pendingWork == 0 }
+/// What a completion handler was called with (the test drives the executor, then reads it).
+private final class Outcome: Sendable {
+    private let box = Mutex<(called: Bool, error: String?)>((false, nil))
+    func record(_ error: (any Error)?) { box.withLock { $0 = (true, error.map { "\($0)" }) } }
+    var called: Bool { box.withLock { $0.called } }
+    var error: String? { box.withLock { $0.error } }
 }
 
 @Suite("Call observer and pending work (hooks for conformance harnesses)")
@@ -29,13 +34,13 @@ struct SessionCallObserverTests {
     @Test(
         "Calls Core NFC ignores are reported with the state they met: begin again, restartPolling, alertMessage after the end"
     )
-    func ignoredCalls() async throws {
+    func ignoredCalls() throws {
         let log = CallLog()
-        let clock = ManualClock()
+        let loop = EmbeddedReaderSessionExecutor()
         let backend = FakeBackend()
         let system = NFCReaderSystem(
-            backend: backend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
-            callObserver: { log.record($0) })
+            backend: backend, clock: loop.clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
+            callObserver: { log.record($0) }, executor: loop)
         let d = QuietRWDelegate()
         let s = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: system)
         s.begin()
@@ -58,42 +63,44 @@ struct SessionCallObserverTests {
                 .notStarted, .active(generation: 0), .active(generation: 1), ended, ended, ended, ended,
             ])
         #expect(Set(calls.map(\.session)).count == 1)
-        #expect(await settled(system))
+        #expect(system.pendingWork > 0, "the delegate calls wait for the executor")
+        #expect(loop.run() > 0)
+        #expect(system.pendingWork == 0 && loop.isIdle)
     }
 
     @Test("A tag operation is reported with the generation its tag object came from; pendingWork drains to 0")
-    func tagOperationGeneration() async throws {
+    func tagOperationGeneration() throws {
         let log = CallLog()
-        let clock = ManualClock()
+        let loop = EmbeddedReaderSessionExecutor()
         let backend = FakeBackend()
         let system = NFCReaderSystem(
-            backend: backend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
-            callObserver: { log.record($0) })
+            backend: backend, clock: loop.clock, arbiter: SessionArbiter(fileLocks: false), thermal: .disabled,
+            callObserver: { log.record($0) }, executor: loop)
         let d = QuietRWDelegate()
         let s = NFCNDEFReaderSession(delegate: d, queue: nil, invalidateAfterFirstRead: false, system: system)
-        var events = s.events.makeAsyncIterator()
         s.begin()
-        _ = await events.next()  // didBecomeActive
+        loop.run()  // didBecomeActive
         backend.present([(1, MemoryType2Tag(ndef: uriMessage))])
-        _ = await events.next()  // didDetectTags
-        guard let tag = d.tags.withLock({ $0.first }) else {
-            Issue.record("no tag delivered")
-            return
-        }
+        loop.run()  // didDetectTags
+        let delivered = d.first
+        let tag = try #require(delivered, "no tag delivered")
         s.restartPolling()
-        _ = await events.next()  // the same tag again, generation 1
-        await #expect(throws: NFCReaderError.self) { try await s.connect(to: tag) }
+        loop.run()  // the same tag again, generation 1
+        #expect(d.count == 2)
+        let connected = Outcome()
+        s.connect(to: tag) { connected.record($0) }
+        loop.run()
+        #expect(connected.called)
+        #expect(connected.error != nil, "a tag object of generation 0 after restartPolling()")
         let op = log.all.first { if case .tagOperation = $0.call { true } else { false } }
-        guard case .tagOperation(let name, let handle)? = op?.call else {
-            Issue.record("no tag operation reported")
-            return
-        }
+        let reported: (name: String, handle: TagHandle)? =
+            if case .tagOperation(let n, let h)? = op?.call { (n, h) } else { nil }
+        let (name, handle) = try #require(reported, "no tag operation reported")
         #expect(name == "connect")
         #expect(handle.generation == 0)
         #expect(op?.state == .active(generation: 1))
         s.invalidate()
-        _ = await events.next()
-        #expect(await settled(system))
-        #expect(system.pendingWork == 0)
+        loop.run()
+        #expect(system.pendingWork == 0 && loop.isIdle)
     }
 }

@@ -3,6 +3,7 @@ import NFCBenchTestSupport
 import NFCTags
 import ReaderFrontend
 import ReaderSession
+import Synchronization
 import Testing
 import VirtualHardware
 
@@ -29,22 +30,27 @@ struct SimulatedReaderTests {
 
     func scenario(_ steps: [Scenario.Step]) -> Scenario { Scenario(reader: "bench", steps: steps) }
 
-    /// Collects events as they arrive, without blocking.
-    final class Collector: @unchecked Sendable {
-        private let lock = NSLock()
-        private var _events: [ReaderBackendEvent] = []
-        var events: [ReaderBackendEvent] { lock.withLock { _events } }
-        func start(_ stream: AsyncThrowingStream<ReaderBackendEvent, any Error>) -> Task<Void, Never> {
-            Task { do { for try await e in stream { lock.withLock { _events.append(e) } } } catch {} }
+    /// Collects the frontend's pushed polling events (``/ReaderSession/ReaderBackend/subscribe(_:_:)``):
+    /// the simulated field is an in-memory device, so each event arrives on the thread that moved
+    /// the manual clock, before `advance(by:)` returns; the test asserts right after, no waiting.
+    final class Collector: Sendable {
+        private let log = Mutex<[ReaderBackendEvent]>([])
+        var events: [ReaderBackendEvent] { log.withLock { $0 } }
+        func start(_ frontend: ReaderFrontend) throws -> any ReaderBackendSubscription {
+            let subscription = frontend.subscribe(.iso14443) { [self] r in
+                if case .success(let e?) = r { log.withLock { $0.append(e) } }
+            }
+            return try #require(subscription, "the simulated field pushes its events")
         }
+    }
+
+    /// The targets of a detection event (nil: none, or a loss).
+    static func detected(_ e: ReaderBackendEvent?) -> [DetectedTarget]? {
+        if case .detected(let t)? = e { t } else { nil }
     }
 
     /// A connection of another kind than the test's Type 2 tag: thrown, so the test fails.
     struct NotType2: Error {}
-
-    func settle(_ c: Collector, count: Int) async {
-        _ = await poll(timeout: .seconds(5), every: .milliseconds(1)) { c.events.count >= count }
-    }
 
     @Test("A tag is detected at its step time, read through Type2TagReader, and lost at its remove step")
     func presentReadRemove() async throws {
@@ -58,16 +64,12 @@ struct SimulatedReaderTests {
         let frontend = ReaderFrontend(device: reader.field, clock: clock)
         #expect(reader.identifier == "sim:bench")
         let c = Collector()
-        let task = c.start(frontend.events(.iso14443))
+        let subscription = try c.start(frontend)
         clock.advance(by: .milliseconds(299))
-        await settle(c, count: 1)
         #expect(c.events.isEmpty)
         clock.advance(by: .milliseconds(1))
-        await settle(c, count: 1)
-        guard case .detected(let targets)? = c.events.first, let target = targets.first else {
-            Issue.record("expected a detection, got \(c.events)")
-            return
-        }
+        #expect(c.events.count == 1)
+        let target = try #require(Self.detected(c.events.first)?.first, "expected a detection, got \(c.events)")
         #expect(target.kind == .type2)
         #expect(target.uid == [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66])
         let ndef = try frontend.withTag(target.id) { connection -> [UInt8] in
@@ -77,10 +79,9 @@ struct SimulatedReaderTests {
         }
         #expect(ndef == [0xD1, 0x01, 0x07, 0x55, 0x04, 0x61, 0x2E, 0x62, 0x63, 0x2F, 0x78])
         clock.advance(by: .seconds(2))
-        await settle(c, count: 2)
         #expect(c.events.last == .lost(target.id))
         #expect(throws: TagCommunicationError.tagLost) { try frontend.withTag(target.id) { _ in 0 } }
-        task.cancel()
+        subscription.cancel()
     }
 
     @Test("A tag_lost fault takes the tag out of the field mid-read and reports it lost")
@@ -95,13 +96,9 @@ struct SimulatedReaderTests {
             tags: ["t": try Self.ntag213()], clock: clock)
         let frontend = ReaderFrontend(device: reader.field, clock: clock)
         let c = Collector()
-        let task = c.start(frontend.events(.iso14443))
+        let subscription = try c.start(frontend)
         clock.advance(by: .zero)
-        await settle(c, count: 1)
-        guard case .detected(let targets)? = c.events.first, let target = targets.first else {
-            Issue.record("no detection")
-            return
-        }
+        let target = try #require(Self.detected(c.events.first)?.first, "no detection")
         #expect(throws: Type2TagError.self) {
             try frontend.withTag(target.id) { connection in
                 guard case .type2(let t) = connection else { throw NotType2() }
@@ -109,10 +106,9 @@ struct SimulatedReaderTests {
                 _ = try r.readNDEF()
             }
         }
-        await settle(c, count: 2)
         #expect(c.events.last == .lost(target.id))
         #expect(reader.tagsInField.isEmpty)
-        task.cancel()
+        subscription.cancel()
     }
 
     @Test("restartPolling reports the tags still in the field again, under new ids")
@@ -126,24 +122,17 @@ struct SimulatedReaderTests {
             tags: ["t": try Self.ntag213()], clock: clock)
         let frontend = ReaderFrontend(device: reader.field, clock: clock)
         let c = Collector()
-        let task = c.start(frontend.events(.iso14443))
+        let subscription = try c.start(frontend)
         clock.advance(by: .zero)
-        await settle(c, count: 1)
-        guard case .detected(let first)? = c.events.first else {
-            Issue.record("no detection")
-            return
-        }
+        let first = try #require(Self.detected(c.events.first), "no detection")
         #expect(first.count == 2, "two tags arriving together are detected together")
         frontend.restartPolling()
-        await settle(c, count: 2)
-        guard case .detected(let again)? = c.events.last else {
-            Issue.record("no re-detection")
-            return
-        }
+        #expect(c.events.count == 2)
+        let again = try #require(Self.detected(c.events.last), "no re-detection")
         #expect(again.count == 2)
         #expect(Set(again.map(\.id)).isDisjoint(with: first.map(\.id)))
         #expect(throws: TagCommunicationError.tagLost) { try frontend.withTag(first[0].id) { _ in 0 } }
-        task.cancel()
+        subscription.cancel()
     }
 
     @Test("A scenario naming a tag file that was not loaded is refused")

@@ -22,8 +22,9 @@ public struct Command: Sendable {
     public var footer: String { footerBody() }
     private var discussionBody: @Sendable () -> String
     private var footerBody: @Sendable () -> String
-    /// Whether the command gives `--quiet` a meaning of its own (the virtual devices print
-    /// their start line): the shared gate in ``BenchOutput`` (`quiet`) is then left open.
+    /// Whether the command declares `--quiet` itself (none does: every command takes the shared
+    /// ``OutputOptions/quiet``, whose gate in ``BenchOutput`` drops every line but errors and
+    /// what `--json` or `-` asks for); the gate is then left to the command.
     public var handlesQuiet: Bool
     /// Checks between options that the table can't say (`--lock` needs its confirmation):
     /// usage errors, thrown before anything runs.
@@ -143,7 +144,7 @@ extension String {
 public enum OutputOptions {
     /// `--json`, with what the command prints.
     public static func json(_ what: String) -> OptionSpec {
-        OptionSpec("json", .flag, help: what, group: .output)
+        OptionSpec("json", .flag, help: what, group: .output, standardOutput: .whenGiven)
     }
 
     public static let quiet = OptionSpec(

@@ -52,6 +52,17 @@ public struct OptionSpec: Sendable {
     public var completion: Completion
     /// The durations a duration option takes (nil: any from 0).
     public var durationRange: ClosedRange<Duration>?
+    /// Whether (and when) the option writes on standard output: two such options given at
+    /// once are refused before anything runs (``OptionParser/standardOutputClash(_:options:)``).
+    public var standardOutput: StandardOutputUse?
+
+    /// When an option writes on standard output.
+    public enum StandardOutputUse: Sendable, Equatable {
+        /// An output file whose name may be `-` (or `/dev/stdout`): standard output then.
+        case whenDash
+        /// A flag whose output is printed there (`--json`).
+        case whenGiven
+    }
 
     public enum Completion: Sendable, Equatable {
         case none, file, directory, devices
@@ -62,9 +73,10 @@ public struct OptionSpec: Sendable {
         _ name: String, _ kind: Kind = .text, value: String = "", help: String, group: Group = .command,
         aliases: [String] = [], short: Character? = nil, default defaultValue: OptionValue? = nil,
         environment: String? = nil, required: Bool = false, hidden: Bool = false, completion: Completion? = nil,
-        in durationRange: ClosedRange<Duration>? = nil
+        in durationRange: ClosedRange<Duration>? = nil, standardOutput: StandardOutputUse? = nil
     ) {
         self.durationRange = durationRange
+        self.standardOutput = standardOutput
         self.name = name
         self.kind = kind
         self.value = kind == .flag ? "" : (value.isEmpty ? Self.placeholder(kind) : value)
@@ -274,8 +286,9 @@ public struct ParsedOptions: Sendable, Equatable {
 /// Accepted forms: `--name value`, `--name=value`, `--flag`, `-h`, a short spelling, and `--`
 /// (everything after it is positional). Refused, one message per kind: an unknown option
 /// (with the nearest name), a missing value, a value of the wrong kind, a single-value
-/// option given twice, a flag given a value, a required option left out, too many or too
-/// few positional words.
+/// option or a flag given twice (only `.repeated` options repeat), a flag given a value, a
+/// required option left out, too many or too few positional words, two outputs on standard
+/// output (``standardOutputClash(_:options:)``).
 public enum OptionParser {
     public static func parse(
         _ argv: [String], options: [OptionSpec], positionals: [PositionalSpec], environment: [String: String] = [:]
@@ -324,13 +337,9 @@ public enum OptionParser {
         var given: [String: OptionValue] = [:]
         var seen: [String: String] = [:]
         for (spec, spelling, text) in raw {
-            if spec.kind == .flag {
-                if text != nil { throw .usage("\(spelling) takes no value") }
-                given[spec.name] = .flag
-                continue
-            }
-            guard let text else { throw .usage("\(spelling) needs a value") }
-            if spec.kind == .repeated {
+            if spec.kind == .flag && text != nil { throw .usage("\(spelling) takes no value") }
+            if spec.kind != .flag && text == nil { throw .usage("\(spelling) needs a value") }
+            if spec.kind == .repeated, let text {
                 if case .list(let earlier)? = given[spec.name] {
                     given[spec.name] = .list(earlier + [text])
                 } else {
@@ -338,15 +347,12 @@ public enum OptionParser {
                 }
                 continue
             }
-            if let earlier = seen[spec.name] {
-                throw .usage(
-                    earlier == spelling
-                        ? "\(spelling) is given twice: give it once"
-                        : "\(spelling) and \(earlier) are the same option: give it once")
-            }
+            // Anything but a repeatable option, a flag included, is given once.
+            if let earlier = seen[spec.name] { throw .usage(givenTwice(spelling, earlier)) }
             seen[spec.name] = spelling
-            given[spec.name] = try value(text, for: spec, spelling: spelling)
+            given[spec.name] = spec.kind == .flag ? .flag : try value(text ?? "", for: spec, spelling: spelling)
         }
+        if let clash = standardOutputClash(given, options: options) { throw .usage(clash) }
         for spec in options where given[spec.name] == nil {
             if let env = spec.environment, let text = environment[env], !text.isEmpty {
                 given[spec.name] = try value(text, for: spec, spelling: "$\(env)")
@@ -373,6 +379,36 @@ public enum OptionParser {
         for o in options { if let d = o.defaultValue { defaults[o.name] = d } }
         return ParsedOptions(
             given: given, positionals: words, defaults: defaults, declared: Set(options.map(\.name)))
+    }
+
+    /// The one message for an option given twice (a flag or a single value), under one
+    /// spelling or two.
+    public static func givenTwice(_ spelling: String, _ earlier: String) -> String {
+        earlier == spelling
+            ? "\(spelling) is given twice: give it once"
+            : "\(spelling) and \(earlier) are the same option: give it once"
+    }
+
+    /// The names that are standard output itself (``/NFCFiles/OutputFile``'s rule).
+    public static let standardOutputNames: Set<String> = ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+
+    /// The one message for a flag that prints on standard output (`--json`) given with an output
+    /// file that is standard output too (`--trace -`): the two would be interleaved there. Nil
+    /// when at most one writes there. Two output files that are both standard output are the
+    /// same file, refused as such when the command plans its outputs (``/NFCFiles/SameFile``).
+    public static func standardOutputClash(_ given: [String: OptionValue], options: [OptionSpec]) -> String? {
+        var flag: String?
+        var file: (name: String, value: String)?
+        for o in options {
+            switch (o.standardOutput, given[o.name]) {
+            case (.whenGiven?, .flag?): flag = flag ?? "--\(o.name)"
+            case (.whenDash?, .text(let t)?) where standardOutputNames.contains(t): file = file ?? ("--\(o.name)", t)
+            default: continue
+            }
+        }
+        guard let flag, let file else { return nil }
+        return "\(flag) and \(file.name) \(file.value) both write to standard output: give \(file.name) a file name,"
+            + " or leave out \(flag)"
     }
 
     public static func isNegativeNumber(_ t: String) -> Bool {

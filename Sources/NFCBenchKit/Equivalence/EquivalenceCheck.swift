@@ -106,11 +106,20 @@ public struct EquivalenceRun: Sendable {
         records.compactMap(Self.line) + extraLines + (readBack?.lines.map { "read back: " + $0 } ?? [])
     }
 
-    /// ATQA/SAK as the device showed them ("not shown" for a PC/SC reader).
-    public var activation: String {
+    /// ATQA/SAK as the device showed them ("not shown" for a PC/SC reader), ATQA in wire order
+    /// as the trace has it (`--json`'s `atqa_sak`).
+    public var activation: String { activation(shown: false) }
+
+    /// The same for a person: ATQA most significant byte first, as `poll` and `nfc-list` show it.
+    public var activationText: String { activation(shown: true) }
+
+    private func activation(shown: Bool) -> String {
         for r in records where r["event"]?.stringValue == "detected" {
             guard case .array(let targets)? = r["targets"], case .object(let t)? = targets.first else { continue }
-            if let atqa = t["atqa"]?.stringValue, let sak = t["sak"]?.stringValue { return "\(atqa)/\(sak)" }
+            if let atqa = t["atqa"]?.stringValue, let sak = t["sak"]?.stringValue {
+                let bytes = shown ? [UInt8](hex: atqa) : nil
+                return "\(bytes.map { ISO14443AActivation.atqaText($0, separator: "") } ?? atqa)/\(sak)"
+            }
             return "not shown"
         }
         return "-"
@@ -229,7 +238,7 @@ public struct EquivalenceRow: Sendable {
         }
         for (device, reason) in notOffered { parts.append("\(device.rawValue): not offered (\(reason))") }
         let ending = runs.first.map { "\($0.run.ending.rawValue)" } ?? "-"
-        let activation = runs.map { "\($0.device.rawValue) \($0.run.activation)" }.joined(separator: ", ")
+        let activation = runs.map { "\($0.device.rawValue) \($0.run.activationText)" }.joined(separator: ", ")
         return "\(tag) \(mode.rawValue): ending \(ending); " + parts.joined(separator: "; ")
             + "; ATQA/SAK: \(activation)"
     }

@@ -32,7 +32,8 @@ public final class PN532Server: Sendable {
     public let cycle: (present: Duration, absent: Duration)?
     /// `--json`: the records go to standard output (through the trace), no text lines.
     public let json: Bool
-    /// `--quiet`: no per-frame text lines (the trace still has every record).
+    /// `--quiet`: nothing on standard output but errors, and with no link (`--pty -`) the pty's
+    /// own path alone, which a client needs to connect (the trace still has every record).
     public let quiet: Bool
     /// `--save FILE`: the tag as it is at the end, written there (`-`: standard output).
     public let savePath: String?
@@ -72,7 +73,7 @@ public final class PN532Server: Sendable {
     /// the trace (`virtual pn532`, device `pn532_uart:` + ``device``, setup `pty`, `slave`,
     /// `tag_type` and `uid`, or `reader_c_apdus`). The link is removed if the process dies.
     /// `presentAfter` and `cycle` are durations from the start; with `json` the trace's
-    /// records are printed (unless `quiet`).
+    /// records are printed (`quiet` or not: they are what `--json` asks for).
     /// - Throws: ``BenchError``: 65 a tag file that can't be emulated, 73 a link that can't be
     ///   made (74 when the disk fails), 69 no pty; the trace's errors of
     ///   ``BenchTraces/open(command:device:model:setup:options:echo:inputs:touchesHardware:)``.
@@ -114,7 +115,7 @@ public final class PN532Server: Sendable {
         }
         if let reader { setup["reader_c_apdus"] = .int(Int64(reader.steps.count)) }
         var options = traceOptions
-        options.json = json && !quiet
+        options.json = json
         let trace: TraceWriter
         do {
             trace = try BenchTraces.open(
@@ -155,10 +156,11 @@ public final class PN532Server: Sendable {
 
     private var isStopped: Bool { stopped.withLock { $0 } }
 
-    /// Serves until ``stop()``: prints the start lines (unless `json`), brings the tag in and
-    /// out on schedule, traces each frame and event as the chip logs it (and prints its text
-    /// line unless `json` or `quiet`), then stops the chip, records `stopped`, the scripted
-    /// reader's `reader_exchange`s, saves the tag to `savePath`, and removes the link.
+    /// Serves until ``stop()``: prints the start lines (unless `json` or `quiet`; with `quiet`
+    /// and no link, the pty's path alone), brings the tag in and out on schedule, traces each
+    /// frame and event as the chip logs it (and prints its text line unless `json` or `quiet`),
+    /// then stops the chip, records `stopped`, the scripted reader's `reader_exchange`s, saves
+    /// the tag to `savePath`, and removes the link.
     /// Returns the exit status, 0.
     /// - Throws: ``BenchError`` when the tag can't be saved (73/74, 64 the `--tag` file).
     public func serve() async throws(BenchError) -> Int32 {
@@ -167,7 +169,11 @@ public final class PN532Server: Sendable {
             trace.close()
             linkCleanup?.cancel()
         }
-        if !json {
+        let text = !json && !quiet
+        if quiet && !json && link == nil {
+            BenchOutput.raw(pn532.slavePath + "\n")  // what a client connects to: not a status line
+        }
+        if text {
             BenchOutput.out(
                 link.map { "virtual PN532 on \($0) -> \(pn532.slavePath); connect with pn532_uart:\($0)" }
                     ?? "virtual PN532 on \(pn532.slavePath); connect with pn532_uart:\(pn532.slavePath)")
@@ -176,7 +182,6 @@ public final class PN532Server: Sendable {
                 ?? "reader: \(reader?.steps.count ?? 0) C-APDUs after RATS \(reader?.rats.hexString() ?? "")"
             BenchOutput.out(what + (trace.path.map { "; trace \($0)" } ?? ""))
         }
-        let text = !json && !quiet
         let start = ContinuousClock.now
         var nextChange: ContinuousClock.Instant? =
             presentAtStart ? cycle.map { start + $0.present } : start + presentAfter
@@ -213,7 +218,7 @@ public final class PN532Server: Sendable {
                 fields["response"] = x.response.map { .string($0.hexString()) } ?? .null
                 fields["index"] = .int(Int64(i))
                 trace.record("reader_exchange", fields)
-                if !json {
+                if text {
                     BenchOutput.out(
                         "reader C-APDU \(x.command.hexString(separator: " ")) -> \(x.response.map { $0.hexString(separator: " ") } ?? "no answer")"
                     )
@@ -224,9 +229,9 @@ public final class PN532Server: Sendable {
             do throws(FileError) { try final.updating(file).save(path: savePath, label: "--save \(savePath)") } catch {
                 throw BenchError(error)
             }
-            if !json && savePath != "-" { BenchOutput.out("saved the tag as it is now to \(savePath)") }
+            if text && savePath != "-" { BenchOutput.out("saved the tag as it is now to \(savePath)") }
         }
-        if !json { BenchOutput.out(link.map { "stopped; removed \($0)" } ?? "stopped") }
+        if text { BenchOutput.out(link.map { "stopped; removed \($0)" } ?? "stopped") }
         return 0
     }
 

@@ -14,8 +14,10 @@ public import VirtualHardware
 /// the reason said and another try.
 ///
 /// ``start(tagPath:file:personality:kind:port:reversed:traceOptions:json:quiet:wait:otherSlot:grace:)``
-/// makes the card, opens the trace and prints the start lines; ``serve(presentFor:absentFor:removeAfter:readingStandardInput:)``
+/// makes the card and opens the trace; ``serve(presentFor:absentFor:removeAfter:readingStandardInput:)``
 /// runs until ``stop()`` (a signal handler), `quit` on standard input, or vpcd not taking the card.
+/// The start lines (the card, its ATR, the trace's path) are printed once vpcd has the card in
+/// its field, never before: a card vpcd never takes says only why.
 public final class VirtualCardServer: Sendable {
     /// The card being served.
     public let card: VirtualCard
@@ -23,7 +25,7 @@ public final class VirtualCardServer: Sendable {
     public let trace: TraceWriter
     /// `--json`: the trace's records are the output, no text lines.
     public let json: Bool
-    /// `--quiet`: only the start lines and errors (the trace keeps everything).
+    /// `--quiet`: nothing on standard output, only errors (the trace keeps everything).
     public let quiet: Bool
     /// `--wait`: when vpcd does not take the card, say why and keep trying.
     public let wait: Bool
@@ -34,13 +36,16 @@ public final class VirtualCardServer: Sendable {
     /// The monotonic microseconds (``VirtualCardTrace/monotonicMicros()``) the records'
     /// `t_us` count from.
     public let startMicros: UInt64
+    /// What is printed once vpcd has the card in its field (unless `json` or `quiet`).
+    public let startLines: [String]
     private let done = DispatchSemaphore(value: 0)
     private let failure = Mutex<String?>(nil)
 
     private init(
         card: VirtualCard, trace: TraceWriter, json: Bool, quiet: Bool, wait: Bool, otherSlot: String,
-        grace: Duration, startMicros: UInt64
+        grace: Duration, startMicros: UInt64, startLines: [String]
     ) {
+        self.startLines = startLines
         self.card = card
         self.trace = trace
         self.json = json
@@ -54,8 +59,8 @@ public final class VirtualCardServer: Sendable {
     /// Makes the vpcd card of `personality` (vpcd's `port`; `reversed`: the card listens on
     /// 127.0.0.1 and vpcd connects to it), opens its trace (`virtual card`, device
     /// `vpcd:PORT`, setup `tag_file`, `personality`, `tag_type`, `port`, `atr`, `reversed`;
-    /// `tagPath` may not be an output) and, unless `json`, prints the line naming the card and
-    /// the trace's path. The card is not started yet.
+    /// `tagPath` may not be an output). The card is not started yet, and nothing is printed:
+    /// the line naming the card and the trace's path (``startLines``) wait for vpcd to take it.
     /// - Throws: ``BenchError``: the trace's errors of
     ///   ``BenchTraces/open(command:device:model:setup:options:echo:inputs:touchesHardware:)``.
     public static func start(
@@ -75,15 +80,15 @@ public final class VirtualCardServer: Sendable {
             ],
             options: traceOptions, inputs: [NamedFile("--tag \(tagPath)", tagPath)])
         let start = VirtualCardTrace.monotonicMicros()
-        if !json {
-            BenchOutput.out(
-                "virtual card: \(file.type.rawValue) from \(tagPath) on vpcd port \(port)\(reversed ? " (reversed: listening on 127.0.0.1)" : ""), ATR \(personality.atr.hexString(separator: " "))"
-            )
-            BenchOutput.out("trace: \(trace.path ?? "(none)")")
-        }
+        let lines = [
+            "virtual card: \(file.type.rawValue) from \(tagPath) on vpcd port \(port)"
+                + (reversed ? " (reversed: listening on 127.0.0.1)" : "")
+                + ", ATR \(personality.atr.hexString(separator: " "))",
+            "trace: \(trace.path ?? "(none)")",
+        ]
         return VirtualCardServer(
             card: card, trace: trace, json: json, quiet: quiet, wait: wait, otherSlot: otherSlot, grace: grace,
-            startMicros: start)
+            startMicros: start, startLines: lines)
     }
 
     /// Ends ``serve(presentFor:absentFor:removeAfter:readingStandardInput:)`` (from any thread
@@ -137,7 +142,11 @@ public final class VirtualCardServer: Sendable {
         }
         let stopFollowing = BenchFlag()
         let followerDone = DispatchSemaphore(value: 0)
-        let follower = Thread { self.follow(until: stopFollowing, then: followerDone) }
+        // The follower's lines go where this task's do (a test's capture, or the descriptors).
+        let capture = BenchOutput.capture
+        let follower = Thread {
+            BenchOutput.$capture.withValue(capture) { self.follow(until: stopFollowing, then: followerDone) }
+        }
         follower.start()
         let done = self.done
         await OffPool.run { done.wait() }
@@ -154,21 +163,28 @@ public final class VirtualCardServer: Sendable {
             throw BenchError.unavailable(why + " (--wait keeps trying)")
         }
         trace.record("stopped", [:])
-        if !json { BenchOutput.out("stopped") }
+        if !json && !quiet { BenchOutput.out("stopped") }
         return 0
     }
 
     /// Follows the card's log (on a thread of its own): traces every event, prints the human
     /// line; and watches that vpcd takes the card: says why not, then ends the serving or
-    /// (`wait`) keeps trying.
+    /// (`wait`) keeps trying. Nothing is printed on standard output before vpcd first has the
+    /// card in its field: then the start lines, then the lines held back until then.
     private func follow(until stopFollowing: BenchFlag, then followerDone: DispatchSemaphore) {
         var everInField = false
         var said: String? = nil
+        let text = !json && !quiet
+        var heldBack: [String] = []
         let graceMicros =
             UInt64(grace.components.seconds) * 1_000_000 + UInt64(grace.components.attoseconds / 1_000_000_000_000)
         while true {
             let link = card.link
             if link.state == .inField {
+                if !everInField && text {
+                    for line in startLines + heldBack { BenchOutput.out(line) }
+                    heldBack = []
+                }
                 everInField = true
                 said = nil
             } else if VirtualCardTrace.monotonicMicros() >= link.sinceMicros + graceMicros,
@@ -182,15 +198,16 @@ public final class VirtualCardServer: Sendable {
                     }
                 } else if why != said {
                     trace.record("waiting", ["reason": .string(why)])
-                    if !json { BenchOutput.err("waiting: \(why); trying again (Ctrl-C stops)") }
+                    if text { BenchOutput.err("waiting: \(why); trying again (Ctrl-C stops)") }
                     said = why
                 }
             }
             let new = card.takeEvents()
             // The events since the last look go to the trace with one write(2).
             let records = new.map { VirtualCardTrace.record(of: $0, since: startMicros) }
-            for written in trace.emit(contentsOf: records) where !json && !quiet {
-                if let line = VirtualCardTrace.text(written) { BenchOutput.out(line) }
+            for written in trace.emit(contentsOf: records) where text {
+                guard let line = VirtualCardTrace.text(written) else { continue }
+                if everInField { BenchOutput.out(line) } else { heldBack.append(line) }
             }
             if new.isEmpty {
                 if stopFollowing.isSet {

@@ -254,7 +254,7 @@ public enum TagSnapshot {
             atqa = type4 ? [0x44, 0x03] : [0x44, 0x00]
             sak = type4 ? 0x20 : 0x00
             notes.append(
-                "the reader does not report ATQA and SAK (PC/SC): \(atqa!.hexString(separator: " ")) / \([sak!].hexString()) assumed for the family"
+                "the reader does not report ATQA and SAK (PC/SC): \(ISO14443AActivation.atqaText(atqa!)) / \([sak!].hexString()) assumed for the family"
             )
         }
         if type4 && ats == nil {

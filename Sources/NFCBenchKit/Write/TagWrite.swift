@@ -24,14 +24,17 @@ public enum TagWrite {
     /// takes the backup (``saveBackup(_:_:to:)``) before the first byte, writes through NFCTags'
     /// procedures with every command recorded, reads back, then locks when asked. `stop` is
     /// checked between two commands (a signal); `viaPCSC` words a Type 2 dry run as the
-    /// reader's UPDATE BINARY APDUs. Each line for a person goes to `say`.
+    /// reader's UPDATE BINARY APDUs. Each line for a person goes to `say`; with `redact`, a dry
+    /// run's lines show what each command writes as its redacted text (`page 5: redacted:4
+    /// bytes`, ``BenchRedaction``), the pages and APDU headers kept.
     ///
     /// Returns the outcome however the write ends (written, dry run, refused, failed part way,
     /// interrupted: ``/NFCTags/TagWriteOutcome``); throws only when the backup can't be taken or
     /// a read-back fails to reach the tag (``BenchError``, exit 1 or the file's status).
     public static func perform(
         _ target: DetectedTarget, _ connection: TagConnection, command: String, operation: Operation, dryRun: Bool,
-        backup: Backups.Plan?, stop: StopRequest, viaPCSC: Bool, say: @Sendable (String) -> Void
+        backup: Backups.Plan?, stop: StopRequest, viaPCSC: Bool, redact: Bool = false,
+        say: @Sendable (String) -> Void
     ) throws -> TagWriteOutcome {
         var version: TagVersion? = nil
         if case .type2(let t) = connection {
@@ -101,7 +104,9 @@ public enum TagWrite {
             )
             if dryRun {
                 say("would send \(Figures.count(format.writes.count, "write")), in this order:")
-                for w in format.writes { say("  page \(w.page): \(w.bytes.hexString(separator: " "))") }
+                for w in format.writes {
+                    say("  page \(w.page): \(BenchRedaction.hex(w.bytes, separator: " ", redact: redact))")
+                }
                 say("dry run: nothing written")
                 outcome.status = .dryRun
                 outcome.sent = format.writes.map { "page \($0.page)" }
@@ -159,7 +164,11 @@ public enum TagWrite {
                 say("would send \(Figures.count(recorder.writes.count, verb)), in this order:")
                 for (page, data) in recorder.writes {
                     let bytes = viaPCSC ? [0xFF, 0xD6, 0x00, page, 0x04] + data : data
-                    say("  page \(page): \(bytes.hexString(separator: " "))")
+                    let shown =
+                        !redact
+                        ? bytes.hexString(separator: " ")
+                        : viaPCSC ? BenchRedaction.commandAPDU(bytes) : BenchRedaction.text(bytes)
+                    say("  page \(page): \(shown)")
                 }
                 if message != nil && lock {
                     say(
@@ -224,7 +233,9 @@ public enum TagWrite {
                     return refuse("refused: \(error); nothing written")
                 }
                 say("would send \(Figures.count(recorder.updates.count, "UPDATE BINARY APDU")), in this order:")
-                for apdu in recorder.updates { say("  \(apdu.hexString(separator: " "))") }
+                for apdu in recorder.updates {
+                    say("  \(redact ? BenchRedaction.commandAPDU(apdu) : apdu.hexString(separator: " "))")
+                }
                 say("dry run: nothing written")
                 outcome.status = .dryRun
                 outcome.sent = recorder.updates.map { $0.hexString(separator: " ") }
@@ -260,7 +271,9 @@ public enum TagWrite {
             }
             if dryRun {
                 say("would send \(Figures.count(dry.writes.count, "\(family) write")), in this order:")
-                for w in dry.writes { say("  \(w.hexString(separator: " "))") }
+                for w in dry.writes {
+                    say("  \(redact ? BenchRedaction.head(w, keep: 1) : w.hexString(separator: " "))")
+                }
                 say("dry run: nothing written")
                 outcome.status = .dryRun
                 outcome.sent = dry.writes.map { $0.hexString(separator: " ") }

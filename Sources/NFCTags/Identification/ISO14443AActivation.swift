@@ -65,6 +65,16 @@ public struct ISO14443AActivation: Sendable, Hashable {
         self.ats = ats
     }
 
+    /// ATQA as people read it: most significant byte first, as libnfc's `nfc-list` prints it
+    /// (`ATQA (SENS_RES): 00  44` for an NTAG21x's wire `44 00`); the one form every line for a
+    /// person shows (tag files, traces and JSON keep the wire order).
+    public static func atqaText(_ wireOrder: [UInt8], separator: String = " ") -> String {
+        wireOrder.reversed().hexString(separator: separator)
+    }
+
+    /// This activation's ATQA as people read it (``atqaText(_:separator:)``).
+    public var atqaText: String { Self.atqaText(atqa) }
+
     /// The UID size announced by ATQA bits b8–b7 (`00` single, `01` double, `10` triple;
     /// `11` is RFU → `nil`). ISO/IEC 14443-3 §6.5.2.1.
     public var announcedUIDSize: ISO14443UIDSize? {
@@ -149,7 +159,7 @@ public struct ISO14443AActivation: Sendable, Hashable {
 
 extension ISO14443AActivation: CustomStringConvertible {
     public var description: String {
-        var s = "UID \(uid.hexString(separator: " ")), ATQA \(atqa.hexString(separator: " ")), SAK \([sak].hexString())"
+        var s = "UID \(uid.hexString(separator: " ")), ATQA \(atqaText), SAK \([sak].hexString())"
         if let ats { s += ", ATS \(ats.hexString(separator: " "))" }
         return s
     }

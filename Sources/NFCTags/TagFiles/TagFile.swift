@@ -247,7 +247,7 @@ public struct TagFile: Sendable, Hashable {
         let type = try type2Type(version: version, pageCount: pages.count, field: "Card.Version")
         let atqa = try c.optionalHex("ATQA", count: 2).map { wireOrderATQA($0, notes: &notes) }
         let sak = try c.optionalHex("SAK", count: 1)?[0]
-        if atqa == nil || sak == nil { notes.append("dump records no ATQA/SAK; assumed 44 00 / 00 (NXP Type 2)") }
+        if atqa == nil || sak == nil { notes.append("dump records no ATQA/SAK; assumed 00 44 / 00 (NXP Type 2)") }
         var file = TagFile(
             type: type, activation: try makeActivation(uid: uid, atqa: atqa ?? [0x44, 0x00], sak: sak ?? 0, ats: nil),
             getVersion: version, signature: try c.optionalHex("Signature", count: 32),

@@ -318,7 +318,7 @@ public struct TagReport: Sendable {
         } else {
             out.append("UID:       \(uidOnTag.hexString(separator: " "))")
             out.append(
-                "ATQA/SAK:  \(file.activation.atqa.hexString(separator: " ")) / \([file.activation.sak].hexString())"
+                "ATQA/SAK:  \(file.activation.atqaText) / \([file.activation.sak].hexString())"
                     + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
         }
         if let a = type3Attribute {

@@ -98,12 +98,36 @@ public final class NFCReaderSystem: Sendable {
 
     private static let installed = Mutex<NFCReaderSystem?>(nil)
 
-    /// The system sessions created without `system:` use; `nil` until a host installs one
-    /// (then `readingAvailable` is false and `begin()` ends with 1 `readerErrorUnsupportedFeature`).
-    public static var current: NFCReaderSystem? { installed.withLock { $0 } }
+    /// A host run's system in scope (`withCurrent(_:_:)`): task-local, and for
+    /// synchronous work on a thread without a task, that thread's for the call.
+    @TaskLocal private static var scoped: NFCReaderSystem?
 
-    /// Makes `system` the current one (`nil` removes it).
+    /// The system sessions created without `system:` use: the one in scope on this task or
+    /// thread (`withCurrent(_:_:)`), else the one installed (``install(_:)``);
+    /// `nil` when neither (then `readingAvailable` is false and `begin()` ends with 1
+    /// `readerErrorUnsupportedFeature`).
+    public static var current: NFCReaderSystem? { scoped ?? installed.withLock { $0 } }
+
+    /// Makes `system` the current one process-wide (`nil` removes it); a system in scope
+    /// (`withCurrent(_:_:)`) comes first where there is one.
     public static func install(_ system: NFCReaderSystem?) { installed.withLock { $0 = system } }
+
+    /// Runs `body` with `system` as ``current`` for the code it runs synchronously and the
+    /// tasks it starts with `Task {}` (a task-local value; `Task.detached`, another thread, a
+    /// queue's `async` block do not see it), without changing what ``install(_:)`` installed:
+    /// two hosts in one process (two conformance runs side by side) each see their own, and
+    /// Core NFC's initialisers, which take no system, find it.
+    public static func withCurrent<R>(_ system: NFCReaderSystem?, _ body: () throws -> R) rethrows -> R {
+        try $scoped.withValue(system) { try body() }
+    }
+
+    /// The asynchronous form of `withCurrent(_:_:)`: `system` is current on this task
+    /// across its suspensions, and in the tasks it starts with `Task {}`.
+    public static func withCurrent<R>(
+        _ system: NFCReaderSystem?, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
+    ) async rethrows -> R {
+        try await $scoped.withValue(system, operation: body, isolation: isolation)
+    }
 
     /// The thermal model's state now (with the heat kept in the lock folder, when there is one).
     public var thermalModel: ThermalModel { withThermal(at: clock.now) { $0 } }

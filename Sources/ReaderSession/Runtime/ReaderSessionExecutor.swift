@@ -6,7 +6,8 @@ public import Dispatch
 /// returns and in the order handed over for one queue. The default is `queue.async(work)`.
 /// A virtual-time host (ReaderSessionConformance's harness) keeps them in one first-in,
 /// first-out list and runs them itself with `queue.sync(work)` on its own thread, so a
-/// scenario runs without a thread hop and in one order.
+/// scenario runs without a thread hop and in one order. ``EmbeddedReaderSessionExecutor`` is
+/// that for tests: it runs the hand-offs when the test says (`run()`, `advanceTime(by:)`).
 public protocol ReaderSessionExecutor: Sendable {
     func async(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void)
 }

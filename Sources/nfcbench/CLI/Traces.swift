@@ -14,7 +14,7 @@ extension BenchTraces.Options {
                 OptionSpec(
                     "trace", value: "PATH",
                     help: "where the run's trace goes (default: the trace folder, README \"Traces\")",
-                    group: .trace))
+                    group: .trace, standardOutput: .whenDash))
             t.append(OptionSpec("no-trace", .flag, help: "keep no trace file", group: .trace))
         }
         if redact {
@@ -29,7 +29,7 @@ extension BenchTraces.Options {
                 OptionSpec(
                     "pcapng", value: "OUT",
                     help: "also write the frames as they happen to OUT, a pcapng file for Wireshark",
-                    group: .trace, completion: .file))
+                    group: .trace, completion: .file, standardOutput: .whenDash))
         }
         return t
     }

@@ -50,16 +50,13 @@ enum VirtualCardCommand {
                 "remove-after", .duration(bare: .seconds, moreThanZero: false),
                 help: "take the card out of the field after this long"),
             OutputOptions.json("print the trace records (JSON Lines) instead of text lines"),
-            OptionSpec(
-                "quiet", .flag, help: "print only the start line and errors (the trace keeps everything)",
-                group: .output,
-                short: "q"),
         ] + Traces.Options.table(),
         discussion: """
             A type4 file becomes a T4T NDEF application behind an ISO/IEC 14443-4 ATR; a Type 2
             file (NTAG21x, Ultralight) its memory image behind a PC/SC part 3 storage-card ATR.
-            One line per connection, control byte and APDU; every line is also in the trace,
-            whose path is printed right after the line naming the card. Standard input takes
+            Once vpcd has the card in its field: a line naming the card, the trace's path, then one
+            line per connection, control byte and APDU (every line is also in the trace); nothing
+            before, so a card vpcd never takes prints only why. --quiet prints nothing but errors. Standard input takes
             commands, one per line: 'remove', 'present', 'quit'. SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the card cleanly (exit 0).
             vpcd must be configured in pcscd (scripts/with-pcscd runs a private one). The card is in
             the field once pcscd polls it through vpcd; when that does not happen within 3 s

@@ -38,17 +38,16 @@ enum VirtualPN532Command {
             OptionSpec(
                 "save", value: "FILE",
                 help:
-                    "on exit, write the tag as it is then (our JSON; - for standard output);\nrefused when it is the --tag file"
-            ),
+                    "on exit, write the tag as it is then (our JSON; - for standard output);\nrefused when it is the --tag file",
+                standardOutput: .whenDash),
             OutputOptions.json("one JSON line per frame and event (the trace schema) instead of text"),
-            OptionSpec(
-                "quiet", .flag, help: "no per-frame lines (the trace still has them)", group: .output, short: "q"),
         ] + Traces.Options.table(),
         discussion: """
             Creates a symlink at PATH to a fresh pty (removed on exit) and answers libnfc's
             pn532_uart driver there: connect with pn532_uart:PATH (e.g. LIBNFC_DEVICE=pn532_uart:PATH nfc-list).
             The link is made only where nothing is (or over an old link into /dev/pts); with
-            --pty - no link is made: connect to the pty's own path, printed first.
+            --pty - no link is made: connect to the pty's own path, printed first (with --quiet, alone
+            on its line: the one line --quiet prints). The trace has every frame, --quiet or not.
             The tag (our JSON, a Flipper .nfc or a Proxmark3 JSON dump; a name in hardware/tags works)
             is served by the NFCTags emulation cores: NTAG21x/Ultralight or a Type 4 NDEF application;
             writes stay in memory for the run (and go to --save FILE on exit).

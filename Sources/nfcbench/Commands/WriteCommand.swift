@@ -101,11 +101,13 @@ enum WriteCommand {
                     extension), a folder, or - (standard output). Default: a new file
                     nfcbench-backup-<UID>-<time>.json in $XDG_STATE_HOME/nfcbench/backups (else
                     ~/.local/state/nfcbench/backups), never rotated
-                    """),
+                    """, standardOutput: .whenDash),
             OptionSpec(
                 "timeout", .duration(bare: .seconds, moreThanZero: false), help: "how long to wait for a tag",
                 default: .duration(.seconds(10))),
-            OutputOptions.json("one JSON object: status, tag, backup, sent, tag_state, interrupted_by, error"),
+            OutputOptions.json(
+                "one JSON object: status, dry_run, tag, backup, sent (would_send in a dry run), tag_state,"
+                    + " interrupted_by, error"),
         ] + Traces.Options.table(redact: true, pcapng: false)
     }
 
@@ -191,7 +193,7 @@ enum WriteCommand {
             defer { signals.cancel() }
             return try TagWrite.perform(
                 target, connection, command: r.command, operation: r.operation, dryRun: r.dryRun,
-                backup: backupPlan, stop: stop, viaPCSC: viaPCSC, say: say)
+                backup: backupPlan, stop: stop, viaPCSC: viaPCSC, redact: redact, say: say)
         }
         // --redact: the tag's UID in `tag` too (the trace redacts the other keys itself).
         var result = json(outcome, r)
@@ -228,7 +230,11 @@ enum WriteCommand {
         ]
         j["tag"] = o.tag.map { .string($0) } ?? .null
         j["backup"] = o.backup.map { .string($0) } ?? .null
-        j["sent"] = .array(o.sent.map { .string($0) })
+        // A dry run sends nothing: what it would send is `would_send`, and `sent` stays empty.
+        let dryRun = o.status == .dryRun
+        j["dry_run"] = .bool(dryRun)
+        j["sent"] = .array(dryRun ? [] : o.sent.map { .string($0) })
+        if dryRun { j["would_send"] = .array(o.sent.map { .string($0) }) }
         j["tag_state"] = o.tagState.map { .string($0) } ?? .null
         j["interrupted_by"] = o.interruptedBy.map { .string($0) } ?? .null
         j["error"] = o.error.map { .string($0) } ?? .null

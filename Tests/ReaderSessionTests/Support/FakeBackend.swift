@@ -3,6 +3,7 @@ import NFCTags
 import ReaderFrontend
 import ReaderSession
 import Synchronization
+import Testing
 
 /// A tag the fake reader can hold in its field.
 protocol FieldTag: AnyObject, Sendable {
@@ -80,6 +81,15 @@ final class FakeBackend: ReaderBackend {
     func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
         counts.withLock { $0.streams += 1 }
         return frontend.events(options)
+    }
+
+    /// Pushed polling (what the runtime reads under an executor, ``EmbeddedReaderSessionExecutor``):
+    /// each field change reaches the session on the thread that made it.
+    func subscribe(
+        _ options: NFCPollingOption, _ handler: @escaping @Sendable (Result<ReaderBackendEvent?, any Error>) -> Void
+    ) -> (any ReaderBackendSubscription)? {
+        counts.withLock { $0.streams += 1 }
+        return frontend.subscribe(options, handler)
     }
 
     func restartPolling() {
@@ -196,22 +206,50 @@ extension ReaderSystemModel {
 }
 
 /// A virtual-time bench: manual clock, fake reader, in-process arbiter, trace.
+///
+/// `embedded: true` runs the system on an ``EmbeddedReaderSessionExecutor``: nothing happens
+/// between the test's calls until it calls ``run()`` or ``advanceTime(by:)``, which run every
+/// hand-off (delegate calls, pushed reader events, tag I/O) on the test's thread, so the test
+/// asserts right after without waiting. Without it the system runs on dispatch queues, as in
+/// production, and a test awaits the session's events.
 struct Bench {
-    let clock = ManualClock()
+    let clock: ManualClock
     let backend = FakeBackend()
     let trace = TraceLog()
     let system: NFCReaderSystem
+    /// The executor the test drives (nil: dispatch queues).
+    let loop: EmbeddedReaderSessionExecutor?
 
     /// - Parameter model: the app declares the NFC Forum NDEF application as its ISO 7816
     ///   select-identifier unless a test says otherwise.
     init(
         thermal: ThermalModel = .disabled,
-        model: ReaderSystemModel = .oneRule(iso7816SelectIdentifiers: ["D2760000850101"])
+        model: ReaderSystemModel = .oneRule(iso7816SelectIdentifiers: ["D2760000850101"]), embedded: Bool = false
     ) {
         let trace = self.trace
+        let loop = embedded ? EmbeddedReaderSessionExecutor() : nil
+        let clock = loop?.clock ?? ManualClock()
+        self.loop = loop
+        self.clock = clock
         system = NFCReaderSystem(
             backend: backend, clock: clock, arbiter: SessionArbiter(fileLocks: false), thermal: thermal, model: model,
-            observer: { trace.record($0) })
+            observer: { trace.record($0) }, executor: loop)
+    }
+
+    /// Runs every hand-off waiting (and those they hand over); an embedded bench only.
+    func run(sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let loop else {
+            Issue.record("run() on a bench without an executor", sourceLocation: sourceLocation)
+            return
+        }
+        loop.run()
+        #expect(system.pendingWork == 0, "hand-offs left after run()", sourceLocation: sourceLocation)
+    }
+
+    /// Moves virtual time, firing due timers in order and running what each sets off; an
+    /// embedded bench only (a plain one moves its clock).
+    func advanceTime(by d: Duration) {
+        if let loop { loop.advanceTime(by: d) } else { clock.advance(by: d) }
     }
 }
 
