@@ -45,7 +45,7 @@ public final class TraceWriter: Sendable {
     /// walk's or an emulation's summary, the signal that ended it.
     public static let summaryEvents: Set<String> = [
         "measured", "didInvalidateWithError", "signal", "stopped", "summary", "not_in_field", "write_outcome",
-        "closed",
+        "closed", "pcapng_skipped",
     ]
 
     private struct State {
@@ -104,11 +104,18 @@ public final class TraceWriter: Sendable {
     /// The first write to the file that failed (a full disk): the trace is incomplete from there.
     public var failure: FileError? { stream?.failure }
 
-    /// Ends the trace: a last `trace_dropped` count when the cap left records out, the sinks
-    /// finish (a pcapng file is complete) and the file is synced, closed and put in place.
+    /// Ends the trace: the sinks' closing records (``TraceSink/closingRecords()``), a last
+    /// `trace_dropped` count when the cap left records out, the sinks finish (a pcapng file is
+    /// complete) and the file is synced, closed and put in place.
     /// Later records are dropped. Calling it again does nothing. A failure is in ``failure``
     /// (and ``/NFCFiles/OutputFailures``).
     public func close() {
+        let open = state.withLock { !$0.closed }
+        if open {
+            var closing = sinks.flatMap { $0.closingRecords() }
+            for i in closing.indices { closing[i]["t_us"] = .int(elapsedMicroseconds) }
+            if !closing.isEmpty { emit(contentsOf: closing) }
+        }
         let sinks: [any TraceSink] = state.withLock { s in
             guard !s.closed else { return [] }
             if let stream, s.dropped > s.counted {
@@ -246,6 +253,13 @@ public final class TraceWriter: Sendable {
 public protocol TraceSink: Sendable {
     func receive(_ record: JSONObject)
     func finish()
+    /// Records for the trace to end with, asked once when it is closed, before ``finish()``
+    /// (the pcapng export's frames left out); the writer sets their `t_us`. None by default.
+    func closingRecords() -> [JSONObject]
+}
+
+extension TraceSink {
+    public func closingRecords() -> [JSONObject] { [] }
 }
 
 /// The one place trace files and the files made from them (pcapng, SVG) are created, so

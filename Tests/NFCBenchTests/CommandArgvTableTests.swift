@@ -286,7 +286,7 @@ struct CommandArgvTableTests {
             argv: ["--tags", "t4t-uri,ntag215-uri", "--devices", "sim,pn532"],
             given: ["tags": .list(["t4t-uri", "ntag215-uri"]), "devices": .list(["sim", "pn532"])]),
         Row(
-            command: ["trace", "export"], options: ["pcapng": nil, "redact": nil, "quiet": nil],
+            command: ["trace", "export"], options: ["pcapng": nil, "redact": nil, "json": nil, "quiet": nil],
             argv: ["a.jsonl", "--pcapng", "a.pcapng", "--redact"],
             given: ["pcapng": .text("a.pcapng"), "redact": .flag], positionals: ["a.jsonl"]),
         Row(

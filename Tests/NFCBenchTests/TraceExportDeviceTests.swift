@@ -65,6 +65,21 @@ struct TraceExportDeviceTests {
         }
     }
 
+    @Test("libnfc session on the virtual PN532, FeliCa: the session's and the chip's exports are FeliCa to tshark")
+    func libnfcFeliCa() async throws {
+        let (session, air) = try await Self.libnfcSession(tag: "felica-lite-s-uri", mode: ["--first-read"])
+        TraceExportFamiliesTests.expectAllFeliCa(session, "session")
+        #expect(session.comments.contains { $0.contains("synthesized from the target libnfc reports") })
+        #expect(session.rows.contains { $0["felica.opcode"] == "0x06" && $0["felica.svc_code"] == "0x0b00" })
+        // The chip's own export: its field events on the ISO 14443 interface, every frame on the FeliCa one.
+        let frames = air.rows.filter { $0["frame.interface_id"] == "1" }
+        #expect(frames.contains { $0["felica.opcode"] == "0x00" && $0["felica.sys_code"] == "0xffff" }, "\(air.info)")
+        #expect(frames.allSatisfy { $0["frame.protocols"]?.hasPrefix("exported_pdu:felica") == true })
+        let others = air.rows.filter { $0["frame.interface_id"] != "1" }
+        #expect(others.allSatisfy { ($0["_ws.col.Info"] ?? "").hasPrefix("Field o") }, "\(air.info)")
+        #expect(air.malformedFree)
+    }
+
     @Test("PC/SC session on the vpcd card, Type 4: I-blocks and the NDEF SELECT (synthesized, and said so)")
     func pcscType4() async throws {
         let folder = try TestFolder("export")

@@ -18,7 +18,8 @@ public enum BenchTraces {
         public var redact = false
         /// `--json`: every record is also printed on stdout.
         public var json = false
-        /// `--pcapng OUT`: the ISO/IEC 14443 frames as they happen, in a pcapng file.
+        /// `--pcapng OUT`: the frames as they happen, in a pcapng file (ISO/IEC 14443 and
+        /// FeliCa; ISO 15693 frames left out and counted: ``/NFCTrace/PcapngExport``).
         public var pcapng: String?
         /// `--no-trace`: no trace file (the records still reach `--json` and `--pcapng`).
         public var noTrace = false
@@ -75,7 +76,13 @@ public enum BenchTraces {
         try BenchOutputs.refuseSameFiles(outputs: options.outputs, inputs: inputs)
         var sinks: [any TraceSink] = []
         if let out = options.pcapng {
-            do { sinks.append(try PcapngExport(path: out, redact: options.redact, label: "--pcapng \(out)")) } catch {
+            do {
+                // What it left out (ISO 15693 frames) is said when it finishes, and in the trace.
+                sinks.append(
+                    try PcapngExport(
+                        path: out, redact: options.redact, label: "--pcapng \(out)",
+                        report: { BenchOutput.err("--pcapng \(out): \($0)") }))
+            } catch {
                 throw failure(error, options, what: "the pcapng file")
             }
         }

@@ -1,18 +1,33 @@
 import NFCTags
 
-/// One packet of the export: the pseudo-header's event, the frame (no CRC), a comment.
+/// One packet of the export: the pseudo-header's event, the frame (no CRC), a comment, and
+/// the interface it goes to (``link``).
 public struct ISO14443Packet: Sendable, Equatable {
+    /// Which interface of the file a packet is on, by the dissector that reads it.
+    public enum Link: Sendable, Equatable {
+        /// LINKTYPE_ISO_14443 (264): the pseudo-header with ``event`` before ``data``.
+        case iso14443
+        /// A FeliCa frame without its length byte, for Wireshark's `felica` dissector
+        /// (``ExportedPDULinkType``); ``event`` only gives the direction.
+        case feliCa
+    }
+
     /// The trace's `t_us` of the record it comes from.
     public var tMicroseconds: Int64
     public var event: ISO14443LinkType.Event
     public var data: [UInt8]
     public var comment: String?
+    public var link: Link
 
-    public init(tMicroseconds: Int64, event: ISO14443LinkType.Event, data: [UInt8] = [], comment: String? = nil) {
+    public init(
+        tMicroseconds: Int64, event: ISO14443LinkType.Event, data: [UInt8] = [], comment: String? = nil,
+        link: Link = .iso14443
+    ) {
         self.tMicroseconds = tMicroseconds
         self.event = event
         self.data = data
         self.comment = comment
+        self.link = link
     }
 
     /// Reader to card (PCD → PICC)?
@@ -50,10 +65,27 @@ public struct ISO14443Packet: Sendable, Equatable {
 /// historical bytes, Type 2 data and APDU data (except SELECT's AID or file id) become
 /// zeros of the same length, and status words stay. Frames already redacted in the trace
 /// (`"redacted:…"`) cannot be exported: they are counted in ``skippedFrames``.
+///
+/// Not every target is an ISO/IEC 14443 one, and none of the others is written as one: the
+/// family comes from the `detected` record's `family` (or `kind`), the virtual PN532's `air`
+/// record's `kind`, the vpcd card's ATR (``/NFCTags/TargetClassification/classify(atr:)``).
+/// - FeliCa frames become ``ISO14443Packet/Link/feliCa`` packets (Wireshark's `felica`
+///   dissector, on an interface of their own: ``PcapngExport``), without their length byte,
+///   each described in its comment ("Check (Read Without Encryption): service 000B, block
+///   0"); a target's Polling is synthesized from the IDm, PMm and system code the device
+///   reports (when it reports the PMm), as the 14443 activation is. `--redact` zeroes the IDm
+///   and block data.
+/// - ISO/IEC 15693 frames are left out: Wireshark has no dissector for them. They stay in the
+///   trace and are counted in ``skippedISO15693Frames`` (a trace's `frame` or `air` record,
+///   a command and its answer, counts as one; so does each APDU of the vpcd card).
 public struct ISO14443Exporter: Sendable {
     public let redact: Bool
     /// Frames the trace holds only redacted (or not as hex): left out of the export.
     public private(set) var skippedFrames = 0
+    /// ISO/IEC 15693 frames: left out (Wireshark has no dissector for them), kept in the trace.
+    public private(set) var skippedISO15693Frames = 0
+    /// Why ``skippedISO15693Frames`` are left out, as the export says it.
+    public static let iso15693Reason = "ISO 15693 frames: Wireshark has no dissector; kept in the trace"
     /// Packets made so far.
     public private(set) var packetCount = 0
 
@@ -81,6 +113,14 @@ public struct ISO14443Exporter: Sendable {
     private struct Target: Sendable {
         var kind: String
         var viaPCSC: Bool
+        var family: TargetFamily? = nil
+    }
+
+    /// A `detected` target's family: its `family` (a ``/NFCTags/TargetFamily`` name), else its
+    /// `kind`.
+    private static func family(_ o: JSONObject) -> TargetFamily? {
+        if let f = o["family"]?.stringValue.flatMap(TargetFamily.init(rawValue:)) { return f }
+        return o["kind"]?.stringValue.flatMap(TargetFamily.init(rawValue:))
     }
 
     public init(redact: Bool = false) {
@@ -152,13 +192,21 @@ public struct ISO14443Exporter: Sendable {
             for case .object(let target) in list { detected(target, t, &out) }
         case "frame":
             guard let id = r["target"]?.intValue else { return }  // a virtual PN532's host-link frame
+            let target = targets[id] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
+            if target.family == .iso15693 {
+                skippedISO15693Frames += 1
+                return
+            }
             guard let command = hex(r["command"]) else { return skip() }
             var response: [UInt8]?
             if let v = r["response"], v != .null {
                 guard let h = hex(v) else { return skip() }
                 response = h
             }
-            let target = targets[id] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
+            if target.family == .felica {
+                feliCa(command, response, t, comment: nil, &out)
+                return
+            }
             switch target.kind {
             case "type2":
                 type2(
@@ -180,6 +228,13 @@ public struct ISO14443Exporter: Sendable {
     private mutating func detected(_ o: JSONObject, _ t: Int64, _ out: inout [ISO14443Packet]) {
         let id = o["id"]?.intValue ?? 0
         let kind = o["kind"]?.stringValue ?? "other"
+        let family = Self.family(o)
+        if family == .felica || family == .iso15693 {
+            let viaPCSC = o["atqa"] == nil && o["sak"] == nil && o["atr"] != nil
+            targets[id] = Target(kind: kind, viaPCSC: viaPCSC, family: family)
+            if family == .felica { feliCaDetected(o, viaPCSC: viaPCSC, t, &out) }
+            return
+        }
         guard let uid = hex(o["uid"]) else { return skip() }
         let atqa = hex(o["atqa"])
         let sak = hex(o["sak"])?.first
@@ -321,6 +376,12 @@ public struct ISO14443Exporter: Sendable {
         }
     }
 
+    /// What a FeliCa command or response is, as its packet's comment says ("Check (Read
+    /// Without Encryption): service 000B, block 0"); with or without its length byte.
+    public static func describeFeliCa(_ frame: [UInt8]) -> String {
+        FeliCaFrames.describe(FeliCaFrames.payload(frame))
+    }
+
     /// The PC/SC pseudo-APDU a storage-card reader gets for this Type 2 frame.
     private static func pcscStorageCommand(_ f: [UInt8]) -> String? {
         switch f.first {
@@ -328,6 +389,60 @@ public struct ISO14443Exporter: Sendable {
         case 0xA2?: f.count > 1 ? "UPDATE BINARY FF D6 00 \(String(format: "%02X", f[1])) 04" : nil
         default: "a transparent exchange (FF C2 00 01)"
         }
+    }
+
+    // MARK: FeliCa
+
+    /// A FeliCa target's Polling, rebuilt from what the device reports (no PMm, as PC/SC
+    /// gives: a note only, the IDm is the reader's `FF CA`).
+    private mutating func feliCaDetected(_ o: JSONObject, viaPCSC: Bool, _ t: Int64, _ out: inout [ISO14443Packet]) {
+        guard let idm = hex(o["uid"]) else { return skip() }
+        guard let pmm = hex(o["pmm"]), idm.count == 8, pmm.count == 8 else {
+            notes.append(
+                viaPCSC
+                    ? "FeliCa card: the PC/SC reader polls it (its IDm is what the reader reports for FF CA 00 00 00)"
+                    : "FeliCa card \(redact ? "" : idm.hexString() + " ")detected (no PMm reported: no Polling rebuilt)"
+            )
+            return
+        }
+        let systemCode = hex(o["system_code"]).flatMap { $0.count == 2 ? $0 : nil }
+        let note =
+            device.hasPrefix("sim:")
+            ? "synthesized from the simulated reader's target (IDm, PMm, system code)"
+            : "synthesized from the target libnfc reports (IDm, PMm, system code): the PN53x polls itself"
+        let polling: [UInt8] = [0x06, 0x00, 0xFF, 0xFF, systemCode == nil ? 0x00 : 0x01, 0x00]
+        let answer: [UInt8] = [0x01] + idm + pmm + (systemCode ?? [])
+        feliCa(polling, [UInt8(answer.count + 1)] + answer, t, comment: note, &out)
+    }
+
+    /// A FeliCa exchange (frames as the trace holds them, LEN first): a packet each way on
+    /// the FeliCa interface, each described in its comment, `comment` added to the command's.
+    private mutating func feliCa(
+        _ command: [UInt8], _ response: [UInt8]?, _ t: Int64, comment: String?, _ out: inout [ISO14443Packet]
+    ) {
+        let c = FeliCaFrames.payload(command)
+        emitFeliCa(
+            fromReader: true, c, t, [FeliCaFrames.describe(c), comment].compactMap { $0 }.joined(separator: " — "),
+            &out)
+        if let response, !response.isEmpty {
+            let r = FeliCaFrames.payload(response)
+            emitFeliCa(fromReader: false, r, t, FeliCaFrames.describe(r), &out)
+        } else {
+            notes.append("no answer")
+        }
+    }
+
+    private mutating func emitFeliCa(
+        fromReader: Bool, _ payload: [UInt8], _ t: Int64, _ comment: String, _ out: inout [ISO14443Packet]
+    ) {
+        var parts = notes
+        notes = []
+        parts.append(comment)
+        out.append(
+            ISO14443Packet(
+                tMicroseconds: t, event: fromReader ? .pcdToPICCCRCDropped : .piccToPCDCRCDropped,
+                data: redact ? FeliCaFrames.redacted(payload) : payload, comment: parts.joined(separator: "; "),
+                link: .feliCa))
     }
 
     // MARK: the virtual PN532
@@ -338,16 +453,24 @@ public struct ISO14443Exporter: Sendable {
             let on = r["state"]?.stringValue == "on"
             emit(on ? .fieldOn : .fieldOff, [], t, r["note"]?.stringValue, &out)
         case "air":
+            let kind = r["kind"]?.stringValue ?? ""
+            if kind == "iso15693" {
+                skippedISO15693Frames += 1
+                return
+            }
             guard let command = hex(r["command"]) else { return skip() }
             var answer: [UInt8]?
             if let v = r["response"], v != .null {
                 guard let h = hex(v) else { return skip() }
                 answer = h
             }
-            let kind = r["kind"]?.stringValue ?? ""
             let note = r["note"]?.stringValue
             if kind == "type2" {
                 type2(command, answer, t, synthesizedBy: nil, &out)
+                return
+            }
+            if kind == "felica" {
+                feliCa(command, answer, t, comment: note, &out)
                 return
             }
             if kind == "deselect" {
@@ -392,7 +515,10 @@ public struct ISO14443Exporter: Sendable {
             if let atr = hex(r["atr"]), atr != cardATR {
                 notes.append("ATR \(atr.hexString(separator: " "))")
                 cardATR = atr
+                cardFamily = TargetClassification.classify(atr: atr).family
             }
+        case "c_apdu" where cardFamily == .iso15693:
+            skippedISO15693Frames += 1
         case "c_apdu":
             guard let apdu = hex(r["apdu"]) else { return skip() }
             pendingCommand = (t, apdu)
@@ -407,8 +533,13 @@ public struct ISO14443Exporter: Sendable {
     }
 
     private var cardATR: [UInt8] = []
+    private var cardFamily: TargetFamily?
 
     private mutating func pcscAPDU(_ c: [UInt8], _ r: [UInt8], _ t: Int64, _ out: inout [ISO14443Packet]) {
+        if cardFamily == .felica {
+            feliCaCardAPDU(c, r, t, &out)
+            return
+        }
         guard c.count >= 4, c[0] == 0xFF else {
             if !link.active {
                 var ats: [UInt8] = [0x02, 0x08]
@@ -471,6 +602,29 @@ public struct ISO14443Exporter: Sendable {
             notes.append(
                 "PC/SC \(c.hexString(separator: " ")) → \(r.hexString(separator: " ")) (not sent over the air)")
         }
+    }
+
+    /// The vpcd FeliCa card (ACS direct transmit, `FF 00 00 00 Lc <frame, LEN first>` →
+    /// `<answer> 90 00`): the frames as FeliCa packets; other APDUs (GET DATA: the IDm) are not
+    /// sent over the air and become notes.
+    private mutating func feliCaCardAPDU(_ c: [UInt8], _ r: [UInt8], _ t: Int64, _ out: inout [ISO14443Packet]) {
+        let sw = r.suffix(2).hexString(separator: " ")
+        guard c.count > 5, c[0] == 0xFF, c[1] == 0x00, c[2] == 0x00, c[3] == 0x00, Int(c[4]) == c.count - 5 else {
+            if c.count >= 2, c[0] == 0xFF, c[1] == 0xCA {
+                notes.append(
+                    "GET DATA FF CA → \(sw): the IDm the reader got from its own Polling (not sent over the air)")
+                return
+            }
+            notes.append(
+                "PC/SC \(redact ? Self.zeros(c, keep: 5).hexString(separator: " ") : c.hexString(separator: " ")) → \(sw) (not sent over the air)"
+            )
+            return
+        }
+        let answer = r.suffix(2) == [0x90, 0x00] ? Array(r.dropLast(2)) : nil
+        feliCa(
+            Array(c.dropFirst(5)), answer, t,
+            comment: "the PC/SC reader's direct transmit FF 00 00 00" + (answer == nil ? " (answered \(sw))" : ""),
+            &out)
     }
 
     /// The frame inside a Transparent Exchange's Transceive data object `95`.

@@ -106,3 +106,25 @@ public enum Pcapng {
     static func u16(_ v: UInt16) -> [UInt8] { withUnsafeBytes(of: v) { Array($0) } }
     static func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v) { Array($0) } }
 }
+
+/// LINKTYPE_WIRESHARK_UPPER_PDU (252, tcpdump.org link-layer header types): each packet
+/// starts with Wireshark's "exported PDU" tags (wsutil/exported_pdu_tlvs.h: 2-byte tag,
+/// 2-byte length, big-endian, the value padded with zeros to 4 bytes and counted in the
+/// length, as Wireshark writes them), then the PDU, which Wireshark hands to the dissector
+/// the `EXP_PDU_TAG_DISSECTOR_NAME` (12) tag names. How this export reaches a dissector that
+/// has no link type of its own: FeliCa's (`felica`, Wireshark's packet-felica.c).
+public enum ExportedPDULinkType {
+    public static let linkType: UInt16 = 252
+
+    /// Wireshark's name of its FeliCa dissector (`register_dissector("felica", …)`).
+    public static let feliCaDissector = "felica"
+
+    /// The dissector-name tag, the end-of-options tag, and `data`.
+    public static func packet(dissector: String, _ data: [UInt8]) -> [UInt8] {
+        var name = Array(dissector.utf8.prefix(0xFFF0))
+        name += [UInt8](repeating: 0, count: (4 - name.count % 4) % 4)
+        return be16(12) + be16(UInt16(name.count)) + name + be16(0) + be16(0) + data
+    }
+
+    private static func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(truncatingIfNeeded: v)] }
+}

@@ -20,7 +20,7 @@ enum TraceCommand {
 
     static let export = Command(
         path: ["trace", "export"],
-        abstract: "Write a trace's ISO/IEC 14443 frames as pcapng for Wireshark and tshark",
+        abstract: "Write a trace's ISO/IEC 14443 and FeliCa frames as pcapng for Wireshark and tshark",
         options: [
             OptionSpec(
                 "pcapng", value: "OUT", help: "the file to write (- for standard output); refused when it is TRACE",
@@ -31,6 +31,8 @@ enum TraceCommand {
                     UIDs, payloads and APDU data become zeros of the same length (SELECT
                     AIDs, status words and Type 2 commands stay)
                     """),
+            OutputOptions.json(
+                #"print {"pcapng":OUT,"packets":N,"felica_packets":N,"skipped":[{"frames":N,"family":…,"reason":…}]}"#),
         ],
         positionals: [PositionalSpec(name: "TRACE", help: "a trace file (JSON Lines), or - for standard input")],
         discussion: """
@@ -38,6 +40,10 @@ enum TraceCommand {
             pseudo-header version, event, length before each frame), microsecond timestamps
             (the header's 'started' + each record's t_us), the tool and library versions in the
             section header. Frames carry no CRC, so the "CRC dropped" events (FA, FB) are used.
+            FeliCa frames go on a second interface, link type 252 (Wireshark's exported PDU,
+            naming its felica dissector), without their length byte. ISO 15693 frames are left
+            out (Wireshark has no dissector for them; they stay in the trace): the message and
+            --json say how many.
 
             What each trace gives: the frames a session or bench run exchanged (a libnfc
             device's activation rebuilt from the target it reports; APDUs in ISO-DEP blocks
@@ -57,22 +63,25 @@ enum TraceCommand {
             let out = o.string("pcapng")!
             let redact = o.flag("redact")
             let input = o.positional(0)!
+            let json = o.flag("json")
+            if json && out == "-" { throw CLIError.usage("--json and --pcapng - both write to standard output") }
             _ = try Outputs.plan(out, option: "--pcapng")
             try Outputs.refuseSameFiles(
                 outputs: [NamedFile("--pcapng \(out)", out)], inputs: [NamedFile("the trace \(input)", input)])
             let trace = try load(input)
-            let counts: (packets: Int, skippedFrames: Int)
+            let counts: PcapngExport.Counts
             do throws(TraceFileError) {
                 counts = try PcapngExport.export(trace, to: out, redact: redact, label: "--pcapng \(out)")
             } catch {
                 let message = "can't write the pcapng file: \(error)"
                 throw error.kind == .io ? CLIError.ioError(message) : CLIError.cantCreate(message)
             }
-            var line = "\(counts.packets) packets to \(out)"
-            if counts.skippedFrames > 0 {
-                line += "; \(counts.skippedFrames) frames left out (the trace holds them redacted)"
+            Output.err((["\(counts.packets) packets to \(out)"] + counts.skipped).joined(separator: "; "))
+            if json {
+                var result: JSONObject = ["pcapng": .string(out)]
+                for e in counts.json.entries { result[e.key] = e.value }
+                Output.out(result.serialized)
             }
-            Output.err(line)
             return 0
         })
 

@@ -84,12 +84,14 @@ enum ExternalTool {
 /// tshark's view of a pcapng file: one row per packet with the fields asked for.
 struct TsharkView {
     /// The fields every check uses (ISO 14443, ISO 7816 with the "decode as" that hands
-    /// ISO 14443-4 payloads to it, malformed markers, comments).
+    /// ISO 14443-4 payloads to it, malformed markers, comments; the interface, the protocol
+    /// stack and FeliCa's fields).
     static let fields = [
         "frame.number", "_ws.col.Info", "iso14443.event", "iso14443.short_frame", "iso14443.sel",
         "iso14443.uid_cln", "iso14443.bcc", "iso14443.fsdi", "iso14443.tl", "iso14443.pcb",
         "iso14443.block_type", "iso7816.apdu.ins", "iso7816.apdu.body", "iso7816.apdu.sw1", "_ws.malformed",
-        "frame.comment",
+        "frame.comment", "frame.interface_id", "frame.protocols", "felica.opcode", "felica.sys_code", "felica.idm",
+        "felica.pnm", "felica.svc_code", "felica.blocks", "felica.status.flag1",
     ]
     var rows: [[String: String]]
     /// `tshark -r FILE -V` (with the decode-as), for "Malformed" and the comments.

@@ -215,8 +215,10 @@ class Lab:
         for place, (host, tag, _, _) in PN532S.items():
             pty = os.path.join(self.scratch, f"host{host}", f"{place}.pty")
             name = f"virtual-{place}"
-            self.spawn(name, [nfcbench, "virtual", "pn532", "--pty", pty, "--tag", tag, "--timing", "real",
-                              "--quiet"], ns=host, mount=(host == "A"))
+            # Not --quiet: since 28b0edd it silences the start lines too, and the UID line
+            # below is what says the device is up (the log is a file of the lab's own).
+            self.spawn(name, [nfcbench, "virtual", "pn532", "--pty", pty, "--tag", tag, "--timing", "real"],
+                       ns=host, mount=(host == "A"))
         conf = os.path.join(self.root, "hardware", "pcsc")
         self.spawn("pcscd-A", ["pcscd", "-f", "-c", conf], ns="pcscA", mount=True)
         for place, (host, tag, _, _) in PN532S.items():

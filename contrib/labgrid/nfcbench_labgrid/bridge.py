@@ -2,6 +2,9 @@
 
     python -m nfcbench_labgrid.bridge --connect HOST:PORT --pty PATH [--raw]
 
+(``--connect -``: the first line of stdin is HOST:PORT; the bridge can be started before the
+address is known, and EOF instead ends it with status 0.)
+
 connects to ser2net (telnet RFC 2217, or plain TCP with ``--raw``), makes a pty, links PATH
 to it and prints ``ready PATH /dev/pts/N`` once the link can be used. One thread, one
 ``select``: bytes from the pty go out at once (TCP_NODELAY, 0xFF doubled for telnet), bytes
@@ -45,6 +48,8 @@ def _stop(signum, frame):
 
 
 def _split_address(text):
+    if text == "-":
+        return None
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {text!r}")
@@ -116,13 +121,28 @@ def pump(sock, master, codec):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m nfcbench_labgrid.bridge", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--connect", required=True, type=_split_address, metavar="HOST:PORT")
+    parser.add_argument("--connect", required=True, type=_split_address, metavar="HOST:PORT",
+                        help="the server; - reads it from stdin's first line")
     parser.add_argument("--pty", required=True, metavar="PATH", help="the link to make to the pty")
     parser.add_argument("--raw", action="store_true", help="plain TCP (ser2net's raw accepter), not telnet")
     args = parser.parse_args(argv)
-    host, port = args.connect
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, _stop)
+    if args.connect is None:
+        # Started ahead (links.PendingBridge): the address comes on stdin once the place is
+        # acquired; EOF first means it never was.
+        try:
+            line = sys.stdin.readline().strip()
+        except _Stop:
+            return 0
+        if not line:
+            return 0
+        try:
+            args.connect = _split_address(line)
+        except argparse.ArgumentTypeError as e:
+            print(f"bridge: {e}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+    host, port = args.connect
     where = f"{host}:{port}"
     linked = False
     try:

@@ -31,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import attr
 
@@ -96,8 +97,10 @@ def _start_listener(cmd, what):
     child = subprocess.Popen(_pdeathsig_prefix() + cmd, start_new_session=True, stdin=subprocess.DEVNULL)
     _live[child.pid] = (child, what)
     try:
+        # Every millisecond: this wait runs inside the coordinator's lock (it serializes every
+        # acquire in the lab), so a late look costs every place queued behind this one.
         ports = wait_for(lambda: listening_ports(child.pid), START_TIMEOUT, f"{what} listening",
-                         alive=lambda: child.poll() is None)
+                         alive=lambda: child.poll() is None, max_pause=0.001)
     except Exception:
         _stop_group(child, what)
         raise
@@ -168,14 +171,18 @@ class NFCSerialPortExport(lg_exporter.ResourceExport):
         cmd = ser2net_command(self.ser2net_bin, path, self.local.speed, self.bind or self.host,
                               protocol=self.protocol)
         self.logger.info("starting ser2net: %s", " ".join(cmd))
+        t = time.monotonic()
         self.child, self.port = _start_listener(cmd, f"ser2net for {path}")
-        self.logger.info("ser2net for %s listens on %s:%d", path, self.bind or self.host, self.port)
+        self.logger.info("ser2net for %s listens on %s:%d (%.1f ms)", path, self.bind or self.host, self.port,
+                         (time.monotonic() - t) * 1000)
 
     def _stop(self, start_params):
         child, self.child, self.port = self.child, None, None
         if child is not None:
+            t = time.monotonic()
             _stop_group(child, "ser2net")
-            self.logger.info("stopped ser2net for %s", (start_params or {}).get("path"))
+            self.logger.info("stopped ser2net for %s (%.1f ms)", (start_params or {}).get("path"),
+                             (time.monotonic() - t) * 1000)
 
 
 @attr.s(eq=False)
@@ -213,14 +220,18 @@ class PCSCDaemonExport(lg_exporter.ResourceExport):
         cmd = [self.socat_bin, f"TCP-LISTEN:0,bind={bind},reuseaddr,fork,nodelay",
                f"UNIX-CONNECT:{start_params['socket']}"]
         self.logger.info("starting the pcscd relay: %s", " ".join(cmd))
+        t = time.monotonic()
         self.child, self.port = _start_listener(cmd, f"pcscd relay for {start_params['socket']}")
-        self.logger.info("pcscd relay for %s listens on %s:%d", start_params["socket"], bind, self.port)
+        self.logger.info("pcscd relay for %s listens on %s:%d (%.1f ms)", start_params["socket"], bind, self.port,
+                         (time.monotonic() - t) * 1000)
 
     def _stop(self, start_params):
         child, self.child, self.port = self.child, None, None
         if child is not None:
+            t = time.monotonic()
             _stop_group(child, "pcscd relay")
-            self.logger.info("stopped the pcscd relay for %s", (start_params or {}).get("socket"))
+            self.logger.info("stopped the pcscd relay for %s (%.1f ms)", (start_params or {}).get("socket"),
+                             (time.monotonic() - t) * 1000)
 
 
 def register():

@@ -74,6 +74,7 @@ class Link:
         self.env = env
         self.path = path
         self.helpers = []  # processes that serve the link beside proc (stopped with it)
+        self.fds = []  # descriptors this process holds for the link (closed with it)
         self.says_why = True  # proc's stderr explains its end (our bridge); socat's is a log
 
     @property
@@ -111,6 +112,12 @@ class Link:
             if helper.poll() is None:
                 helper.kill()
             helper.wait()
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
@@ -126,29 +133,74 @@ class Link:
         self.stop()
 
 
-def open_link(endpoint, folder, name, timeout=LINK_TIMEOUT):
+def _bridge_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PKG_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class PendingBridge:
+    """An RFC 2217 bridge started before its place is acquired: Python's start-up (0.1-0.3 s
+    on a loaded two-core machine, the largest part of an RFC 2217 link's set-up) overlaps the
+    reservation and the acquire; the bridge waits for its HOST:PORT on stdin and connects
+    nowhere before. ``cancel()`` when the place is never had."""
+
+    def __init__(self, folder, name):
+        self.path = os.path.join(folder, f"{_safe(name)}.pty")
+        cmd = [sys.executable, "-S", "-m", "nfcbench_labgrid.bridge", "--connect", "-", "--pty", self.path]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True, env=_bridge_env())
+
+    def take(self, endpoint):
+        """Give the bridge its endpoint; the Popen, now the link's."""
+        proc, self.proc = self.proc, None
+        try:
+            proc.stdin.write(f"{endpoint.host}:{endpoint.port}\n".encode())
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # it has exited; its stderr says why
+        return proc
+
+    def cancel(self):
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            Link(None, proc, "", {}, self.path).stop()
+            if proc.stdin is not None:
+                proc.stdin.close()
+
+
+def open_link(endpoint, folder, name, timeout=LINK_TIMEOUT, pending=None):
     """Start the local end for ``endpoint`` in ``folder`` (private to this run) and return
-    the Link once nfcbench can open it; raise LinkError saying why not."""
+    the Link once nfcbench can open it; raise LinkError saying why not. ``pending``: a
+    PendingBridge started for it (RFC 2217 only; any other endpoint cancels it)."""
+    if pending is not None and not (endpoint.kind == "serial" and endpoint.protocol == "rfc2217"):
+        pending.cancel()
+        pending = None
     if endpoint.kind == "serial":
-        return _open_serial(endpoint, folder, name, timeout)
+        return _open_serial(endpoint, folder, name, timeout, pending)
     if endpoint.kind == "pcsc":
         return _open_pcsc(endpoint, folder, name, timeout)
     raise LinkError(f"unknown endpoint kind {endpoint.kind}")
 
 
-def _open_serial(endpoint, folder, name, timeout):
+def _open_serial(endpoint, folder, name, timeout, pending=None):
     if endpoint.protocol == "raw":
         return _open_raw_serial(endpoint, folder, name, timeout)
     path = os.path.join(folder, f"{_safe(name)}.pty")
-    cmd = [sys.executable, "-m", "nfcbench_labgrid.bridge", "--connect", f"{endpoint.host}:{endpoint.port}",
-           "--pty", path]
-    if endpoint.protocol == "raw":
-        cmd.append("--raw")
-    env = dict(os.environ)
-    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env=env)
+    if pending is not None and pending.path == path:
+        proc = pending.take(endpoint)
+    else:
+        if pending is not None:
+            pending.cancel()
+        # -S: no site (the venv's .pth files and the editable install's finder, about half of
+        # the start-up); the bridge needs only the standard library and this package.
+        cmd = [sys.executable, "-S", "-m", "nfcbench_labgrid.bridge", "--connect",
+               f"{endpoint.host}:{endpoint.port}", "--pty", path]
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, env=_bridge_env())
     link = Link(endpoint, proc, f"pn532_uart:{path}", {}, path)
     try:
         line = _read_ready_line(proc, timeout)
@@ -164,32 +216,66 @@ def _open_serial(endpoint, folder, name, timeout):
 
 def _open_raw_serial(endpoint, folder, name, timeout):
     """Plain TCP (ser2net's raw accepter, NFCSerialPort's default): socat carries the bytes as
-    they are, in C, one wake-up per crossing. socat connects first and only then makes the
-    pty, so the link's appearing means the connection is up; it ends when the server closes.
-    A pty's master reads EIO whenever no one has the slave open, and socat ends on that, so a
-    helper holds the slave open (O_NOCTTY: it never becomes anyone's terminal) for the link's
-    life: nfcbench may open and close the device more than once."""
+    they are, in C. socat connects first and only then makes the pty; with ``-d -d`` it logs
+    ``starting data transfer loop`` once both ends are up, the event waited for (read from its
+    stderr, not a poll for the pty). It ends when the server closes. A pty's master reads EIO
+    whenever no one has the slave open, and socat ends on that, so this process holds the
+    slave open (O_NOCTTY: it never becomes anyone's terminal) for the link's life: nfcbench
+    may open and close the device more than once."""
     path = os.path.join(folder, f"{_safe(name)}.pty")
     socat = shutil.which("socat") or "/usr/bin/socat"
-    cmd = [socat, f"TCP:{endpoint.host}:{endpoint.port},nodelay", f"PTY,link={path},raw,echo=0"]
+    cmd = [socat, "-d", "-d", f"TCP:{endpoint.host}:{endpoint.port},nodelay", f"PTY,link={path},raw,echo=0"]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     link = Link(endpoint, proc, f"pn532_uart:{path}", {}, path)
     link.says_why = False
     try:
-        wait_for(lambda: os.path.exists(path), timeout, "the bridge's pty", alive=lambda: proc.poll() is None)
-        fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        try:
-            holder = subprocess.Popen(["sleep", "infinity"], stdin=fd, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True)
-        finally:
-            os.close(fd)
-        link.helpers.append(holder)
+        up, text = _read_stderr_until(proc, "starting data transfer loop", timeout)
+        if not up:
+            raise LinkError(_socat_error(text) or f"socat exited {proc.returncode}")
+        link.fds.append(os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK))
+    except LinkError as e:
+        link.stop()
+        raise LinkError(f"bridge to {endpoint.host}:{endpoint.port}: {e}") from None
     except Exception as e:
         err = link.stderr_text()
         link.stop()
-        raise LinkError(f"bridge to {endpoint.host}:{endpoint.port}: {err or e}") from None
+        raise LinkError(f"bridge to {endpoint.host}:{endpoint.port}: {_socat_error(err) or e}") from None
     return link
+
+
+def _socat_error(text):
+    """socat's error lines (E), without its notices (N) and their timestamps."""
+    lines = [x.split(" E ", 1)[1] for x in text.splitlines() if " E " in x]
+    return "; ".join(lines) or text.strip()
+
+
+def _read_stderr_until(proc, needle, timeout):
+    """(True, what ``proc`` wrote on stderr up to ``needle``), or (False, all it wrote) when
+    stderr ended first (the process exited); LinkError past ``timeout``."""
+    import selectors
+    import time
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    buf = b""
+    want = needle.encode()
+    deadline = time.monotonic() + timeout
+    try:
+        while want not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LinkError(f"not up within {timeout:g} s")
+            if not sel.select(left):
+                continue
+            chunk = os.read(proc.stderr.fileno(), 4096)
+            if not chunk:
+                proc.wait()
+                return False, buf.decode(errors="replace")
+            buf += chunk
+    finally:
+        sel.close()
+    return True, buf.decode(errors="replace")
 
 
 def _read_ready_line(proc, timeout):

@@ -33,7 +33,7 @@ from labgrid.util.proxy import proxymanager
 
 from . import resources  # noqa: F401  (registers NetworkPCSCDaemon for endpoint_of)
 from .driver import endpoint_of
-from .links import LinkError, open_link, port_open
+from .links import LinkError, PendingBridge, open_link, port_open
 from .runner import run_on_link, summarize
 
 READER_CLASSES = ("NetworkSerialPort", "NetworkPCSCDaemon")
@@ -133,6 +133,20 @@ def reader_endpoint(session, place):
     return endpoint_of(res, name)
 
 
+def wants_pending_bridge(session, place):
+    """Whether the place's reader is an RFC 2217 serial port (known before the place is
+    acquired: the exporter publishes its class and protocol, not yet its port)."""
+    if place is None:
+        return False
+    try:
+        entries = session.get_target_resources(place)
+    except Exception:  # noqa: BLE001  (no match yet: decided after the acquire)
+        return False
+    found = [(cls, entry) for (_, cls), entry in entries.items() if cls in READER_CLASSES]
+    return (len(found) == 1 and found[0][0] == "NetworkSerialPort"
+            and (found[0][1].args.get("protocol") or "rfc2217") == "rfc2217")
+
+
 class PlaceRun:
     """One place's way through the matrix, and its JSON line."""
 
@@ -151,6 +165,7 @@ class PlaceRun:
         self.held = held  # already acquired by us: use it, leave it acquired
         self.token = None
         self.acquired = False
+        self.pending = None  # a PendingBridge started while the place is reserved and acquired
         self.line = {"record": "reader", "place": name}
         self.result = None
 
@@ -214,7 +229,10 @@ class PlaceRun:
                 pass
 
     def _run_blocking(self, endpoint):
-        with open_link(endpoint, self.folder, self.name) as link:
+        t = time.monotonic()
+        pending, self.pending = self.pending, None
+        with open_link(endpoint, self.folder, self.name, pending=pending) as link:
+            self.line["link_s"] = round(time.monotonic() - t, 3)
             self.line["device"] = link.device
             return run_on_link(self.nfcbench, self.args, link, timeout=self.timeout, on_output=self.on_output)
 
@@ -224,6 +242,8 @@ class PlaceRun:
         place = self.place()
         expected_uid = (dict(place.tags).get("uid") if place else None) or None
         try:
+            if wants_pending_bridge(self.session, place):
+                self.pending = PendingBridge(self.folder, self.name)
             if not self.held:
                 await self.reserve_and_wait()
                 t = time.monotonic()
@@ -245,6 +265,9 @@ class PlaceRun:
             details = getattr(e, "details", None)
             self.line["error"] = details() if callable(details) else f"{type(e).__name__}: {e}"
         finally:
+            if self.pending is not None:
+                pending, self.pending = self.pending, None
+                await loop.run_in_executor(self.executor, pending.cancel)
             t = time.monotonic()
             await self.release()
             if not self.held:

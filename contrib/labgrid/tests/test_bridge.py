@@ -1,17 +1,19 @@
 """The bridge against a stand-in for ser2net on loopback: ser2net's opening negotiation,
-0xFF escaping both ways, and the exit it makes when the server goes (a released place)."""
+0xFF escaping both ways, and the exit it makes when the server goes (a released place); a
+bridge started ahead of its place (the matrix starts it while it reserves and acquires)."""
 
 import os
 import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from nfcbench_labgrid.bridge import EXIT_REMOTE_CLOSED, EXIT_UNAVAILABLE
-from nfcbench_labgrid.links import Endpoint, LinkError, open_link
+from nfcbench_labgrid.links import Endpoint, LinkError, PendingBridge, open_link
 
 SER2NET_OPENING = bytes.fromhex("fffb03fffd03fffb01fffe01fffd00fffb00fffd2c")
 
@@ -142,3 +144,52 @@ def test_raw_link_carries_bytes_as_they_are_and_ends_with_the_server(server, tmp
         link.stop()
     assert not os.path.lexists(str(tmp_path / "r3.pty"))
     assert all(h.poll() is not None for h in link.helpers)
+    assert link.fds == []  # the slave this process held open is closed
+
+
+def test_a_bridge_started_ahead_connects_when_given_its_endpoint(tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    pending = PendingBridge(str(tmp_path), "r1")
+    accepted = {}
+
+    def accept():
+        conn, _ = server.accept()
+        conn.sendall(SER2NET_OPENING)
+        accepted["conn"] = conn
+
+    t = threading.Thread(target=accept)
+    t.start()
+    try:
+        link = open_link(Endpoint("serial", "127.0.0.1", server.getsockname()[1]), str(tmp_path), "r1",
+                         pending=pending)
+        try:
+            t.join(5)
+            assert link.device == f"pn532_uart:{tmp_path}/r1.pty"
+            assert os.path.islink(tmp_path / "r1.pty")
+        finally:
+            link.stop()
+        assert not os.path.lexists(tmp_path / "r1.pty")
+    finally:
+        if "conn" in accepted:
+            accepted["conn"].close()
+        server.close()
+
+
+def test_a_bridge_started_ahead_and_never_used_ends(tmp_path):
+    pending = PendingBridge(str(tmp_path), "r2")
+    proc = pending.proc
+    pending.cancel()
+    assert proc.poll() is not None
+    assert not os.path.lexists(tmp_path / "r2.pty")
+
+
+def test_a_raw_port_that_does_not_answer_is_a_link_error_with_socats_reason(tmp_path):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    with pytest.raises(LinkError, match="Connection refused"):
+        open_link(Endpoint("serial", "127.0.0.1", port, protocol="raw"), str(tmp_path), "r4")
+    assert not os.path.lexists(str(tmp_path / "r4.pty"))
