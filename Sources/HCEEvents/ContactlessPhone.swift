@@ -193,11 +193,29 @@ public final class ContactlessPhone: Sendable {
         var pending: Pending?
     }
     private struct SessionState {
-        var valid = true
-        /// When emulation is (or will be) on; later than now while the sheet comes up.
-        var emulatingSince: Duration?
-        var emulationAnnounced = false
+        /// Where a card session stands; each case carries only what is valid in it.
+        enum Phase: Equatable {
+            /// Valid, not emulating.
+            case idle
+            /// `startEmulation()` was called: the sheet comes up and the card answers from
+            /// `at` (then `startEmulation` is logged and the phase is ``emulating(since:)``).
+            case emulationStarting(at: Duration)
+            /// Emulating since `since`, announced.
+            case emulating(since: Duration)
+            /// Invalidated: over for good.
+            case invalidated
+        }
+        var phase = Phase.idle
         var alert = ""
+        var valid: Bool { phase != .invalidated }
+        /// When emulation is (or will be) on; later than now while the sheet comes up.
+        var emulatingSince: Duration? {
+            switch phase {
+            case .emulationStarting(let t), .emulating(let t): t
+            case .idle, .invalidated: nil
+            }
+        }
+        var emulationAnnounced: Bool { if case .emulating = phase { true } else { false } }
     }
     /// A wake of the default app under way: after authentication (locked) and launch.
     private struct Wake {
@@ -210,6 +228,14 @@ public final class ContactlessPhone: Sendable {
         var id: Int
         var expires: Duration
     }
+    /// The presentment intent assertion: none, held, or released (or expired) and not to be
+    /// taken again before `until`.
+    private enum PresentmentIntent {
+        case free
+        case held(Assertion)
+        case coolingDown(until: Duration)
+        var held: Assertion? { if case .held(let a) = self { a } else { nil } }
+    }
     private struct State {
         var now: Duration = .zero
         var conditions: Conditions
@@ -220,8 +246,7 @@ public final class ContactlessPhone: Sendable {
         var nextAPDU: UInt64 = 1
         var field: Field?
         var coolDownUntil: Duration?
-        var assertion: Assertion?
-        var assertionCoolDownUntil: Duration?
+        var presentment = PresentmentIntent.free
         var nextAssertion = 1
         var inForeground = true
         var wake: Wake?
@@ -298,7 +323,7 @@ public final class ContactlessPhone: Sendable {
             if !ss.emulationAnnounced { consider(since, .emulationOn(id)) }
             consider(since + parameters.maximumSessionDuration, .maxDuration(id))
         }
-        if let a = s.assertion { consider(a.expires, .assertionExpiry) }
+        if let a = s.presentment.held { consider(a.expires, .assertionExpiry) }
         if let w = s.wake {
             if let auth = w.authenticatedAt { consider(auth, .authenticated) } else { consider(w.due, .wake) }
         }
@@ -316,12 +341,11 @@ public final class ContactlessPhone: Sendable {
             s.now = max(s.now, due)
             switch timer {
             case .maxDuration(let sid):
-                s.sessions[sid]?.emulatingSince = nil
+                s.sessions[sid]?.phase = .idle
                 s.coolDownUntil = due + parameters.maximumDurationCoolDown
                 invalidate(&s, session: sid, reason: .maxSessionDurationReached)
             case .assertionExpiry:
-                s.assertion = nil
-                s.assertionCoolDownUntil = due + parameters.presentmentReacquireCoolDown
+                s.presentment = .coolingDown(until: due + parameters.presentmentReacquireCoolDown)
             case .authenticated:
                 s.wake?.authenticatedAt = nil
                 emit(&s, .authenticated)
@@ -338,7 +362,9 @@ public final class ContactlessPhone: Sendable {
                     }
                 }
             case .emulationOn(let sid):
-                s.sessions[sid]?.emulationAnnounced = true
+                if case .emulationStarting(let at)? = s.sessions[sid]?.phase {
+                    s.sessions[sid]?.phase = .emulating(since: at)
+                }
                 emit(&s, .emulationStarted(session: sid))
                 deliverHeld(&s, to: sid)
             case .waitingTimeExtension:
@@ -380,8 +406,7 @@ public final class ContactlessPhone: Sendable {
 
     private static func invalidate(_ s: inout State, session id: Int, reason: CardSession.Error) {
         guard s.sessions[id]?.valid == true else { return }
-        s.sessions[id]?.valid = false
-        s.sessions[id]?.emulatingSince = nil
+        s.sessions[id]?.phase = .invalidated
         if var f = s.field, let p = f.pending, p.session == id, p.response == nil {
             f.pending = nil
             s.field = f
@@ -452,8 +477,7 @@ public final class ContactlessPhone: Sendable {
                 return .systemNotAvailable
             }
             // The emulation sheet comes up; the card answers once it is up.
-            s.sessions[id]?.emulatingSince = s.now + parameters.emulationStartLatency
-            s.sessions[id]?.emulationAnnounced = false
+            s.sessions[id]?.phase = .emulationStarting(at: s.now + parameters.emulationStartLatency)
             Self.advance(&s, to: s.now, parameters: parameters)
             return nil
         }
@@ -463,8 +487,7 @@ public final class ContactlessPhone: Sendable {
     func stopEmulation(session id: Int, status: CardSession.EmulationUIStatus) {
         state.withLock { s in
             guard s.sessions[id]?.valid == true, s.sessions[id]?.emulatingSince != nil else { return }
-            s.sessions[id]?.emulatingSince = nil
-            s.sessions[id]?.emulationAnnounced = false
+            s.sessions[id]?.phase = .idle
             Self.emit(&s, .emulationStopped(session: id, status: status))
         }
     }
@@ -513,13 +536,14 @@ public final class ContactlessPhone: Sendable {
     {
         let r: Result<NFCPresentmentIntentAssertion, NFCPresentmentIntentAssertion.Error> = state.withLock { s in
             guard s.inForeground else { return .failure(.notInForeground) }
-            if let a = s.assertion { return .success(NFCPresentmentIntentAssertion(id: a.id, phone: self)) }
-            if let until = s.assertionCoolDownUntil, s.now < until {
-                return .failure(.coolingDown(remaining: until - s.now))
+            switch s.presentment {
+            case .held(let a): return .success(NFCPresentmentIntentAssertion(id: a.id, phone: self))
+            case .coolingDown(let until) where s.now < until: return .failure(.coolingDown(remaining: until - s.now))
+            case .coolingDown, .free: break
             }
             let id = s.nextAssertion
             s.nextAssertion += 1
-            s.assertion = Assertion(id: id, expires: s.now + parameters.presentmentAssertionLifetime)
+            s.presentment = .held(Assertion(id: id, expires: s.now + parameters.presentmentAssertionLifetime))
             return .success(NFCPresentmentIntentAssertion(id: id, phone: self))
         }
         return try r.get()
@@ -527,13 +551,12 @@ public final class ContactlessPhone: Sendable {
 
     func releaseAssertion(id: Int) {
         state.withLock { s in
-            guard s.assertion?.id == id else { return }
-            s.assertion = nil
-            s.assertionCoolDownUntil = s.now + parameters.presentmentReacquireCoolDown
+            guard s.presentment.held?.id == id else { return }
+            s.presentment = .coolingDown(until: s.now + parameters.presentmentReacquireCoolDown)
         }
     }
 
-    func assertionIsHeld(id: Int) -> Bool { state.withLock { $0.assertion?.id == id } }
+    func assertionIsHeld(id: Int) -> Bool { state.withLock { $0.presentment.held?.id == id } }
 
     /// The app leaves (or returns to) the foreground: leaving releases a presentment
     /// assertion and the system invalidates card sessions with `.invalidated`.
@@ -541,9 +564,8 @@ public final class ContactlessPhone: Sendable {
         state.withLock { s in
             s.inForeground = foreground
             guard !foreground else { return }
-            if s.assertion != nil {
-                s.assertion = nil
-                s.assertionCoolDownUntil = s.now + parameters.presentmentReacquireCoolDown
+            if s.presentment.held != nil {
+                s.presentment = .coolingDown(until: s.now + parameters.presentmentReacquireCoolDown)
             }
             for id in s.sessions.keys.sorted() { Self.invalidate(&s, session: id, reason: .invalidated) }
         }
@@ -572,7 +594,7 @@ public final class ContactlessPhone: Sendable {
                 Self.emit(&s, .wakeSuppressed(.expressCredential(express.name)))
                 return false
             }
-            if s.assertion != nil {
+            if s.presentment.held != nil {
                 Self.emit(&s, .wakeSuppressed(.presentmentIntentAssertion))
                 for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
                     Self.deliver(&s, session: id, .readerDetected)

@@ -9,17 +9,15 @@ import Synchronization
 /// the result (a blocking wait: callers are the session's I/O queue or a bench thread, never
 /// Swift's cooperative pool); ``wake()`` ends its current wait, and — while it is inside a
 /// ``blocking(_:)`` call — asks the device to cancel that call (``onWake``); ``stopAndJoin()``
-/// ends it and waits until it has returned (and closed its device).
+/// ends it and waits until it has returned (and closed its device). What it is doing — running,
+/// inside a blocking call, stopping, finished — and the jobs handed over are one
+/// ``DeviceThreadMachine`` under the lock; its actions are performed outside the lock.
 final class DeviceThread: @unchecked Sendable {
     private let condition = NSCondition()
     private let clock: any ReaderSessionClock
     private let name: String
     // Guarded by `condition`.
-    private var jobs: [() -> Void] = []
-    private var woken = false
-    private var stopping = false
-    private var inBlockingCall = false
-    private var finished = false
+    private var machine = DeviceThreadMachine<() -> Void>()
     private var cancelHook: (@Sendable () -> Void)?
 
     init(name: String, clock: any ReaderSessionClock) {
@@ -33,7 +31,7 @@ final class DeviceThread: @unchecked Sendable {
         set { locked { cancelHook = newValue } }
     }
 
-    var isStopping: Bool { locked { stopping } }
+    var isStopping: Bool { locked { machine.isStoppingOrFinished } }
 
     private func locked<T>(_ body: () -> T) -> T {
         condition.lock()
@@ -41,17 +39,29 @@ final class DeviceThread: @unchecked Sendable {
         return body()
     }
 
+    /// Feeds the machine `input` under the lock, then performs its actions outside it, in
+    /// order; returns whether it said to make the blocking call.
+    @discardableResult
+    private func transition(_ input: DeviceThreadMachine<() -> Void>.Input) -> Bool {
+        let (actions, hook) = locked { (machine.apply(input), cancelHook) }
+        var call = false
+        for action in actions {
+            switch action {
+            case .signal: locked { condition.broadcast() }
+            case .cancelCall: hook?()
+            case .run(let job): job()
+            case .makeCall: call = true
+            case .skipCall: call = false
+            }
+        }
+        return call
+    }
+
     func start(_ main: @escaping @Sendable () -> Void) {
         let t = Thread { [self] in
             main()
-            let leftover: [() -> Void] = locked {
-                finished = true
-                defer { jobs = [] }
-                return jobs
-            }
             // Exchanges handed over after the end still get an answer (the tag is gone).
-            for job in leftover { job() }
-            locked { condition.broadcast() }
+            transition(.mainReturned)
         }
         t.name = name
         t.start()
@@ -60,41 +70,28 @@ final class DeviceThread: @unchecked Sendable {
     /// Runs `job` on the thread and waits for it.
     func run<R>(_ job: ExchangeJob<R>) {
         let done = DispatchSemaphore(value: 0)
-        let accepted: Bool = locked {
-            guard !finished else { return false }
-            jobs.append {
-                job.finish(
-                    failing: self.isStopping || self.locked({ self.finished }) ? TagCommunicationError.tagLost : nil)
+        transition(
+            .submit {
+                job.finish(failing: self.isStopping ? TagCommunicationError.tagLost : nil)
                 done.signal()
-            }
-            return true
-        }
-        guard accepted else {
-            job.finish(failing: TagCommunicationError.tagLost)
-            return
-        }
-        wake()
+            })
         done.wait()
     }
 
     /// Runs the exchanges handed over so far (on the thread).
     func runJobs() {
         while true {
-            let next: (() -> Void)? = locked { jobs.isEmpty ? nil : jobs.removeFirst() }
+            let next: (() -> Void)? = locked {
+                guard case .run(let job)? = machine.apply(.takeJob).first else { return nil }
+                return job
+            }
             guard let next else { return }
             next()
         }
     }
 
     /// Ends the thread's current wait; cancels a blocking device call in progress.
-    func wake() {
-        let hook: (@Sendable () -> Void)? = locked {
-            woken = true
-            condition.broadcast()
-            return inBlockingCall ? cancelHook : nil
-        }
-        hook?()
-    }
+    func wake() { transition(.wake) }
 
     /// Waits (on the thread) until `deadline` on the clock (`nil`: no deadline) or a wake.
     func wait(until deadline: Duration?) {
@@ -103,8 +100,8 @@ final class DeviceThread: @unchecked Sendable {
             timer = clock.schedule(at: deadline) { [weak self] in self?.wake() }
         }
         condition.lock()
-        while !woken && !stopping && jobs.isEmpty { condition.wait() }
-        woken = false
+        while machine.keepsWaiting { condition.wait() }
+        _ = machine.apply(.waitEnded)
         condition.unlock()
         timer?.cancel()
     }
@@ -112,29 +109,16 @@ final class DeviceThread: @unchecked Sendable {
     /// Runs a blocking device call (on the thread) that ``wake()`` may cancel; answers
     /// `fallback` without calling when a wake, a job or a stop is already pending.
     func blocking<T>(_ call: () -> T, orIfWoken fallback: T) -> T {
-        let go: Bool = locked {
-            if woken || stopping || !jobs.isEmpty {
-                woken = false
-                return false
-            }
-            inBlockingCall = true
-            return true
-        }
-        guard go else { return fallback }
-        defer { locked { inBlockingCall = false } }
+        guard transition(.callRequested) else { return fallback }
+        defer { transition(.callReturned) }
         return call()
     }
 
     /// Stops the thread and waits until it has returned.
     func stopAndJoin() {
-        let hook: (@Sendable () -> Void)? = locked {
-            stopping = true
-            condition.broadcast()
-            return inBlockingCall ? cancelHook : nil
-        }
-        hook?()
+        transition(.stop)
         condition.lock()
-        while !finished { condition.wait() }
+        while !machine.isFinished { condition.wait() }
         condition.unlock()
     }
 }

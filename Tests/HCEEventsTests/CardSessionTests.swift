@@ -139,6 +139,23 @@ struct CardSessionTests {
         #expect(!second.isValid)
     }
 
+    @Test("acquire() while held gives the held assertion; release() starts the cool-down; a stale release does nothing")
+    func assertionRelease() throws {
+        let p = ContactlessPhone(defaultApp: app)
+        let a = try NFCPresentmentIntentAssertion.acquire(on: p)
+        let again = try NFCPresentmentIntentAssertion.acquire(on: p)
+        #expect(again.isValid)
+        a.release()
+        #expect(!again.isValid, "one assertion: releasing either handle releases it")
+        #expect(throws: NFCPresentmentIntentAssertion.Error.coolingDown(remaining: .seconds(15))) {
+            try NFCPresentmentIntentAssertion.acquire(on: p)
+        }
+        p.advance(to: .seconds(15))
+        let b = try NFCPresentmentIntentAssertion.acquire(on: p)
+        a.release()
+        #expect(b.isValid, "the old assertion's release does not end the new one")
+    }
+
     @Test("acquire() in the background fails; backgrounding releases a held assertion")
     func assertionForeground() throws {
         let p = ContactlessPhone(defaultApp: app)

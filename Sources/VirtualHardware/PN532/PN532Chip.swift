@@ -52,8 +52,11 @@ public struct PN532Chip: Sendable {
     /// GetFirmwareVersion answer: IC `32` (PN532), version 1, revision 6, support
     /// `07` (ISO 14443A, ISO 14443B, ISO 18092).
     public var firmwareVersion: [UInt8] = [0x32, 0x01, 0x06, 0x07]
-    public private(set) var powerMode: PowerMode = .lowVbat
-    public private(set) var rfFieldOn = false
+    /// The chip's modes (power, RF field, the card and its activation, the command answered
+    /// later, target mode's reader): one value machine, so no two of them can disagree.
+    public private(set) var state = PN532ChipMachine<PN532Card>()
+    public var powerMode: PowerMode { state.power }
+    public var rfFieldOn: Bool { state.field == .on }
     /// SetParameters flags (`10` AutoRATS decides whether an ATS is reported).
     public private(set) var parameters: UInt8 = 0
     /// RFConfiguration item 5: MxRtyATR, MxRtyPSL, MxRtyPassiveActivation.
@@ -76,17 +79,19 @@ public struct PN532Chip: Sendable {
     private var feliCaRate = 212
     /// The CIU register file, addresses `6301`–`633E`.
     public private(set) var registers = [UInt8](repeating: 0, count: 62)
-    public private(set) var card: PN532Card?
+    public var card: PN532Card? { state.cardInField }
     /// The card as it last left the field (``remove()``, a wire fault's field loss), its
     /// memory and fault schedule kept for ``presentAgain()``.
-    public private(set) var cardOutOfField: PN532Card?
-    public private(set) var cardHalted = false
+    public var cardOutOfField: PN532Card? { state.cardOutOfField }
+    /// Whether InDeselect halted the card in the field (only a field reset or a new
+    /// presentation wakes it for REQA).
+    public var cardHalted: Bool { state.activation == .halted }
     /// Whether the card is the current target (Tg 1) after InListPassiveTarget/InAutoPoll.
-    public private(set) var targetSelected = false
+    public var targetSelected: Bool { state.activation == .selected }
     /// What the scripted reader has done so far in target mode.
     public private(set) var readerExchanges: [PN532ReaderExchange] = []
     /// `true` once the scripted reader sent its last command and left (status `29` given).
-    public private(set) var readerFinished = false
+    public var readerFinished: Bool { state.target == .readerLeft }
 
     /// What the command being handled did on the air (``lastCommandAir``).
     public private(set) var lastCommandAir = PN532CommandAirTime()
@@ -95,12 +100,8 @@ public struct PN532Chip: Sendable {
     public private(set) var retryTimeoutCode: UInt8 = 0x0A
 
     private var parser = PN532FrameParser()
-    private var pending: Pending?
     private var lastResponse: [UInt8] = []
     private var faults: [PN532WireFault] = []
-    private var reader: PN532ReaderScript?
-    private var readerStep = 0
-    private var readerAwaitingResponse = false
     /// The ISO-DEP block numbers and frame sizes of the card (or, in target mode, of the reader).
     private var blocks = ISODEPBlockFraming()
     /// What went over the air since the last ``takeAir()``.
@@ -108,12 +109,6 @@ public struct PN532Chip: Sendable {
     /// The RATS this chip sends when it activates an ISO-DEP card (AutoRATS): `E0 80`, FSD
     /// 256, CID 0. Assumed: UM0701-02 does not give the PN532's FSDI.
     public static let rats: [UInt8] = [0xE0, 0x80]
-
-    private enum Pending: Sendable, Equatable {
-        /// `serial` for a finite poll (see ``finitePoll``), `nil` for an endless one.
-        case autoPoll(types: [UInt8], serial: Int?)
-        case initAsTarget
-    }
 
     /// A finite InAutoPoll still polling for a card: the chip answers "no target" once
     /// `duration` has passed (``pollTimeElapsed(serial:)``), or the card when one comes first.
@@ -125,7 +120,7 @@ public struct PN532Chip: Sendable {
     }
     /// The finite InAutoPoll in progress, if any (the device serving the chip keeps its time).
     public var finitePoll: FinitePoll? {
-        guard case .autoPoll(_, let serial?)? = pending else { return nil }
+        guard case .autoPoll(_, let serial?) = state.pending else { return nil }
         return FinitePoll(serial: serial, duration: pollDuration)
     }
     private var pollSerial = 0
@@ -141,11 +136,25 @@ public struct PN532Chip: Sendable {
         return air
     }
 
-    private mutating func setField(_ on: Bool, _ note: String) {
-        guard rfFieldOn != on else { return }
-        air.append(.field(on: on, note: note))
-        rfFieldOn = on
+    /// Feeds the machine one input and performs the field changes it answers (an air event
+    /// with `fieldNote`); returns the other actions for the caller.
+    @discardableResult
+    private mutating func apply(
+        _ input: PN532ChipMachine<PN532Card>.Input, fieldNote: String = ""
+    ) -> [PN532ChipMachine<PN532Card>.Action] {
+        var rest: [PN532ChipMachine<PN532Card>.Action] = []
+        for action in state.apply(input) {
+            if case .fieldChanged(let on) = action {
+                air.append(.field(on: on, note: fieldNote))
+            } else {
+                rest.append(action)
+            }
+        }
+        return rest
     }
+
+    /// The card in the field takes its new value (memory, link state).
+    private mutating func updateCard(_ card: PN532Card) { state.updateCardInField(card) }
 
     // MARK: inputs
 
@@ -231,8 +240,7 @@ public struct PN532Chip: Sendable {
     /// Takes `card` as the card of this run, out of the field: ``presentAgain()`` brings it in.
     /// Replaces a card that is out of the field; nothing when a card is in the field.
     public mutating func load(_ card: PN532Card) {
-        guard self.card == nil else { return }
-        cardOutOfField = card
+        apply(.load(card))
     }
 
     /// ``presentAgain()`` with what it did on the air.
@@ -245,12 +253,9 @@ public struct PN532Chip: Sendable {
     /// Puts a card in the field, replacing any other (as it is: see ``presentAgain()`` for the
     /// same card coming back); answers an outstanding endless InAutoPoll.
     public mutating func present(_ card: PN532Card) -> [UInt8] {
-        self.card = card
-        cardOutOfField = nil
-        cardHalted = false
-        targetSelected = false
-        if case .autoPoll(let types, _)? = pending, let answer = autoPollAnswer(types: types) {
-            pending = nil
+        for case .answerPoll(let types) in apply(.present(card)) {
+            guard let answer = autoPollAnswer(types: types) else { continue }
+            apply(.pollAnswered)
             return respond(0x61, answer)
         }
         return []
@@ -260,17 +265,14 @@ public struct PN532Chip: Sendable {
     /// (`61 00`). Nothing when that poll already ended (a card came, the host aborted it or
     /// sent another command).
     public mutating func pollTimeElapsed(serial: Int) -> [UInt8] {
-        guard case .autoPoll(_, serial)? = pending else { return [] }
-        pending = nil
+        guard apply(.pollTimeElapsed(serial: serial)).contains(.answerNoTarget) else { return [] }
         return respond(0x61, [0x00])
     }
 
     /// Takes the card out of the field (kept as ``cardOutOfField``). The next exchange with it
     /// times out (status `01`).
     public mutating func remove() {
-        if let card { cardOutOfField = card }
-        card = nil
-        targetSelected = false
+        apply(.remove)
     }
 
     /// The card that last left the field comes back: the same tag, its memory as it left and
@@ -279,7 +281,6 @@ public struct PN532Chip: Sendable {
     public mutating func presentAgain() -> [UInt8] {
         guard card == nil, var again = cardOutOfField else { return [] }
         again.enterField()
-        cardOutOfField = nil
         return present(again)
     }
 
@@ -289,17 +290,10 @@ public struct PN532Chip: Sendable {
     /// An external reader comes: it activates the emulated card at once if TgInitAsTarget
     /// is outstanding, else when it arrives.
     public mutating func startReader(_ script: PN532ReaderScript) -> [UInt8] {
-        reader = script
-        readerStep = 0
         readerExchanges = []
-        readerFinished = false
-        readerAwaitingResponse = false
-        if pending == .initAsTarget {
-            pending = nil
-            readerActivates(script)
-            return respond(0x8D, [0x08] + script.rats)
-        }
-        return []
+        guard apply(.readerArrived(script)).contains(.readerActivates(script)) else { return [] }
+        readerActivates(script)
+        return respond(0x8D, [0x08] + script.rats)
     }
 
     /// Queues a fault for the next command that qualifies.
@@ -326,8 +320,7 @@ public struct PN532Chip: Sendable {
         registers[Int(address - 0x6301)] = value
         if address == Self.txControl {
             let on = value & 0x03 != 0
-            if rfFieldOn && !on { fieldReset() }
-            setField(on, "WriteRegister CIU_TxControl: RF field \(on ? "on" : "off")")
+            apply(.switchField(on: on), fieldNote: "WriteRegister CIU_TxControl: RF field \(on ? "on" : "off")")
         }
     }
 
@@ -336,8 +329,7 @@ public struct PN532Chip: Sendable {
     private mutating func handle(_ frame: PN532HostFrame) -> [UInt8] {
         switch frame {
         case .ack:
-            pending = nil  // abort: drop the pending command, send nothing
-            powerMode = .normal
+            apply(.hostAck)  // abort: drop the pending command, send nothing
             return []
         case .nack:
             return lastResponse
@@ -345,7 +337,7 @@ public struct PN532Chip: Sendable {
             return []
         case .command(let command):
             guard let code = command.first else { return PN532FrameEncoder.ack + PN532FrameEncoder.errorFrame }
-            pending = nil  // a new command cancels a pending one
+            apply(.commandReceived)  // a new command cancels a pending one
             if faults.first == .silence {
                 faults.removeFirst()
                 return PN532FrameEncoder.ack
@@ -384,7 +376,7 @@ public struct PN532Chip: Sendable {
     }
 
     private mutating func dispatch(code: UInt8, params: [UInt8]) -> Answer {
-        if code != 0x16 { powerMode = .normal }
+        apply(.commandStarted(code: code))
         switch code {
         case 0x00:
             return diagnose(params)
@@ -392,7 +384,7 @@ public struct PN532Chip: Sendable {
             return .reply(firmwareVersion)
         case 0x04:  // GetGeneralStatus: Err Field NbTg [Tg BrRx BrTx Type] SAMstatus
             var status: [UInt8] = [0x00, rfFieldOn ? 0x01 : 0x00]
-            if targetSelected, let c = card {
+            if case .inField(let c, .selected) = state.card {
                 // FeliCa: BrRx/BrTx 01 (212) or 02 (424), modulation type 10 (assumed from UM0701-02's table).
                 let br: UInt8 = feliCaRate == 424 ? 0x02 : 0x01
                 status += c.isFeliCa ? [0x01, 0x01, br, br, 0x10] : [0x01, 0x01, 0x00, 0x00, 0x00]
@@ -424,8 +416,7 @@ public struct PN532Chip: Sendable {
         case 0x14:
             guard (1...3).contains(params.count) else { return .error }
             return .reply([])
-        case 0x16:
-            powerMode = .powerDown
+        case 0x16:  // PowerDown: the machine took it at commandStarted
             return .reply([0x00])
         case 0x32:
             return rfConfiguration(params)
@@ -434,7 +425,7 @@ public struct PN532Chip: Sendable {
         case 0x42:
             return inCommunicateThru(params)
         case 0x44:  // InDeselect: the PN532 halts the target (HLTA / S(DESELECT)); nothing for FeliCa
-            if targetSelected, let present = card, !present.isFeliCa {
+            if apply(.deselect(halts: card.map { !$0.isFeliCa } ?? false)).contains(.haltCard), let present = card {
                 if present.isISODEP {
                     air.append(.exchange(kind: "deselect", command: [0xC2], answer: [0xC2], note: "S(DESELECT)"))
                 } else {
@@ -442,10 +433,9 @@ public struct PN532Chip: Sendable {
                 }
                 haltCard()
             }
-            targetSelected = false
             return .reply([0x00])
         case 0x52:  // InRelease
-            targetSelected = false
+            apply(.targetReleased)
             return .reply([0x00])
         case 0x4A:
             return inListPassiveTarget(params)
@@ -454,22 +444,20 @@ public struct PN532Chip: Sendable {
             let types = Array(params.dropFirst(2))
             if let answer = autoPollAnswer(types: types) { return .reply(answer) }
             if params[0] == 0xFF {  // endless polling: answer when a card comes or the host aborts
-                pending = .autoPoll(types: types, serial: nil)
+                apply(.pollStarted(types: types, serial: nil))
                 return .later
             }
             // Finite polling: "no target" after PollNr × Period × 150 ms per type, unless a card comes.
             pollSerial += 1
             pollDuration = .milliseconds(150 * Int(params[0]) * Int(max(1, params[1])) * types.count)
-            pending = .autoPoll(types: types, serial: pollSerial)
+            apply(.pollStarted(types: types, serial: pollSerial))
             return .later
         case 0x8C:
             guard params.count >= 37 else { return .error }
-            targetSelected = false
-            if let reader, !readerFinished, readerStep == 0 {
+            for case .readerActivates(let reader) in apply(.initAsTarget) {
                 readerActivates(reader)
                 return .reply([0x08] + reader.rats)
             }
-            pending = .initAsTarget
             return .later
         case 0x86:
             return tgGetData()
@@ -502,10 +490,9 @@ public struct PN532Chip: Sendable {
         case 0x01:
             guard params.count == 2 else { return .error }
             let on = params[1] & 0x01 != 0
-            if rfFieldOn && !on { fieldReset() }
             if !rfFieldOn && on { lastCommandAir.fieldSwitchedOn = true }
             if rfFieldOn && !on { lastCommandAir.fieldSwitchedOff = true }
-            setField(on, "RFConfiguration: RF field \(on ? "on" : "off")")
+            apply(.switchField(on: on), fieldNote: "RFConfiguration: RF field \(on ? "on" : "off")")
         case 0x02:  // Various timings: RFU, fATR_RES_Timeout, fRetryTimeout
             guard params.count == 4 else { return .error }
             retryTimeoutCode = params[3]
@@ -518,26 +505,22 @@ public struct PN532Chip: Sendable {
         return .reply([])
     }
 
-    /// The field went off: the card lost power and comes back idle (not halted).
-    private mutating func fieldReset() {
-        cardHalted = false
-        targetSelected = false
-    }
-
+    /// The card in the field takes HLTA or S(DESELECT) (the machine holds it halted).
     private mutating func haltCard() {
-        airFrame(card?.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00], crc: true)
-        cardHalted = true
-        switch card?.function {
-        case .type2(var core)?:
+        guard var halted = card else { return }
+        airFrame(halted.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00], crc: true)
+        switch halted.function {
+        case .type2(var core):
             core.halt()
-            card?.function = .type2(core)
-        case .isoDEP(var app)?:  // S(DESELECT) when the card is at 14443-4 level, else HLTA
-            let frame: [UInt8] = card?.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00]
-            _ = card?.isoDEPLink.respond(to: frame, application: &app)
-            card?.function = .isoDEP(app)
-        case .felica?, nil:
+            halted.function = .type2(core)
+        case .isoDEP(var app):  // S(DESELECT) when the card is at 14443-4 level, else HLTA
+            let frame: [UInt8] = halted.isoDEPLink.layer == .active ? [0xC2] : [0x50, 0x00]
+            _ = halted.isoDEPLink.respond(to: frame, application: &app)
+            halted.function = .isoDEP(app)
+        case .felica:
             break
         }
+        updateCard(halted)
     }
 
     /// Activates the card if one is in the field and not halted (REQA semantics); with
@@ -558,8 +541,7 @@ public struct PN532Chip: Sendable {
             return nil
         }
         airActivation(uidLength: present.uid.count)
-        setField(true, "the chip switches the RF field on to poll")
-        targetSelected = true
+        apply(.targetActivated, fieldNote: "the chip switches the RF field on to poll")
         var ats: [UInt8] = []
         switch present.function {
         case .type2(var core):
@@ -576,7 +558,7 @@ public struct PN532Chip: Sendable {
         case .felica:
             break
         }
-        card = present
+        updateCard(present)
         logActivation(present, ats: ats)
         var data = targetData(present)
         if !ats.isEmpty { data += ats }
@@ -683,9 +665,8 @@ public struct PN532Chip: Sendable {
             return nil
         }
         present.function = .felica(core)
-        card = present
-        setField(true, "the chip switches the RF field on to poll")
-        targetSelected = true
+        updateCard(present)
+        apply(.targetActivated, fieldNote: "the chip switches the RF field on to poll")
         feliCaRate = rate
         let pollRes = [UInt8(answer.count + 1)] + answer
         airFeliCa(request, answer: pollRes, rate: rate)
@@ -722,8 +703,8 @@ public struct PN532Chip: Sendable {
             remove()
             return .reply([0x01])
         }
-        guard targetSelected, var present = card, !present.isGone else {
-            if targetSelected || card != nil {
+        guard case .inField(var present, .selected) = state.card, !present.isGone else {
+            if card != nil {
                 air.append(
                     .exchange(
                         kind: card?.isISODEP == true ? "block" : "type2", command: frame, answer: nil,
@@ -731,7 +712,7 @@ public struct PN532Chip: Sendable {
             }
             return .reply([0x01])
         }
-        defer { card = present }
+        defer { updateCard(present) }
         switch present.function {
         case .felica(var core):
             defer { present.function = .felica(core) }
@@ -777,10 +758,10 @@ public struct PN532Chip: Sendable {
                     registers[0x633C - 0x6301] = (registers[0x633C - 0x6301] & 0xF8) | 0x04
                     return .reply([0x00, code & 0x0F])
                 }
-                targetSelected = false
+                apply(.targetReleased)
                 return .reply([0x14])  // modelling choice: MIFARE-mode exchange ends in an error
             case .silent:
-                targetSelected = false
+                apply(.targetReleased)
                 return .reply([0x01])
             }
         case .isoDEP(var app):
@@ -872,21 +853,24 @@ public struct PN532Chip: Sendable {
     }
 
     private mutating func tgGetData() -> Answer {
-        guard let reader, !readerFinished else { return .reply([0x29]) }
-        if readerAwaitingResponse, let last = readerExchanges.last {
-            logBlocks(last.command, nil, note: "the reader's C-APDU, never answered; " + Self.scriptedFraming)
-            readerAwaitingResponse = false
+        var answer = Answer.reply([0x29])
+        for action in apply(.tgGetData) {
+            switch action {
+            case .readerCommandUnanswered:
+                if let last = readerExchanges.last {
+                    logBlocks(last.command, nil, note: "the reader's C-APDU, never answered; " + Self.scriptedFraming)
+                }
+            case .readerLeaves:
+                air.append(.field(on: false, note: "target mode: the reader leaves"))
+            case .sendReaderCommand(let step):
+                readerExchanges.append(
+                    PN532ReaderExchange(command: step.command, response: nil, expectedResponse: step.expectedResponse))
+                answer = .reply([0x00] + step.command)
+            default:
+                break
+            }
         }
-        guard readerStep < reader.steps.count else {
-            readerFinished = true
-            air.append(.field(on: false, note: "target mode: the reader leaves"))
-            return .reply([0x29])
-        }
-        let step = reader.steps[readerStep]
-        readerExchanges.append(
-            PN532ReaderExchange(command: step.command, response: nil, expectedResponse: step.expectedResponse))
-        readerAwaitingResponse = true
-        return .reply([0x00] + step.command)
+        return answer
     }
 
     // MARK: air time (the link-timing model)
@@ -987,13 +971,11 @@ public struct PN532Chip: Sendable {
     }
 
     private mutating func tgSetData(_ params: [UInt8]) -> Answer {
-        guard reader != nil, !readerFinished, readerAwaitingResponse, !readerExchanges.isEmpty else {
+        guard !readerExchanges.isEmpty, apply(.tgSetData).contains(.readerAnswered) else {
             return .reply([0x29])
         }
         readerExchanges[readerExchanges.count - 1].response = params
         logBlocks(readerExchanges[readerExchanges.count - 1].command, params, note: Self.scriptedFraming)
-        readerAwaitingResponse = false
-        readerStep += 1
         return .reply([0x00])
     }
 }
