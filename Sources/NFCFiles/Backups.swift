@@ -34,7 +34,7 @@ public enum Backups {
         return String(cString: dir)
     }
 
-    /// Where one backup will go, checked before the reader is touched (``plan(_:environment:)``).
+    /// Where one backup will go, checked before the reader is touched (``Backups/plan(_:environment:namedByUID:)``).
     public struct Plan: Sendable, Equatable {
         enum Target: Sendable, Equatable {
             /// A unique name in this folder.

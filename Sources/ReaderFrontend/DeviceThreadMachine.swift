@@ -1,4 +1,4 @@
-/// The rules of a device's thread (``DeviceThread``, internal) as a pure value: inputs in,
+/// The rules of a device's thread (`DeviceThread`, internal) as a pure value: inputs in,
 /// actions out (the house style, as ``DiscoveryMachine`` is). The thread holds one under its
 /// lock and performs the actions outside it; `Job` is what other threads hand over (the
 /// thread's exchanges; the tests use plain values).

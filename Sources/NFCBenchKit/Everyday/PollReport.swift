@@ -10,7 +10,7 @@ public import NFCTrace
 /// ISO/IEC 14443-4 with its historical bytes) from a PC/SC reader.
 ///
 /// FeliCa (IDm/PMm) and ISO/IEC 15693 targets are not polled yet: the frontend's poll is
-/// ISO/IEC 14443 (``technologies``); their fields join ``arrival(_:at:)`` when the frontend
+/// ISO/IEC 14443 (``technologies``); their fields join ``arrival(_:at:redact:)`` when the frontend
 /// senses them.
 public enum PollReport {
     /// The polling options `poll` asks the frontend for.

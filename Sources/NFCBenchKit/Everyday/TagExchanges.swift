@@ -149,7 +149,7 @@ public enum TagExchanges {
 
     /// The JSON of one frame: `frame`, `crc`, `answer` (`data`, `ack`, `nak`, `silent`),
     /// `data` or `nak`, `reactivated`.
-    /// With `redact`, the CRC of a frame whose data ``lines(_:redact:)`` hides is redacted too
+    /// With `redact`, the CRC of a frame whose data `lines(_:redact:)` hides is redacted too
     /// (the trace's redaction, ``/NFCTrace/TraceWriter/redacted(_:)``, does the rest).
     public static func json(_ r: RawExchange, redact: Bool = false) -> JSONObject {
         let crc = redact && r.frame.count > 3 ? BenchRedaction.text(r.crc) : r.crc.hexString()
