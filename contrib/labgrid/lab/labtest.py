@@ -436,7 +436,7 @@ def check_released_in_use(lab, place, kind):
     lab.procs.append((f"kicked run on {place}", proc))
     name = f"a {kind} reader released while in use fails clearly"
     try:
-        _read_lines_until(out_path, lambda t: "didDetectNDEFs" in t, STEP_TIMEOUT, proc, f"a read on {place}")
+        _read_lines_until(out_path, lambda t: '"event":"didDetectNDEFs"' in t, STEP_TIMEOUT, proc, f"a read on {place}")
         kicked_at = time.monotonic()
         r = lab.lg_client("bob", "-p", place, "release", "--kick")
         if r.returncode != 0:
@@ -472,7 +472,7 @@ def check_stopped_matrix(lab):
                  "the four core places held", alive=lambda: proc.poll() is None)
         pids = wait_for(lambda: (lambda p: p if len(p) == 4 else None)(_session_readers(lab)), STEP_TIMEOUT,
                         "four sessions running", alive=lambda: proc.poll() is None)
-        wait_for(lambda: all(_trace_has(lab, pid, "didDetectNDEFs") for pid in pids), STEP_TIMEOUT,
+        wait_for(lambda: all(_trace_has(lab, pid, '"event":"didDetectNDEFs"') for pid in pids), STEP_TIMEOUT,
                  "four sessions that have read", alive=lambda: proc.poll() is None)
         stopped_at = time.monotonic()
         proc.send_signal(signal.SIGTERM)
@@ -491,7 +491,8 @@ def check_stopped_matrix(lab):
 
 def _trace_has(lab, pid, needle):
     """Whether the trace of nfcbench process ``pid`` (NAME-PID.jsonl in the trace folder) has
-    ``needle`` yet: sessions write their records as they happen."""
+    ``needle`` yet: sessions write their records as they happen. Give a record's key and value
+    (``'"event":"didDetectNDEFs"'``): the header's model text names events too."""
     folder = lab.env["NFCBENCH_TRACE_DIR"]
     for name in os.listdir(folder):
         if name.endswith(f"-{pid}.jsonl"):
