@@ -108,29 +108,12 @@ struct VirtualServerTests {
         }
     }
 
-    /// A TCP port of 127.0.0.1 nothing listens on (bound for a moment by this process, then freed).
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(ok)
-        return UInt16(bigEndian: address.sin_port)
-    }
-
     @Test("The vpcd card server with no vpcd on its port says why and ends 69, the reason in the trace")
     func cardServerWithoutVPCD() async throws {
         let (path, file, personality) = try VirtualCardKind.part3.load("ntag215-uri")
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let port = try Self.freePort()
+        let port = try TestPorts.free()
         let server = try VirtualCardServer.start(
             tagPath: path, file: file, personality: personality, kind: .part3, port: port, reversed: false,
             traceOptions: BenchTraces.Options(path: dir + "/trace.jsonl"), json: true, quiet: true, wait: false,
@@ -155,7 +138,7 @@ struct VirtualServerTests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let server = try VirtualCardServer.start(
-            tagPath: path, file: file, personality: personality, kind: .part3, port: try Self.freePort(),
+            tagPath: path, file: file, personality: personality, kind: .part3, port: try TestPorts.free(),
             reversed: false, traceOptions: BenchTraces.Options(path: dir + "/trace.jsonl"), json: true, quiet: true,
             wait: true, otherSlot: "another slot", grace: .zero)
         let serving = Task { try await server.serve(readingStandardInput: false) }

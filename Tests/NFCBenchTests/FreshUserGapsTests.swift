@@ -98,7 +98,7 @@ struct FreshUserGapsTests {
         let capture = BenchOutput.Capture()
         let server = try BenchOutput.$capture.withValue(capture) {
             try VirtualCardServer.start(
-                tagPath: path, file: file, personality: personality, kind: .part3, port: try Self.freePort(),
+                tagPath: path, file: file, personality: personality, kind: .part3, port: try TestPorts.free(),
                 reversed: false, traceOptions: BenchTraces.Options(path: folder.file("t.jsonl")), json: false,
                 quiet: false, wait: false, otherSlot: "another slot", grace: .zero)
         }
@@ -110,23 +110,6 @@ struct FreshUserGapsTests {
         #expect(status == nil, "it never served")
         #expect(capture.stdout.isEmpty, "\(capture.stdout)")
         #expect(capture.stderr.isEmpty, "the error is the command's to print: \(capture.stderr)")
-    }
-
-    /// A TCP port of 127.0.0.1 nothing listens on (bound for a moment by this process, then freed).
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(ok)
-        return UInt16(bigEndian: address.sin_port)
     }
 
     // MARK: a flag given twice
