@@ -8,7 +8,7 @@ public import NFCTrace
 /// (`dump --out`, a backup) is the user's data and is never redacted.
 public enum BenchRedaction {
     /// `bytes` as `--redact` shows them.
-    public static func text(_ bytes: [UInt8]) -> String { "redacted:\(bytes.count) bytes" }
+    public static func text(_ bytes: [UInt8]) -> String { TraceWriter.redactedText(bytes.hexString()) }
 
     /// `bytes` in hex (`separator` between two bytes), or their redacted text when `redact`.
     public static func hex(_ bytes: [UInt8], separator: String = "", redact: Bool) -> String {
