@@ -39,7 +39,7 @@ public struct TraceContents: Sendable, Equatable {
             throw TraceReadError(name: name, line: 0, reason: why, notATrace: true)
         }
         for (i, line) in lines.enumerated() where !line.allSatisfy(\.isWhitespace) {
-            guard case .object(let o)? = try? JSONValue(parsing: String(line)) else {
+            guard case .object(let o)? = try? JSONValue(parsingOrdered: String(line)) else {
                 if i == lastContentLine {
                     skipped += 1
                     continue

@@ -19,8 +19,8 @@ import Synchronization
 /// its `setup`'s identifiers. Sinks (``TraceSink``, e.g. the pcapng export) see every
 /// record as it is written, unredacted, in the file's order; they redact for themselves.
 public final class TraceWriter: Sendable {
-    /// The schema every record follows; bump the number on any incompatible change.
-    public static let schema = "nfcbench.trace/1"
+    /// The schema every record follows (``TraceRecord/schema``).
+    public static let schema = TraceRecord.schema
     /// Record keys whose values are redacted when asked: identifiers, payloads, and what was
     /// decoded from them (URIs, texts, titles, package names), in any nested object. In the
     /// header only `setup` is looked at (a header's `command` is the command's name).
