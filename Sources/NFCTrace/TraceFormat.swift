@@ -2,9 +2,12 @@ extension TraceRecord {
     /// A record's kind: its `event`. The kinds nfcbench writes are the constants here, each
     /// described in ``TraceRecord/catalog``; any other name (a newer nfcbench's, or another
     /// module's event named at run time) is a kind too, kept as read (``isKnown`` false).
-    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// A kind by its name (tests, and a reader matching a name it reads); nfcbench's own
+        /// writers use the constants.
+        public init(stringLiteral value: String) { self.rawValue = value }
         public var description: String { rawValue }
         /// Whether the catalog describes this kind.
         public var isKnown: Bool { TraceRecord.spec(of: self) != nil }

@@ -129,6 +129,9 @@ public struct TraceRecord: Sendable, Equatable, CustomStringConvertible {
     /// The line as written (no newline): the same bytes the record was read from.
     public var line: String { json.serialized }
 
+    /// ``line``, by the name ``JSONObject`` gives it.
+    public var serialized: String { line }
+
     public var description: String { line }
 }
 

@@ -101,14 +101,12 @@ public enum HCELive {
             clock: { .microseconds(trace.elapsedMicroseconds) },
             onEvent: { e in
                 let written = trace.emit(record(e))
-                if !json { BenchOutput.out(text(written)) }
+                if !json { BenchOutput.out(text(written.json)) }
             })
     }
 
-    public static func record(_ e: HCELiveEvent) -> JSONObject {
-        var o: JSONObject = [
-            "t_us": .int(e.time.wholeMicroseconds), "event": .string(e.event), "source": .string(e.source.rawValue),
-        ]
+    public static func record(_ e: HCELiveEvent) -> TraceRecord {
+        var o: JSONObject = ["source": .string(e.source.rawValue)]
         if let r = e.reader { o["reader"] = .string(r) }
         if let u = e.uid { o["uid"] = .string(u.hexString()) }
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
@@ -119,7 +117,7 @@ public enum HCELive {
             o["response"] = .string(r.hexString())
         }
         if let d = e.detail { o[WalkReport.detailKey(e.event)] = .string(d) }
-        return o
+        return TraceRecord(TraceRecord.Kind(rawValue: e.event), at: e.time.wholeMicroseconds, o)
     }
 
     public static let textHeader =
@@ -192,10 +190,10 @@ public enum HCELive {
         return order.compactMap { by[$0] }
     }
 
-    public static func summary(_ records: [JSONObject], extra: JSONObject = [:]) -> JSONObject {
-        let c = counts(records)
+    /// The summary record (no `t_us`: set ``/NFCTrace/TraceRecord/time`` when it is written).
+    public static func summary(_ records: [TraceRecord], extra: JSONObject = [:]) -> TraceRecord {
+        let c = counts(records.map(\.json))
         var o: JSONObject = [
-            "event": "summary",
             "readers": .int(Int64(c.count)),
             "shown": .int(Int64(c.filter(\.showable).count)),
             "not_showable": .array(c.filter { !$0.showable }.map { .string($0.name) }),
@@ -212,7 +210,7 @@ public enum HCELive {
                 }),
         ]
         for e in extra.entries { o[e.key] = e.value }
-        return o
+        return TraceRecord(.summary, at: nil, o)
     }
 
     /// The SUMMARY block of a summary record (and its `outcome`: how `emulate` ended).

@@ -49,24 +49,29 @@ public enum WalkReport {
 
     /// One sweep row as a record: `{"event":"sweep","parameter":"wake_latency","value_us":…,
     /// "readers":10,"served":2,"wakes":9,"useless_wakes":7,"wtx":…,"served_readers":[…]}`.
-    public static func sweepLine(_ r: WalkSweep.Row, _ p: WalkSweepParameter) -> JSONObject {
-        [
-            "t_us": .int(0), "event": "sweep", "parameter": .string(p.key), "value_us": .int(r.value.wholeMicroseconds),
-            "readers": .int(Int64(r.readers)), "served": .int(Int64(r.served)), "wakes": .int(Int64(r.wakes)),
-            "useless_wakes": .int(Int64(r.uselessWakes)), "wtx": .int(Int64(r.waitingTimeExtensions)),
-            "served_readers": .array(r.servedReaders.map { .string($0) }),
-        ]
+    public static func sweepLine(_ r: WalkSweep.Row, _ p: WalkSweepParameter) -> TraceRecord {
+        TraceRecord(
+            .sweep, at: 0,
+            [
+                "parameter": .string(p.key), "value_us": .int(r.value.wholeMicroseconds),
+                "readers": .int(Int64(r.readers)), "served": .int(Int64(r.served)), "wakes": .int(Int64(r.wakes)),
+                "useless_wakes": .int(Int64(r.uselessWakes)), "wtx": .int(Int64(r.waitingTimeExtensions)),
+                "served_readers": .array(r.servedReaders.map { .string($0) }),
+            ])
     }
 
     /// The sweep's closing record: what was held fixed (every parameter with its source).
-    public static func sweepSummaryJSON(_ sweeps: [WalkSweep], walk: ReaderWalk) -> JSONObject {
-        [
-            "event": "summary", "sweep": .array(sweeps.map { .string($0.parameter.key) }),
-            "readers": .int(Int64(walk.profiles.count)), "policy": .string(walk.policy.description),
-            "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "locked": .bool(walk.locked), "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
-            "parameters": .object(parametersJSON(walk.parameters)),
-        ]
+    /// (No `t_us`: set ``/NFCTrace/TraceRecord/time`` when it is written.)
+    public static func sweepSummaryJSON(_ sweeps: [WalkSweep], walk: ReaderWalk) -> TraceRecord {
+        TraceRecord(
+            .summary, at: nil,
+            [
+                "sweep": .array(sweeps.map { .string($0.parameter.key) }),
+                "readers": .int(Int64(walk.profiles.count)), "policy": .string(walk.policy.description),
+                "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
+                "locked": .bool(walk.locked), "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
+                "parameters": .object(parametersJSON(walk.parameters)),
+            ])
     }
 
     /// The sweep records as text: one table per swept latency (value, readers served, wakes,
@@ -160,17 +165,18 @@ public enum WalkReport {
         return profiles
     }
 
-    public static func jsonLine(_ e: WalkEvent) -> JSONObject {
-        var o: JSONObject = [
-            "t_us": .int(e.time.wholeMicroseconds), "reader": .string(e.reader), "event": .string(e.event),
-        ]
+    /// A timeline event's record: `t_us`, `reader`, `event`, then its fields.
+    public static func jsonLine(_ e: WalkEvent) -> TraceRecord {
+        var o = JSONObject()
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
         if e.event == "apdu" {
             o["response"] = e.response.map { .string($0.hexString()) } ?? .null
             o["answered_by"] = e.answeredBy.map { .string($0.rawValue) } ?? .null
         }
         if let d = e.detail { o[WalkReport.detailKey(e.event)] = .string(d) }
-        return o
+        return TraceRecord(
+            TraceRecord.Kind(rawValue: e.event), at: e.time.wholeMicroseconds, leading: ["reader": .string(e.reader)], o
+        )
     }
 
     /// The JSON key of a timeline event's detail: `reason` (sessionInvalidated), `status`
@@ -184,10 +190,10 @@ public enum WalkReport {
         }
     }
 
-    public static func summaryJSON(_ s: WalkSummary, walk: ReaderWalk) -> JSONObject {
+    /// (No `t_us`: set ``/NFCTrace/TraceRecord/time`` when it is written.)
+    public static func summaryJSON(_ s: WalkSummary, walk: ReaderWalk) -> TraceRecord {
         let p = walk.parameters
-        return [
-            "event": "summary",
+        let fields: JSONObject = [
             "readers": .int(Int64(s.readers.count)),
             "wakes": .int(Int64(s.wakes)),
             "servable_wakes": .int(Int64(s.servableWakes)),
@@ -210,6 +216,7 @@ public enum WalkReport {
                     ])
                 }),
         ]
+        return TraceRecord(.summary, at: nil, fields)
     }
 
     /// Every phone parameter with its value and source: `{"wake_latency": {"value_us": 0,

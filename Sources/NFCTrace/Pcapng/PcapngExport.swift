@@ -136,11 +136,13 @@ public final class PcapngExport: TraceSink {
             guard !s.closingSaid, s.exporter.skippedISO15693Frames > 0 else { return [] }
             s.closingSaid = true
             return [
-                [
-                    "t_us": 0, "event": "pcapng_skipped", "pcapng": .string(path),
-                    "frames": .int(Int64(s.exporter.skippedISO15693Frames)), "family": "iso15693",
-                    "reason": .string(ISO14443Exporter.iso15693Reason),
-                ]
+                TraceRecord(
+                    .pcapngSkipped, at: 0,
+                    [
+                        "pcapng": .string(path), "frames": .int(Int64(s.exporter.skippedISO15693Frames)),
+                        "family": "iso15693", "reason": .string(ISO14443Exporter.iso15693Reason),
+                    ]
+                ).json
             ]
         }
     }
