@@ -114,7 +114,7 @@ public final class TraceWriter: Sendable {
         if open {
             let now = elapsedMicroseconds
             let closing = sinks.flatMap { $0.closingRecords() }.map { r -> TraceRecord in
-                var r = TraceRecord(json: r)
+                var r = r
                 r.time = now
                 return r
             }
@@ -177,7 +177,7 @@ public final class TraceWriter: Sendable {
             guard !s.closed else { return }
             var bytes: [UInt8] = []
             for (record, shown) in zip(records, written) {
-                for sink in sinks { sink.receive(record.json) }
+                for sink in sinks { sink.receive(record) }
                 let wantsFile = stream != nil
                 guard wantsFile || echo != nil else { continue }
                 let line = shown.line + "\n"
@@ -260,15 +260,15 @@ public final class TraceWriter: Sendable {
 /// record, header first, unredacted, in the file's order, under the writer's lock (so it
 /// must not block), then ``finish()`` once when the trace is closed.
 public protocol TraceSink: Sendable {
-    func receive(_ record: JSONObject)
+    func receive(_ record: TraceRecord)
     func finish()
     /// Records for the trace to end with, asked once when it is closed, before ``finish()``
     /// (the pcapng export's frames left out); the writer sets their `t_us`. None by default.
-    func closingRecords() -> [JSONObject]
+    func closingRecords() -> [TraceRecord]
 }
 
 extension TraceSink {
-    public func closingRecords() -> [JSONObject] { [] }
+    public func closingRecords() -> [TraceRecord] { [] }
 }
 
 /// The one place trace files and the files made from them (pcapng, SVG) are created, so

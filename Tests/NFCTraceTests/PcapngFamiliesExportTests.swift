@@ -50,7 +50,7 @@ struct PcapngFamiliesExportTests {
         packets: [ISO14443Packet], exporter: ISO14443Exporter
     ) {
         var e = ISO14443Exporter(redact: redact)
-        let p = records.flatMap { e.add($0) }
+        let p = records.flatMap { e.add(TraceRecord(json: $0)) }
         return (p, e)
     }
 

@@ -207,7 +207,7 @@ public final class SessionRunner: @unchecked Sendable {
                     seen.tooHot.withLock { $0 = (heat, wait) }
                 }
                 let written = trace.emit(o)
-                if !json, let line = TraceLines.render(written.json, verbose: verbose) {
+                if !json, let line = TraceLines.render(written, verbose: verbose) {
                     Self.show(line, status: status)
                 }
                 status?.update(record)
@@ -234,7 +234,7 @@ public final class SessionRunner: @unchecked Sendable {
     /// Records a bench-level event (what the bench app did) in the trace and the output.
     public func note(_ kind: TraceRecord.Kind, _ fields: JSONObject) {
         let written = trace.emit(TraceRecord(kind, at: trace.elapsedMicroseconds, fields))
-        if !options.json, let line = TraceLines.render(written.json, verbose: options.verbose) {
+        if !options.json, let line = TraceLines.render(written, verbose: options.verbose) {
             Self.show(line, status: status)
         }
     }

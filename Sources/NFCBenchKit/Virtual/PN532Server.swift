@@ -238,7 +238,7 @@ public final class PN532Server: Sendable {
     private func emit(_ e: PN532FrameLogEntry, text: Bool) {
         guard let r = Self.record(e) else { return }
         let written = trace.emit(r)
-        if text, let line = Self.text(written.json) { BenchOutput.out(line) }
+        if text, let line = Self.text(written) { BenchOutput.out(line) }
     }
 
     /// The trace record of a chip's log entry (without the trace's own fields): `frame` (`dir`
@@ -278,18 +278,18 @@ public final class PN532Server: Sendable {
     /// The human line of a virtual PN532 record (what `virtual pn532` prints and `trace show`
     /// prints of its trace): the time in milliseconds, then what happened; nil for records it
     /// does not show.
-    public static func text(_ r: JSONObject) -> String? {
-        let ms = String(format: "%10.3f ms", Double(r["t_us"]?.intValue ?? 0) / 1000)
+    public static func text(_ r: TraceRecord) -> String? {
+        let ms = String(format: "%10.3f ms", Double(r.time ?? 0) / 1000)
         func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
-        switch r["event"]?.stringValue {
-        case "frame":
+        switch r.kind ?? "" {
+        case .frame:
             return
                 "\(ms)  \(r["dir"]?.stringValue == "host_to_chip" ? "host > chip" : "chip > host")  \(spaced("frame"))"
-        case "pn532_event":
+        case .pn532Event:
             return "\(ms)  --- \(r["note"]?.stringValue ?? "")"
-        case "field":
+        case .field:
             return "\(ms)  air         RF field \(r["state"]?.stringValue ?? "?")"
-        case "air":
+        case .air:
             let answer = r["response"] == .null ? "(no answer)" : spaced("response")
             let note = r["note"]?.stringValue.map { "  " + $0 } ?? ""
             return "\(ms)  air         \(spaced("command")) → \(answer)\(note)"

@@ -206,7 +206,7 @@ public final class VirtualCardServer: Sendable {
             // The events since the last look go to the trace with one write(2).
             let records = new.map { VirtualCardTrace.record(of: $0, since: startMicros) }
             for written in trace.emit(contentsOf: records) where text {
-                guard let line = VirtualCardTrace.text(written.json) else { continue }
+                guard let line = VirtualCardTrace.text(written) else { continue }
                 if everInField { BenchOutput.out(line) } else { heldBack.append(line) }
             }
             if new.isEmpty {
@@ -327,19 +327,19 @@ public enum VirtualCardTrace {
 
     /// The human line of a virtual card record (what `virtual card` prints and `trace show`
     /// prints of its trace), or nil for records it does not show.
-    public static func text(_ r: JSONObject) -> String? {
+    public static func text(_ r: TraceRecord) -> String? {
         func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
         let what: String
-        switch r["event"]?.stringValue ?? "" {
-        case "card_connected": what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
-        case "card_disconnected": what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
-        case "vpcd_control": what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
-        case "atr": what = "ATR    \(spaced("atr"))"
-        case "c_apdu": what = "C-APDU \(spaced("apdu"))"
-        case "r_apdu": what = "R-APDU \(spaced("response"))"
-        case "fault": what = "fault \(r["fault"]?.stringValue ?? "")"
+        switch (r.kind ?? "") {
+        case .cardConnected: what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
+        case .cardDisconnected: what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
+        case .vpcdControl: what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
+        case .atr: what = "ATR    \(spaced("atr"))"
+        case .cApdu: what = "C-APDU \(spaced("apdu"))"
+        case .rApdu: what = "R-APDU \(spaced("response"))"
+        case .fault: what = "fault \(r["fault"]?.stringValue ?? "")"
         default: return nil
         }
-        return String(format: "%10.3f ms  ", Double(r["t_us"]?.intValue ?? 0) / 1000) + what
+        return String(format: "%10.3f ms  ", Double(r.time ?? 0) / 1000) + what
     }
 }

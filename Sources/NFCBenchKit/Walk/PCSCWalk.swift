@@ -81,7 +81,7 @@ public struct PCSCWalk: Sendable {
             extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)])
         summary.time = trace.elapsedMicroseconds
         let written = trace.emit(summary)
-        if !json { BenchOutput.out(HCELive.summaryText(written.json)) }
+        if !json { BenchOutput.out(HCELive.summaryText(written)) }
         if let failure { throw .unavailable(failure) }
         return 0
     }

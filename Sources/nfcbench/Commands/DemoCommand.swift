@@ -103,7 +103,7 @@ enum DemoCommand {
             let say: @Sendable (String) -> Void = { text in
                 let o = TraceRecord(.demo, at: trace.elapsedMicroseconds, ["message": .string(text)])
                 trace.emit(o)
-                if !json, let line = TraceLines.render(o.json) { Output.out(line) }
+                if !json, let line = TraceLines.render(o) { Output.out(line) }
             }
             for line in bench.lines { say(line) }
             // Ends the demo early: a signal, or a card that is not the demo's.

@@ -112,7 +112,7 @@ enum EmulateCommand {
                 extra: ["outcome": .string(outcomeText(outcome, interrupted: interrupted.isSet))])
             summary.time = trace.elapsedMicroseconds
             let written = trace.emit(summary)
-            if !json { Output.out(HCELiveCLI.summaryText(written.json)) }
+            if !json { Output.out(HCELiveCLI.summaryText(written)) }
             switch outcome {
             case .released: return 0
             case .failed where interrupted.isSet: return 0

@@ -216,7 +216,7 @@ enum WalkCommand {
                 if json {
                     for r in records { Output.out(r.line) }
                 } else {
-                    Output.out(WalkReport.sweepTables(records.map(\.json)))
+                    Output.out(WalkReport.sweepTables(records))
                 }
                 return 0
             }
@@ -229,7 +229,7 @@ enum WalkCommand {
             if json {
                 for r in records { Output.out(r.line) }
             } else {
-                Output.out(WalkReport.timeline(records.map(\.json)))
+                Output.out(WalkReport.timeline(records))
             }
             return 0
         })
