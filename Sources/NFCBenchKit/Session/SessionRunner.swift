@@ -20,7 +20,7 @@ import Synchronization
 /// or it was a SIGSTOP) ends it with 202 too; SIGTERM, SIGHUP and SIGPIPE (the output's reader
 /// went away) end it with 202 "terminated by signal N". The ending record says which signal
 /// (`cause`), after a `signal` record.
-public final class SessionRunner: @unchecked Sendable {
+public final class SessionRunner: Sendable {
     public enum Mode: String, CaseIterable, Sendable {
         case ndef
         case ndefRW = "ndef-rw"
@@ -248,7 +248,7 @@ public final class SessionRunner: @unchecked Sendable {
                 done.continuation.finish()
             })
         let signals = BenchSignals.handle { [self] sig in
-            if sig == SIGTSTP { app.leftForeground = true }
+            if sig == SIGTSTP { app.leftForeground.store(true, ordering: .releasing) }
             endSession(by: sig)
         }
         defer { signals.cancel() }
@@ -260,7 +260,7 @@ public final class SessionRunner: @unchecked Sendable {
         var code = NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled
         for await c in done.stream { code = c }
         status?.stop()
-        if app.leftForeground { BenchSignals.stopIfForegroundOfTerminal() }
+        if app.leftForeground.load(ordering: .acquiring) { BenchSignals.stopIfForegroundOfTerminal() }
         return Ending(
             code: code, reads: reads.value, signal: seen.signalCause.withLock { $0?.signal },
             tooHot: code == .readerSessionInvalidationErrorSystemIsBusy ? seen.tooHot.withLock { $0 } : nil)
@@ -341,17 +341,17 @@ public final class Counter: Sendable {
 /// to take the tag away), a detection of a tag already read or of several tags re-arms it,
 /// and the session's end disarms it. A tag that bounces in and out of the field therefore
 /// postpones the one restart; it never starts a second `restartPolling()` loop.
-private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate,
-    @unchecked Sendable
-{
+private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate, Sendable {
     let runner: SessionRunner
     let finished: @Sendable (NFCReaderError.Code) -> Void
-    var ndefSession: NFCNDEFReaderSession?
-    var tagSession: NFCTagReaderSession?
-    var leftForeground = false
+    /// Set by the signal handler on SIGTSTP (its thread), read by ``SessionRunner/run()``
+    /// once the session has ended.
+    let leftForeground = Atomic<Bool>(false)
 
     /// What the app remembers between callbacks (delegate queue and read tasks).
     private struct Memory {
+        /// The app's session, held as an app holds it (the session holds its delegate weakly).
+        var session: NFCReaderSessionCore?
         var tagsRead = 0
         var readUIDs: Set<Data> = []
         /// The armed restart, and a number that tells a stale firing from the current one.
@@ -379,13 +379,13 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
                 delegate: ReadOnlyDelegate(app: self), queue: nil,
                 invalidateAfterFirstRead: o.firstRead, system: runner.system)
             s.alertMessage = o.alertMessage
-            ndefSession = s
+            memory.withLock { $0.session = s }
             s.begin()
         case .ndefRW:
             let s = NFCNDEFReaderSession(
                 delegate: self, queue: nil, invalidateAfterFirstRead: false, system: runner.system)
             s.alertMessage = o.alertMessage
-            ndefSession = s
+            memory.withLock { $0.session = s }
             s.begin()
         case .tag:
             guard
@@ -396,7 +396,7 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
                 return
             }
             s.alertMessage = o.alertMessage
-            tagSession = s
+            memory.withLock { $0.session = s }
             s.begin()
         }
     }
@@ -515,18 +515,19 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
 }
 
 /// The read-only delegate (no `didDetect tags`: Core NFC's read-only mode).
-private final class ReadOnlyDelegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
-    weak var app: BenchApp?
-    // The session holds its delegate weakly, as Core NFC does; the app holds this one.
-    private var keepAlive: ReadOnlyDelegate?
+private final class ReadOnlyDelegate: NSObject, NFCNDEFReaderSessionDelegate, Sendable {
+    weak let app: BenchApp?
+    // The session holds its delegate weakly, as Core NFC does; this one holds itself until
+    // the session ends.
+    private let keepAlive = Mutex<ReadOnlyDelegate?>(nil)
     init(app: BenchApp) {
         self.app = app
         super.init()
-        keepAlive = self
+        keepAlive.withLock { $0 = self }
     }
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
         app?.readerSession(session, didInvalidateWithError: error)
-        keepAlive = nil
+        keepAlive.withLock { $0 = nil }
     }
 }
