@@ -43,10 +43,13 @@ public final class LibNFCReaderDevice: NFCDevice {
         var presentation: UInt64
         var target: LibNFCTarget
     }
-    // Confined to the thread the frontend calls from (see the type's note).
+    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
     nonisolated(unsafe) private var current: Current?
+    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
+    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
     nonisolated(unsafe) private var lastType2: LibNFCType2Transport?
+    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
     nonisolated(unsafe) private var fieldWasTurnedOff = false
     /// ``cancel()`` calls so far (any thread): an endless sense ends when it moves.
     private let cancels = Atomic<Int>(0)
