@@ -139,7 +139,7 @@ private enum FuzzWitness {
     package nonisolated(unsafe) static var input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
     // unsafe: written by record() before its releasing store of `index`; read by report() after an acquiring load
     package nonisolated(unsafe) static var inputCount = 0
-    // unsafe: used only by arm(), on the thread that starts each run, before the watchdog and handlers can read
+    // unsafe: used only by arm(), on the thread that starts each run (report() reads bannerCopy instead)
     package nonisolated(unsafe) static var banner: [UInt8] = []
     // unsafe: written by arm() before the run's first input, then only read (by report(), in a signal handler: no lock)
     package nonisolated(unsafe) static var bannerCopy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)

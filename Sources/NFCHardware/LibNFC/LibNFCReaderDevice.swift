@@ -43,13 +43,13 @@ public final class LibNFCReaderDevice: NFCDevice {
         var presentation: UInt64
         var target: LibNFCTarget
     }
-    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var current: Current?
-    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
-    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var lastType2: LibNFCType2Transport?
-    // unsafe: confined to the frontend's device thread (reportsFieldChanges is false); cancel() does not touch it
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var fieldWasTurnedOff = false
     /// ``cancel()`` calls so far (any thread): an endless sense ends when it moves.
     private let cancels = Atomic<Int>(0)
