@@ -132,7 +132,9 @@ public enum TraceTimeline {
                 )
             case .didDetectNDEFs, .readNDEF:
                 lane.marks.append(
-                    Mark(t: t, shape: .diamond, style: "read", title: event.rawValue + ": " + recordsText(r), row: 1, dx: 10))
+                    Mark(
+                        t: t, shape: .diamond, style: "read", title: event.rawValue + ": " + recordsText(r), row: 1,
+                        dx: 10))
             case .didInvalidateWithError:
                 let code = r["code"]?.intValue ?? 0
                 let reason = r["reason"]?.stringValue ?? ""

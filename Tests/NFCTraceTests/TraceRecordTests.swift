@@ -129,6 +129,7 @@ struct TraceRecordTests {
         #expect(r.unlistedKeys == ["x", "event_version"])
         let contents = try TraceContents(text: TraceRecord(.closed, at: 1).line + "\n" + line + "\n")
         #expect(contents.records.map(\.serialized) == [TraceRecord(.closed, at: 1).line, line])
+        #expect(contents.unknownKinds == [TraceRecord.Kind(rawValue: "from_the_future")])
         let noKind = try TraceRecord(line: #"{"t_us":3,"note":"no event"}"#)
         #expect(noKind.kind == nil)
         #expect(throws: TraceRecordError.self) { try TraceRecord(line: "[1,2]") }

@@ -330,7 +330,7 @@ public enum VirtualCardTrace {
     public static func text(_ r: TraceRecord) -> String? {
         func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
         let what: String
-        switch (r.kind ?? "") {
+        switch r.kind ?? "" {
         case .cardConnected: what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
         case .cardDisconnected: what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
         case .vpcdControl: what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"

@@ -186,7 +186,8 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: sessions and bench runs
 
-    private mutating func session(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func session(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet])
+    {
         switch event {
         case .detected:
             guard case .array(let list)? = r["targets"] else { return }
@@ -448,7 +449,9 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: the virtual PN532
 
-    private mutating func virtualPN532(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func virtualPN532(
+        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
         switch event {
         case .field:
             let on = r["state"]?.stringValue == "on"
@@ -501,7 +504,9 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: the virtual card on vpcd
 
-    private mutating func virtualCard(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func virtualCard(
+        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
         switch event {
         case .cardConnected:
             link = ISODEPBlockFraming()
