@@ -47,10 +47,10 @@ public struct TraceHeader: Sendable, Equatable {
     }
 
     /// The header record, `started` being the wall-clock time of `t_us` 0.
-    public func record(started: Date) -> JSONObject { record(started: Self.timestamp(started)) }
+    public func record(started: Date) -> JSONObject { record(startedText: Self.timestamp(started)) }
 
     /// The header record with `started` as written (``timestamp(_:)``'s form).
-    public func record(started: String) -> JSONObject {
+    public func record(startedText started: String) -> JSONObject {
         var o = JSONObject()
         o[TraceRecord.Key.schema] = .string(TraceRecord.schema)
         o[TraceRecord.Key.time] = 0

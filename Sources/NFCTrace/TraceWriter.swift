@@ -171,7 +171,7 @@ public final class TraceWriter: Sendable {
     /// cap applies record by record, as for ``emit(_:)``.
     @discardableResult
     public func emit(contentsOf records: some Collection<TraceRecord>) -> [TraceRecord] {
-        let written = redact ? records.map(Self.redacted) : Array(records)
+        let written = redact ? records.map { Self.redacted(record: $0) } : Array(records)
         // Under the lock, so --json, the file and the sinks have the records in one order.
         state.withLock { s in
             guard !s.closed else { return }
@@ -215,11 +215,11 @@ public final class TraceWriter: Sendable {
         return written
     }
 
+    /// A record as `--redact` writes it (``redacted(_:)`` of its JSON).
+    public static func redacted(record r: TraceRecord) -> TraceRecord { TraceRecord(json: redacted(r.json)) }
+
     /// `o` as `--redact` writes it: the values of ``sensitiveKeys`` replaced by their length;
     /// in a header record only `setup` is looked at.
-    public static func redacted(_ r: TraceRecord) -> TraceRecord { TraceRecord(json: redacted(r.json)) }
-
-    /// ``redacted(_:)`` of a record's JSON.
     public static func redacted(_ o: JSONObject) -> JSONObject {
         guard o[TraceRecord.Key.kind]?.stringValue == TraceRecord.Kind.header.rawValue else {
             return redactedObject(o)

@@ -45,7 +45,7 @@ struct TraceRecordTests {
             if kind == .header {
                 let header = try #require(TraceHeader(record: r))
                 let started = try #require(TraceHeader.started(of: r))
-                #expect(header.record(started: started).serialized == line)
+                #expect(header.record(startedText: started).serialized == line)
                 continue
             }
             // The walk's timeline lines have `reader` before `event`.
@@ -114,7 +114,7 @@ struct TraceRecordTests {
             tool: "nfcbench 0.1.0", libnfc: "1.8.0", pcsclite: "1.9.9", command: "dump",
             device: "sim:tag:ultralight-c-text", model: [:], setup: ["out": "dump.json"], pid: 28490)
         #expect(
-            header.record(started: "2026-12-03T18:08:51.396023Z").serialized
+            header.record(startedText: "2026-12-03T18:08:51.396023Z").serialized
                 == #"{"schema":"nfcbench.trace/1","t_us":0,"event":"header","tool":"nfcbench 0.1.0","libnfc":"1.8.0","pcsclite":"1.9.9","command":"dump","device":"sim:tag:ultralight-c-text","pid":28490,"started":"2026-12-03T18:08:51.396023Z","model":{},"setup":{"out":"dump.json"}}"#
         )
     }
