@@ -7,7 +7,8 @@
  * until either side closes. What socat's TCP-LISTEN:…,fork,nodelay UNIX-CONNECT:… does, with
  * two system calls per message crossing (poll, then read and write) against socat 1.7.4's
  * fifteen or so. TCP_NODELAY on every accepted socket. Ends on SIGTERM; its children are in
- * its process group, which the exporter ends as a whole.
+ * its process group, which the exporter ends as a whole, and each also gets SIGTERM when the
+ * relay itself dies (PR_SET_PDEATHSIG), so no connection outlives it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -87,6 +89,7 @@ int main(int argc, char **argv) {
     }
     freeaddrinfo(res);
     signal(SIGCHLD, SIG_IGN); /* no zombies */
+    pid_t relay = getpid();
     for (;;) {
         int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) {
@@ -98,6 +101,9 @@ int main(int argc, char **argv) {
         setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         pid_t pid = fork();
         if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != relay) /* it died before the line above */
+                _exit(0);
             close(ls);
             signal(SIGCHLD, SIG_DFL);
             serve(c, argv[2]);

@@ -178,6 +178,28 @@ def test_the_relay_carries_bytes_both_ways_and_its_group_ends_every_connection(b
         unix.close()
 
 
+def test_a_connection_ends_when_the_relay_itself_is_killed(built, tmp_path):
+    pcscd = str(tmp_path / "pcscd.comm")
+    unix = _unix_listener(pcscd)
+    Server(unix, echo=True)
+    proc, port = _start_relay(built["relay"], pcscd)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+            c.sendall(b"ping")
+            assert c.recv(100) == b"ping"
+            proc.kill()  # only the relay, not its group: its connection's child goes too
+            proc.wait(5)
+            assert c.recv(100) == b""
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        proc.stderr.close()
+        unix.close()
+
+
 def test_shim_and_relay_together_reach_the_unix_socket_behind_the_relay(built, tmp_path):
     pcscd = str(tmp_path / "pcscd.comm")
     unix = _unix_listener(pcscd)
