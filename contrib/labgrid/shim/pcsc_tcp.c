@@ -178,10 +178,8 @@ ssize_t send(int fd, const void *buf, size_t n, int flags) {
     if (!real_send)
         init();
     if (is_ours(fd) && coalesce()) {
-        ssize_t r = real_send(fd, buf, n, flags | MSG_MORE);
-        if (r > 0)
-            atomic_store(&ours[fd], 2);
-        return r;
+        atomic_store(&ours[fd], 2); /* before: a wait that follows the send always pushes */
+        return real_send(fd, buf, n, flags | MSG_MORE);
     }
     return real_send(fd, buf, n, flags);
 }
@@ -190,10 +188,8 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockad
     if (!real_sendto)
         init();
     if (is_ours(fd) && coalesce() && to == NULL) {
-        ssize_t r = real_sendto(fd, buf, n, flags | MSG_MORE, NULL, 0);
-        if (r > 0)
-            atomic_store(&ours[fd], 2);
-        return r;
+        atomic_store(&ours[fd], 2);
+        return real_sendto(fd, buf, n, flags | MSG_MORE, NULL, 0);
     }
     return real_sendto(fd, buf, n, flags, to, tl);
 }
