@@ -23,7 +23,7 @@ default /run/pcscd/pcscd.comm): published as ``NetworkPCSCDaemon`` (host, port, 
 While the place is acquired a relay listens on the published address and connects each
 client to the pcscd socket; on release the relay and every connection through it are closed.
 The relay is ``nfcbench-pcsc-relay`` (``shim/pcsc_relay.c``, built by scripts/install-deps
-into ``build/``: two system calls per message crossing) when it is built, else socat;
+into ``build/``: a poll, a read and a send per message crossing) when it is built, else socat;
 ``relay: socat`` chooses socat. The socket reaches every reader of that pcscd, so map one
 place to one pcscd.
 """

@@ -5,7 +5,7 @@
  * Listens on BIND_ADDRESS (port chosen by the kernel; the exporter reads it from /proc), and
  * for each connection forks a child that connects to UNIX_SOCKET and copies bytes both ways
  * until either side closes. What socat's TCP-LISTEN:…,fork,nodelay UNIX-CONNECT:… does, with
- * two system calls per message crossing (poll, then read and write) against socat 1.7.4's
+ * three system calls per message crossing (poll, read, send) against socat 1.7.4's
  * fifteen or so. TCP_NODELAY on every accepted socket. Ends on SIGTERM; its children are in
  * its process group, which the exporter ends as a whole, and each also gets SIGTERM when the
  * relay itself dies (PR_SET_PDEATHSIG), so no connection outlives it.
