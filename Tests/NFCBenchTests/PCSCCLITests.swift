@@ -45,7 +45,7 @@ enum PrivateBench {
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        // Weakly: the queue keeps the cancelled item until its deadline (NFCBench.runBlockingExecutable).
+        // Weakly: the queue keeps the cancelled item until its deadline (see NFCBenchProcess.swift).
         let killer = DispatchWorkItem { [weak p] in if let p, p.isRunning { p.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
         let group = DispatchGroup()

@@ -113,7 +113,7 @@ enum Witness {
                 stdin.fileHandleForWriting.write(Data(input.utf8))
                 try? stdin.fileHandleForWriting.close()
             }
-            // Weakly: the queue keeps the cancelled item until its deadline (NFCBench.runBlockingExecutable).
+            // Weakly: the queue keeps the cancelled item until its deadline (see NFCBenchProcess.swift).
             let killer = DispatchWorkItem { [weak p] in if let p, p.isRunning { p.terminate() } }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
             let o = out.fileHandleForReading.readDataToEndOfFile()
