@@ -270,7 +270,7 @@ public struct ReaderWalk: Sendable {
 
 /// The walk's stand-in default app for one reader: it reacts to the phone at the virtual
 /// instants things happen (its wake, APDUs it receives, its step-aside time).
-final class StandInApp: @unchecked Sendable {
+final class StandInApp {
     let phone: ContactlessPhone
     let policy: AppPolicy
     let appLatency: Duration

@@ -135,12 +135,18 @@ package enum FuzzRunner {
 /// The input being run, where a signal handler can print it without allocating: a banner
 /// made before the run, the input's number, and the input copied into a fixed buffer.
 private enum FuzzWitness {
+    // unsafe: written by arm() and record() on the fuzz thread; report() reads it after an acquiring load of `index`
     package nonisolated(unsafe) static var input = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
+    // unsafe: written by record() before its releasing store of `index`; read by report() after an acquiring load
     package nonisolated(unsafe) static var inputCount = 0
+    // unsafe: used only by arm(), on the thread that starts each run (report() reads bannerCopy instead)
     package nonisolated(unsafe) static var banner: [UInt8] = []
+    // unsafe: written by arm() before the run's first input, then only read (by report(), in a signal handler: no lock)
     package nonisolated(unsafe) static var bannerCopy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
+    // unsafe: used only by report(), which runs once, just before the process ends (crash handler or watchdog)
     package nonisolated(unsafe) static var scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 8192)
     package static let index = Atomic<Int>(-1)
+    // unsafe: used only by arm(), on the thread that starts a fuzz run (one run at a time)
     package nonisolated(unsafe) static var installed = false
 
     package static func arm(target: String, seed: UInt64, maxInputBytes: Int) {
@@ -233,7 +239,7 @@ private enum FuzzWitness {
 
 /// Watches the run from its own thread: the same input for longer than the hang limit, or a
 /// resident set above the limit, is reported (``FuzzWitness``) and ends the process.
-private final class FuzzWatchdog: @unchecked Sendable {
+private final class FuzzWatchdog: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     package init(hangLimit: Duration, maxRSSKiB: Int) {

@@ -12,6 +12,7 @@ import Synchronization
 /// ends it and waits until it has returned (and closed its device). What it is doing — running,
 /// inside a blocking call, stopping, finished — and the jobs handed over are one
 /// ``DeviceThreadMachine`` under the lock; its actions are performed outside the lock.
+// unchecked: `machine` and `cancelHook` are guarded by `condition` (an NSCondition: waits need it); the rest are lets
 final class DeviceThread: @unchecked Sendable {
     private let condition = NSCondition()
     private let clock: any ReaderSessionClock

@@ -601,6 +601,7 @@ public enum FrontendError: Error, Sendable, Hashable, CustomStringConvertible {
 /// The body is dropped as soon as it has run (``finish(_:)``), before the caller is
 /// released: it wraps a closure the caller lent through `withoutActuallyEscaping`, which
 /// must not outlive the call.
+// unchecked: one thread runs finish(), then DeviceThread.run's semaphore lets the caller (its only reader) see `result`
 final class ExchangeJob<R>: @unchecked Sendable {
     private var body: (() throws -> R)?
     private(set) var result: Result<R, any Error>?

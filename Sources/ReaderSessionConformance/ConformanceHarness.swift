@@ -360,7 +360,7 @@ func format(_ d: Duration) -> String {
 
 /// Another app's reader session: begins when told, ends itself after its length. The
 /// harness excludes it from judging.
-private final class OtherApp: NSObject, NFCTagReaderSessionDelegate, @unchecked Sendable {
+private final class OtherApp: NSObject, NFCTagReaderSessionDelegate, Sendable {
     let system: NFCReaderSystem
     private let sessions = Mutex<[NFCTagReaderSession]>([])
 

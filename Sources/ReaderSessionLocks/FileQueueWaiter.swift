@@ -8,7 +8,7 @@ import Synchronization
 /// a thread of its own (it blocks between checks). Its ticket is `<queue folder>/<20-digit number>-<pid>`, held with `flock` while
 /// it waits; numbers come from `<queue folder>/next` under `flock`. A ticket whose `flock`
 /// can be taken belongs to a waiter that died: whoever sees it removes it.
-final class FileQueueWaiter: @unchecked Sendable {
+final class FileQueueWaiter: Sendable {
     let folder: String
     let poll: Duration
     let attempt: @Sendable () -> ReaderLease?

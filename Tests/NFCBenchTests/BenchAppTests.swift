@@ -13,7 +13,9 @@ import VirtualHardware
 
 /// The bench's built-in app (`session --mode ndef-rw|tag`) and its status line, in virtual
 /// time: the simulated reader, the session and the app's restart timer all run on one
-/// `ManualClock`, stepped from one armed timer to the next.
+/// `ManualClock`, stepped from one armed timer to the next by an `EmbeddedReaderSessionExecutor`,
+/// which also runs every hand-off (backend events, delegate calls, the app's reads) on the
+/// test's thread: nothing is waited for in real time.
 @Suite("Session runner: the bench app's restart and the status line")
 struct BenchAppTests {
     /// Records when (on the session's clock) the app asked the reader to restart polling.
@@ -29,6 +31,13 @@ struct BenchAppTests {
         var identifier: String { base.identifier }
         func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
             base.events(options)
+        }
+        /// Pushed, as the frontend pushes an in-memory device's events: what the runtime reads
+        /// under the executor.
+        func subscribe(
+            _ options: NFCPollingOption, _ handler: @escaping @Sendable (Result<ReaderBackendEvent?, any Error>) -> Void
+        ) -> (any ReaderBackendSubscription)? {
+            base.subscribe(options, handler)
         }
         func restartPolling() {
             times.withLock { $0.append(clock.now) }
@@ -47,7 +56,8 @@ struct BenchAppTests {
     }
 
     struct Bench {
-        let clock = ManualClock()
+        let loop = EmbeddedReaderSessionExecutor()
+        var clock: ManualClock { loop.clock }
         let frontend: ReaderFrontend
         let log: RestartLog
         let runner: SessionRunner
@@ -57,9 +67,9 @@ struct BenchAppTests {
             let tag = try TagFile.load(
                 path: NFCBench.packageRoot.appendingPathComponent("hardware/tags/ntag215-uri.json").path)
             let reader = try SimulatedReader(
-                scenario: Scenario(reader: "bounce", steps: steps), tags: ["ntag215-uri": tag], clock: clock)
-            frontend = ReaderFrontend(device: reader.field, clock: clock)
-            log = RestartLog(frontend, clock: clock)
+                scenario: Scenario(reader: "bounce", steps: steps), tags: ["ntag215-uri": tag], clock: loop.clock)
+            frontend = ReaderFrontend(device: reader.field, clock: loop.clock)
+            log = RestartLog(frontend, clock: loop.clock)
             var options = SessionRunner.Options()
             options.mode = mode
             options.timeLimit = limit
@@ -71,40 +81,38 @@ struct BenchAppTests {
             let trace = try TraceWriter(path: nil, header: Traces.header(command: "session", device: "sim:bounce"))
             // The status line is read through its `text`; nothing is drawn.
             runner = SessionRunner(
-                backend: log, options: options, trace: trace, clock: clock,
-                arbiter: SessionArbiter(fileLocks: false), statusOutput: { _ in })
+                backend: log, options: options, trace: trace, clock: loop.clock,
+                arbiter: SessionArbiter(fileLocks: false), statusOutput: { _ in }, executor: loop)
         }
 
-        /// Waits (real time, briefly) until nothing is on its way: backend events, the
-        /// session's hand-offs and the app's reads.
-        func settle() async {
-            var quiet = 0
-            _ = await poll(timeout: .seconds(5), every: .microseconds(100)) {
-                let idle = frontend.isIdle() && runner.system.pendingWork == 0 && runner.appWork.value == 0
-                quiet = idle ? quiet + 1 : 0
-                return quiet >= 20
-            }
+        /// Nothing is on its way once the executor has run what was handed over: no backend
+        /// event, session hand-off or app read is left.
+        func expectDrained(sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(loop.isIdle, sourceLocation: sourceLocation)
+            #expect(runner.system.pendingWork == 0, sourceLocation: sourceLocation)
+            #expect(runner.appWork.value == 0, "the app's read finished", sourceLocation: sourceLocation)
         }
 
         /// Begins the app's session and steps virtual time timer by timer until it ends or
         /// `until` is reached; `at` runs once when the clock first reaches its instant.
-        func run(until: Duration, at check: Duration? = nil, _ probe: () -> Void = {}) async -> NFCReaderError.Code? {
+        func run(until: Duration, at check: Duration? = nil, _ probe: () -> Void = {}) -> NFCReaderError.Code? {
             let ending = ending
             let app = runner.beginApp { ending.set($0) }
             var probed = false
-            await settle()
+            loop.run()
+            expectDrained()
             while ending.value == nil {
                 let next = clock.nextDeadline ?? until
                 if let check, !probed, check <= next {
-                    clock.fireNext(upTo: check)
-                    await settle()
+                    loop.advanceTime(to: check)
+                    expectDrained()
                     probe()
                     probed = true
                     continue
                 }
                 guard next <= until else { break }
-                clock.fireNext(upTo: next)
-                await settle()
+                loop.advanceTime(to: next)
+                expectDrained()
             }
             withExtendedLifetime(app) {}
             return ending.value
@@ -125,9 +133,9 @@ struct BenchAppTests {
     @Test(
         "A tag that bounces within the app's 1 s wait postpones its one restart; restarts never multiply",
         arguments: [SessionRunner.Mode.ndefRW, .tag])
-    func oneRestartTimer(mode: SessionRunner.Mode) async throws {
+    func oneRestartTimer(mode: SessionRunner.Mode) throws {
         let bench = try Bench(steps: Self.bounce, mode: mode, limit: .seconds(5))
-        let code = await bench.run(until: .seconds(6))
+        let code = bench.run(until: .seconds(6))
         #expect(code == .readerSessionInvalidationErrorSessionTimeout)
         // Detections at 0.3 (read), 0.7, 1.1 and 1.5 s each re-arm the one timer: the first
         // restart is 1 s after the last of them, then one a second while the tag stays
@@ -140,13 +148,13 @@ struct BenchAppTests {
     @Test(
         "The status line counts the app's reads in read-write and tag modes",
         arguments: [SessionRunner.Mode.ndefRW, .tag])
-    func statusCountsReads(mode: SessionRunner.Mode) async throws {
+    func statusCountsReads(mode: SessionRunner.Mode) throws {
         let steps: [Scenario.Step] = [
             .init(at: .milliseconds(300), action: .present(tag: "ntag215-uri", as: "A", faults: []))
         ]
         let bench = try Bench(steps: steps, mode: mode, limit: .seconds(5))
         var text: String?
-        let code = await bench.run(until: .seconds(6), at: .milliseconds(4200)) { text = bench.runner.status?.text }
+        let code = bench.run(until: .seconds(6), at: .milliseconds(4200)) { text = bench.runner.status?.text }
         #expect(code == .readerSessionInvalidationErrorSessionTimeout)
         let line = try #require(text)
         #expect(line.contains("Tag 1 read"), "\(line)")

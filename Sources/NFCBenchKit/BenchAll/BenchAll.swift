@@ -1,8 +1,9 @@
 public import Foundation
 public import NFCTrace
+import Synchronization
 
 /// The bench's helpers, devices and figures.
-public final class BenchAll: @unchecked Sendable {
+public final class BenchAll: Sendable {
     /// One printed figure: ours, theirs (or a goal), their ratio.
     public struct Row: Sendable {
         public var name: String
@@ -37,9 +38,9 @@ public final class BenchAll: @unchecked Sendable {
     public let work: String
     public let nfcbench = BenchData.executablePath()
     public let scripts: String
-    private var started: [BenchSpawn.Running] = []
-    /// The virtual card's process (for the one-CPU measure apdu pairs).
-    private var cardPID: pid_t?
+    /// The children started beside the bench, and the virtual card's process among them (for
+    /// the one-CPU measure apdu pairs).
+    private let children = Mutex<(started: [BenchSpawn.Running], cardPID: pid_t?)>(([], nil))
     private let loadBefore: String
     private let date = Date()
 
@@ -79,8 +80,11 @@ public final class BenchAll: @unchecked Sendable {
     }
 
     public func stop() {
+        let started = children.withLock { c in
+            defer { c = ([], nil) }
+            return c.started
+        }
         for r in started { _ = r.stop() }
-        started = []
         try? FileManager.default.removeItem(atPath: work)
     }
 
@@ -177,7 +181,7 @@ public final class BenchAll: @unchecked Sendable {
         // The C loop against a copy of itself, as the goal row is run: how far apart two
         // identical clients land unpinned in this very run (the placement's spread, not code).
         var control = APDURates()
-        let oneCPU = cardPID.flatMap { OneCPU.forPrivatePCSCD(card: $0) }
+        let oneCPU = children.withLock { $0.cardPID }.flatMap { OneCPU.forPrivatePCSCD(card: $0) }
         // The pinned placements (rows without a goal of their own), each with its label.
         let placements: [(name: String, label: String, pinning: OneCPU?)] = [
             ("measure apdu, client, pcscd and card on one CPU", " (one CPU)", oneCPU),
@@ -438,24 +442,23 @@ public final class BenchAll: @unchecked Sendable {
         }
         // The devices: one virtual card for measure apdu and the pcsc dump, a virtual PN532 per tag and timing.
         let card = try BenchSpawn.start([nfcbench, "virtual", "card", "--tag", "t4t-uri", "--quiet"], in: work)
-        started.append(card)
-        cardPID = card.pid
+        children.withLock { $0 = ($0.started + [card], card.pid) }
         for tag in Self.tags {
             for timing in Self.timings {
-                started.append(
-                    try BenchSpawn.start(
-                        [
-                            nfcbench, "virtual", "pn532", "--pty", pty(tag, timing), "--tag", tag, "--timing", timing,
-                            "--quiet", "--trace", "/dev/null",
-                        ], in: work))
+                let pn532 = try BenchSpawn.start(
+                    [
+                        nfcbench, "virtual", "pn532", "--pty", pty(tag, timing), "--tag", tag, "--timing", timing,
+                        "--quiet", "--trace", "/dev/null",
+                    ], in: work)
+                children.withLock { $0.started.append(pn532) }
             }
         }
-        started.append(
-            try BenchSpawn.start(
-                [
-                    nfcbench, "virtual", "pn532", "--pty", pty(Self.type3Tag, "real"), "--tag", Self.type3Tag,
-                    "--timing", "real", "--quiet", "--trace", "/dev/null",
-                ], in: work))
+        let type3 = try BenchSpawn.start(
+            [
+                nfcbench, "virtual", "pn532", "--pty", pty(Self.type3Tag, "real"), "--tag", Self.type3Tag,
+                "--timing", "real", "--quiet", "--trace", "/dev/null",
+            ], in: work)
+        children.withLock { $0.started.append(type3) }
         for (tag, timings) in Self.tags.map({ ($0, Self.timings) }) + [(Self.type3Tag, ["real"])] {
             for timing in timings {
                 var waited = 0

@@ -248,6 +248,7 @@ extension TagConnection {
 }
 
 /// Exchanges noted during a timed sample (one thread), written to the trace after it.
+// unchecked: one sample's: made, filled and flushed inside one frontend.withTag body, which runs on one thread
 private final class FrameNotes: @unchecked Sendable {
     public struct Note {
         public var t: Int64

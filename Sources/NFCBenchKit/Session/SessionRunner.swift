@@ -20,7 +20,7 @@ import Synchronization
 /// or it was a SIGSTOP) ends it with 202 too; SIGTERM, SIGHUP and SIGPIPE (the output's reader
 /// went away) end it with 202 "terminated by signal N". The ending record says which signal
 /// (`cause`), after a `signal` record.
-public final class SessionRunner: @unchecked Sendable {
+public final class SessionRunner: Sendable {
     public enum Mode: String, CaseIterable, Sendable {
         case ndef
         case ndefRW = "ndef-rw"
@@ -159,7 +159,8 @@ public final class SessionRunner: @unchecked Sendable {
     /// next is written after it (the demo's second session).
     public var hasShownActive: Bool { seen.activation.withLock { $0.shown } }
     public let system: NFCReaderSystem
-    /// Reads the bench app has started and not finished (a virtual-time driver waits for 0).
+    /// Reads the bench app has started and not finished (0 once a virtual-time driver has
+    /// drained its executor).
     public let appWork = Counter()
 
     /// - Parameters:
@@ -170,10 +171,15 @@ public final class SessionRunner: @unchecked Sendable {
     ///     app's restart timer in virtual time.
     ///   - arbiter: the reader's lock (default: lock files, per reader or per host).
     ///   - statusOutput: where the status line is drawn (default: standard output).
+    ///   - executor: runs the session's hand-offs (``/ReaderSession/NFCReaderSystem``'s
+    ///     `executor`); `nil`, the default, is dispatch queues. A virtual-time driver gives an
+    ///     `EmbeddedReaderSessionExecutor` on `clock` and drains it: the bench app's reads
+    ///     have then run.
     public init(
         backend: any ReaderBackend, options: Options, trace: TraceWriter,
         clock: any ReaderSessionClock = ContinuousReaderClock(), arbiter: SessionArbiter? = nil,
-        statusOutput: @escaping @Sendable (String) -> Void = { BenchOutput.raw($0) }
+        statusOutput: @escaping @Sendable (String) -> Void = { BenchOutput.raw($0) },
+        executor: (any ReaderSessionExecutor)? = nil
     ) {
         self.backend = backend
         self.options = options
@@ -221,7 +227,7 @@ public final class SessionRunner: @unchecked Sendable {
                         DispatchQueue.global().async { apply(pending) }
                     }
                 }
-            })
+            }, executor: executor)
         seen.applier.withLock { $0 = { [weak self] sig in self?.apply(sig) } }
     }
 
@@ -248,7 +254,7 @@ public final class SessionRunner: @unchecked Sendable {
                 done.continuation.finish()
             })
         let signals = BenchSignals.handle { [self] sig in
-            if sig == SIGTSTP { app.leftForeground = true }
+            if sig == SIGTSTP { app.leftForeground.store(true, ordering: .releasing) }
             endSession(by: sig)
         }
         defer { signals.cancel() }
@@ -260,7 +266,7 @@ public final class SessionRunner: @unchecked Sendable {
         var code = NFCReaderError.Code.readerSessionInvalidationErrorUserCanceled
         for await c in done.stream { code = c }
         status?.stop()
-        if app.leftForeground { BenchSignals.stopIfForegroundOfTerminal() }
+        if app.leftForeground.load(ordering: .acquiring) { BenchSignals.stopIfForegroundOfTerminal() }
         return Ending(
             code: code, reads: reads.value, signal: seen.signalCause.withLock { $0?.signal },
             tooHot: code == .readerSessionInvalidationErrorSystemIsBusy ? seen.tooHot.withLock { $0 } : nil)
@@ -341,17 +347,17 @@ public final class Counter: Sendable {
 /// to take the tag away), a detection of a tag already read or of several tags re-arms it,
 /// and the session's end disarms it. A tag that bounces in and out of the field therefore
 /// postpones the one restart; it never starts a second `restartPolling()` loop.
-private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate,
-    @unchecked Sendable
-{
+private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagReaderSessionDelegate, Sendable {
     let runner: SessionRunner
     let finished: @Sendable (NFCReaderError.Code) -> Void
-    var ndefSession: NFCNDEFReaderSession?
-    var tagSession: NFCTagReaderSession?
-    var leftForeground = false
+    /// Set by the signal handler on SIGTSTP (its thread), read by ``SessionRunner/run()``
+    /// once the session has ended.
+    let leftForeground = Atomic<Bool>(false)
 
     /// What the app remembers between callbacks (delegate queue and read tasks).
     private struct Memory {
+        /// The app's session, held as an app holds it (the session holds its delegate weakly).
+        var session: NFCReaderSessionCore?
         var tagsRead = 0
         var readUIDs: Set<Data> = []
         /// The armed restart, and a number that tells a stale firing from the current one.
@@ -379,13 +385,13 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
                 delegate: ReadOnlyDelegate(app: self), queue: nil,
                 invalidateAfterFirstRead: o.firstRead, system: runner.system)
             s.alertMessage = o.alertMessage
-            ndefSession = s
+            memory.withLock { $0.session = s }
             s.begin()
         case .ndefRW:
             let s = NFCNDEFReaderSession(
                 delegate: self, queue: nil, invalidateAfterFirstRead: false, system: runner.system)
             s.alertMessage = o.alertMessage
-            ndefSession = s
+            memory.withLock { $0.session = s }
             s.begin()
         case .tag:
             guard
@@ -396,7 +402,7 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
                 return
             }
             s.alertMessage = o.alertMessage
-            tagSession = s
+            memory.withLock { $0.session = s }
             s.begin()
         }
     }
@@ -407,7 +413,7 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
 
     // Read-write NDEF session.
     func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [any NFCNDEFTag]) {
-        handle(tags, session: session, connect: { tag in try await session.connect(to: tag) })
+        handle(tags, session: session, connect: { tag, done in session.connect(to: tag, completionHandler: done) })
     }
 
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
@@ -420,9 +426,9 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
         let byObject = tags
         handle(
             tags.map(\.ndefTag), session: session,
-            connect: { tag in
-                guard let t = byObject.first(where: { $0.ndefTag === tag }) else { return }
-                try await session.connect(to: t)
+            connect: { tag, done in
+                guard let t = byObject.first(where: { $0.ndefTag === tag }) else { return done(nil) }
+                session.connect(to: t, completionHandler: done)
             })
     }
 
@@ -465,9 +471,14 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
 
     /// Reads a newly detected tag, then asks for the next one a second later (a tag still
     /// held is re-detected by `restartPolling()`; it is not read again in this session).
+    ///
+    /// The read is Core NFC's completion-handler calls (`connect(to:completionHandler:)`, then
+    /// `readNDEF(completionHandler:)`), as Apple's sample app makes them: each step runs on the
+    /// session's delegate queue, so under a system's executor (a virtual-time test's
+    /// `EmbeddedReaderSessionExecutor`) the whole read has run when the executor is drained.
     private func handle(
         _ tags: [any NFCNDEFTag], session: NFCReaderSessionCore,
-        connect: @escaping @Sendable (any NFCNDEFTag) async throws -> Void
+        connect: @escaping @Sendable (any NFCNDEFTag, @escaping ((any Error)?) -> Void) -> Void
     ) {
         if tags.count > 1 {
             session.alertMessage = "More than 1 tag is detected. Please remove all tags and try again."
@@ -480,32 +491,42 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
             restart(after: Self.restartAfterRead, session)
             return
         }
-        let runner = self.runner
         runner.appWork.add()
-        Task { [self] in
-            defer { runner.appWork.remove() }
-            do {
-                try await connect(tag)
-                let message = try await tag.readNDEF()
-                guard session.isReady else { return }
-                let n = memory.withLock { m in
-                    if let uid { m.readUIDs.insert(uid) }
-                    m.tagsRead += 1
-                    return m.tagsRead
-                }
-                runner.countRead()
-                runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
-                session.alertMessage = "Tag \(n) read. Hold your iPhone near the next one."
-            } catch {
-                guard session.isReady else { return }
-                let c = code(error)
-                runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
+        connect(tag) { [self] error in
+            if let error { return read(uid: uid, session: session, .failure(error)) }
+            tag.readNDEF { [self] message, error in
+                let outcome: Result<NFCNDEFMessage, any Error> =
+                    if let message { .success(message) } else {
+                        .failure(error ?? NFCReaderError(.readerTransceiveErrorTagResponseError))
+                    }
+                read(uid: uid, session: session, outcome)
             }
-            if runner.options.doneAfterFirstTag {
-                session.invalidate()
-            } else {
-                restart(after: Self.restartAfterRead, session)
+        }
+    }
+
+    /// The end of one tag's read (``handle(_:session:connect:)``): noted, then Done or the
+    /// next tag's restart.
+    private func read(uid: Data?, session: NFCReaderSessionCore, _ outcome: Result<NFCNDEFMessage, any Error>) {
+        defer { runner.appWork.remove() }
+        guard session.isReady else { return }
+        switch outcome {
+        case .success(let message):
+            let n = memory.withLock { m in
+                if let uid { m.readUIDs.insert(uid) }
+                m.tagsRead += 1
+                return m.tagsRead
             }
+            runner.countRead()
+            runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
+            session.alertMessage = "Tag \(n) read. Hold your iPhone near the next one."
+        case .failure(let error):
+            let c = code(error)
+            runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
+        }
+        if runner.options.doneAfterFirstTag {
+            session.invalidate()
+        } else {
+            restart(after: Self.restartAfterRead, session)
         }
     }
 
@@ -515,18 +536,19 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
 }
 
 /// The read-only delegate (no `didDetect tags`: Core NFC's read-only mode).
-private final class ReadOnlyDelegate: NSObject, NFCNDEFReaderSessionDelegate, @unchecked Sendable {
-    weak var app: BenchApp?
-    // The session holds its delegate weakly, as Core NFC does; the app holds this one.
-    private var keepAlive: ReadOnlyDelegate?
+private final class ReadOnlyDelegate: NSObject, NFCNDEFReaderSessionDelegate, Sendable {
+    weak let app: BenchApp?
+    // The session holds its delegate weakly, as Core NFC does; this one holds itself until
+    // the session ends.
+    private let keepAlive = Mutex<ReadOnlyDelegate?>(nil)
     init(app: BenchApp) {
         self.app = app
         super.init()
-        keepAlive = self
+        keepAlive.withLock { $0 = self }
     }
     func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
         app?.readerSession(session, didInvalidateWithError: error)
-        keepAlive = nil
+        keepAlive.withLock { $0 = nil }
     }
 }

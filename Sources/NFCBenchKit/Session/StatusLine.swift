@@ -21,9 +21,8 @@ public final class StatusLine: Sendable {
     private let clock: any ReaderSessionClock
     private let output: @Sendable (String) -> Void
     /// The redraw timer, made by ``start()`` (a Dispatch source released before it ever
-    /// ran would trap, so none exists until the line is drawn). `start()` and `stop()` are
-    /// called by the runner, one after the other, never at once.
-    nonisolated(unsafe) private var timer: (any DispatchSourceTimer)?
+    /// ran would trap, so none exists until the line is drawn).
+    private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
 
     public init(
         alert: String, reads: Counter, clock: any ReaderSessionClock,
@@ -49,16 +48,20 @@ public final class StatusLine: Sendable {
     }
 
     public func start() {
-        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "nfcbench.status"))
-        t.schedule(deadline: .now(), repeating: .milliseconds(200))
-        t.setEventHandler { [weak self] in self?.draw() }
-        t.resume()
-        timer = t
+        timer.withLock { timer in
+            let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "nfcbench.status"))
+            t.schedule(deadline: .now(), repeating: .milliseconds(200))
+            t.setEventHandler { [weak self] in self?.draw() }
+            t.resume()
+            timer = t
+        }
     }
 
     public func stop() {
-        timer?.cancel()
-        timer = nil
+        timer.withLock { t in
+            t?.cancel()
+            t = nil
+        }
         output("\r\u{1B}[K")
     }
 

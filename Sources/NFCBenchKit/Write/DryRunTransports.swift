@@ -46,7 +46,7 @@ extension TagConnection {
 /// The Type 3 / Type 5 NDEF procedures over a connection whose write commands (FeliCa
 /// Update `08`, ISO 15693 WRITE `21`/`24`/`31`/`34`) are recorded, and sent only when
 /// `send` (otherwise answered as a tag accepting them: a dry run).
-public final class VicinityWriteRecorder: FeliCaTransport, ISO15693Transport, @unchecked Sendable {
+public final class VicinityWriteRecorder: FeliCaTransport, ISO15693Transport {
     public let connection: TagConnection
     public let send: Bool
     private(set) var writes: [[UInt8]] = []

@@ -10,9 +10,10 @@ import Synchronization
 /// at all (`NFC_ENOTSUCHDEV`). libnfc guards none of its globals, so creating the context,
 /// opening and listing devices, and reading the driver list run under one lock.
 public final class LibNFCContext: Sendable {
+    // unsafe: a C handle that never changes; the calls on it (list, open) run under `shared`, libnfc's globals' lock
     nonisolated(unsafe) let pointer: LibNFCContextPointer
 
-    private struct Shared: @unchecked Sendable {
+    private struct Shared {
         var context: LibNFCContextPointer?
     }
     /// The process's libnfc context; the lock around libnfc's globals.

@@ -6,6 +6,7 @@ import Synchronization
 /// reader frontend's device thread, or the thread `emulate` runs target mode on). Only
 /// ``abort()`` may come from another thread while a call blocks, as libnfc intends.
 public final class LibNFCDevice: Sendable {
+    // unsafe: a C handle that never changes; used by one thread at a time (above); abort and close run under `closed`
     nonisolated(unsafe) let pointer: LibNFCDevicePointer
     let context: LibNFCContext
     /// Closed yet; held while aborting or closing, so an abort never reaches a closed device.

@@ -43,10 +43,13 @@ public final class LibNFCReaderDevice: NFCDevice {
         var presentation: UInt64
         var target: LibNFCTarget
     }
-    // Confined to the thread the frontend calls from (see the type's note).
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var current: Current?
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var lastType2: LibNFCType2Transport?
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var fieldWasTurnedOff = false
     /// ``cancel()`` calls so far (any thread): an endless sense ends when it moves.
     private let cancels = Atomic<Int>(0)

@@ -47,12 +47,15 @@ public final class PCSCReaderDevice: NFCDevice {
         var atr: [UInt8]
         var uid: [UInt8]
     }
-    // Confined to the thread the frontend calls from (see the type's note).
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var known: PCSCReaderState?
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var card: Card?
     /// The event count of a card that would not connect (mute, or gone at once): not sensed
     /// again until the reader's state changes.
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var refused: UInt16?
+    // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
 
     /// Connects to pcscd (`SCardEstablishContext`) and checks that it has `reader`.

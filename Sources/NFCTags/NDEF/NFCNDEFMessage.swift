@@ -7,7 +7,7 @@ import Synchronization
 /// A class, as Core NFC's is (`NSObject`, `NSSecureCoding`, `NSCopying`); its records are
 /// guarded by a lock, so a message can cross threads. Equality (`==`, `isEqual(_:)`)
 /// compares the records.
-public final class NFCNDEFMessage: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+public final class NFCNDEFMessage: NSObject, NSSecureCoding, NSCopying, Sendable {
     private let storage: Mutex<[NFCNDEFPayload]>
 
     /// The records in order; chunked records appear once, reassembled.

@@ -61,7 +61,7 @@ public enum NDEFReadWarning: Sendable, Hashable {
 ///
 /// Equality (`==`, `isEqual(_:)`) and hashing cover the five Core NFC fields, not
 /// ``readWarnings`` (how the bytes were read is not part of the value).
-public final class NFCNDEFPayload: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+public final class NFCNDEFPayload: NSObject, NSSecureCoding, NSCopying, Sendable {
     private struct Fields: Sendable {
         var typeNameFormat: NFCTypeNameFormat
         var type: Data

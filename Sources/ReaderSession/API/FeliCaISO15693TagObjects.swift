@@ -9,6 +9,7 @@ import Synchronization
 // "assumed" where it is decided.
 
 /// A FeliCa card as an `NFCTagReaderSession` (`.feliCa`) or an NDEF session delivers it.
+// unchecked: restates SessionTag's conformance; adds only `current`, a Mutex
 final class SessionFeliCaTag: SessionTag, NFCFeliCaTag, @unchecked Sendable {
     /// currentSystemCode and currentIDm: set by the session's Polling, updated by the app's.
     private let current: Mutex<(code: Data, idm: Data)>
@@ -312,6 +313,7 @@ final class SessionFeliCaTag: SessionTag, NFCFeliCaTag, @unchecked Sendable {
 }
 
 /// An ISO 15693 tag as an `NFCTagReaderSession` (`.iso15693`) or an NDEF session delivers it.
+// unchecked: restates SessionTag's conformance; adds no stored state
 final class SessionISO15693Tag: SessionTag, NFCISO15693Tag, @unchecked Sendable {
     override init(
         runtime: ReaderSessionRuntime, tag: DeliveredTag, type: NFCTagType = .iso15693, session: NFCReaderSession?,

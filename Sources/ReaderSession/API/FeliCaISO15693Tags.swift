@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 // Core NFC's FeliCa and ISO 15693 tag types, declared with the iOS 18.0 SDK's shapes
 // (`NFCFeliCaTag.h`, `NFCISO15693Tag.h` and the Swift overlay in `CoreNFC.swiftinterface`).
@@ -266,17 +267,26 @@ public struct NFCISO15693ResponseFlag: OptionSet, Sendable, Hashable {
 }
 
 /// Core NFC `NFCISO15693CustomCommandConfiguration` (legacy Manufacturer Custom command).
+// unchecked: restates the base's conformance; its own fields are guarded by `fields`
 public final class NFCISO15693CustomCommandConfiguration: NFCTagCommandConfiguration, @unchecked Sendable {
+    private let fields: Mutex<(manufacturerCode: Int, customCommandCode: Int, requestParameters: Data)>
     /// 0x00–0xFF.
-    public var manufacturerCode: Int
+    public var manufacturerCode: Int {
+        get { fields.withLock { $0.manufacturerCode } }
+        set { fields.withLock { $0.manufacturerCode = newValue } }
+    }
     /// 0xA0–0xDF.
-    public var customCommandCode: Int
-    public var requestParameters: Data
+    public var customCommandCode: Int {
+        get { fields.withLock { $0.customCommandCode } }
+        set { fields.withLock { $0.customCommandCode = newValue } }
+    }
+    public var requestParameters: Data {
+        get { fields.withLock { $0.requestParameters } }
+        set { fields.withLock { $0.requestParameters = newValue } }
+    }
 
     public init(manufacturerCode: Int, customCommandCode: Int, requestParameters: Data?) {
-        self.manufacturerCode = manufacturerCode
-        self.customCommandCode = customCommandCode
-        self.requestParameters = requestParameters ?? Data()
+        fields = Mutex((manufacturerCode, customCommandCode, requestParameters ?? Data()))
         super.init()
     }
 
@@ -293,13 +303,20 @@ public final class NFCISO15693CustomCommandConfiguration: NFCTagCommandConfigura
 }
 
 /// Core NFC `NFCISO15693ReadMultipleBlocksConfiguration` (legacy Read Multiple Blocks).
+// unchecked: restates the base's conformance; its own fields are guarded by `fields`
 public final class NFCISO15693ReadMultipleBlocksConfiguration: NFCTagCommandConfiguration, @unchecked Sendable {
-    public var range: NSRange
-    public var chunkSize: Int
+    private let fields: Mutex<(range: NSRange, chunkSize: Int)>
+    public var range: NSRange {
+        get { fields.withLock { $0.range } }
+        set { fields.withLock { $0.range = newValue } }
+    }
+    public var chunkSize: Int {
+        get { fields.withLock { $0.chunkSize } }
+        set { fields.withLock { $0.chunkSize = newValue } }
+    }
 
     public init(range: NSRange, chunkSize: Int) {
-        self.range = range
-        self.chunkSize = chunkSize
+        fields = Mutex((range, chunkSize))
         super.init()
     }
 
@@ -653,7 +670,7 @@ func awaitResult<T>(_ start: (@escaping ((any Error)?, T?) -> Void) -> Void) asy
             if let e {
                 k.resume(throwing: e)
             } else if let v {
-                // The value is the tag object's answer, made for this call alone.
+                // unsafe: the tag object's answer, made for this one call and handed over once
                 nonisolated(unsafe) let answer = v
                 k.resume(returning: answer)
             } else {

@@ -139,18 +139,21 @@ public enum NFCTagReaderSessionEvent: Sendable {
 }
 
 /// The delegate is called only on the session's queue; the box carries it there.
+// unchecked: the app's delegate is not Sendable (as in Core NFC); held weakly, set once, called on the session's queue
 private final class NDEFDelegateBox: @unchecked Sendable {
-    weak var value: (any NFCNDEFReaderSessionDelegate)?
+    weak let value: (any NFCNDEFReaderSessionDelegate)?
     init(_ v: any NFCNDEFReaderSessionDelegate) { value = v }
 }
 
+// unchecked: the app's delegate is not Sendable (as in Core NFC); held weakly, set once, called on the session's queue
 private final class TagDelegateBox: @unchecked Sendable {
-    weak var value: (any NFCTagReaderSessionDelegate)?
+    weak let value: (any NFCTagReaderSessionDelegate)?
     init(_ v: any NFCTagReaderSessionDelegate) { value = v }
 }
 
+// unchecked: the app's delegate is not Sendable (as in Core NFC); held weakly, set once, called on the session's queue
 private final class LegacyDelegateBox: @unchecked Sendable {
-    weak var value: (any NFCReaderSessionDelegate)?
+    weak let value: (any NFCReaderSessionDelegate)?
     init(_ v: any NFCReaderSessionDelegate) { value = v }
 }
 
@@ -164,6 +167,7 @@ public typealias NFCReaderSessionCore = NFCReaderSession
 
 /// Core NFC `NFCReaderSession`: shared by the session classes: the runtime, the queue,
 /// alertMessage. An `NSObject`, as Core NFC's is.
+// unchecked: not final (the session classes extend it, as in Core NFC); its state is Sendable lets and `alert`, a Mutex
 public class NFCReaderSession: NSObject, NFCReaderSessionProtocol, @unchecked Sendable {
     let runtime: ReaderSessionRuntime?
     /// The delegate queue (Core NFC: `nil` → a private serial queue).
@@ -235,6 +239,7 @@ public class NFCReaderSession: NSObject, NFCReaderSessionProtocol, @unchecked Se
 }
 
 /// Core NFC `NFCNDEFReaderSession`.
+// unchecked: restates the base's conformance; its own state is lets of Sendable values
 public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendable {
     private let delegateBox: NDEFDelegateBox
     private let continuation: AsyncStream<NFCNDEFReaderSessionEvent>.Continuation
@@ -349,6 +354,7 @@ public final class NFCNDEFReaderSession: NFCReaderSessionCore, @unchecked Sendab
 /// `initialSelectedAID` after the first success, and not at all when none succeeds
 /// (documented, `NFCISO7816Tag`); with none, as `.miFare` of family `.desfire` (documented
 /// for DESFire on `NFCMiFareTag`). One tag is connected at a time (``connectedTag``).
+// unchecked: restates the base's conformance; its own state is lets of Sendable values and `delivered`, a Mutex
 public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendable {
     /// Core NFC `NFCTagReaderSession.PollingOption`.
     public typealias PollingOption = NFCPollingOption
@@ -514,6 +520,7 @@ public final class NFCTagReaderSession: NFCReaderSessionCore, @unchecked Sendabl
 /// Declared with Core NFC's shape; the legacy session is not modelled (ISO 15693 tags come
 /// through `NFCTagReaderSession` with `.iso15693`), so `begin()` ends the session at once with
 /// 1 `readerErrorUnsupportedFeature` (Core NFC's code for a feature the reader does not offer).
+// unchecked: restates the base's conformance; its own state is `delegateBox`, a let
 public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendable {
     private let delegateBox: LegacyDelegateBox
 
@@ -538,6 +545,7 @@ public final class NFCISO15693ReaderSession: NFCReaderSession, @unchecked Sendab
 
 /// A completion handler of an app (not `@Sendable`, as Core NFC's are not) carried to the
 /// session's delegate queue, where alone it is called.
+// unchecked: the app's handler (not @Sendable, as Core NFC's are not) is called only on the session's delegate queue
 struct Handler<each T>: @unchecked Sendable {
     private let body: (repeat each T) -> Void
     init(_ body: @escaping (repeat each T) -> Void) { self.body = body }

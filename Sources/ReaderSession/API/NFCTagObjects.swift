@@ -241,11 +241,19 @@ public enum NFCTag: Sendable {
 
 /// Core NFC `NFCTagCommandConfiguration`: retries for tag commands (ISO 15693's
 /// configurations extend it).
+// unchecked: not final (the ISO 15693 configurations extend it, as in Core NFC); its fields are guarded by `retries`
 public class NFCTagCommandConfiguration: NSObject, NSCopying, @unchecked Sendable {
+    private let retries = Mutex((maximumRetries: 0, retryInterval: TimeInterval(0)))
     /// Maximum number of retries, 0–256. Default 0.
-    public var maximumRetries: Int = 0
+    public var maximumRetries: Int {
+        get { retries.withLock { $0.maximumRetries } }
+        set { retries.withLock { $0.maximumRetries = newValue } }
+    }
     /// Delay before a retry, in seconds. Default 0.
-    public var retryInterval: TimeInterval = 0
+    public var retryInterval: TimeInterval {
+        get { retries.withLock { $0.retryInterval } }
+        set { retries.withLock { $0.retryInterval = newValue } }
+    }
 
     public override init() { super.init() }
 
@@ -357,6 +365,7 @@ public final class NFCISO7816APDU: NSObject, NSCopying, Sendable {
 /// operation (else 104), as in Core NFC; the session's machine keeps which tag is connected.
 /// The concrete classes add each family's protocol: ``SessionTagObject`` (MiFare and ISO
 /// 7816), ``SessionFeliCaTag`` and ``SessionISO15693Tag``.
+// unchecked: not final (the three tag classes extend it); immutable after init: lets of Sendable values, a weak let
 class SessionTag: NSObject, @unchecked Sendable {
     // Immutable after init.
     let runtime: ReaderSessionRuntime
@@ -482,6 +491,7 @@ class SessionTag: NSObject, @unchecked Sendable {
 }
 
 /// The tag object behind ``NFCMiFareTag`` and ``NFCISO7816Tag``.
+// unchecked: restates SessionTag's conformance; adds no stored state
 final class SessionTagObject: SessionTag, NFCMiFareTag, NFCISO7816Tag, @unchecked Sendable {
     override init(
         runtime: ReaderSessionRuntime, tag: DeliveredTag, type: NFCTagType = .miFare, session: NFCReaderSession?,

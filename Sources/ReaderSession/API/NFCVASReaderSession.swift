@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 // Core NFC's Value Added Services session (NFCVASReaderSession.h, iOS 13): reads Apple Wallet
 // passes from a VAS-capable terminal's point of view. Declared with Core NFC's shapes so app
@@ -8,7 +9,7 @@ public import Foundation
 // does not have.
 
 /// Core NFC `NFCVASCommandConfiguration`: one pass type to ask the phone for.
-public final class NFCVASCommandConfiguration: NSObject, NSCopying, @unchecked Sendable {
+public final class NFCVASCommandConfiguration: NSObject, NSCopying, Sendable {
     /// Core NFC `NFCVASCommandConfiguration.Mode` (`NFCVASMode`).
     public enum Mode: Int, Sendable, Hashable {
         case urlOnly = 0
@@ -17,14 +18,22 @@ public final class NFCVASCommandConfiguration: NSObject, NSCopying, @unchecked S
     /// Core NFC's older name.
     public typealias VASMode = Mode
 
-    public var mode: Mode
-    public var passTypeIdentifier: String
-    public var url: URL?
+    private let fields: Mutex<(mode: Mode, passTypeIdentifier: String, url: URL?)>
+    public var mode: Mode {
+        get { fields.withLock { $0.mode } }
+        set { fields.withLock { $0.mode = newValue } }
+    }
+    public var passTypeIdentifier: String {
+        get { fields.withLock { $0.passTypeIdentifier } }
+        set { fields.withLock { $0.passTypeIdentifier = newValue } }
+    }
+    public var url: URL? {
+        get { fields.withLock { $0.url } }
+        set { fields.withLock { $0.url = newValue } }
+    }
 
     public init(vasMode mode: Mode, passTypeIdentifier: String, url: URL?) {
-        self.mode = mode
-        self.passTypeIdentifier = passTypeIdentifier
-        self.url = url
+        fields = Mutex((mode, passTypeIdentifier, url))
         super.init()
     }
 
@@ -78,9 +87,11 @@ extension NFCVASReaderSessionDelegate {
 }
 
 /// Core NFC `NFCVASReaderSession` (not modelled: see above).
+// unchecked: restates the base's conformance; its own stored state is two lets of Sendable values
 public final class NFCVASReaderSession: NFCReaderSession, @unchecked Sendable {
+    // unchecked: the app's delegate is not Sendable (as in Core NFC); weak, set once, called on the session's queue
     private final class Box: @unchecked Sendable {
-        weak var value: (any NFCVASReaderSessionDelegate)?
+        weak let value: (any NFCVASReaderSessionDelegate)?
         init(_ v: any NFCVASReaderSessionDelegate) { value = v }
     }
     private let delegateBox: Box

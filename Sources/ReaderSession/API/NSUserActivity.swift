@@ -20,6 +20,7 @@ public let NSUserActivityTypeBrowsingWeb = "NSUserActivityTypeBrowsingWeb"
 /// compiles with only its import changed. The conformance harness hands one to
 /// `ConformanceApp.continueUserActivity(_:)` when the user taps a background-read
 /// notification (``BackgroundTagReading/userActivity(for:)``).
+// unchecked: open, as Foundation's is; made whole, then handed to the app once: this package never changes it after
 open class NSUserActivity: NSObject, @unchecked Sendable {
     /// The activity's type (`NSUserActivityTypeBrowsingWeb` for a universal link).
     public let activityType: String

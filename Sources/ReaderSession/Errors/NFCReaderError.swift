@@ -22,6 +22,7 @@ public let NFCTagResponseUnexpectedLengthErrorKey = "NFCTagResponseUnexpectedLen
 /// 100–105, 200–204, 300, 400–403. Two errors compare equal when their codes are equal
 /// (Core NFC compares the bridged `NSError`s; the bench's details would make every error
 /// unequal).
+// unchecked: immutable; `extraUserInfo` is Core NFC's [String: Any] userInfo (numbers and strings here)
 public struct NFCReaderError: CustomNSError, Hashable, @unchecked Sendable, CustomStringConvertible {
     /// Core NFC's `NFCReaderError.Code`, with Apple's raw values exactly.
     public enum Code: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {

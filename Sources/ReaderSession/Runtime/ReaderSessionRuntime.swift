@@ -28,6 +28,7 @@ enum RuntimeEvent: Sendable {
 /// and I/O completions with `queue.async`. Blocking transports run on the serial `io`
 /// queue, never on the Swift concurrency pool. Events leave through `sink`, called on
 /// `queue` in effect order.
+// unchecked: its vars are confined to the serial `queue` (entered by queue.sync or system.work.async(on: queue))
 final class ReaderSessionRuntime: @unchecked Sendable {
     let kind: ReaderSessionKind
     let number: UInt64
