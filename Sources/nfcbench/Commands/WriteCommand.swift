@@ -171,9 +171,10 @@ enum WriteCommand {
         }
         let reader = try BenchReader.open(r.device, command: r.command, setup: setup, trace: r.traceOptions)
         defer { reader.close() }
-        // Lines for a person: stdout, unless the JSON object (or the backup, with --backup -) is
-        // there; then stderr, so the backup's path is said the moment it is written.
-        let toStderr = r.json || r.backup == "-"
+        // Lines for a person: stdout, unless the JSON object is there; then stderr, so the
+        // backup's path is said the moment it is written. (With an output file on stdout,
+        // --backup - or --trace -, Output.out writes on stderr too.)
+        let toStderr = r.json
         let redact = r.traceOptions.redact
         let say: @Sendable (String) -> Void = { line in
             let shown = redact ? TagWrite.redactingUIDs(line) : line
