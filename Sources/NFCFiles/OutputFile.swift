@@ -235,6 +235,8 @@ extension FileError {
 public final class FileWriter: Sendable {
     public let file: OutputFile
     private let state: Mutex<State>
+    /// ``StandardOutput/redirect`` as it was when a descriptor (`-`) was opened: where its bytes go.
+    private let redirect: (@Sendable (Int32, [UInt8]) -> Void)?
 
     private struct State {
         var fd: Int32
@@ -249,6 +251,7 @@ public final class FileWriter: Sendable {
     init(file: OutputFile, fd: Int32, owned: Bool, temporary: String?, createdHere: Bool) {
         self.file = file
         state = Mutex(State(fd: fd, owned: owned, temporary: temporary, createdHere: createdHere))
+        redirect = owned ? nil : StandardOutput.redirect
     }
 
     deinit { abandon() }
@@ -265,6 +268,11 @@ public final class FileWriter: Sendable {
     public func write(_ bytes: [UInt8]) -> Bool {
         state.withLock { s in
             guard !s.finished, s.failure == nil else { return false }
+            if let redirect {
+                redirect(s.fd, bytes)
+                s.written += bytes.count
+                return true
+            }
             var off = 0
             while off < bytes.count {
                 let n = bytes.withUnsafeBytes { Glibc.write(s.fd, $0.baseAddress! + off, $0.count - off) }
@@ -291,7 +299,7 @@ public final class FileWriter: Sendable {
     public func finish() throws(FileError) {
         let outcome: FileError? = state.withLock { s in
             guard !s.finished else { return s.failure }
-            if s.failure == nil {
+            if s.failure == nil, redirect == nil {
                 var st = stat()
                 if fstat(s.fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, fsync(s.fd) != 0,
                     errno != EINVAL && errno != EROFS

@@ -9,6 +9,11 @@ import Synchronization
 public enum StandardOutput {
     private static let failed = Mutex<Set<Int32>>([])
 
+    /// Where an output file on a descriptor (`-`, `/dev/stdout`) opened in this task writes
+    /// instead of the descriptor (nil: the descriptor itself): a command run inside a test
+    /// process, whose standard output is captured, gets its `--trace -` there too.
+    @TaskLocal public static var redirect: (@Sendable (Int32, [UInt8]) -> Void)?
+
     /// Writes all of `bytes` to `fd` (1 or 2). Returns 0, or the `errno` of the write that failed.
     @discardableResult
     public static func write(_ fd: Int32, _ bytes: [UInt8]) -> Int32 {

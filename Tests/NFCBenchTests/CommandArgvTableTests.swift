@@ -52,8 +52,8 @@ struct CommandArgvTableTests {
     static let rows: [Row] = [
         Row(command: ["version"], options: ["quiet": nil], argv: []),
         Row(
-            command: ["tag", "show"], options: ["json": nil, "quiet": nil], argv: ["t4t-uri", "--json"],
-            given: ["json": .flag], positionals: ["t4t-uri"]),
+            command: ["tag", "show"], options: ["json": nil, "redact": nil, "quiet": nil],
+            argv: ["t4t-uri", "--json", "--redact"], given: ["json": .flag, "redact": .flag], positionals: ["t4t-uri"]),
         Row(
             command: ["session"],
             options: sessionOptions,

@@ -194,6 +194,48 @@ struct FreshUserGapsTests {
         #expect(text.stdout.hasPrefix("dry run: would write NDEF message of 9 bytes (text:hi)"), "\(text.stdout)")
     }
 
+    @Test(
+        "restore --dry-run --json: dry_run true, 'sent' empty, 'would_send' the writes in order (pages; a Type 4 tag's APDUs), as write's"
+    )
+    func restoreDryRunJSON() async throws {
+        let folder = try TestFolder("restore-dry-json")
+        defer { folder.remove() }
+        // The tag as shipped, and a file of it that differs in one byte of its NDEF data.
+        for (tag, from, to) in [
+            ("ntag215-uri", "\"66636265\"", "\"66636266\""), ("t4t-uri", "63682F743474\"", "63682F743475\""),
+        ] {
+            let device = try Self.tagCopy(tag, in: folder)
+            let file = folder.file("\(tag)-changed.json")
+            let text = try String(contentsOfFile: device, encoding: .utf8)
+            try #require(text.contains(from))
+            try text.replacingOccurrences(of: from, with: to).write(toFile: file, atomically: true, encoding: .utf8)
+            func run(_ extra: [String]) async throws -> [String: Any] {
+                let r = await InProcessCLI.run(
+                    ["restore", "--device", "sim:tag:\(device)", "--json", "--no-trace"] + extra + [file])
+                #expect(r.status == 0, "\(r.stderr)")
+                return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            }
+            let dry = try await run(["--dry-run"])
+            #expect(dry["status"] as? String == "dry_run")
+            #expect(dry["dry_run"] as? Bool == true)
+            #expect(dry["sent"] as? [String] == [], "nothing was sent: \(dry)")
+            let wouldSend = try #require(dry["would_send"] as? [String], "\(dry)")
+            if tag == "ntag215-uri" {
+                // The NDEF length to 0 first, the changed page, the length back last (the file's
+                // length is the tag's: page 4 was left at 0 before, an empty message).
+                #expect(wouldSend == ["page 4", "page 9", "page 4"], "\(dry)")
+                #expect((dry["writes"] as? [[String: Any]])?.compactMap { $0["page"] as? Int } == [4, 9, 4])
+            } else {
+                #expect(wouldSend.count == 3 && wouldSend.allSatisfy { $0.hasPrefix("00 D6 00 ") }, "\(dry)")
+                #expect(wouldSend.last == "00 D6 00 00 02 00 1D", "NLEN last: \(dry)")
+            }
+            let real = try await run(["--backup", folder.file("\(tag)-backup.json")])
+            #expect(real["status"] as? String == "restored", "\(real)")
+            #expect(real["dry_run"] as? Bool == false)
+            #expect(real["would_send"] == nil)
+        }
+    }
+
     // MARK: a file that is no trace
 
     /// A file of each kind, and what `trace show|export|plot|diff` say of it after "error: FILE".

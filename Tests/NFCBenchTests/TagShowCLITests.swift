@@ -35,6 +35,42 @@ struct TagShowCLITests {
         #expect(missing.status == 66, "a missing file is still no input: \(missing.stderr)")
     }
 
+    /// The shipped tag files that hold a UID and an NDEF message, with both in hex.
+    static var shippedWithNDEF: [String] {
+        let folder = NFCBench.packageRoot.appendingPathComponent("hardware/tags").path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().map { "\(folder)/\($0)" }
+    }
+
+    @Test("tag show --redact: no spelling of the UID, nor the NDEF message's bytes, in the text or the --json object")
+    func redact() async throws {
+        var checked = 0
+        for path in Self.shippedWithNDEF {
+            let plain = await InProcessCLI.run(["tag", "show", path, "--json"])
+            let o = try JSONValue(parsing: plain.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            let uid = try #require(o["uid"]?.stringValue, "\(path): \(plain.stdout)")
+            let ndef = o["ndef"]?.stringValue ?? ""
+            let text = await InProcessCLI.run(["tag", "show", path, "--redact"])
+            let json = await InProcessCLI.run(["tag", "show", path, "--redact", "--json"])
+            #expect(text.status == plain.status && json.status == plain.status, "\(path): \(text.stderr)")
+            #expect(text.stdout.contains("redacted:\(uid.count / 2) bytes"), "\(path): \(text.stdout)")
+            let redacted = try JSONValue(parsing: json.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(redacted["uid"]?.stringValue == "redacted:\(uid.count / 2) bytes", "\(path): \(json.stdout)")
+            RedactCommandsTests.expectHidden(uid, in: [("text", text.stdout), ("--json", json.stdout)])
+            if ndef.count >= 8 {
+                #expect(redacted["ndef"]?.stringValue == "redacted:\(ndef.count / 2) bytes", "\(path)")
+                for out in [text.stdout, json.stdout] {
+                    #expect(!out.replacingOccurrences(of: " ", with: "").contains(ndef), "\(path): \(out)")
+                    for case .string(let u)? in Self.array(o["records"])?.map({ $0["uri"] }) ?? [] {
+                        #expect(!out.contains(u), "\(path): the URI \(u) is shown")
+                    }
+                }
+                checked += 1
+            }
+        }
+        #expect(checked >= 10, "\(checked) tag files with a message")
+    }
+
     @Test("Flipper Google NTAG216: the URI record and a warning that the header UID differs from pages 0-2")
     func flipperGoogle() async throws {
         let path = try corpusFile("flipper_Google_ntag216.nfc")

@@ -131,6 +131,20 @@ struct EverydayCommandsLogicTests {
         #expect(all.skipped.isEmpty)
     }
 
+    @Test("restore: a message of the same length that differs gets its length zeroed first and written back last")
+    func restoreSameLength() throws {
+        let message: [UInt8] = [0xD1, 0x01, 0x04, 0x54, 0x02, 0x65, 0x6E, 0x41]  // Text "A"
+        var other = message
+        other[7] = 0x42  // Text "B": the same length, so page 4 (03 08 D1 01) is the same on both
+        let file = Self.ntag213(tlv: [0x03, 0x08] + message + [0xFE])
+        let current = Self.ntag213(tlv: [0x03, 0x08] + other + [0xFE])
+        let plan = try Type2RestorePlan(file: file, current: current)
+        #expect(plan.writes.map(\.page) == [4, 6, 4], "\(plan.writes)")
+        #expect(plan.writes.first?.bytes == [0x03, 0x00, 0xD1, 0x01], "the length goes to 0 first")
+        #expect(plan.writes.last?.bytes == [0x03, 0x08, 0xD1, 0x01], "and back to the file's last")
+        #expect(plan.writes.last?.note == "NDEF length back")
+    }
+
     @Test("restore refuses another type, size or UID; never clears OTP bits; never writes PWD/PACK or unread pages")
     func restoreRefusals() throws {
         let file = Self.ntag213(tlv: [0x03, 0x00, 0xFE])

@@ -278,6 +278,15 @@ public struct ParsedOptions: Sendable, Equatable {
     }
 
     public func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
+
+    /// The first of `names` given as standard output (`--trace -`: its spelling and the name),
+    /// for a command whose own result is printed there too (dump's tag file without `--out`).
+    public func standardOutputFile(among names: [String]) -> (name: String, value: String)? {
+        for n in names {
+            if case .text(let t)? = given[n], OptionParser.standardOutputNames.contains(t) { return ("--\(n)", t) }
+        }
+        return nil
+    }
 }
 
 /// argv against a command's tables: pure, so a test checks argv → ``ParsedOptions`` and
@@ -397,18 +406,22 @@ public enum OptionParser {
     /// when at most one writes there. Two output files that are both standard output are the
     /// same file, refused as such when the command plans its outputs (``/NFCFiles/SameFile``).
     public static func standardOutputClash(_ given: [String: OptionValue], options: [OptionSpec]) -> String? {
-        var flag: String?
-        var file: (name: String, value: String)?
-        for o in options {
-            switch (o.standardOutput, given[o.name]) {
-            case (.whenGiven?, .flag?): flag = flag ?? "--\(o.name)"
-            case (.whenDash?, .text(let t)?) where standardOutputNames.contains(t): file = file ?? ("--\(o.name)", t)
-            default: continue
-            }
-        }
-        guard let flag, let file else { return nil }
+        let flag = options.first { $0.standardOutput == .whenGiven && given[$0.name] == .flag }.map { "--\($0.name)" }
+        guard let flag, let file = standardOutputFile(given, options: options) else { return nil }
         return "\(flag) and \(file.name) \(file.value) both write to standard output: give \(file.name) a file name,"
             + " or leave out \(flag)"
+    }
+
+    /// The first output file given as standard output (`--trace -`: the option's spelling and
+    /// the name), nil when none is: the command's text lines then go to stderr
+    /// (``BenchOutput/linesOnStandardError``), so stdout holds that file alone.
+    public static func standardOutputFile(_ given: [String: OptionValue], options: [OptionSpec]) -> (
+        name: String, value: String
+    )? {
+        for o in options where o.standardOutput == .whenDash {
+            if case .text(let t)? = given[o.name], standardOutputNames.contains(t) { return ("--\(o.name)", t) }
+        }
+        return nil
     }
 
     public static func isNegativeNumber(_ t: String) -> Bool {

@@ -4,8 +4,10 @@ public import NFCTrace
 /// (`snapshot`, as `dump` reads it), ``/NFCTags/Type2RestorePlan`` made and said, a backup of
 /// what the tag held (`backup`, given the snapshot; only when something is to be written), the
 /// writes, and the read-back. The report is one JSON object: `status` (`restored`, `dry_run`,
-/// `refused`, `failed`, `interrupted`), `tag`, `writes` (page, bytes, kind, note), `skipped`
-/// (page, kind, why), `backup`, `verified`, `sent`, `interrupted_by`, `error`.
+/// `refused`, `failed`, `interrupted`), `dry_run` (whether it was one), `tag`, `writes` (page,
+/// bytes, kind, note), `skipped` (page, kind, why), `backup`, `verified`, `sent` (in a dry run
+/// empty, as write's; after a stop the count of writes sent), `would_send` (a dry run's writes in
+/// order, as write's: `page N`, or a Type 4 tag's UPDATE BINARY APDUs), `interrupted_by`, `error`.
 ///
 /// With `redact` (`--redact`), the lines and the report name neither UID (the tag's, the
 /// file's: `UID redacted:7 bytes`, ``BenchRedaction/scrub(_:_:)``) nor the bytes written
@@ -41,11 +43,11 @@ public enum TagRestore {
         stop: StopRequest, redactPages: Bool, snapshot: () throws -> TagFile, backup: (TagFile) throws -> String,
         say: (String) -> Void
     ) throws -> JSONObject {
-        var r: JSONObject = ["status": "refused"]
+        var r: JSONObject = ["status": "refused", "dry_run": .bool(dryRun)]
         guard case .type2(let t) = connection else {
             return try type4(
                 connection, file: file, name: name, anyUID: options.anyUID, dryRun: dryRun, stop: stop,
-                snapshot: snapshot, backup: backup, say: say)
+                redactPages: redactPages, snapshot: snapshot, backup: backup, say: say)
         }
         guard file.type.isType2 else {
             r["error"] = .string(
@@ -79,6 +81,9 @@ public enum TagRestore {
         if plan.writes.isEmpty { say("nothing to write: the tag holds the file's pages already") }
         if dryRun {
             r["status"] = "dry_run"
+            // As write's: nothing sent, what would be in `would_send`, in the order it would go.
+            r["sent"] = .array([])
+            r["would_send"] = .array(plan.writes.map { .string("page \($0.page)") })
             say("dry run: nothing written")
             return r
         }
@@ -117,9 +122,10 @@ public enum TagRestore {
     /// the tag's file, another UID unless `anyUID` (PC/SC shows the UID through `FF CA`).
     static func type4(
         _ connection: TagConnection, file: TagFile, name: String, anyUID: Bool, dryRun: Bool, stop: StopRequest,
-        snapshot: () throws -> TagFile, backup: (TagFile) throws -> String, say: (String) -> Void
+        redactPages: Bool, snapshot: () throws -> TagFile, backup: (TagFile) throws -> String,
+        say: (String) -> Void
     ) throws -> JSONObject {
-        var r: JSONObject = ["status": "refused"]
+        var r: JSONObject = ["status": "refused", "dry_run": .bool(dryRun)]
         guard case .iso7816(let t) = connection, let want = file.type4?.ndefMessage else {
             r["error"] = .string(
                 "refused: the file is a \(file.type.rawValue) tag; the tag is a Type 4 tag; nothing written")
@@ -154,10 +160,24 @@ public enum TagRestore {
             differs
                 ? "  the NDEF message, \(want.count) bytes (NLEN 0 first, NLEN last)"
                 : "nothing to write: the tag holds the file's NDEF message already")
-        if dryRun || !differs {
-            r["status"] = dryRun ? "dry_run" : "restored"
-            if !dryRun { r["verified"] = true }
-            if dryRun { say("dry run: nothing written") }
+        if dryRun {
+            // As write's dry run on a Type 4 tag: the UPDATE BINARY APDUs it would send, recorded.
+            var wouldSend: [[UInt8]] = []
+            if differs {
+                let recorder = DryRunAPDUTransport(base: t)
+                try Type4TagReader(transport: recorder).writeNDEF(want, capabilityContainer: cc)
+                wouldSend = recorder.updates
+            }
+            r["status"] = "dry_run"
+            r["sent"] = .array([])
+            r["would_send"] = .array(
+                wouldSend.map { .string(redactPages ? BenchRedaction.commandAPDU($0) : $0.hexString(separator: " ")) })
+            say("dry run: nothing written")
+            return r
+        }
+        if !differs {
+            r["status"] = "restored"
+            r["verified"] = true
             return r
         }
         let saved = try backup(current)

@@ -295,21 +295,6 @@ public enum TagWrite {
         }
     }
 
-    /// `text` with every `UID <hex>` of ``describe(_:_:)`` as `--redact` writes it
-    /// (`UID redacted:7 bytes`, ``/NFCTrace/TraceWriter/redactedText(_:)``).
-    public static func redactingUIDs(_ text: String) -> String {
-        var out = ""
-        var rest = Substring(text)
-        while let r = rest.range(of: "UID ") {
-            out += rest[..<r.upperBound]
-            rest = rest[r.upperBound...]
-            let hex = rest.prefix { $0.isHexDigit }
-            out += hex.isEmpty ? "" : TraceWriter.redactedText(String(hex))
-            rest = rest.dropFirst(hex.count)
-        }
-        return out + rest
-    }
-
     public static func describe(_ target: DetectedTarget, _ version: TagVersion?) -> String {
         var s = "UID \(target.uid.hexString())"
         if let sak = target.sak { s += ", SAK \([sak].hexString())" }

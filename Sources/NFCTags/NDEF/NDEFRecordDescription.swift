@@ -134,3 +134,22 @@ public struct NDEFRecordDescription: Sendable, Hashable, Codable {
         "URI identifier code 0x\([code].hexString()) is RFU; decoded as no prefix (RTD-URI 1.0 §3.2.2)"
     }
 }
+
+extension NDEFRecordDescription {
+    /// The record with its identifier, payload and what was decoded from them (text, URI,
+    /// package, titles), nested records' too, shown as `hide` shows their bytes (a string's UTF-8):
+    /// the keys a redacted trace hides (`--redact`), so `tag show --redact` prints what it does.
+    public func hidingContent(_ hide: ([UInt8]) -> String) -> NDEFRecordDescription {
+        func hidden(_ s: String?) -> String? { s.map { hide(Array($0.utf8)) } }
+        var d = self
+        if !identifierHex.isEmpty { d.identifierHex = hide([UInt8](hex: identifierHex) ?? Array(identifierHex.utf8)) }
+        d.payloadHex = hide([UInt8](hex: payloadHex) ?? Array(payloadHex.utf8))
+        d.text = hidden(text)
+        d.uri = hidden(uri)
+        d.packageName = hidden(packageName)
+        d.title = hidden(title)
+        d.titles = titles?.map { Title(text: hide(Array($0.text.utf8)), language: $0.language) }
+        d.records = records?.map { $0.hidingContent(hide) }
+        return d
+    }
+}

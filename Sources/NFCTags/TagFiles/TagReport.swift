@@ -290,7 +290,13 @@ public struct TagReport: Sendable {
     }
 
     /// A plain-text report, one fact a line.
-    public var text: String {
+    public var text: String { text(hiding: nil) }
+
+    /// The report with the tag's identifiers (UID or IDm, the systems' IDm, ATS) and content
+    /// (the NDEF message, each record's payload and what was decoded from it) shown as `hide`
+    /// shows their bytes (`tag show --redact`); nil shows them.
+    public func text(hiding hide: (([UInt8]) -> String)?) -> String {
+        func shown(_ bytes: [UInt8]) -> String { hide?(bytes) ?? bytes.hexString(separator: " ") }
         var out: [String] = []
         out.append("Tag:       \(productName) (\(file.source.rawValue) file, type \(file.type.rawValue))")
         if file.type.isSensedOnly {
@@ -298,17 +304,17 @@ public struct TagReport: Sendable {
                 "Not an NFC Forum tag platform: every reader senses it (SAK rule, NXP AN10833), none reads it here")
         }
         if let f = file.feliCa {
-            out.append("IDm:       \(uidOnTag.hexString(separator: " "))")
+            out.append("IDm:       \(shown(uidOnTag))")
             out.append("PMm:       \(f.pmm.hexString(separator: " "))")
             for sys in f.systems {
                 let services = sys.services.map { String(format: "%04X", $0.code) }.joined(separator: ", ")
                 out.append(
-                    "System \(String(format: "%04X", sys.code)): IDm \(sys.idm.hexString()), services \(services), "
+                    "System \(String(format: "%04X", sys.code)): IDm \(hide?(sys.idm) ?? sys.idm.hexString()), services \(services), "
                         + "\(sys.blocks.count) blocks")
             }
         } else if let v = file.iso15693 {
             out.append(
-                "UID:       \(uidOnTag.hexString(separator: " ")) (IC manufacturer \([v.icManufacturerCode].hexString()))"
+                "UID:       \(shown(uidOnTag)) (IC manufacturer \([v.icManufacturerCode].hexString()))"
             )
             out.append(
                 "DSFID/AFI: \([v.dsfid].hexString()) / \([v.afi].hexString()), IC reference \([v.icReference].hexString()), "
@@ -316,10 +322,10 @@ public struct TagReport: Sendable {
                     + (v.lockedBlocks.isEmpty
                         ? "" : ", locked \(v.lockedBlocks.sorted().map(String.init).joined(separator: ","))"))
         } else {
-            out.append("UID:       \(uidOnTag.hexString(separator: " "))")
+            out.append("UID:       \(shown(uidOnTag))")
             out.append(
                 "ATQA/SAK:  \(file.activation.atqaText) / \([file.activation.sak].hexString())"
-                    + (file.activation.ats.map { ", ATS \($0.hexString(separator: " "))" } ?? ""))
+                    + (file.activation.ats.map { ", ATS \(shown($0))" } ?? ""))
         }
         if let a = type3Attribute {
             out.append(
@@ -355,8 +361,8 @@ public struct TagReport: Sendable {
         if let ndef = ndefMessageBytes {
             if ndef.isEmpty {
                 out.append("NDEF message: empty")
-            } else if ndef.count <= 32 {
-                out.append("NDEF message (\(ndef.count) bytes): \(ndef.hexString(separator: " "))")
+            } else if ndef.count <= 32 || hide != nil {
+                out.append("NDEF message (\(ndef.count) bytes): \(shown(ndef))")
             } else {  // long messages 16 bytes a line, not one endless hex line
                 out.append("NDEF message (\(ndef.count) bytes):")
                 for i in stride(from: 0, to: ndef.count, by: 16) {
@@ -366,7 +372,9 @@ public struct TagReport: Sendable {
         }
         if let message = ndefMessage {
             // Everything the JSON report says of each record, warnings and nested records included.
-            for (i, d) in message.descriptions.enumerated() { out += d.textLines(number: "\(i + 1)") }
+            for (i, d) in message.descriptions.enumerated() {
+                out += (hide.map { d.hidingContent($0) } ?? d).textLines(number: "\(i + 1)")
+            }
         }
         if let e = ndefDecodeError { out.append("NDEF message does not parse: \(e)") }
         if let readError { out.append("Read failed: \(readError)") }

@@ -160,6 +160,12 @@ public struct Type2RestorePlan: Sendable, Hashable {
             }
             for p in Set(tagTLV.lengthAddresses.map { $0 / 4 }).sorted() where kinds(p) == .data {
                 first.append(Write(page: p, bytes: zeroed[p], kind: .data, note: "NDEF length 0 first"))
+                // A length the file shares with the tag is no differing page, but zeroed it must
+                // be written back: without this the tag was left with NDEF length 0 (an empty
+                // message), and the read-back, which checks each page's last write, agreed.
+                if !data.contains(where: { $0.page == p }) {
+                    data.append(Write(page: p, bytes: file.pages[p], kind: .data, note: "NDEF length back"))
+                }
             }
         }
         if let fileTLV = Self.ndefLength(file.pages) {

@@ -102,9 +102,11 @@ enum CLI {
         "USAGE: nfcbench \(command.usage)\nSee 'nfcbench \(command.name) --help'."
     }
 
-    /// What every command shares before it runs: `--quiet`'s gate.
+    /// What every command shares before it runs: `--quiet`'s gate, and its text lines on
+    /// stderr when an output file is standard output (`--trace -`: stdout is that file alone).
     static func prepare(_ command: Command, _ parsed: ParsedOptions) {
         Output.quiet = !command.handlesQuiet && parsed.flag("quiet") && !parsed.flag("json")
+        Output.linesOnStandardError = OptionParser.standardOutputFile(parsed.given, options: command.options) != nil
     }
 
     static func run(_ command: Command, _ parsed: ParsedOptions) async -> Int32 {

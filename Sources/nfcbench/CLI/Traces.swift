@@ -13,7 +13,10 @@ extension BenchTraces.Options {
             t.append(
                 OptionSpec(
                     "trace", value: "PATH",
-                    help: "where the run's trace goes (default: the trace folder, README \"Traces\")",
+                    help: """
+                        where the run's trace goes (default: the trace folder, README "Traces"; -:
+                        standard output, the text lines then on stderr)
+                        """,
                     group: .trace, standardOutput: .whenDash))
             t.append(OptionSpec("no-trace", .flag, help: "keep no trace file", group: .trace))
         }

@@ -35,7 +35,15 @@ enum DumpCommand {
             procedure runs on every reader. --redact leaves the dump itself as read (the user's
             data) and hides the UID in what is shown (the line, --json) and traced.
             """,
-        validate: { o throws(CLIError) in _ = try Traces.Options(o) },
+        validate: { o throws(CLIError) in
+            _ = try Traces.Options(o)
+            // Without --out, stdout is the tag file: a trace or pcapng there would be mixed into it.
+            if !o.has("out"), let dash = o.standardOutputFile(among: ["trace", "pcapng"]) {
+                throw .usage(
+                    "the tag file (no --out) and \(dash.name) \(dash.value) both write to standard output:"
+                        + " give \(dash.name) a file name, or --out FILE")
+            }
+        },
         run: { o in
             let device = o.string("device")!
             let out = o.string("out")

@@ -78,7 +78,8 @@ enum RestoreCommand {
                 "include_config": .bool(options.includeConfig), "any_uid": .bool(options.anyUID),
             ], trace: traceOptions, inputs: [NamedFile("FILE \(path)", path)])
         defer { reader.close() }
-        let say: @Sendable (String) -> Void = { json || o.string("backup") == "-" ? Output.err($0) : Output.out($0) }
+        // With an output file on stdout (--backup -, --trace -) Output.out writes on stderr too.
+        let say: @Sendable (String) -> Void = { json ? Output.err($0) : Output.out($0) }
         let stop = StopRequest()
         let report = try await reader.withFirstTag(timeout: o.duration("timeout")!) {
             target, connection -> JSONObject in

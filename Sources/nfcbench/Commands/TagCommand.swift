@@ -1,3 +1,4 @@
+import NFCBenchKit
 import NFCFiles
 import NFCTags
 import NFCTrace
@@ -10,7 +11,13 @@ enum TagCommand {
         path: ["tag", "show"],
         abstract: "Identify a tag file, check its CC and TLVs, decode its NDEF",
         options: [
-            OutputOptions.json("one JSON object: identification, CC, TLVs, sizes, records, warnings")
+            OutputOptions.json("one JSON object: identification, CC, TLVs, sizes, records, warnings"),
+            OptionSpec(
+                "redact", .flag,
+                help: """
+                    show the UID (IDm), ATS, NDEF message and what was decoded from it as
+                    'redacted:<n> bytes', as the other commands' --redact (text and --json)
+                    """),
         ],
         positionals: [
             PositionalSpec(
@@ -29,7 +36,9 @@ enum TagCommand {
             real reader would trip on: a header UID that differs from pages 0-2, a BCC
             mismatch, a CC size that doesn't fit the product, stale bytes after the Terminator,
             AUTH0 protecting the NDEF pages, a Lock/Memory Control TLV of the wrong length, a
-            bad optional record in a Smart Poster.
+            bad optional record in a Smart Poster. With --redact the report is one to share:
+            the UID and what the tag holds are their lengths, everywhere (the file's name and
+            the warnings too); PWD and PACK are never shown, redacted or not.
             Exit status: 0 when the NDEF area reads and decodes (warnings allowed), 1 when a
             reader would fail on it (the report says why), 65 when the file is malformed
             (FILE:LINE:COLUMN or FILE: field PATH, then why) or no device could present it
@@ -42,7 +51,18 @@ enum TagCommand {
             let file: TagFile
             do throws(DataFileError) { file = try TagFile.load(path: path) } catch { throw CLIError(error) }
             let report = TagReport(file: file)
-            if json {
+            if o.flag("redact") {
+                // The trace's redaction of the JSON object, and each UID in any spelling wherever
+                // else it is (a backup's file name, a warning), as dump, poll and restore show it.
+                let uids = [file.activation.uid, report.uidOnTag] + (file.feliCa?.systems.map(\.idm) ?? [])
+                if json {
+                    Output.out(
+                        BenchRedaction.scrub(BenchRedaction.json(reportJSON(report, path: path)).serialized, uids))
+                } else {
+                    Output.out(
+                        BenchRedaction.scrub("File:      \(path)\n" + report.text(hiding: BenchRedaction.text), uids))
+                }
+            } else if json {
                 Output.out(reportJSON(report, path: path).serialized)
             } else {
                 Output.out("File:      \(path)\n" + report.text)

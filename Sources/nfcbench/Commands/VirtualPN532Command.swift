@@ -69,6 +69,15 @@ enum VirtualPN532Command {
                 throw CLIError.usage("--reader plays a reader: no --tag or --save with it")
             }
             if !o.has("reader"), !o.has("tag") { throw CLIError.usage("--tag FILE (or --reader PROFILE) is required") }
+            // --pty - --quiet prints the pty's path alone on stdout: what a client reads there.
+            if o.string("pty") == "-", o.flag("quiet"),
+                let dash = o.standardOutputFile(among: ["trace", "pcapng", "save"])
+            {
+                throw CLIError.usage(
+                    "--pty - --quiet prints the pty's path on standard output, and \(dash.name) \(dash.value) writes"
+                        + " there too: give \(dash.name) a file name, or leave out --quiet (the path then goes to stderr)"
+                )
+            }
         },
         run: { o in
             let pty = o.string("pty")!

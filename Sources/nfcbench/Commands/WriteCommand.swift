@@ -171,34 +171,36 @@ enum WriteCommand {
         }
         let reader = try BenchReader.open(r.device, command: r.command, setup: setup, trace: r.traceOptions)
         defer { reader.close() }
-        // Lines for a person: stdout, unless the JSON object (or the backup, with --backup -) is
-        // there; then stderr, so the backup's path is said the moment it is written.
-        let toStderr = r.json || r.backup == "-"
+        // Lines for a person: stdout, unless the JSON object is there; then stderr, so the
+        // backup's path is said the moment it is written. (With an output file on stdout,
+        // --backup - or --trace -, Output.out writes on stderr too.)
+        let toStderr = r.json
         let redact = r.traceOptions.redact
-        let say: @Sendable (String) -> Void = { line in
-            let shown = redact ? TagWrite.redactingUIDs(line) : line
-            toStderr ? Output.err(shown) : Output.out(shown)
-        }
+        let say: @Sendable (String) -> Void = { line in toStderr ? Output.err(line) : Output.out(line) }
         // --redact: what is written without the message itself ("NDEF message of 19 bytes").
         let what = redact ? String(r.what.prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces) : r.what
         if !r.json { say("\(r.dryRun ? "dry run: would write" : "writing") \(what) on \(r.device)") }
         let viaPCSC: Bool = if case .pcsc = reader.spec.kind { true } else { false }
         let stop = StopRequest()
-        let outcome = try await reader.withFirstTag(timeout: r.timeout) { target, connection -> TagWriteOutcome in
+        let (outcome, uid) = try await reader.withFirstTag(timeout: r.timeout) {
+            target, connection -> (TagWriteOutcome, [UInt8]) in
             // From here a SIGINT, SIGTERM or SIGHUP stops the write between two commands, and
             // the report says where it stopped.
             let signals = Signals.handle { sig in
                 if Signals.stops(sig) { stop.request(Signals.name(sig)) } else { Signals.runDefault(sig) }
             }
             defer { signals.cancel() }
-            return try TagWrite.perform(
+            // --redact: the tag's UID, in any spelling, in none of the lines (as restore's).
+            let shown: @Sendable (String) -> Void = { say(redact ? BenchRedaction.scrub($0, [target.uid]) : $0) }
+            let outcome = try TagWrite.perform(
                 target, connection, command: r.command, operation: r.operation, dryRun: r.dryRun,
-                backup: backupPlan, stop: stop, viaPCSC: viaPCSC, redact: redact, say: say)
+                backup: backupPlan, stop: stop, viaPCSC: viaPCSC, redact: redact, say: shown)
+            return (outcome, target.uid)
         }
         // --redact: the tag's UID in `tag` too (the trace redacts the other keys itself).
         var result = json(outcome, r)
         if redact {
-            result["tag"] = outcome.tag.map { .string(TagWrite.redactingUIDs($0)) } ?? .null
+            result["tag"] = outcome.tag.map { .string(BenchRedaction.scrub($0, [uid])) } ?? .null
         }
         reader.trace.record(.writeOutcome, result)
         if r.json {

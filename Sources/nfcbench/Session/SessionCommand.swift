@@ -150,7 +150,8 @@ enum SessionCommand {
             let trace = try Traces.open(
                 command: "session", device: device, model: SessionRunner.headerModel(options), options: traceOptions,
                 inputs: inputs, touchesHardware: !device.hasPrefix("sim:"))
-            options.statusLine = Output.stdoutIsTerminal && !Output.quiet  // --quiet: no live line either
+            // --quiet, or stdout a file (--trace -): no live line either.
+            options.statusLine = Output.stdoutIsTerminal && !Output.quiet && !Output.linesOnStandardError
             let ending = await SessionRunner(backend: backend, options: options, trace: trace).run()
             trace.close()
             if !options.json, let path = trace.path { Output.out("trace: \(path)") }

@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCFiles
 
 @testable import nfcbench
 
@@ -34,9 +35,12 @@ enum InProcessCLI {
     /// walk, help and usage errors), and on `sim:` what a command reports at its end from its
     /// task (`--json` objects, `--dry-run` plans, errors).
     ///
+    /// An output file named `-` (`--trace -`, `--backup -`, `--pcapng -`) opened in the task is
+    /// captured with stdout (``/NFCFiles/StandardOutput/redirect``).
+    ///
     /// What it does not cover, so those keep a process test: lines written from a thread outside
     /// the task (a session's delegate lines, an exchange's text lines: they reach this process's
-    /// stdout), a file named `-` (descriptor 1 itself), signals, the environment (commands read
+    /// stdout), signals, the environment (commands read
     /// this process's; `environment` only feeds the parser, for `NFCBENCH_DEVICE`), cross-process
     /// reader locks (installed by `main` only), a real-time wait that a loaded test process can
     /// overrun, and the status of an output that fails at the end (74: the list of output
@@ -50,15 +54,21 @@ enum InProcessCLI {
         let thread = CommandThread()
         defer { thread.stop() }
         let status: Int32 = await withTaskExecutorPreference(thread) {
-            await BenchOutput.$capture.withValue(capture) {
-                switch CLI.resolve(argv, environment: environment) {
-                case .done(let status): return status
-                case .run(let command, let parsed):
-                    CLI.prepare(command, parsed)
-                    do {
-                        return try await command.run(parsed)
-                    } catch {
-                        return CLI.outcome(command) { () throws -> Int32 in throw error }
+            // A file on a descriptor (`--trace -`) goes into the capture as the lines do.
+            let redirect: @Sendable (Int32, [UInt8]) -> Void = { fd, bytes in
+                BenchOutput.$capture.withValue(capture) { BenchOutput.bytes(bytes, fd: fd) }
+            }
+            return await StandardOutput.$redirect.withValue(redirect) {
+                await BenchOutput.$capture.withValue(capture) {
+                    switch CLI.resolve(argv, environment: environment) {
+                    case .done(let status): return status
+                    case .run(let command, let parsed):
+                        CLI.prepare(command, parsed)
+                        do {
+                            return try await command.run(parsed)
+                        } catch {
+                            return CLI.outcome(command) { () throws -> Int32 in throw error }
+                        }
                     }
                 }
             }
