@@ -11,7 +11,7 @@ import Testing
 struct ACR122UWitnessTests {
     static let serve = """
         "$B" virtual card --port 35963 --tag ntag213-text --personality acr122u --quiet >/dev/null 2>&1 &
-        for _ in $(seq 100); do pcsc_scan -n -t 1 2>/dev/null | grep -q "3B 8F 80 01" && break; sleep 0.1; done
+        for _ in $(seq 100); do timeout -k 1 10 pcsc_scan -n -t 1 2>/dev/null | grep -q "3B 8F 80 01" && break; sleep 0.1; done
 
         """
 
@@ -24,7 +24,7 @@ struct ACR122UWitnessTests {
                 printf '%s\\n' 'FF 00 48 00 00' 'FF CA 00 00 00' 'FF B0 00 04 10' 'FF 00 00 00 02 D4 02' \\
                   'FF 00 00 00 05 D4 40 01 30 04' 'FF 00 00 00 03 D4 42 60' 'FF 00 40 0E 04 00 00 00 00' \\
                   | scriptor -r "Virtual PCD 00 00" 2>&1
-                pcsc_scan -n -t 2 2>&1 | grep "ATR:"
+                timeout -k 1 10 pcsc_scan -n -t 2 2>&1 | grep "ATR:"
                 """)
         try PrivateBench.require(r)
         // scriptor prints each answer after "< ", wrapping after 16 bytes: join the lines first.

@@ -276,7 +276,7 @@ struct EverydayCommandsTests {
             "$B" virtual card --tag t4t-uri > /dev/null 2>&1 &
             card=$!
             sleep 1.5
-            pcsc_scan -n -t 2 2>/dev/null | grep 'ATR:' | head -1
+            timeout -k 1 10 pcsc_scan -n -t 2 2>/dev/null | grep 'ATR:' | head -1
             echo ---
             "$B" poll --device pcsc:0 --once --json --no-trace
             echo ---

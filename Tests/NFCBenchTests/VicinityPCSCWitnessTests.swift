@@ -11,7 +11,7 @@ struct VicinityPCSCWitnessTests {
     static func serve(_ tag: String, atr: String) -> String {
         """
         "$B" virtual card --port 35963 --tag \(tag) --quiet >/dev/null 2>&1 &
-        for _ in $(seq 100); do pcsc_scan -n -t 1 2>/dev/null | grep -q "\(atr)" && break; sleep 0.1; done
+        for _ in $(seq 100); do timeout -k 1 10 pcsc_scan -n -t 1 2>/dev/null | grep -q "\(atr)" && break; sleep 0.1; done
 
         """
     }
@@ -32,7 +32,7 @@ struct VicinityPCSCWitnessTests {
         let atr = "3B 8F 80 01 80 4F 0C A0 00 00 03 06 0B 00 14 00 00 00 00 77"
         let r = try await PrivateBench.run(
             Self.serve("icode-slix-text", atr: atr) + """
-                pcsc_scan -t 2 2>&1 | grep -E "ATR:|ISO 15693|ICODE|ICode" | sort -u
+                timeout -k 1 10 pcsc_scan -t 2 2>&1 | grep -E "ATR:|ISO 15693|ICODE|ICode" | sort -u
                 printf '%s\\n' 'FF CA 00 00 00' 'FF B0 00 00 04' 'FF B0 00 01 08' 'FF B0 00 1B 08' 'FF B0 00 1C 04' \\
                   'FF D6 00 05 04 01 02 03 04' 'FF B0 00 05 04' \\
                   | scriptor -r "Virtual PCD 00 00" 2>&1
@@ -56,7 +56,7 @@ struct VicinityPCSCWitnessTests {
         let atr = "3B 8F 80 01 80 4F 0C A0 00 00 03 06 11 00 3B 00 00 00 00 42"
         let r = try await PrivateBench.run(
             Self.serve("felica-lite-s-uri", atr: atr) + """
-                pcsc_scan -t 2 2>&1 | grep -E "ATR:|FeliCa" | sort -u
+                timeout -k 1 10 pcsc_scan -t 2 2>&1 | grep -E "ATR:|FeliCa" | sort -u
                 printf '%s\\n' 'FF CA 00 00 00' 'FF 00 00 00 10 10 06 01 2E 4C E4 45 05 5B 87 01 0B 00 01 80 00' \\
                   | scriptor -r "Virtual PCD 00 00" 2>&1
                 """)

@@ -174,7 +174,7 @@ extension PCSCVirtualBenchSuites {
             let atr = Self.ndefCard.atr.hexString(separator: " ")
             let (scan, script) = try await withCard(Self.ndefCard) { _, _ in
                 (
-                    try run("/usr/bin/pcsc_scan", ["-n", "-t", "2"]),
+                    try run("/usr/bin/timeout", ["-k", "1", "10", "/usr/bin/pcsc_scan", "-n", "-t", "2"]),
                     try run(
                         "/usr/bin/scriptor", ["-r", PCSCBench.reader0],
                         input: "00 A4 04 00 07 D2 76 00 00 85 01 01 00\n")
