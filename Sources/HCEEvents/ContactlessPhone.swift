@@ -52,6 +52,10 @@ public enum Responder: String, Sendable, Equatable {
 ///
 /// Time only moves through the `at:` of inputs and ``advance(to:)``; inputs earlier than
 /// ``now`` are taken at ``now``.
+///
+/// The state and the rules are one value machine inside (inputs in, actions out, as the
+/// reader session's and the PN532's are); the phone holds it with the timeline and the
+/// session objects under one lock and performs what each call returns before the call ends.
 public final class ContactlessPhone: Sendable {
     /// The default contactless app and its entitlement prefixes.
     public struct DefaultApp: Sendable, Equatable {
