@@ -62,6 +62,9 @@ PN532S = {
     "nfc-b4": ("B", "ntag213-text", "extra", "raw"),
 }
 PCSC_PLACE = "nfc-a-pcsc"
+# The same pcscd behind socat on both ends (relay: socat on the exporter, no shim here): the
+# relay as it was, measured beside the C one in the same rounds (bench_pcsc). Not in any set.
+PCSC_SOCAT_PLACE = "nfc-a-pcsc-socat"
 PCSC_TAG = "t4t-uri"
 PCSC_READER = "Virtual PCD 00 00"
 SESSION_ARGS = ["session", "--first-read", "--timeout", "10", "--json"]
@@ -241,6 +244,7 @@ class Lab:
         assert line
         with open(os.path.join(self.root, "hardware", "tags", f"{PCSC_TAG}.json")) as f:
             self.uids[PCSC_PLACE] = json.load(f)["uid"]
+        self.uids[PCSC_SOCAT_PLACE] = self.uids[PCSC_PLACE]
 
     def start_lab(self):
         lg = os.path.join(self.venv_bin, "labgrid-coordinator")
@@ -269,7 +273,8 @@ class Lab:
             if protocol != "raw":
                 lines.append(f"    protocol: {protocol}")
         if host == "A":
-            lines += [f"host{host}-pcscd:", "  pcscd:", "    cls: PCSCDaemon", f"    reader: \"{PCSC_READER}\""]
+            lines += [f"host{host}-pcscd:", "  pcscd:", "    cls: PCSCDaemon", f"    reader: \"{PCSC_READER}\"",
+                      "  pcscd-socat:", "    cls: PCSCDaemon", f"    reader: \"{PCSC_READER}\"", "    relay: socat"]
         return "\n".join(lines) + "\n"
 
     async def make_places(self, session):
@@ -279,6 +284,8 @@ class Lab:
                            {"reader": "pn532", "site": f"lab{host.lower()}", "set": kind, "lab": "test"})
         want[PCSC_PLACE] = ("hostA/hostA-pcscd/NetworkPCSCDaemon/pcscd",
                             {"reader": "pcsc", "site": "laba", "set": "core", "lab": "test"})
+        want[PCSC_SOCAT_PLACE] = ("hostA/hostA-pcscd/NetworkPCSCDaemon/pcscd-socat",
+                                  {"reader": "pcsc", "site": "laba", "set": "bench"})
 
         def all_resources():
             for pattern, _ in want.values():
@@ -619,14 +626,14 @@ async def check_ports_while_held(lab, session):
 ATTEMPTS = 3  # a benchmark sample that fails is taken again, and said; three failures fail the run
 
 
-def _measure(lab, argv, ns=None, mount=False):
+def _measure(lab, argv, ns=None, mount=False, env=None):
     """One ``measure apdu`` sample's median. On this shared 2-core machine a virtual device
     can miss libnfc's deadline under load (seen on host B's own pty, with no lab between): the
     sample is taken again, up to ATTEMPTS times, and every failure is printed as a NOTE and
     counted in the BENCH line; a failure every time is a FAIL."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            r = lab.run(argv, ns=ns, mount=mount, check=False, timeout=STEP_TIMEOUT)
+            r = lab.run(argv, ns=ns, mount=mount, check=False, timeout=STEP_TIMEOUT, env=env)
             recs = [json.loads(x) for x in r.stdout.decode(errors="replace").splitlines() if x.startswith("{")]
             figures = [x for x in recs if x.get("measure") == "apdu"]
             if r.returncode == 0 and figures:
@@ -666,22 +673,38 @@ def bench_apdu(lab, rounds, place):
 
 def bench_pcsc(lab, rounds):
     """SELECT round trips on the vpcd card: on host A straight to its pcscd, and from the hub
-    through the PCSCDaemon relay (socat on host A, socat here), round by round with an A/A
-    control."""
+    through the PCSCDaemon relay (added_us), round by round with an A/A control. The relay is
+    nfcbench-pcsc-relay on host A and, here, libpcsclite connecting to it itself through the
+    preloaded shim (links.pcsc_shim), when the install step built them. The relay as it was,
+    socat on both ends (the fallback), is measured in the same rounds on a second place
+    serving the same pcscd (socat_added_us)."""
+    from nfcbench_labgrid.exporter import pcsc_relay_command
+    from nfcbench_labgrid.links import pcsc_shim
+
     count = ["--count", "300", "--json"]
     direct = [lab.nfcbench, "measure", "apdu", "--device", f"pcsc:{PCSC_READER}"] + count
-    local, remote, control = [], [], []
+
+    def relayed(place):
+        return lab.nfcbench_lg("--timeout", "30", "--wait-timeout", "20", "-p", place, "--", "measure", "apdu", *count)
+
+    no_shim = dict(lab.env, NFCBENCH_LG_PCSC_SHIM="off")
+    local, remote, socat, control = [], [], [], []
     for _ in range(rounds):
         local.append(_measure(lab, direct, ns="pcscA", mount=True))
-        remote.append(_measure(lab, lab.nfcbench_lg("--timeout", "30", "--wait-timeout", "20", "-p", PCSC_PLACE, "--",
-                                                    "measure", "apdu", *count)))
+        remote.append(_measure(lab, relayed(PCSC_PLACE)))
+        socat.append(_measure(lab, relayed(PCSC_SOCAT_PLACE), env=no_shim))
         control.append(_measure(lab, direct, ns="pcscA", mount=True))
-    lm, rm, cm = statistics.median(local), statistics.median(remote), statistics.median(control)
+    lm, rm, sm, cm = (statistics.median(x) for x in (local, remote, socat, control))
+    exporter_relay = os.path.basename(pcsc_relay_command("auto", "-", "-")[0])
     lab.figures.append({
-        "benchmark": "pcscd relay added to an APDU", "rounds": rounds, "local_median_us": round(lm, 1),
-        "relayed_median_us": round(rm, 1), "added_us": round(rm - lm, 1), "aa_added_us": round(cm - lm, 1),
+        "benchmark": "pcscd relay added to an APDU", "rounds": rounds,
+        "relay": f"{exporter_relay} + {'shim' if pcsc_shim() else 'socat'}",
+        "local_median_us": round(lm, 1), "relayed_median_us": round(rm, 1), "added_us": round(rm - lm, 1),
+        "aa_added_us": round(cm - lm, 1), "socat_added_us": round(sm - lm, 1),
         "goal": "<= +50 us", "met": rm - lm <= 50.0,
         "per_round_added_us": [round(r - x, 1) for r, x in zip(remote, local)],
+        "per_round_aa_added_us": [round(c - x, 1) for c, x in zip(control, local)],
+        "per_round_socat_added_us": [round(r - x, 1) for r, x in zip(socat, local)],
     })
 
 
@@ -727,11 +750,14 @@ async def bench_matrix(lab, rounds):
 # -- main ----------------------------------------------------------------------------------
 
 
-async def lab_checks(lab, rounds, benchmarks):
+async def lab_checks(lab, rounds, benchmarks, only=None):
     session = await open_session(lab.env["LG_COORDINATOR"])
     try:
         await lab.make_places(session)
-        lab.check(True, "lab up: coordinator, 2 exporters, 7 virtual PN532s, 1 PC/SC virtual card, 8 places")
+        lab.check(True, "lab up: coordinator, 2 exporters, 7 virtual PN532s, 1 PC/SC virtual card, 9 places")
+        if only == "pcsc":  # --only pcsc: the lab up, the pcscd relay benchmark, nothing else
+            bench_pcsc(lab, rounds)
+            return
         await check_ports_while_held(lab, session)
         await check_core_matrix(lab)
         check_held_place(lab)
@@ -757,6 +783,8 @@ def main():
     parser.add_argument("--nfcbench", required=True, help="the nfcbench binary to run")
     parser.add_argument("--rounds", type=int, default=5, help="benchmark rounds (default 5)")
     parser.add_argument("--no-benchmarks", action="store_true")
+    parser.add_argument("--only", choices=["pcsc"],
+                        help="bring the lab up and run only this benchmark (pcsc: the pcscd relay's cost); no checks")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("lab-test: needs root (network and mount namespaces, veth links)", file=sys.stderr)
@@ -782,7 +810,7 @@ def main():
                 if text:
                     print(f"--- {name}\n{text[-1500:]}")
         if failed_setup is None:
-            asyncio.run(lab_checks(lab, args.rounds, not args.no_benchmarks))
+            asyncio.run(lab_checks(lab, args.rounds, not args.no_benchmarks, args.only))
     except Exception as e:  # noqa: BLE001
         lab.check(False, "the lab test ran to the end", f"{type(e).__name__}: {e}")
         for name in ("exporter-A", "exporter-B", "coordinator"):

@@ -20,9 +20,12 @@ connection), listening on the exporter's published address only.
 
 ``PCSCDaemon`` (params: ``reader`` the PC/SC reader name nfcbench is to use, ``socket``
 default /run/pcscd/pcscd.comm): published as ``NetworkPCSCDaemon`` (host, port, reader).
-While the place is acquired a socat relay listens on the published address and connects each
+While the place is acquired a relay listens on the published address and connects each
 client to the pcscd socket; on release the relay and every connection through it are closed.
-The socket reaches every reader of that pcscd, so map one place to one pcscd.
+The relay is ``nfcbench-pcsc-relay`` (``shim/pcsc_relay.c``, built by scripts/install-deps
+into ``build/``: a poll, a read and a send per message crossing) when it is built, else socat;
+``relay: socat`` chooses socat. The socket reaches every reader of that pcscd, so map one
+place to one pcscd.
 """
 
 import logging
@@ -89,6 +92,22 @@ class LocalPCSCD:
 
     def poll(self):
         self.avail = os.path.exists(self.socket)
+
+
+_PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RELAY_NAME = "nfcbench-pcsc-relay"
+
+
+def pcsc_relay_command(relay, bind, socket_path, socat_bin=None):
+    """The pcscd relay's argv: ``relay`` "auto" (nfcbench-pcsc-relay when the install step
+    built it into contrib/labgrid/build/, else socat) or "socat"."""
+    if relay not in ("auto", "socat"):
+        raise ValueError(f"PCSCDaemon relay: {relay!r} is neither auto nor socat")
+    built = os.path.join(_PKG_ROOT, "build", RELAY_NAME)
+    if relay == "auto" and os.access(built, os.X_OK):
+        return [built, bind, socket_path]
+    socat = socat_bin or shutil.which("socat") or "/usr/bin/socat"
+    return [socat, f"TCP-LISTEN:0,bind={bind},reuseaddr,fork,nodelay", f"UNIX-CONNECT:{socket_path}"]
 
 
 def _start_listener(cmd, what):
@@ -193,6 +212,9 @@ class PCSCDaemonExport(lg_exporter.ResourceExport):
         super().__attrs_post_init__()
         params = dict(self.local_params)
         self.bind = params.pop("bind", None)
+        self.relay = params.pop("relay", "auto")
+        if self.relay not in ("auto", "socat"):
+            raise ValueError(f"PCSCDaemon relay: {self.relay!r} is neither auto nor socat")
         self.local = LocalPCSCD(**params)
         self.data["cls"] = "NetworkPCSCDaemon"
         self.child = None
@@ -217,8 +239,7 @@ class PCSCDaemonExport(lg_exporter.ResourceExport):
     def _start(self, start_params):
         assert self.child is None
         bind = self.bind or self.host
-        cmd = [self.socat_bin, f"TCP-LISTEN:0,bind={bind},reuseaddr,fork,nodelay",
-               f"UNIX-CONNECT:{start_params['socket']}"]
+        cmd = pcsc_relay_command(self.relay, bind, start_params["socket"], self.socat_bin)
         self.logger.info("starting the pcscd relay: %s", " ".join(cmd))
         t = time.monotonic()
         self.child, self.port = _start_listener(cmd, f"pcscd relay for {start_params['socket']}")

@@ -6,6 +6,12 @@ bridge (``pn532_uart:PATH``) or a Unix socket behind a socat relay (``PCSCLITE_C
 with ``pcsc:READER``). Links listen on nothing: the pty is a file, the relay's socket is a
 Unix socket 0600 in the run's private folder. Each link is one child process, stopped by its
 PID (and its process group).
+
+A pcsc link also preloads the pcscd shim when it is built (``shim/pcsc_tcp.c``, built by
+scripts/install-deps into ``build/``): libpcsclite's connect() to the link's socket then
+becomes a TCP connection straight to the exporter's relay, one process hop fewer per message.
+The socat relay still runs behind the socket, for a program the preload cannot reach (a
+statically linked one) and for libpcsclite's check that the socket exists.
 """
 
 import os
@@ -76,6 +82,7 @@ class Link:
         self.helpers = []  # processes that serve the link beside proc (stopped with it)
         self.fds = []  # descriptors this process holds for the link (closed with it)
         self.says_why = True  # proc's stderr explains its end (our bridge); socat's is a log
+        self.relay = ""  # pcsc: "shim" (libpcsclite connects to the exporter) or "socat" (through proc)
 
     @property
     def pid(self):
@@ -306,6 +313,24 @@ def _read_ready_line(proc, timeout):
     return buf.split(b"\n", 1)[0].decode(errors="replace")
 
 
+SHIM_NAME = "libnfcbench_pcsc_tcp.so"
+
+
+def pcsc_shim():
+    """The pcscd shim to preload, or None: NFCBENCH_LG_PCSC_SHIM names it ("off" or empty:
+    none, the socat relay only); by default contrib/labgrid/build/, where the install step
+    builds it, when it is there."""
+    chosen = os.environ.get("NFCBENCH_LG_PCSC_SHIM")
+    if chosen is not None:
+        return chosen if chosen not in ("", "off", "0") and os.path.isfile(chosen) else None
+    path = os.path.join(_PKG_ROOT, "build", SHIM_NAME)
+    return path if os.path.isfile(path) else None
+
+
+def _host_port(host, port):
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _open_pcsc(endpoint, folder, name, timeout):
     path = os.path.join(folder, f"{_safe(name)}.pcscd.comm")
     socat = shutil.which("socat") or "/usr/bin/socat"
@@ -316,7 +341,13 @@ def _open_pcsc(endpoint, folder, name, timeout):
     # nfcbench's reader lock is keyed by the reader name and NFCBENCH_PCSC_INSTANCE: two
     # remote pcscds both serving "Virtual PCD 00 00" are two readers, not one.
     env = {"PCSCLITE_CSOCK_NAME": path, "NFCBENCH_PCSC_INSTANCE": f"labgrid-{_safe(endpoint.identity)}"}
+    shim = pcsc_shim()
+    if shim:
+        preload = os.environ.get("LD_PRELOAD", "").strip()
+        env["LD_PRELOAD"] = f"{shim} {preload}" if preload else shim
+        env["NFCBENCH_PCSC_TCP"] = _host_port(endpoint.host, endpoint.port)
     link = Link(endpoint, proc, f"pcsc:{endpoint.reader}", env, path)
+    link.relay = "shim" if shim else "socat"
     try:
         wait_for(lambda: _is_socket(path), timeout, "the pcscd relay's socket", alive=lambda: proc.poll() is None)
     except Exception as e:
