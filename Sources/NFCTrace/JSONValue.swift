@@ -114,6 +114,8 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public private(set) var entries: [(key: String, value: JSONValue)] = []
 
     public init() {}
+    /// An object of `entries` as given (keys assumed unique), for records rebuilt in a new order.
+    init(entries: [(key: String, value: JSONValue)]) { self.entries = entries }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         for (k, v) in elements { self[k] = v }
     }
@@ -155,4 +157,146 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .int(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+extension JSONValue {
+    /// Parses one JSON text keeping every object's keys in their written order (so a trace
+    /// line read and written again is the same bytes); numbers without a fraction or exponent
+    /// become `.int`, as ``init(parsing:)``. Throws on anything ``init(parsing:)`` rejects.
+    public init(parsingOrdered text: String) throws {
+        _ = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        var p = OrderedJSONParser(bytes: Array(text.utf8))
+        p.skipSpace()
+        self = try p.value()
+    }
+}
+
+/// The order-keeping reader behind ``JSONValue/init(parsingOrdered:)``, run on text that
+/// Foundation has already accepted as JSON.
+private struct OrderedJSONParser {
+    let bytes: [UInt8]
+    var i = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+    }
+
+    mutating func value() throws -> JSONValue {
+        guard i < bytes.count else { throw CocoaError(.coderReadCorrupt) }
+        switch bytes[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var o = JSONObject()
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(o)
+            }
+            while true {
+                skipSpace()
+                let key = try string()
+                skipSpace()
+                i += 1  // :
+                skipSpace()
+                o[key] = try value()
+                skipSpace()
+                guard i < bytes.count else { throw CocoaError(.coderReadCorrupt) }
+                let c = bytes[i]
+                i += 1
+                if c == UInt8(ascii: "}") { return .object(o) }
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            var a: [JSONValue] = []
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(a)
+            }
+            while true {
+                skipSpace()
+                a.append(try value())
+                skipSpace()
+                guard i < bytes.count else { throw CocoaError(.coderReadCorrupt) }
+                let c = bytes[i]
+                i += 1
+                if c == UInt8(ascii: "]") { return .array(a) }
+            }
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"):
+            i += 4
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            i += 5
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            i += 4
+            return .null
+        default: return try number()
+        }
+    }
+
+    mutating func number() throws -> JSONValue {
+        let start = i
+        var fraction = false
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") {
+                fraction = true
+            } else if !(c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || (c >= 0x30 && c <= 0x39)) {
+                break
+            }
+            i += 1
+        }
+        let text = String(decoding: bytes[start..<i], as: UTF8.self)
+        if !fraction, let n = Int64(text) { return .int(n) }
+        guard let d = Double(text) else { throw CocoaError(.coderReadCorrupt) }
+        return .double(d)
+    }
+
+    mutating func string() throws -> String {
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw CocoaError(.coderReadCorrupt) }
+        i += 1
+        var out: [UInt8] = []
+        while i < bytes.count {
+            let c = bytes[i]
+            i += 1
+            if c == UInt8(ascii: "\"") { return String(decoding: out, as: UTF8.self) }
+            guard c == UInt8(ascii: "\\") else {
+                out.append(c)
+                continue
+            }
+            guard i < bytes.count else { break }
+            let e = bytes[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if scalar >= 0xD800 && scalar < 0xDC00, i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"),
+                    bytes[i + 1] == UInt8(ascii: "u")
+                {
+                    i += 2
+                    let low = try hex4()
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                out.append(contentsOf: Array(String(Unicode.Scalar(scalar).map(Character.init) ?? "\u{FFFD}").utf8))
+            default: out.append(e)
+            }
+        }
+        throw CocoaError(.coderReadCorrupt)
+    }
+
+    mutating func hex4() throws -> UInt32 {
+        guard i + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16)
+        else { throw CocoaError(.coderReadCorrupt) }
+        i += 4
+        return v
+    }
 }

@@ -47,7 +47,7 @@ public struct TraceDiff: Sendable, Equatable {
     /// waits the thermal model derives from the heat (two runs of one session on a bench
     /// that was used in between differ only there).
     public static func isTimeKey(_ key: String) -> Bool {
-        key == "t_us" || key.hasSuffix("_us") || heatKeys.contains(key)
+        key == TraceRecord.Key.time || key.hasSuffix("_us") || heatKeys.contains(key)
     }
 
     /// The thermal model's heat and what it derives from it.
@@ -55,8 +55,8 @@ public struct TraceDiff: Sendable, Equatable {
 
     /// A record as one comparable line: its JSON with the time keys removed (at any depth)
     /// unless `options.times`.
-    public static func line(_ r: JSONObject, options: Options = Options()) -> String {
-        options.times ? r.serialized : JSONValue.object(r).withoutTimes().serialized
+    public static func line(_ r: TraceRecord, options: Options = Options()) -> String {
+        options.times ? r.line : JSONValue.object(r.json).withoutTimes().serialized
     }
 
     /// The first difference as `event N: B ≠ A` (N from 1), or nil: the shape

@@ -15,7 +15,8 @@ public import Foundation
 public struct TraceHeader: Sendable, Equatable {
     /// The header record's keys, in the order they are written.
     public static let keys = [
-        "schema", "t_us", "event", "tool", "libnfc", "pcsclite", "command", "device", "pid", "started", "model",
+        TraceRecord.Key.schema, TraceRecord.Key.time, TraceRecord.Key.kind, "tool", "libnfc", "pcsclite", "command",
+        "device", "pid", "started", "model",
         "setup",
     ]
 
@@ -46,22 +47,42 @@ public struct TraceHeader: Sendable, Equatable {
     }
 
     /// The header record, `started` being the wall-clock time of `t_us` 0.
-    public func record(started: Date) -> JSONObject {
+    public func record(started: Date) -> JSONObject { record(startedText: Self.timestamp(started)) }
+
+    /// The header record with `started` as written (``timestamp(_:)``'s form).
+    public func record(startedText started: String) -> JSONObject {
         var o = JSONObject()
-        o["schema"] = .string(TraceWriter.schema)
-        o["t_us"] = 0
-        o["event"] = "header"
+        o[TraceRecord.Key.schema] = .string(TraceRecord.schema)
+        o[TraceRecord.Key.time] = 0
+        o[TraceRecord.Key.kind] = .string(TraceRecord.Kind.header.rawValue)
         o["tool"] = .string(tool)
         o["libnfc"] = .string(libnfc)
         o["pcsclite"] = .string(pcsclite)
         o["command"] = .string(command)
         o["device"] = device.map { .string($0) } ?? .null
         o["pid"] = .int(Int64(pid))
-        o["started"] = .string(Self.timestamp(started))
+        o["started"] = .string(started)
         o["model"] = .object(model)
         o["setup"] = .object(setup)
         return o
     }
+
+    /// The header of a header record read back (`event` `"header"`), or nil when `record` is
+    /// none. Keys it does not know are not kept here (the record keeps them); a missing
+    /// `model` or `setup` reads as empty, a missing version as `unknown`.
+    public init?(record: TraceRecord) {
+        guard record.is(.header) else { return nil }
+        func text(_ key: String) -> String { record[key]?.stringValue ?? "unknown" }
+        func object(_ key: String) -> JSONObject { if case .object(let o)? = record[key] { o } else { [:] } }
+        self.init(
+            tool: text("tool"), libnfc: text("libnfc"), pcsclite: text("pcsclite"),
+            command: record["command"]?.stringValue ?? "", device: record["device"]?.stringValue,
+            model: object("model"), setup: object("setup"), pid: Int32(truncatingIfNeeded: record["pid"]?.intValue ?? 0)
+        )
+    }
+
+    /// A header record's `started`, as written.
+    public static func started(of record: TraceRecord) -> String? { record["started"]?.stringValue }
 
     /// `2025-03-01T12:34:56.123456Z`: UTC, microseconds (the trace's resolution).
     public static func timestamp(_ date: Date) -> String {

@@ -6,32 +6,52 @@ import NFCTags
 /// `walk --json` output): the header, if line 1 is one, and the other records in order.
 public struct TraceContents: Sendable, Equatable {
     /// Line 1 when it is a header (`"event":"header"`), else nil.
-    public var header: JSONObject?
-    /// Every other record, in file order.
-    public var records: [JSONObject]
+    public var header: TraceRecord?
+    /// Every other record, in file order, each as read (keys in the line's order, unknown
+    /// kinds and fields kept: ``unknownKinds`` names the kinds this nfcbench does not know).
+    public var records: [TraceRecord]
     /// How many lines could not be read: only a cut last line is forgiven (a run killed
     /// mid-write); see ``TraceReadError``.
     public var skippedLines: Int
 
-    public init(header: JSONObject?, records: [JSONObject], skippedLines: Int = 0) {
+    public init(header: TraceRecord?, records: [TraceRecord], skippedLines: Int = 0) {
         self.header = header
         self.records = records
         self.skippedLines = skippedLines
+    }
+
+    /// Records given as JSON (tests, and records made elsewhere).
+    public init(header: JSONObject?, records: [JSONObject], skippedLines: Int = 0) {
+        self.init(
+            header: header.map(TraceRecord.init(json:)), records: records.map(TraceRecord.init(json:)),
+            skippedLines: skippedLines)
     }
 
     /// The header's `command` (`session`, `walk`, `virtual card`…), if any.
     public var command: String? { header?["command"]?.stringValue }
 
     /// Header first (when there is one), then the records: what a ``TraceSink`` is fed.
-    public var allRecords: [JSONObject] { (header.map { [$0] } ?? []) + records }
+    public var allRecords: [TraceRecord] { (header.map { [$0] } ?? []) + records }
+
+    /// The kinds of records in this trace that ``TraceRecord/catalog`` does not describe (a
+    /// newer nfcbench's), in first-seen order: kept in ``records``, never dropped.
+    public var unknownKinds: [TraceRecord.Kind] {
+        var seen: Set<TraceRecord.Kind> = []
+        var out: [TraceRecord.Kind] = []
+        for r in allRecords {
+            guard let k = r.kind, !k.isKnown, seen.insert(k).inserted else { continue }
+            out.append(k)
+        }
+        return out
+    }
 
     /// Parses JSON Lines text. Blank lines are skipped; a last line that does not parse is
     /// counted in ``skippedLines`` (a trace cut by `kill -9`); any other bad line throws. Text
     /// that is no nfcbench trace at all (empty, binary, JSON of another kind, a first line that
     /// is no trace record) throws ``TraceReadError/notATrace``.
     public init(text: String, name: String = "trace") throws(TraceReadError) {
-        var header: JSONObject?
-        var records: [JSONObject] = []
+        var header: TraceRecord?
+        var records: [TraceRecord] = []
         var skipped = 0
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let lastContentLine = lines.lastIndex { !$0.allSatisfy(\.isWhitespace) }
@@ -39,17 +59,18 @@ public struct TraceContents: Sendable, Equatable {
             throw TraceReadError(name: name, line: 0, reason: why, notATrace: true)
         }
         for (i, line) in lines.enumerated() where !line.allSatisfy(\.isWhitespace) {
-            guard case .object(let o)? = try? JSONValue(parsing: String(line)) else {
+            guard case .object(let o)? = try? JSONValue(parsingOrdered: String(line)) else {
                 if i == lastContentLine {
                     skipped += 1
                     continue
                 }
                 throw Self.lineError(line, number: i + 1, name: name)
             }
-            if i == 0 && o["event"]?.stringValue == "header" {
-                header = o
+            let record = TraceRecord(json: o)
+            if i == 0 && record.is(.header) {
+                header = record
             } else {
-                records.append(o)
+                records.append(record)
             }
         }
         guard header != nil || !records.isEmpty else {
@@ -82,7 +103,7 @@ public struct TraceContents: Sendable, Equatable {
         if line.contains("\u{0}") || line.contains("\u{FFFD}") { return "binary data, not JSON Lines text" }
         switch try? JSONValue(parsing: String(line)) {
         case .object(let o)?:
-            if o["event"]?.stringValue != nil { return nil }
+            if TraceRecord(json: o).kind != nil { return nil }
             return "line \(first + 1) is a JSON object with no \"event\": not a trace record"
         case _?:
             return "line \(first + 1) is JSON but not an object: a trace line is one {...} record"

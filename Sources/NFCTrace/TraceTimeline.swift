@@ -79,7 +79,7 @@ public enum TraceTimeline {
 
     // MARK: sessions
 
-    static func sessionLanes(_ records: [JSONObject]) -> [Lane] {
+    static func sessionLanes(_ records: [TraceRecord]) -> [Lane] {
         var order: [Int64] = []
         var lanes: [Int64: Lane] = [:]
         var limits: [Int64: Double] = [:]
@@ -87,10 +87,10 @@ public enum TraceTimeline {
         var active: [Int64: Int64] = [:]
         var targets: [Int64: Int64] = [:]  // target id → session
         for r in records {
-            let t = r["t_us"]?.intValue ?? 0
-            let event = r["event"]?.stringValue ?? ""
+            let t = r.time ?? 0
+            let event = r.kind ?? ""
             var session = r["session"]?.intValue
-            if session == nil, event == "frame", let id = r["target"]?.intValue { session = targets[id] }
+            if session == nil, event == .frame, let id = r["target"]?.intValue { session = targets[id] }
             guard let s = session else { continue }
             if lanes[s] == nil {
                 order.append(s)
@@ -99,18 +99,18 @@ public enum TraceTimeline {
             var lane = lanes[s]!
             lane.end = max(lane.end, t)
             switch event {
-            case "begin":
+            case .begin:
                 begins[s] = t
                 lane.origin = t
                 lane.detail =
                     (r["mode"]?.stringValue ?? "")
                     + (r["invalidate_after_first_read"] == .bool(true) ? ", first read" : "")
                     + String(format: ", begins at %.3f s", Double(t) / 1_000_000)
-            case "thermal":
+            case .thermal:
                 if limits[s] == nil, case .double(let l)? = r["time_limit_s"] { limits[s] = l }
-            case "didBecomeActive":
+            case .didBecomeActive:
                 active[s] = t
-            case "detected":
+            case .detected:
                 if case .array(let list)? = r["targets"] {
                     for case .object(let target) in list {
                         if let id = target["id"]?.intValue { targets[id] = s }
@@ -122,18 +122,20 @@ public enum TraceTimeline {
                                 label: "detected"))
                     }
                 }
-            case "lost":
+            case .lost:
                 lane.marks.append(Mark(t: t, shape: .triangle, style: "lost", title: "target lost", label: "lost"))
-            case "frame":
+            case .frame:
                 lane.marks.append(
                     Mark(
                         t: t, shape: .tick, style: "frame",
                         title: "\(spaced(r["command"]?.stringValue)) → \(spaced(r["response"]?.stringValue))", row: 1)
                 )
-            case "didDetectNDEFs", "readNDEF":
+            case .didDetectNDEFs, .readNDEF:
                 lane.marks.append(
-                    Mark(t: t, shape: .diamond, style: "read", title: event + ": " + recordsText(r), row: 1, dx: 10))
-            case "didInvalidateWithError":
+                    Mark(
+                        t: t, shape: .diamond, style: "read", title: event.rawValue + ": " + recordsText(r), row: 1,
+                        dx: 10))
+            case .didInvalidateWithError:
                 let code = r["code"]?.intValue ?? 0
                 let reason = r["reason"]?.stringValue ?? ""
                 lane.ending = "\(code) \(reason)"
@@ -169,7 +171,7 @@ public enum TraceTimeline {
 
     // MARK: walks
 
-    static func walkLanes(_ records: [JSONObject]) -> [Lane] {
+    static func walkLanes(_ records: [TraceRecord]) -> [Lane] {
         var order: [String] = []
         var lanes: [String: Lane] = [:]
         var fieldOn: [String: Int64] = [:]
@@ -179,10 +181,10 @@ public enum TraceTimeline {
         var reasons: [String: String] = [:]
         var technology: [String: String] = [:]
         for r in records {
-            let event = r["event"]?.stringValue ?? ""
-            guard event != "summary", event != "header" else { continue }
+            let event = r.kind ?? ""
+            guard event != .summary, event != .header else { continue }
             let name = r["reader"]?.stringValue ?? "-"
-            let t = r["t_us"]?.intValue ?? 0
+            let t = r.time ?? 0
             if lanes[name] == nil {
                 order.append(name)
                 lanes[name] = Lane(name: name, origin: t, end: t)
@@ -273,25 +275,25 @@ public enum TraceTimeline {
 
     // MARK: anything else
 
-    static func genericLane(_ records: [JSONObject], name: String) -> Lane {
+    static func genericLane(_ records: [TraceRecord], name: String) -> Lane {
         var lane = Lane(name: name)
-        lane.origin = records.first?["t_us"]?.intValue ?? 0
+        lane.origin = records.first?.time ?? 0
         var fieldOpen: Int64?
         for r in records {
-            let t = r["t_us"]?.intValue ?? 0
+            let t = r.time ?? 0
             lane.end = max(lane.end, t)
-            let event = r["event"]?.stringValue ?? ""
+            let event = r.kind ?? ""
             switch event {
-            case "frame" where r["target"] != nil, "air", "c_apdu":
+            case .frame where r["target"] != nil, .air, .cApdu:
                 let c = r["command"]?.stringValue ?? r["apdu"]?.stringValue
                 lane.marks.append(
                     Mark(
                         t: t, shape: .tick, style: "frame",
                         title: "\(spaced(c)) → \(spaced(r["response"]?.stringValue))", row: 1))
-            case "detected":
+            case .detected:
                 lane.marks.append(Mark(t: t, shape: .triangle, style: "detect", title: "detected", label: "detected"))
-            case "field", "card_connected", "card_disconnected":
-                let on = event == "card_connected" || r["state"]?.stringValue == "on"
+            case .field, .cardConnected, .cardDisconnected:
+                let on = event == .cardConnected || r["state"]?.stringValue == "on"
                 if on {
                     fieldOpen = fieldOpen ?? t
                 } else if let open = fieldOpen {
@@ -312,7 +314,7 @@ public enum TraceTimeline {
 
     // MARK: drawing
 
-    static func render(_ lanes: [Lane], header: JSONObject?, origin: String?) -> String {
+    static func render(_ lanes: [Lane], header: TraceRecord?, origin: String?) -> String {
         let relative = origin != nil
         // Time range: absolute (sessions) or each lane from its own origin (walks).
         var span: Int64 = 1
@@ -517,7 +519,7 @@ public enum TraceTimeline {
         return out
     }
 
-    static func recordsText(_ r: JSONObject) -> String {
+    static func recordsText(_ r: TraceRecord) -> String {
         var records: [JSONValue] = []
         if case .array(let rs)? = r["records"] { records = rs }
         return records.compactMap { $0["uri"]?.stringValue ?? $0["text"]?.stringValue ?? $0["type"]?.stringValue }

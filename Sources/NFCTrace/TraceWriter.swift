@@ -19,8 +19,8 @@ import Synchronization
 /// its `setup`'s identifiers. Sinks (``TraceSink``, e.g. the pcapng export) see every
 /// record as it is written, unredacted, in the file's order; they redact for themselves.
 public final class TraceWriter: Sendable {
-    /// The schema every record follows; bump the number on any incompatible change.
-    public static let schema = "nfcbench.trace/1"
+    /// The schema every record follows (``TraceRecord/schema``).
+    public static let schema = TraceRecord.schema
     /// Record keys whose values are redacted when asked: identifiers, payloads, and what was
     /// decoded from them (URIs, texts, titles, package names), in any nested object. In the
     /// header only `setup` is looked at (a header's `command` is the command's name).
@@ -31,7 +31,7 @@ public final class TraceWriter: Sendable {
 
     public let path: String?
     /// The header as written (before redaction), with its `started`.
-    public let header: JSONObject
+    public let header: TraceRecord
     private let state: Mutex<State>
     private let start: ContinuousClock.Instant
     private let redact: Bool
@@ -43,9 +43,9 @@ public final class TraceWriter: Sendable {
     /// Records written past the size cap all the same, so a capped trace still ends with what
     /// it came to: a measurement's figures, a session's ending, a virtual device's stop, a
     /// walk's or an emulation's summary, the signal that ended it.
-    public static let summaryEvents: Set<String> = [
-        "measured", "didInvalidateWithError", "signal", "stopped", "summary", "not_in_field", "write_outcome",
-        "closed", "pcapng_skipped",
+    public static let summaryEvents: Set<TraceRecord.Kind> = [
+        .measured, .didInvalidateWithError, .signal, .stopped, .summary, .notInField, .writeOutcome, .closed,
+        .pcapngSkipped,
     ]
 
     private struct State {
@@ -95,7 +95,7 @@ public final class TraceWriter: Sendable {
         self.sinks = sinks
         state = Mutex(State(written: 0, capped: false))
         self.start = .now
-        self.header = header.record(started: Date())
+        self.header = TraceRecord(json: header.record(started: Date()))
         emit(self.header)
     }
 
@@ -112,14 +112,18 @@ public final class TraceWriter: Sendable {
     public func close() {
         let open = state.withLock { !$0.closed }
         if open {
-            var closing = sinks.flatMap { $0.closingRecords() }
-            for i in closing.indices { closing[i]["t_us"] = .int(elapsedMicroseconds) }
+            let now = elapsedMicroseconds
+            let closing = sinks.flatMap { $0.closingRecords() }.map { r -> TraceRecord in
+                var r = r
+                r.time = now
+                return r
+            }
             if !closing.isEmpty { emit(contentsOf: closing) }
         }
         let sinks: [any TraceSink] = state.withLock { s in
             guard !s.closed else { return [] }
             if let stream, s.dropped > s.counted {
-                stream.write(Array((countRecord(&s).serialized + "\n").utf8))
+                stream.write(Array((countRecord(&s).line + "\n").utf8))
             }
             s.closed = true
             return self.sinks
@@ -128,12 +132,14 @@ public final class TraceWriter: Sendable {
         try? stream?.finish()
     }
 
-    private func countRecord(_ s: inout State) -> JSONObject {
+    private func countRecord(_ s: inout State) -> TraceRecord {
         s.counted = s.dropped
-        return JSONObject([
-            "t_us": .int(elapsedMicroseconds), "event": "trace_dropped", "dropped_records": .int(Int64(s.dropped)),
-            "dropped_bytes": .int(Int64(s.droppedBytes)), "max_bytes": .int(Int64(maxBytes)),
-        ])
+        return TraceRecord(
+            .traceDropped, at: elapsedMicroseconds,
+            [
+                "dropped_records": .int(Int64(s.dropped)), "dropped_bytes": .int(Int64(s.droppedBytes)),
+                "max_bytes": .int(Int64(maxBytes)),
+            ])
     }
 
     /// Microseconds since this trace began (monotonic).
@@ -146,18 +152,16 @@ public final class TraceWriter: Sendable {
         return d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
     }
 
-    /// Records one event. `fields` must not contain `t_us` or `event`; `tMicroseconds`
-    /// defaults to now.
-    public func record(_ event: String, at tMicroseconds: Int64? = nil, _ fields: JSONObject = [:]) {
-        var o: JSONObject = ["t_us": .int(tMicroseconds ?? elapsedMicroseconds), "event": .string(event)]
-        for e in fields.entries { o[e.key] = e.value }
-        emit(o)
+    /// Records one record of `kind` (``TraceRecord/init(_:at:_:)``). `fields` must not contain
+    /// `t_us` or `event`; `tMicroseconds` defaults to now.
+    public func record(_ kind: TraceRecord.Kind, at tMicroseconds: Int64? = nil, _ fields: JSONObject = [:]) {
+        emit(TraceRecord(kind, at: tMicroseconds ?? elapsedMicroseconds, fields))
     }
 
     /// Writes a fully formed record (it should carry `t_us` and `event`) and returns it as
     /// written (redacted when asked), for whatever shows it to a person.
     @discardableResult
-    public func emit(_ record: JSONObject) -> JSONObject {
+    public func emit(_ record: TraceRecord) -> TraceRecord {
         emit(contentsOf: CollectionOfOne(record))[0]
     }
 
@@ -166,8 +170,8 @@ public final class TraceWriter: Sendable {
     /// instead of one per record; returns them as written (redacted when asked). The size
     /// cap applies record by record, as for ``emit(_:)``.
     @discardableResult
-    public func emit(contentsOf records: some Collection<JSONObject>) -> [JSONObject] {
-        let written = redact ? records.map(Self.redacted) : Array(records)
+    public func emit(contentsOf records: some Collection<TraceRecord>) -> [TraceRecord] {
+        let written = redact ? records.map { Self.redacted(record: $0) } : Array(records)
         // Under the lock, so --json, the file and the sinks have the records in one order.
         state.withLock { s in
             guard !s.closed else { return }
@@ -176,7 +180,7 @@ public final class TraceWriter: Sendable {
                 for sink in sinks { sink.receive(record) }
                 let wantsFile = stream != nil
                 guard wantsFile || echo != nil else { continue }
-                let line = shown.serialized + "\n"
+                let line = shown.line + "\n"
                 echo?(String(line.dropLast()))
                 guard wantsFile else { continue }
                 let size = line.utf8.count
@@ -188,15 +192,15 @@ public final class TraceWriter: Sendable {
                 if !s.capped {
                     s.capped = true
                     bytes.append(
-                        contentsOf: (JSONObject([
-                            "t_us": .int(elapsedMicroseconds), "event": "trace_truncated",
-                            "max_bytes": .int(Int64(maxBytes)),
-                        ]).serialized + "\n").utf8)
+                        contentsOf: (TraceRecord(
+                            .traceTruncated, at: elapsedMicroseconds, ["max_bytes": .int(Int64(maxBytes))]
+                        ).line + "\n").utf8)
                 }
                 // Summaries are written past the cap, within a reserve (a sixteenth of it).
-                let event = record["event"]?.stringValue ?? ""
-                if Self.summaryEvents.contains(event), total + size <= maxBytes + max(maxBytes / 16, 64 << 10) {
-                    if s.dropped > s.counted { bytes.append(contentsOf: (countRecord(&s).serialized + "\n").utf8) }
+                if let kind = record.kind, Self.summaryEvents.contains(kind),
+                    total + size <= maxBytes + max(maxBytes / 16, 64 << 10)
+                {
+                    if s.dropped > s.counted { bytes.append(contentsOf: (countRecord(&s).line + "\n").utf8) }
                     bytes.append(contentsOf: line.utf8)
                 } else {
                     s.dropped += 1
@@ -211,10 +215,15 @@ public final class TraceWriter: Sendable {
         return written
     }
 
+    /// A record as `--redact` writes it (``redacted(_:)`` of its JSON).
+    public static func redacted(record r: TraceRecord) -> TraceRecord { TraceRecord(json: redacted(r.json)) }
+
     /// `o` as `--redact` writes it: the values of ``sensitiveKeys`` replaced by their length;
     /// in a header record only `setup` is looked at.
     public static func redacted(_ o: JSONObject) -> JSONObject {
-        guard o["event"]?.stringValue == "header" else { return redactedObject(o) }
+        guard o[TraceRecord.Key.kind]?.stringValue == TraceRecord.Kind.header.rawValue else {
+            return redactedObject(o)
+        }
         var out = o
         if case .object(let setup)? = o["setup"] { out["setup"] = .object(redactedObject(setup)) }
         return out
@@ -251,15 +260,15 @@ public final class TraceWriter: Sendable {
 /// record, header first, unredacted, in the file's order, under the writer's lock (so it
 /// must not block), then ``finish()`` once when the trace is closed.
 public protocol TraceSink: Sendable {
-    func receive(_ record: JSONObject)
+    func receive(_ record: TraceRecord)
     func finish()
     /// Records for the trace to end with, asked once when it is closed, before ``finish()``
     /// (the pcapng export's frames left out); the writer sets their `t_us`. None by default.
-    func closingRecords() -> [JSONObject]
+    func closingRecords() -> [TraceRecord]
 }
 
 extension TraceSink {
-    public func closingRecords() -> [JSONObject] { [] }
+    public func closingRecords() -> [TraceRecord] { [] }
 }
 
 /// The one place trace files and the files made from them (pcapng, SVG) are created, so
@@ -322,11 +331,4 @@ public struct TraceFileError: Error, Sendable, CustomStringConvertible {
     /// ``/NFCFiles/FileError/Kind/cantCreate`` (73) or ``/NFCFiles/FileError/Kind/io`` (74).
     public let kind: FileError.Kind
     public var description: String { folder.map { "trace folder \($0)" } ?? "\(path): \(reason)" }
-}
-
-extension JSONObject {
-    init(_ entries: KeyValuePairs<String, JSONValue>) {
-        self.init()
-        for (k, v) in entries { self[k] = v }
-    }
 }

@@ -31,12 +31,12 @@ public struct ConformanceBackgroundEvent: Sendable, Hashable {
 
     /// `{"event": "backgroundTagRead", "tag": …, "url": …, "target": "app", "t_ms": …}`.
     public var json: JSONObject {
-        var o: JSONObject = ["event": .string(kind.rawValue), "tag": .string(tag)]
+        var o: JSONObject = ["tag": .string(tag)]
         if let url { o["url"] = .string(url) }
         if let target { o["target"] = .string(target.rawValue) }
         if let reason { o["reason"] = .string(reason) }
         o["t_ms"] = .string(ConformanceScenario.milliseconds(time))
-        return o
+        return TraceRecord(TraceRecord.Kind(rawValue: kind.rawValue), at: nil, o).json
     }
 }
 

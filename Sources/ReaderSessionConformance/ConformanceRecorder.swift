@@ -394,7 +394,7 @@ final class ConformanceRecorder: Sendable {
 
     /// True when `record` is `expected`'s event with its fields (hex fields as prefixes).
     static func matches(_ record: JSONObject, _ expected: ConformanceScenario.ExpectedEvent) -> Bool {
-        guard record["event"]?.stringValue == expected.event else { return false }
+        guard TraceRecord(json: record).kindName == expected.event else { return false }
         for (key, want) in expected.fields {
             guard let have = record[key] else { return false }
             switch (want, have) {

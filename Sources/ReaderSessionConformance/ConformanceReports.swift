@@ -118,9 +118,9 @@ public enum ConformanceReports {
         case .step(let i, let text): return "\(t)  step \(i + 1)    \(text)"
         case .breach(let b): return "\(t)  BREACH    \(b.rule.rawValue): \(b.what)"
         case .record(let rec):
-            let o = rec.json()
+            let o = rec.record()
             var fields: [String] = []
-            for (k, v) in o.entries where !["t_us", "event", "session"].contains(k) {
+            for (k, v) in o.fields.entries where k != TraceRecord.Key.session {
                 switch v {
                 case .string(let x): fields.append("\(k)=\(x.count > 60 ? String(x.prefix(57)) + "..." : x)")
                 case .int(let x): fields.append("\(k)=\(x)")
@@ -129,7 +129,7 @@ public enum ConformanceReports {
                 default: continue
                 }
             }
-            let event = o["event"]?.stringValue ?? "?"
+            let event = o.kind?.rawValue ?? "?"
             return "\(t)  session \(rec.session)  \(([event] + fields).joined(separator: " "))"
         }
     }

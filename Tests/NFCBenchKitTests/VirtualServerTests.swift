@@ -21,7 +21,7 @@ struct VirtualServerTests {
         try TagFile.load(path: try #require(BenchData.resolve("ntag215-uri", in: "tags")))
     }
 
-    static func events(_ trace: TraceContents, _ name: String) -> [JSONObject] {
+    static func events(_ trace: TraceContents, _ name: String) -> [TraceRecord] {
         trace.records.filter { $0["event"]?.stringValue == name }
     }
 
@@ -164,8 +164,8 @@ struct VirtualServerTests {
         #expect(VirtualCardTrace.controlName(0x04) == "get ATR")
         #expect(VirtualCardTrace.controlName(0x7F) == "unknown")
         let apdu: JSONObject = ["t_us": 1500, "event": "c_apdu", "apdu": "00A40400"]
-        #expect(VirtualCardTrace.text(apdu) == "     1.500 ms  C-APDU 00 A4 04 00")
-        #expect(VirtualCardTrace.text(["t_us": 0, "event": "stopped"]) == nil)
+        #expect(VirtualCardTrace.text(TraceRecord(json: apdu)) == "     1.500 ms  C-APDU 00 A4 04 00")
+        #expect(VirtualCardTrace.text(TraceRecord(json: ["t_us": 0, "event": "stopped"])) == nil)
         #expect(VirtualCardTrace.seconds(.milliseconds(2500)) == 2.5)
     }
 }

@@ -360,7 +360,9 @@ struct FilesYouNameTests {
 /// command's own input, in a private mount namespace of its own (root: CI runs as root).
 @Suite("Every output option into every kind of place (a private mount namespace)")
 struct OutputMatrixTests {
-    static func run(_ group: String) async throws {
+    /// Runs `group`'s options, or with `part` (K, N) part K of N of them (the script's K/N:
+    /// every N-th option), so a group's parts run side by side.
+    static func run(_ group: String, part: (Int, Int)? = nil) async throws {
         guard geteuid() == 0 else {
             if PrivateBench.isCI { Issue.record("CI runs as root; the matrix needs it (mknod, mounts)") }
             return
@@ -368,30 +370,36 @@ struct OutputMatrixTests {
         let script = NFCBench.packageRoot.appendingPathComponent("scripts/test-output-matrix").path
         let r = try await NFCBench.offPool {
             try NFCBench.runBlockingExecutable(
-                "/bin/bash", [script, NFCBench.binary.path, group], environment: [:], timeout: .seconds(900))
+                "/bin/bash", [script, NFCBench.binary.path, group] + (part.map { ["\($0.0)/\($0.1)"] } ?? []),
+                environment: [:], timeout: .seconds(900))
         }
         let failed = r.stdout.split(separator: "\n").filter { $0.hasPrefix("FAIL ") }
         for f in failed { Issue.record("\(f)") }
         #expect(r.status == 0, "\(r.stdout.suffix(400))\(r.stderr.suffix(2000))")
         #expect(r.stdout.contains("failed: 0"), "\(r.stdout.suffix(300))")
         let cases = r.stdout.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count
-        #expect(cases >= (group == "state" ? 4 : 12), "the matrix ran its cases: \(cases)")
+        // An option goes into 11 places (12 with its own input); a part holds one option at least.
+        #expect(cases >= (group == "state" ? 4 : part != nil ? 11 : 12), "the matrix ran its cases: \(cases)")
     }
 
-    @Test("dump --out/--trace/--pcapng, profile import --out, trace export --pcapng, trace plot --svg")
-    func files() async throws { try await Self.run("files") }
+    // The groups of options run in parts, side by side (each part a case: the script's K/N).
+    @Test(
+        "dump --out/--trace/--pcapng, profile import --out, trace export --pcapng, trace plot --svg", arguments: 0..<3)
+    func files(part: Int) async throws { try await Self.run("files", part: (part, 3)) }
 
-    @Test("session, measure, walk and demo: --trace and --pcapng")
-    func sessions() async throws { try await Self.run("sessions") }
+    @Test("session, measure, walk and demo: --trace and --pcapng", arguments: 0..<4)
+    func sessions(part: Int) async throws { try await Self.run("sessions", part: (part, 4)) }
 
-    @Test("virtual pn532 --trace/--pcapng/--save/--pty, virtual card --trace/--pcapng, emulate --trace/--pcapng")
-    func devices() async throws { try await Self.run("devices") }
+    @Test(
+        "virtual pn532 --trace/--pcapng/--save/--pty, virtual card --trace/--pcapng, emulate --trace/--pcapng",
+        arguments: 0..<4)
+    func devices(part: Int) async throws { try await Self.run("devices", part: (part, 4)) }
 
-    @Test("write, format and lock: --backup and --trace")
-    func writes() async throws { try await Self.run("writes") }
+    @Test("write, format and lock: --backup and --trace", arguments: 0..<3)
+    func writes(part: Int) async throws { try await Self.run("writes", part: (part, 3)) }
 
-    @Test("new-app DIR, conformance --explore --save DIR, check equivalence --traces DIR")
-    func folders() async throws { try await Self.run("folders") }
+    @Test("new-app DIR, conformance --explore --save DIR, check equivalence --traces DIR", arguments: 0..<3)
+    func folders(part: Int) async throws { try await Self.run("folders", part: (part, 3)) }
 
     @Test(
         "A read-only home: walk, session and dump on sim: keep their trace in $TMPDIR with a warning; a reader command does not"

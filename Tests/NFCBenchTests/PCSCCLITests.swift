@@ -45,7 +45,8 @@ enum PrivateBench {
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+        // Weakly: the queue keeps the cancelled item until its deadline (see NFCBenchProcess.swift).
+        let killer = DispatchWorkItem { [weak p] in if let p, p.isRunning { p.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
         let group = DispatchGroup()
         nonisolated(unsafe) var o = Data()
@@ -63,6 +64,8 @@ enum PrivateBench {
         group.wait()
         p.waitUntilExit()
         killer.cancel()
+        try? out.fileHandleForReading.close()
+        try? err.fileHandleForReading.close()
         return NFCBench.Result(
             status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
             stderr: String(decoding: e, as: UTF8.self))

@@ -23,7 +23,7 @@ struct TraceCLITests {
     }
 
     static func header(_ path: String) throws -> JSONObject {
-        try #require(try TraceContents(path: path).header)
+        try #require(try TraceContents(path: path).header).json
     }
 
     /// What a session on an ISO-DEP tag must show in tshark: anticollision (SEL, UID CLn,

@@ -8,7 +8,7 @@ import Testing
 /// Type 2 tag, the same frames and outcome on `sim:`, the vpcd card behind the real pcscd and
 /// the virtual PN532 behind the real libnfc; a tag file that answers `1A 00` wrongly is
 /// never reported, as on an iPhone.
-@Suite("The iPhone's Type 2 discovery probe in nfcbench session", .serialized)
+@Suite("The iPhone's Type 2 discovery probe in nfcbench session")
 struct Type2ProbeTests {
     /// Every shipped Type 2 tag file.
     static let tags = [
@@ -105,22 +105,28 @@ struct Type2ProbeTests {
         #expect(tagMode.probe == "type2ProbeUnreadable" && !tagMode.delivered, "\(tagMode)\n\(r.stderr)")
     }
 
-    @Test(
-        "Every shipped Type 2 tag file: the same probe frames and outcome on sim:, the vpcd card (part 3, ACR122U) and the virtual PN532"
-    )
-    func sameOnEveryDevice() async throws {
-        var sim: [String: Outcome] = [:]
-        for tag in Self.tags { sim[tag] = try await Self.onSim(tag).0 }
-        #expect(sim["ntag215-probe-ack"]?.probe == "type2ProbeUnreadable")
-        #expect(sim["ntag215-uri"]?.probe == "type2ProbePassed")
-        // An Ultralight C answers 1A 00 with AF and its 8-byte challenge, which the phone takes.
-        #expect(
-            sim["ultralight-c-text"]?.probe == "type2ProbePassed", "\(String(describing: sim["ultralight-c-text"]))")
+    /// The cases of ``sameOnEveryDevice(tag:)`` that run at once: each starts vpcd cards in a
+    /// private pcscd and a virtual PN532.
+    static let slots = Slots(6)
 
-        // The vpcd card behind a private pcscd, as a part 3 reader (FF C2) and as an ACR122U
-        // (direct transmit): one card after another, one session each.
-        var script = ""
-        for tag in Self.tags {
+    /// Each tag file is a case of its own (its sessions one after another, the files side by
+    /// side, a few at a time).
+    @Test(
+        "Every shipped Type 2 tag file: the same probe frames and outcome on sim:, the vpcd card (part 3, ACR122U) and the virtual PN532",
+        arguments: tags)
+    func sameOnEveryDevice(tag: String) async throws {
+        try await Self.slots.run {
+            let sim = try await Self.onSim(tag).0
+            switch tag {
+            case "ntag215-probe-ack": #expect(sim.probe == "type2ProbeUnreadable", "\(sim)")
+            // An Ultralight C answers 1A 00 with AF and its 8-byte challenge, which the phone takes.
+            case "ntag215-uri", "ultralight-c-text": #expect(sim.probe == "type2ProbePassed", "\(sim)")
+            default: break
+            }
+
+            // The vpcd card behind a private pcscd, as a part 3 reader (FF C2) and as an ACR122U
+            // (direct transmit): one card after another, one session each.
+            var script = ""
             for personality in ["part3", "acr122u"] {
                 script += """
                     "$B" virtual card --tag \(tag) --personality \(personality) --quiet >/dev/null 2>&1 &
@@ -133,24 +139,18 @@ struct Type2ProbeTests {
 
                     """
             }
-        }
-        let r = try await PrivateBench.run(script, timeout: .seconds(300))
-        if PrivateBench.available(r) {
+            let r = try await PrivateBench.run(script, timeout: .seconds(300))
+            try PrivateBench.require(r)
             let vpcd = Self.split(r.stdout)
-            for tag in Self.tags {
-                #expect(vpcd["\(tag) part3"] == sim[tag], "vpcd part3 \(tag): \(r.stderr)")
-                #expect(vpcd["\(tag) acr122u"] == sim[tag], "vpcd acr122u \(tag): \(r.stderr)")
-            }
-        }
+            #expect(vpcd["\(tag) part3"] == sim, "vpcd part3 \(tag): \(r.stderr)")
+            #expect(vpcd["\(tag) acr122u"] == sim, "vpcd acr122u \(tag): \(r.stderr)")
 
-        // The virtual PN532 behind the real libnfc pn532_uart driver.
-        guard FileManager.default.fileExists(atPath: "/usr/bin/nfc-list") || PrivateBench.isCI else {
-            print("skipped: libnfc is not installed")
-            return
-        }
-        for tag in Self.tags {
+            // The virtual PN532 behind the real libnfc pn532_uart driver.
+            if !FileManager.default.fileExists(atPath: "/usr/bin/nfc-list") {
+                try BenchPart.missing("libnfc is not installed (nfc-list)")
+            }
             let pn532 = try await Self.onPN532(tag)
-            #expect(pn532 == sim[tag], "pn532 \(tag)")
+            #expect(pn532 == sim, "pn532 \(tag)")
         }
     }
 

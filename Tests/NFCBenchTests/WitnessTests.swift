@@ -113,12 +113,15 @@ enum Witness {
                 stdin.fileHandleForWriting.write(Data(input.utf8))
                 try? stdin.fileHandleForWriting.close()
             }
-            let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+            // Weakly: the queue keeps the cancelled item until its deadline (see NFCBenchProcess.swift).
+            let killer = DispatchWorkItem { [weak p] in if let p, p.isRunning { p.terminate() } }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
             let o = out.fileHandleForReading.readDataToEndOfFile()
             let e = err.fileHandleForReading.readDataToEndOfFile()
             p.waitUntilExit()
             killer.cancel()
+            try? out.fileHandleForReading.close()
+            try? err.fileHandleForReading.close()
             return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
         }
     }

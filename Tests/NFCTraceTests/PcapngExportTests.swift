@@ -14,7 +14,7 @@ struct PcapngExportTests {
 
     static func packets(_ records: [JSONObject], redact: Bool = false) -> [ISO14443Packet] {
         var e = ISO14443Exporter(redact: redact)
-        return records.flatMap { e.add($0) }
+        return records.flatMap { e.add(TraceRecord(json: $0)) }
     }
 
     static func hex(_ p: ISO14443Packet) -> String { p.data.hexString() }
@@ -163,8 +163,9 @@ struct PcapngExportTests {
     @Test("Frames a trace holds only redacted are left out and counted")
     func redactedTrace() {
         var e = ISO14443Exporter()
-        _ = e.add(Self.header("session", device: "pn532_uart:x"))
-        let out = e.add(["t_us": 1, "event": "frame", "session": 1, "target": 1, "command": "redacted:2 bytes"])
+        _ = e.add(TraceRecord(json: Self.header("session", device: "pn532_uart:x")))
+        let out = e.add(
+            TraceRecord(json: ["t_us": 1, "event": "frame", "session": 1, "target": 1, "command": "redacted:2 bytes"]))
         #expect(out.isEmpty)
         #expect(e.skippedFrames == 1)
     }

@@ -50,7 +50,7 @@ struct PcapngFamiliesExportTests {
         packets: [ISO14443Packet], exporter: ISO14443Exporter
     ) {
         var e = ISO14443Exporter(redact: redact)
-        let p = records.flatMap { e.add($0) }
+        let p = records.flatMap { e.add(TraceRecord(json: $0)) }
         return (p, e)
     }
 
@@ -241,9 +241,9 @@ struct PcapngFamiliesExportTests {
             header: TraceHeader(
                 tool: "t", libnfc: "1.8.0", pcsclite: "1.9.9", command: "session", device: "sim:tag:icode-slix-text"),
             createParentDirectory: false, sinks: [sink])
-        writer.emit(Self.detected(kind: "iso15693", ["uid": "E00401008A5C982E"]))
-        writer.emit(Self.frame("022000", "00E1400D00", t: 2))
-        writer.emit(Self.frame("022001", "00031FD101", t: 3))
+        writer.emit(TraceRecord(json: Self.detected(kind: "iso15693", ["uid": "E00401008A5C982E"])))
+        writer.emit(TraceRecord(json: Self.frame("022000", "00E1400D00", t: 2)))
+        writer.emit(TraceRecord(json: Self.frame("022001", "00031FD101", t: 3)))
         writer.close()
         writer.close()
         let last = try #require(try TraceContents(path: tracePath).records.last)

@@ -100,7 +100,7 @@ final class RecordingSink: TraceSink, @unchecked Sendable {
     private let lock = NSLock()
     private var _records: [JSONObject] = []
     private var _finishes = 0
-    func receive(_ record: JSONObject) { lock.withLock { _records.append(record) } }
+    func receive(_ record: TraceRecord) { lock.withLock { _records.append(record.json) } }
     func finish() { lock.withLock { _finishes += 1 } }
     var records: [JSONObject] { lock.withLock { _records } }
     var finishes: Int { lock.withLock { _finishes } }

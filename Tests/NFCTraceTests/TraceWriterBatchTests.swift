@@ -4,9 +4,9 @@ import Testing
 
 @Suite("TraceWriter.emit(contentsOf:): a burst of records in one write")
 struct TraceWriterBatchTests {
-    static func frames(_ n: Int) -> [JSONObject] {
+    static func frames(_ n: Int) -> [TraceRecord] {
         (0..<n).map { i in
-            ["t_us": .int(Int64(100 + i)), "event": "frame", "target": 1, "command": "00A40400", "response": "9000"]
+            TraceRecord(.frame, at: Int64(100 + i), ["target": 1, "command": "00A40400", "response": "9000"])
         }
     }
 
@@ -27,7 +27,7 @@ struct TraceWriterBatchTests {
             let sink = RecordingSink()
             let w = try TraceWriter(
                 path: path, header: TraceHeaderTests.header(), redact: true, echo: { echo.add($0) }, sinks: [sink])
-            let shown: [JSONObject]
+            let shown: [TraceRecord]
             if batched {
                 shown = w.emit(contentsOf: Self.frames(5))
             } else {

@@ -404,7 +404,8 @@ private actor EntryPool {
     }
 }
 
-/// Rows as they finish, delivered in order.
+/// Rows as they finish, delivered in order: under the lock, so two rows finishing together
+/// cannot hand their rows out of order.
 private final class OrderedRows: Sendable {
     private let state: Mutex<(rows: [EquivalenceRow?], next: Int)>
     private let deliver: @Sendable (EquivalenceRow) -> Void
@@ -413,16 +414,13 @@ private final class OrderedRows: Sendable {
         self.deliver = deliver
     }
     func finished(_ i: Int, _ row: EquivalenceRow) {
-        let ready: [EquivalenceRow] = state.withLock { s in
+        state.withLock { s in
             s.rows[i] = row
-            var out: [EquivalenceRow] = []
             while s.next < s.rows.count, let r = s.rows[s.next] {
-                out.append(r)
+                deliver(r)
                 s.next += 1
             }
-            return out
         }
-        for r in ready { deliver(r) }
     }
     var all: [EquivalenceRow] { state.withLock { $0.rows.compactMap { $0 } } }
 }

@@ -139,9 +139,7 @@ private final class EquivalenceApp: NSObject, NFCNDEFReaderSessionTagDelegate, N
     }
 
     private func note(_ event: String, _ fields: JSONObject) {
-        var o: JSONObject = ["event": .string(event)]
-        o.merge(fields)
-        log.add(o)
+        log.add(TraceRecord(TraceRecord.Kind(rawValue: event), at: nil, fields).json)
     }
 
     fileprivate static func code(_ error: any Error) -> NFCReaderError.Code {

@@ -37,7 +37,7 @@ public final class BenchReader: Sendable {
         self.trace = trace
         self.redact = redact
         endOnDeath = BenchSignals.atDeath {
-            trace.record("closed", ["reason": "signal"])
+            trace.record(.closed, ["reason": "signal"])
             trace.close()
         }
     }
@@ -77,9 +77,9 @@ public final class BenchReader: Sendable {
     public func record(_ event: ReaderBackendEvent) {
         switch event {
         case .detected(let targets):
-            trace.record("detected", ["targets": .array(targets.map { .object($0.json) })])
+            trace.record(.detected, ["targets": .array(targets.map { .object($0.json) })])
         case .lost(let id):
-            trace.record("lost", ["target": .int(Int64(id.rawValue))])
+            trace.record(.lost, ["target": .int(Int64(id.rawValue))])
         }
     }
 
@@ -125,7 +125,7 @@ public final class BenchReader: Sendable {
                         connection.traced { command, response in
                             var o: JSONObject = ["target": .int(id), "command": .string(command.hexString())]
                             o["response"] = response.map { .string($0.hexString()) } ?? .null
-                            trace.record("frame", o)
+                            trace.record(.frame, o)
                         })
                 }
             }
@@ -180,7 +180,7 @@ public final class BenchReader: Sendable {
         endOnDeath.cancel()
         frontend.close()
         lease.release()
-        trace.record("closed")
+        trace.record(.closed)
         trace.close()
         if let path = trace.path { BenchOutput.err("trace: \(path)") }
     }
@@ -203,12 +203,10 @@ public struct TimedTag {
     /// Writes the exchanges noted so far to the trace (call it outside the timing), with one
     /// `write(2)` for all of them.
     public func flush() {
-        let records = notes.take().map { n -> JSONObject in
-            var o: JSONObject = [
-                "t_us": .int(n.t), "event": "frame", "target": .int(target), "command": .string(n.command.hexString()),
-            ]
+        let records = notes.take().map { n -> TraceRecord in
+            var o: JSONObject = ["target": .int(target), "command": .string(n.command.hexString())]
             o["response"] = n.response.map { .string($0.hexString()) } ?? .null
-            return o
+            return TraceRecord(.frame, at: n.t, o)
         }
         trace.emit(contentsOf: records)
     }

@@ -199,8 +199,8 @@ public final class SessionRunner: Sendable {
             arbiter: arbiter ?? SessionArbiter(scope: options.hostWide ? .hostWide : .perReader),
             thermal: ThermalModel(parameters: params), model: model,
             observer: { [trace, reads, seen] record in
-                var o = record.json(tMicroseconds: trace.elapsedMicroseconds)
-                if offset > 0 { o["session"] = .int(Int64(record.session + offset)) }
+                var o = record.record(tMicroseconds: trace.elapsedMicroseconds)
+                if offset > 0 { o[TraceRecord.Key.session] = .int(Int64(record.session + offset)) }
                 if case .didInvalidateWithError = record.event, let s = seen.signalCause.withLock({ $0 }) {
                     o["cause"] = .string(s.cause)
                 }
@@ -213,7 +213,9 @@ public final class SessionRunner: Sendable {
                     seen.tooHot.withLock { $0 = (heat, wait) }
                 }
                 let written = trace.emit(o)
-                if !json, let line = TraceLines.render(written, verbose: verbose) { Self.show(line, status: status) }
+                if !json, let line = TraceLines.render(written, verbose: verbose) {
+                    Self.show(line, status: status)
+                }
                 status?.update(record)
                 if case .didBecomeActive = record.event {
                     // A signal that came while the session was still beginning found nothing to
@@ -236,10 +238,8 @@ public final class SessionRunner: Sendable {
     }
 
     /// Records a bench-level event (what the bench app did) in the trace and the output.
-    public func note(_ event: String, _ fields: JSONObject) {
-        var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": .string(event)]
-        o.merge(fields)
-        let written = trace.emit(o)
+    public func note(_ kind: TraceRecord.Kind, _ fields: JSONObject) {
+        let written = trace.emit(TraceRecord(kind, at: trace.elapsedMicroseconds, fields))
         if !options.json, let line = TraceLines.render(written, verbose: options.verbose) {
             Self.show(line, status: status)
         }
@@ -291,7 +291,7 @@ public final class SessionRunner: Sendable {
             if sig == SIGINT || sig == SIGTERM || sig == SIGHUP { BenchSignals.die(by: sig) }
             return
         }
-        note("signal", ["signal": .int(Int64(sig)), "name": .string(BenchSignals.name(sig)), "reason": .string(cause)])
+        note(.signal, ["signal": .int(Int64(sig)), "name": .string(BenchSignals.name(sig)), "reason": .string(cause)])
         seen.activation.withLock { if !$0.shown { $0.pendingSignal = sig } }
         apply(sig)
     }
@@ -517,11 +517,11 @@ private final class BenchApp: NSObject, NFCNDEFReaderSessionTagDelegate, NFCTagR
                 return m.tagsRead
             }
             runner.countRead()
-            runner.note("readNDEF", NDEFMessageBytes(message.bytes).json)
+            runner.note(.readNDEF, NDEFMessageBytes(message.bytes).json)
             session.alertMessage = "Tag \(n) read. Hold your iPhone near the next one."
         case .failure(let error):
             let c = code(error)
-            runner.note("readNDEFFailed", ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
+            runner.note(.readNDEFFailed, ["code": .int(Int64(c.rawValue)), "reason": .string(c.name)])
         }
         if runner.options.doneAfterFirstTag {
             session.invalidate()

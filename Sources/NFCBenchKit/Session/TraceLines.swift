@@ -13,21 +13,21 @@ public enum TraceLines {
 
     /// One or more lines for a record, or nil for records a person doesn't need to see
     /// (frames, thermal bookkeeping) — those stay in the trace.
-    public static func render(_ r: JSONObject, verbose: Bool = false) -> String? {
-        let t = seconds(r["t_us"]?.intValue ?? 0)
-        let event = r["event"]?.stringValue ?? "?"
+    public static func render(_ r: TraceRecord, verbose: Bool = false) -> String? {
+        let t = seconds(r.time ?? 0)
+        let event = r.kind ?? "?"
         func hex(_ key: String) -> String { spaced(r[key]?.stringValue ?? "") }
         switch event {
-        case "header":
+        case .header:
             return nil
-        case "demo":
+        case .demo:
             return "\(t)  \(r["message"]?.stringValue ?? "")"
-        case "begin":
+        case .begin:
             var mode = r["mode"]?.stringValue ?? "?"
             if r["invalidate_after_first_read"] == .bool(true) { mode += ", invalidateAfterFirstRead" }
             return
                 "\(t)  begin          session \(r["session"]?.intValue ?? 0) (\(mode)) on \(r["reader"]?.stringValue ?? "?")"
-        case "thermal":
+        case .thermal:
             let heat = r["heat"].map { "\($0.serialized)" } ?? "0"
             let off = r["thermal_model"]?.stringValue == "off"
             if r["phase"]?.stringValue == "end" {
@@ -45,25 +45,25 @@ public enum TraceLines {
             let cool = r["time_to_cool_s"].map { "; cools enough to begin in \($0.serialized) s" } ?? ""
             return
                 "\(t)  thermal        refused: too hot (heat \(heat) field-s\(cool)) → 203 (exit 14; --no-thermal on a lab bench)"
-        case "readerFailed":
+        case .readerFailed:
             return "\(t)  readerFailed   \(r["error"]?.stringValue ?? "")"
-        case "readerLockFailed":
+        case .readerLockFailed:
             return "\(t)  readerLockFailed \(r["error"]?.stringValue ?? "")"
-        case "queued":
+        case .queued:
             return "\(t)  queued         the reader is busy; waiting in line (busy policy queue)"
-        case "beginIgnored":
+        case .beginIgnored:
             return "\(t)  beginIgnored   \(r["reason"]?.stringValue ?? "")"
-        case "quickRestart":
+        case .quickRestart:
             let since = r["since_last_end_ms"].map { $0.serialized } ?? "?"
             return
                 "\(t)  quickRestart   begin() \(since) ms after the last sheet closed: \(r["outcome"]?.stringValue ?? "?")"
-        case "endingRepeated":
+        case .endingRepeated:
             return "\(t)  endingRepeated begin() on an ended session: \(r["code"]?.intValue ?? 0) delivered again"
-        case "systemEnded":
+        case .systemEnded:
             return "\(t)  systemEnded    the system ends the session: \(r["code"]?.intValue ?? 0)"
-        case "iso7816Selected":
+        case .iso7816Selected:
             return "\(t)  iso7816Selected \(r["aid"]?.stringValue ?? "")"
-        case "iso7816SelectFailed":
+        case .iso7816SelectFailed:
             let tried: String
             if case .array(let a)? = r["tried"] {
                 tried = a.compactMap(\.stringValue).joined(separator: ", ")
@@ -71,19 +71,19 @@ public enum TraceLines {
                 tried = ""
             }
             return "\(t)  iso7816SelectFailed no application answered (\(tried)): the tag is not delivered"
-        case "connectionEnded":
+        case .connectionEnded:
             return "\(t)  connectionEnded \(r["tag"]?.stringValue ?? "") (\(r["reason"]?.stringValue ?? ""))"
-        case "didBecomeActive":
+        case .didBecomeActive:
             return "\(t)  didBecomeActive"
-        case "detected":
+        case .detected:
             guard case .array(let targets)? = r["targets"] else { return nil }
             return targets.map { tg in
                 "\(t)  detected       \(tg["kind"]?.stringValue ?? "?") UID \(spaced(tg["uid"]?.stringValue ?? ""))"
                     + (tg["sak"].flatMap(\.stringValue).map { " SAK \($0)" } ?? "")
             }.joined(separator: "\n")
-        case "lost":
+        case .lost:
             return "\(t)  lost           target \(r["target"]?.intValue ?? 0)"
-        case "ndefRead":
+        case .ndefRead:
             let outcome = r["outcome"]?.stringValue ?? "?"
             if outcome == "message" { return nil }  // shown by didDetectNDEFs / readNDEF
             if outcome == "failed" {
@@ -91,27 +91,27 @@ public enum TraceLines {
             }
             return
                 "\(t)  ndefRead       \(outcome == "empty" ? "empty NDEF message (keeps polling)" : "no NDEF on this tag (keeps polling)")"
-        case "didDetectNDEFs", "readNDEF":
-            var lines = ["\(t)  \(event.padding(toLength: 14, withPad: " ", startingAt: 0)) " + recordCount(r)]
+        case .didDetectNDEFs, .readNDEF:
+            var lines = ["\(t)  \(event.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) " + recordCount(r)]
             lines += recordLines(r)
             return lines.joined(separator: "\n")
-        case "didDetectTags":
+        case .didDetectTags:
             guard case .array(let tags)? = r["tags"] else { return nil }
             return "\(t)  didDetectTags  \(tags.count) tag\(tags.count == 1 ? "" : "s")"
-        case "restartPolling":
+        case .restartPolling:
             return "\(t)  restartPolling generation \(r["generation"]?.intValue ?? 0)"
-        case "alertMessage":
+        case .alertMessage:
             return "\(t)  alertMessage   \"\(r["message"]?.stringValue ?? "")\""
-        case "tagOperation":
+        case .tagOperation:
             return verbose ? "\(t)  \(r["name"]?.stringValue ?? "operation")" : nil
-        case "tagOperationEnded":
+        case .tagOperationEnded:
             guard let code = r["code"]?.intValue else { return nil }
             return "\(t)  tag operation failed: \(code) \(r["reason"]?.stringValue ?? "")"
-        case "type2ProbePassed", "type2ProbeUnreadable", "type2ProbeSkipped", "type2ProbeLost":
+        case .type2ProbePassed, .type2ProbeUnreadable, .type2ProbeSkipped, .type2ProbeLost:
             let ms = r["duration_ms"].map { $0.serialized } ?? "?"
             var line = "\(t)  \(event) \(ms) ms of the iPhone's Type 2 discovery"
             if let why = r["why"]?.stringValue {
-                line += event == "type2ProbeUnreadable" ? ": \(why): the tag is not reported" : ": \(why)"
+                line += event == .type2ProbeUnreadable ? ": \(why): the tag is not reported" : ": \(why)"
             }
             if verbose, case .array(let steps)? = r["steps"] {
                 for case .object(let step) in steps {
@@ -120,14 +120,14 @@ public enum TraceLines {
                 }
             }
             return line
-        case "frame":
+        case .frame:
             return verbose ? "\(t)  frame          \(hex("command")) → \(hex("response"))" : nil
-        case "didInvalidateWithError":
+        case .didInvalidateWithError:
             var s = "\(t)  didInvalidateWithError \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")"
             if let m = r["error_message"]?.stringValue { s += " \"\(m)\"" }
             if let cause = r["cause"]?.stringValue { s += " (\(cause))" }
             return s
-        case "signal":
+        case .signal:
             let name = r["name"]?.stringValue ?? "?"
             let reason = r["reason"]?.stringValue ?? ""
             return "\(t)  signal         " + (reason.hasPrefix(name) ? reason : "\(name): \(reason)")
@@ -136,13 +136,13 @@ public enum TraceLines {
         }
     }
 
-    public static func recordCount(_ r: JSONObject) -> String {
+    public static func recordCount(_ r: TraceRecord) -> String {
         if case .array(let records)? = r["records"] { return "\(records.count) record\(records.count == 1 ? "" : "s")" }
         if case .array(let messages)? = r["messages"] { return "\(messages.count) messages" }
         return ""
     }
 
-    public static func recordLines(_ r: JSONObject) -> [String] {
+    public static func recordLines(_ r: TraceRecord) -> [String] {
         var records: [JSONValue] = []
         if case .array(let rs)? = r["records"] {
             records = rs

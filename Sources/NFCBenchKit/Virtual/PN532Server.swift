@@ -210,14 +210,14 @@ public final class PN532Server: Sendable {
         let final = pn532.currentCard
         let exchanges = pn532.chip.readerExchanges
         pn532.stop()
-        trace.record("stopped", ["reason": "signal"])
+        trace.record(.stopped, ["reason": "signal"])
         if reader != nil {
             for (i, x) in exchanges.enumerated() {
                 var fields = JSONObject()
                 fields["apdu"] = .string(x.command.hexString())
                 fields["response"] = x.response.map { .string($0.hexString()) } ?? .null
                 fields["index"] = .int(Int64(i))
-                trace.record("reader_exchange", fields)
+                trace.record(.readerExchange, fields)
                 if text {
                     BenchOutput.out(
                         "reader C-APDU \(x.command.hexString(separator: " ")) -> \(x.response.map { $0.hexString(separator: " ") } ?? "no answer")"
@@ -245,25 +245,26 @@ public final class PN532Server: Sendable {
     /// `host_to_chip` or `chip_to_host`, `frame` hex), `pn532_event` (`note`), `field`
     /// (`state` `on`/`off`, `note`) or `air` (`kind`, `command`, `response` hex or null,
     /// `note`); `t_us` the chip's microseconds. Nil for an air entry with nothing on it.
-    public static func record(_ e: PN532FrameLogEntry) -> JSONObject? {
-        var r: JSONObject = ["t_us": .int(e.microseconds)]
+    public static func record(_ e: PN532FrameLogEntry) -> TraceRecord? {
+        var r = JSONObject()
+        let kind: TraceRecord.Kind
         switch e.direction {
         case .event:
-            r["event"] = "pn532_event"
+            kind = .pn532Event
             r["note"] = .string(e.note)
         case .hostToChip, .chipToHost:
-            r["event"] = "frame"
+            kind = .frame
             r["dir"] = .string(e.direction == .hostToChip ? "host_to_chip" : "chip_to_host")
             r["frame"] = .string(e.bytes.hexString())
         case .air:
             switch e.air {
             case .field(let on, let note)?:
-                r["event"] = "field"
+                kind = .field
                 r["state"] = .string(on ? "on" : "off")
                 r["note"] = .string(note)
-            case .exchange(let kind, let command, let answer, let note)?:
-                r["event"] = "air"
-                r["kind"] = .string(kind)
+            case .exchange(let exchange, let command, let answer, let note)?:
+                kind = .air
+                r["kind"] = .string(exchange)
                 r["command"] = .string(command.hexString())
                 r["response"] = answer.map { .string($0.hexString()) } ?? .null
                 if let note { r["note"] = .string(note) }
@@ -271,24 +272,24 @@ public final class PN532Server: Sendable {
                 return nil
             }
         }
-        return r
+        return TraceRecord(kind, at: e.microseconds, r)
     }
 
     /// The human line of a virtual PN532 record (what `virtual pn532` prints and `trace show`
     /// prints of its trace): the time in milliseconds, then what happened; nil for records it
     /// does not show.
-    public static func text(_ r: JSONObject) -> String? {
-        let ms = String(format: "%10.3f ms", Double(r["t_us"]?.intValue ?? 0) / 1000)
+    public static func text(_ r: TraceRecord) -> String? {
+        let ms = String(format: "%10.3f ms", Double(r.time ?? 0) / 1000)
         func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
-        switch r["event"]?.stringValue {
-        case "frame":
+        switch r.kind ?? "" {
+        case .frame:
             return
                 "\(ms)  \(r["dir"]?.stringValue == "host_to_chip" ? "host > chip" : "chip > host")  \(spaced("frame"))"
-        case "pn532_event":
+        case .pn532Event:
             return "\(ms)  --- \(r["note"]?.stringValue ?? "")"
-        case "field":
+        case .field:
             return "\(ms)  air         RF field \(r["state"]?.stringValue ?? "?")"
-        case "air":
+        case .air:
             let answer = r["response"] == .null ? "(no answer)" : spaced("response")
             let note = r["note"]?.stringValue.map { "  " + $0 } ?? ""
             return "\(ms)  air         \(spaced("command")) → \(answer)\(note)"

@@ -101,10 +101,10 @@ public final class VirtualCardServer: Sendable {
     public func command(_ line: String) {
         switch line {
         case "remove":
-            trace.record("command", ["input": "remove"])
+            trace.record(.command, ["input": "remove"])
             card.remove()
         case "present":
-            trace.record("command", ["input": "present"])
+            trace.record(.command, ["input": "present"])
             card.present()
         case "quit", "exit":
             stop()
@@ -130,7 +130,7 @@ public final class VirtualCardServer: Sendable {
         if let presentFor, let absentFor { card.cyclePresence(present: presentFor, absent: absentFor) }
         if let removeAfter {
             DispatchQueue.global().asyncAfter(deadline: .now() + VirtualCardTrace.seconds(removeAfter)) {
-                self.trace.record("command", ["input": "remove-after"])
+                self.trace.record(.command, ["input": "remove-after"])
                 self.card.remove()
             }
         }
@@ -159,10 +159,10 @@ public final class VirtualCardServer: Sendable {
             followerDone.wait()
         }
         if let why = failure.withLock({ $0 }) {
-            trace.record("stopped", ["reason": "not in the field"])
+            trace.record(.stopped, ["reason": "not in the field"])
             throw BenchError.unavailable(why + " (--wait keeps trying)")
         }
-        trace.record("stopped", [:])
+        trace.record(.stopped, [:])
         if !json && !quiet { BenchOutput.out("stopped") }
         return 0
     }
@@ -192,12 +192,12 @@ public final class VirtualCardServer: Sendable {
             {
                 if !everInField && !wait {
                     if failure.withLock({ $0 }) == nil {
-                        trace.record("not_in_field", ["reason": .string(why)])
+                        trace.record(.notInField, ["reason": .string(why)])
                         failure.withLock { $0 = why }
                         done.signal()
                     }
                 } else if why != said {
-                    trace.record("waiting", ["reason": .string(why)])
+                    trace.record(.waiting, ["reason": .string(why)])
                     if text { BenchOutput.err("waiting: \(why); trying again (Ctrl-C stops)") }
                     said = why
                 }
@@ -293,26 +293,24 @@ public enum VirtualCardTrace {
 
     /// The record of event `e`: `t_us` (microseconds since `start`, monotonic), `event` and
     /// the fields of ``fields(of:)``.
-    public static func record(of e: VirtualCardEvent, since start: UInt64) -> JSONObject {
-        let (name, fields) = fields(of: e)
-        var record: JSONObject = ["t_us": .int(Int64(e.timestampMicros) - Int64(start)), "event": .string(name)]
-        record.merge(fields)
-        return record
+    public static func record(of e: VirtualCardEvent, since start: UInt64) -> TraceRecord {
+        let (kind, fields) = fields(of: e)
+        return TraceRecord(kind, at: Int64(e.timestampMicros) - Int64(start), fields)
     }
 
     /// An event's record name and fields: `card_connected` (`port`), `card_disconnected`
     /// (`reason`), `vpcd_control` (`code` two hex digits, `meaning`), `atr` (`atr`), `c_apdu`
     /// (`apdu`), `r_apdu` (`response`), `fault` (`fault`); bytes in hex.
-    public static func fields(of e: VirtualCardEvent) -> (String, JSONObject) {
+    public static func fields(of e: VirtualCardEvent) -> (TraceRecord.Kind, JSONObject) {
         switch e.kind {
-        case .connected(let port): ("card_connected", ["port": .int(Int64(port))])
-        case .disconnected(let why): ("card_disconnected", ["reason": .string(why.rawValue)])
+        case .connected(let port): (.cardConnected, ["port": .int(Int64(port))])
+        case .disconnected(let why): (.cardDisconnected, ["reason": .string(why.rawValue)])
         case .control(let c):
-            ("vpcd_control", ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
-        case .atr(let b): ("atr", ["atr": .string(b.hexString())])
-        case .command(let b): ("c_apdu", ["apdu": .string(b.hexString())])
-        case .response(let b): ("r_apdu", ["response": .string(b.hexString())])
-        case .fault(let f): ("fault", ["fault": .string("\(f)")])
+            (.vpcdControl, ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
+        case .atr(let b): (.atr, ["atr": .string(b.hexString())])
+        case .command(let b): (.cApdu, ["apdu": .string(b.hexString())])
+        case .response(let b): (.rApdu, ["response": .string(b.hexString())])
+        case .fault(let f): (.fault, ["fault": .string("\(f)")])
         }
     }
 
@@ -329,19 +327,19 @@ public enum VirtualCardTrace {
 
     /// The human line of a virtual card record (what `virtual card` prints and `trace show`
     /// prints of its trace), or nil for records it does not show.
-    public static func text(_ r: JSONObject) -> String? {
+    public static func text(_ r: TraceRecord) -> String? {
         func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
         let what: String
-        switch r["event"]?.stringValue ?? "" {
-        case "card_connected": what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
-        case "card_disconnected": what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
-        case "vpcd_control": what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
-        case "atr": what = "ATR    \(spaced("atr"))"
-        case "c_apdu": what = "C-APDU \(spaced("apdu"))"
-        case "r_apdu": what = "R-APDU \(spaced("response"))"
-        case "fault": what = "fault \(r["fault"]?.stringValue ?? "")"
+        switch r.kind ?? "" {
+        case .cardConnected: what = "in the field (connected to vpcd :\(r["port"]?.intValue ?? 0))"
+        case .cardDisconnected: what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
+        case .vpcdControl: what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
+        case .atr: what = "ATR    \(spaced("atr"))"
+        case .cApdu: what = "C-APDU \(spaced("apdu"))"
+        case .rApdu: what = "R-APDU \(spaced("response"))"
+        case .fault: what = "fault \(r["fault"]?.stringValue ?? "")"
         default: return nil
         }
-        return String(format: "%10.3f ms  ", Double(r["t_us"]?.intValue ?? 0) / 1000) + what
+        return String(format: "%10.3f ms  ", Double(r.time ?? 0) / 1000) + what
     }
 }

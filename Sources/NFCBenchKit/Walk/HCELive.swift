@@ -105,21 +105,19 @@ public enum HCELive {
             })
     }
 
-    public static func record(_ e: HCELiveEvent) -> JSONObject {
-        var o: JSONObject = [
-            "t_us": .int(e.time.wholeMicroseconds), "event": .string(e.event), "source": .string(e.source.rawValue),
-        ]
+    public static func record(_ e: HCELiveEvent) -> TraceRecord {
+        var o: JSONObject = ["source": .string(e.source.rawValue)]
         if let r = e.reader { o["reader"] = .string(r) }
         if let u = e.uid { o["uid"] = .string(u.hexString()) }
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
-        if e.event == "apdu" {
+        if e.event == TraceRecord.Kind.apdu.rawValue {
             o["response"] = e.response.map { .string($0.hexString()) } ?? .null
             o["answered_by"] = e.answeredBy.map { .string($0.rawValue) } ?? .null
         } else if let r = e.response {
             o["response"] = .string(r.hexString())
         }
-        if let d = e.detail { o[WalkReport.detailKey(e.event)] = .string(d) }
-        return o
+        if let d = e.detail { o[WalkReport.detailKey(TraceRecord.Kind(rawValue: e.event))] = .string(d) }
+        return TraceRecord(TraceRecord.Kind(rawValue: e.event), at: e.time.wholeMicroseconds, o)
     }
 
     public static let textHeader =
@@ -133,27 +131,27 @@ public enum HCELive {
 
     /// The human line of a live-phone record (what `emulate`, `walk --device` and
     /// `trace show` print).
-    public static func text(_ r: JSONObject) -> String {
+    public static func text(_ r: TraceRecord) -> String {
         func spaced(_ key: String) -> String? { r[key]?.stringValue.map(TraceLines.spaced) }
-        let event = r["event"]?.stringValue ?? "?"
+        let event = r.kind ?? "?"
         var detail = r[WalkReport.detailKey(event)]?.stringValue ?? ""
         switch event {
-        case "apdu":
+        case .apdu:
             detail =
                 (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "(no answer)")
                 + "  [" + (r["answered_by"]?.stringValue ?? "reader timeout") + "]"
-        case "received", "targetReceive":
+        case .received, .targetReceive:
             detail = (spaced("apdu") ?? "") + (detail.isEmpty ? "" : "  " + detail)
-        case "targetSend", "vpcdATR":
+        case .targetSend, .vpcdATR:
             detail = (spaced("response") ?? "") + (detail.isEmpty ? "" : "  " + detail)
         case "pcscTransmit":
             detail = (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "") + "  " + detail
-        case "nfcEvent": detail = "default app woken (scene nfcEvent)"
+        case .nfcEvent: detail = "default app woken (scene nfcEvent)"
         default: break
         }
-        let ms = String(format: "%.3f", Double(r["t_us"]?.intValue ?? 0) / 1000)
+        let ms = String(format: "%.3f", Double(r.time ?? 0) / 1000)
         return pad(ms, 11, left: true) + "  " + pad(r["reader"]?.stringValue ?? "-", 22)
-            + pad(r["source"]?.stringValue ?? "-", 8) + pad(event, 18) + detail
+            + pad(r["source"]?.stringValue ?? "-", 8) + pad(event.rawValue, 18) + detail
     }
 
     /// Per-reader counts from a timeline, in first-seen order.
@@ -167,11 +165,11 @@ public enum HCELive {
         var wakeBeforeFirstAPDU: Bool?
     }
 
-    static func counts(_ records: [JSONObject]) -> [ReaderCount] {
+    static func counts(_ records: [TraceRecord]) -> [ReaderCount] {
         var order: [String] = []
         var by: [String: ReaderCount] = [:]
         for e in records {
-            guard let event = e["event"]?.stringValue, event != "summary", event != "header" else { continue }
+            guard let event = e.kind, event != .summary, event != .header else { continue }
             let name = e["reader"]?.stringValue ?? "-"
             if by[name] == nil { order.append(name) }
             var r = by[name] ?? ReaderCount(name: name)
@@ -192,10 +190,10 @@ public enum HCELive {
         return order.compactMap { by[$0] }
     }
 
-    public static func summary(_ records: [JSONObject], extra: JSONObject = [:]) -> JSONObject {
+    /// The summary record (no `t_us`: set ``/NFCTrace/TraceRecord/time`` when it is written).
+    public static func summary(_ records: [TraceRecord], extra: JSONObject = [:]) -> TraceRecord {
         let c = counts(records)
         var o: JSONObject = [
-            "event": "summary",
             "readers": .int(Int64(c.count)),
             "shown": .int(Int64(c.filter(\.showable).count)),
             "not_showable": .array(c.filter { !$0.showable }.map { .string($0.name) }),
@@ -212,11 +210,11 @@ public enum HCELive {
                 }),
         ]
         for e in extra.entries { o[e.key] = e.value }
-        return o
+        return TraceRecord(.summary, at: nil, o)
     }
 
     /// The SUMMARY block of a summary record (and its `outcome`: how `emulate` ended).
-    public static func summaryText(_ s: JSONObject) -> String {
+    public static func summaryText(_ s: TraceRecord) -> String {
         var out = "\nSUMMARY\n"
         if case .array(let readers)? = s["per_reader"] {
             for case .object(let r) in readers {

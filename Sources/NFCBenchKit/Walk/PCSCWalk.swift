@@ -76,11 +76,10 @@ public struct PCSCWalk: Sendable {
         let card = HCEPhoneCard(phone: phone, configuration: configuration)
 
         let failure: String? = await HCELive.onThread { self.walk(context: context, card: card, phone: phone) }
-        var summary: JSONObject = ["t_us": .int(trace.elapsedMicroseconds)]
-        summary.merge(
-            HCELive.summary(
-                phone.events.map(HCELive.record),
-                extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)]))
+        var summary = HCELive.summary(
+            phone.events.map(HCELive.record),
+            extra: ["reader_device": .string(reader), "completed": .bool(failure == nil)])
+        summary.time = trace.elapsedMicroseconds
         let written = trace.emit(summary)
         if !json { BenchOutput.out(HCELive.summaryText(written)) }
         if let failure { throw .unavailable(failure) }

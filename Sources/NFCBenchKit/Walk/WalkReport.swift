@@ -49,33 +49,38 @@ public enum WalkReport {
 
     /// One sweep row as a record: `{"event":"sweep","parameter":"wake_latency","value_us":…,
     /// "readers":10,"served":2,"wakes":9,"useless_wakes":7,"wtx":…,"served_readers":[…]}`.
-    public static func sweepLine(_ r: WalkSweep.Row, _ p: WalkSweepParameter) -> JSONObject {
-        [
-            "t_us": .int(0), "event": "sweep", "parameter": .string(p.key), "value_us": .int(r.value.wholeMicroseconds),
-            "readers": .int(Int64(r.readers)), "served": .int(Int64(r.served)), "wakes": .int(Int64(r.wakes)),
-            "useless_wakes": .int(Int64(r.uselessWakes)), "wtx": .int(Int64(r.waitingTimeExtensions)),
-            "served_readers": .array(r.servedReaders.map { .string($0) }),
-        ]
+    public static func sweepLine(_ r: WalkSweep.Row, _ p: WalkSweepParameter) -> TraceRecord {
+        TraceRecord(
+            .sweep, at: 0,
+            [
+                "parameter": .string(p.key), "value_us": .int(r.value.wholeMicroseconds),
+                "readers": .int(Int64(r.readers)), "served": .int(Int64(r.served)), "wakes": .int(Int64(r.wakes)),
+                "useless_wakes": .int(Int64(r.uselessWakes)), "wtx": .int(Int64(r.waitingTimeExtensions)),
+                "served_readers": .array(r.servedReaders.map { .string($0) }),
+            ])
     }
 
     /// The sweep's closing record: what was held fixed (every parameter with its source).
-    public static func sweepSummaryJSON(_ sweeps: [WalkSweep], walk: ReaderWalk) -> JSONObject {
-        [
-            "event": "summary", "sweep": .array(sweeps.map { .string($0.parameter.key) }),
-            "readers": .int(Int64(walk.profiles.count)), "policy": .string(walk.policy.description),
-            "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
-            "locked": .bool(walk.locked), "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
-            "parameters": .object(parametersJSON(walk.parameters)),
-        ]
+    /// (No `t_us`: set ``/NFCTrace/TraceRecord/time`` when it is written.)
+    public static func sweepSummaryJSON(_ sweeps: [WalkSweep], walk: ReaderWalk) -> TraceRecord {
+        TraceRecord(
+            .summary, at: nil,
+            [
+                "sweep": .array(sweeps.map { .string($0.parameter.key) }),
+                "readers": .int(Int64(walk.profiles.count)), "policy": .string(walk.policy.description),
+                "app_prefixes": .array(walk.app.selectIdentifierPrefixes.map { .string($0.description) }),
+                "locked": .bool(walk.locked), "app_latency_us": .int(walk.appLatency.wholeMicroseconds),
+                "parameters": .object(parametersJSON(walk.parameters)),
+            ])
     }
 
     /// The sweep records as text: one table per swept latency (value, readers served, wakes,
     /// useless wakes, S(WTX), which readers), then what was held fixed.
-    public static func sweepTables(_ records: [JSONObject]) -> String {
+    public static func sweepTables(_ records: [TraceRecord]) -> String {
         func figure(_ us: Int64) -> String { us == 0 ? "0 ms" : Figures.duration(.microseconds(us)) }
         func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
-        let rows = records.filter { $0["event"]?.stringValue == "sweep" }
-        let summary = records.last { $0["event"]?.stringValue == "summary" }
+        let rows = records.filter { $0.is(.sweep) }
+        let summary = records.last { $0.is(.summary) }
         var order: [String] = []
         for r in rows { if let p = r["parameter"]?.stringValue, !order.contains(p) { order.append(p) } }
         var out = ""
@@ -160,34 +165,35 @@ public enum WalkReport {
         return profiles
     }
 
-    public static func jsonLine(_ e: WalkEvent) -> JSONObject {
-        var o: JSONObject = [
-            "t_us": .int(e.time.wholeMicroseconds), "reader": .string(e.reader), "event": .string(e.event),
-        ]
+    /// A timeline event's record: `t_us`, `reader`, `event`, then its fields.
+    public static func jsonLine(_ e: WalkEvent) -> TraceRecord {
+        var o = JSONObject()
         if let c = e.command { o["apdu"] = .string(c.hexString()) }
-        if e.event == "apdu" {
+        if e.event == TraceRecord.Kind.apdu.rawValue {
             o["response"] = e.response.map { .string($0.hexString()) } ?? .null
             o["answered_by"] = e.answeredBy.map { .string($0.rawValue) } ?? .null
         }
-        if let d = e.detail { o[WalkReport.detailKey(e.event)] = .string(d) }
-        return o
+        if let d = e.detail { o[WalkReport.detailKey(TraceRecord.Kind(rawValue: e.event))] = .string(d) }
+        return TraceRecord(
+            TraceRecord.Kind(rawValue: e.event), at: e.time.wholeMicroseconds, leading: ["reader": .string(e.reader)], o
+        )
     }
 
     /// The JSON key of a timeline event's detail: `reason` (sessionInvalidated), `status`
     /// (stopEmulation), `technology` (fieldOn), else `detail`.
-    public static func detailKey(_ event: String) -> String {
+    public static func detailKey(_ event: TraceRecord.Kind) -> String {
         switch event {
-        case "sessionInvalidated": "reason"
-        case "stopEmulation": "status"
-        case "fieldOn": "technology"
+        case .sessionInvalidated: "reason"
+        case .stopEmulation: "status"
+        case .fieldOn: "technology"
         default: "detail"
         }
     }
 
-    public static func summaryJSON(_ s: WalkSummary, walk: ReaderWalk) -> JSONObject {
+    /// (No `t_us`: set ``/NFCTrace/TraceRecord/time`` when it is written.)
+    public static func summaryJSON(_ s: WalkSummary, walk: ReaderWalk) -> TraceRecord {
         let p = walk.parameters
-        return [
-            "event": "summary",
+        let fields: JSONObject = [
             "readers": .int(Int64(s.readers.count)),
             "wakes": .int(Int64(s.wakes)),
             "servable_wakes": .int(Int64(s.servableWakes)),
@@ -210,6 +216,7 @@ public enum WalkReport {
                     ])
                 }),
         ]
+        return TraceRecord(.summary, at: nil, fields)
     }
 
     /// Every phone parameter with its value and source: `{"wake_latency": {"value_us": 0,
@@ -233,9 +240,9 @@ public enum WalkReport {
 
     /// The walk's timeline as text, from its records (events, then the summary): what
     /// `walk` prints and `trace show` of a walk trace prints.
-    public static func timeline(_ records: [JSONObject]) -> String {
-        if records.contains(where: { $0["event"]?.stringValue == "sweep" }) { return sweepTables(records) }
-        let events = records.filter { $0["event"]?.stringValue != "summary" && $0["event"]?.stringValue != "header" }
+    public static func timeline(_ records: [TraceRecord]) -> String {
+        if records.contains(where: { $0.is(.sweep) }) { return sweepTables(records) }
+        let events = records.filter { !$0.is(.summary) && !$0.is(.header) }
         let readerWidth = max(8, (events.map { ($0["reader"]?.stringValue ?? "").count }.max() ?? 0) + 2)
         func pad(_ s: String, _ n: Int) -> String {
             s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
@@ -249,30 +256,30 @@ public enum WalkReport {
         var lastReader: String?
         for e in events {
             let reader = e["reader"]?.stringValue ?? "-"
-            let event = e["event"]?.stringValue ?? "?"
+            let event = e.kind ?? "?"
             if let l = lastReader, l != reader { out += "\n" }
             lastReader = reader
             func spaced(_ key: String) -> String? { e[key]?.stringValue.map(TraceLines.spaced) }
             var detail = e[detailKey(event)]?.stringValue ?? ""
             switch event {
-            case "apdu":
+            case .apdu:
                 detail =
                     (spaced("apdu") ?? "") + " → " + (spaced("response") ?? "(no answer)")
                     + "  [" + (e["answered_by"]?.stringValue ?? "reader timeout") + "]"
-            case "received": detail = spaced("apdu") ?? ""
-            case "heldForApp": detail = (spaced("apdu") ?? "") + "  [system: the app is still waking; held for it]"
-            case "wtx":
+            case .received: detail = spaced("apdu") ?? ""
+            case .heldForApp: detail = (spaced("apdu") ?? "") + "  [system: the app is still waking; held for it]"
+            case .wtx:
                 let block = spaced("apdu") ?? "F2 01"
                 detail =
                     "S(WTX) \(block) → \(block)  [system: the app is not ready; the reader grants another frame waiting time]"
-            case "nfcEvent": detail = "default app woken (scene nfcEvent)"
+            case .nfcEvent: detail = "default app woken (scene nfcEvent)"
             default: break
             }
             out +=
-                lpad(ms(e["t_us"]?.intValue ?? 0), 12) + "  " + pad(reader, readerWidth) + pad(event, 20) + detail
+                lpad(ms(e.time ?? 0), 12) + "  " + pad(reader, readerWidth) + pad(event.rawValue, 20) + detail
                 + "\n"
         }
-        guard let s = records.last(where: { $0["event"]?.stringValue == "summary" }) else { return out }
+        guard let s = records.last(where: { $0.is(.summary) }) else { return out }
         let prefixes: [String] =
             if case .array(let a)? = s["app_prefixes"] { a.compactMap(\.stringValue) } else { [] }
         out +=

@@ -127,12 +127,13 @@ public struct ISO14443Exporter: Sendable {
         self.redact = redact
     }
 
-    /// The packets `record` makes (none for records that are not about the air).
-    public mutating func add(_ record: JSONObject) -> [ISO14443Packet] {
-        let event = record["event"]?.stringValue ?? ""
-        let t = record["t_us"]?.intValue ?? lastT
+    /// The packets `trace` makes (none for records that are not about the air).
+    public mutating func add(_ trace: TraceRecord) -> [ISO14443Packet] {
+        let event = trace.kind ?? ""
+        let t = trace.time ?? lastT
         lastT = t
-        if event == "header" {
+        let record = trace.json
+        if event == .header {
             configure(record)
             return []
         }
@@ -176,21 +177,22 @@ public struct ISO14443Exporter: Sendable {
 
     private static func guessSource(_ r: JSONObject) -> Source {
         if r["source"] != nil { return .hce }
-        switch r["event"]?.stringValue {
-        case "c_apdu", "r_apdu", "card_connected", "vpcd_control": return .virtualCard
-        case "air", "field", "pn532_event": return .virtualPN532
+        switch TraceRecord(json: r).kind {
+        case .cApdu?, .rApdu?, .cardConnected?, .vpcdControl?: return .virtualCard
+        case .air?, .field?, .pn532Event?: return .virtualPN532
         default: return .session
         }
     }
 
     // MARK: sessions and bench runs
 
-    private mutating func session(_ r: JSONObject, _ event: String, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func session(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet])
+    {
         switch event {
-        case "detected":
+        case .detected:
             guard case .array(let list)? = r["targets"] else { return }
             for case .object(let target) in list { detected(target, t, &out) }
-        case "frame":
+        case .frame:
             guard let id = r["target"]?.intValue else { return }  // a virtual PN532's host-link frame
             let target = targets[id] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
             if target.family == .iso15693 {
@@ -216,7 +218,7 @@ public struct ISO14443Exporter: Sendable {
             default:
                 frame(command, response, t, comment: nil, &out)
             }
-        case "lost":
+        case .lost:
             notes.append("target \(r["target"]?.intValue ?? 0) left the field")
         default:
             break
@@ -447,12 +449,14 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: the virtual PN532
 
-    private mutating func virtualPN532(_ r: JSONObject, _ event: String, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func virtualPN532(
+        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
         switch event {
-        case "field":
+        case .field:
             let on = r["state"]?.stringValue == "on"
             emit(on ? .fieldOn : .fieldOff, [], t, r["note"]?.stringValue, &out)
-        case "air":
+        case .air:
             let kind = r["kind"]?.stringValue ?? ""
             if kind == "iso15693" {
                 skippedISO15693Frames += 1
@@ -491,7 +495,7 @@ public struct ISO14443Exporter: Sendable {
                     .piccToPCDCRCDropped, redact ? Self.redactedAir(answer, kind: kind, fromReader: false) : answer, t,
                     command.isEmpty ? note : nil, &out)
             }
-        case "pn532_event":
+        case .pn532Event:
             if let n = r["note"]?.stringValue { notes.append("virtual PN532: " + n) }
         default:
             break
@@ -500,29 +504,31 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: the virtual card on vpcd
 
-    private mutating func virtualCard(_ r: JSONObject, _ event: String, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func virtualCard(
+        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
         switch event {
-        case "card_connected":
+        case .cardConnected:
             link = ISODEPBlockFraming()
             emit(.fieldOn, [], t, "the virtual card connected to vpcd: it enters the reader's field", &out)
-        case "card_disconnected":
+        case .cardDisconnected:
             emit(.fieldOff, [], t, "the virtual card left vpcd (\(r["reason"]?.stringValue ?? "?"))", &out)
-        case "vpcd_control":
+        case .vpcdControl:
             // Power on/off/reset are pcscd's, not fields; "get ATR" is bookkeeping.
             guard r["code"]?.stringValue != "04" else { return }
             notes.append("pcscd: \(r["meaning"]?.stringValue ?? "control") (vpcd control, not a field change)")
-        case "atr":
+        case .atr:
             if let atr = hex(r["atr"]), atr != cardATR {
                 notes.append("ATR \(atr.hexString(separator: " "))")
                 cardATR = atr
                 cardFamily = TargetClassification.classify(atr: atr).family
             }
-        case "c_apdu" where cardFamily == .iso15693:
+        case .cApdu where cardFamily == .iso15693:
             skippedISO15693Frames += 1
-        case "c_apdu":
+        case .cApdu:
             guard let apdu = hex(r["apdu"]) else { return skip() }
             pendingCommand = (t, apdu)
-        case "r_apdu":
+        case .rApdu:
             guard let (ct, apdu) = pendingCommand else { return }
             pendingCommand = nil
             guard let response = hex(r["response"]) else { return skip() }
@@ -660,7 +666,7 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: the HCE phone (emulate, walk)
 
-    private mutating func hce(_ r: JSONObject, _ event: String, _ t: Int64, _ out: inout [ISO14443Packet]) {
+    private mutating func hce(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]) {
         let source = r["source"]?.stringValue ?? "model"  // a virtual walk's records are all the model's
         if let name = r["reader"]?.stringValue, name != reader {
             reader = name

@@ -131,24 +131,26 @@ public final class PcapngExport: TraceSink {
 
     /// The trace's last record when this export left ISO 15693 frames out (once):
     /// `"event":"pcapng_skipped"` with `pcapng` (the file), `frames`, `family` and `reason`.
-    public func closingRecords() -> [JSONObject] {
+    public func closingRecords() -> [TraceRecord] {
         state.withLock { s in
             guard !s.closingSaid, s.exporter.skippedISO15693Frames > 0 else { return [] }
             s.closingSaid = true
             return [
-                [
-                    "t_us": 0, "event": "pcapng_skipped", "pcapng": .string(path),
-                    "frames": .int(Int64(s.exporter.skippedISO15693Frames)), "family": "iso15693",
-                    "reason": .string(ISO14443Exporter.iso15693Reason),
-                ]
+                TraceRecord(
+                    .pcapngSkipped, at: 0,
+                    [
+                        "pcapng": .string(path), "frames": .int(Int64(s.exporter.skippedISO15693Frames)),
+                        "family": "iso15693", "reason": .string(ISO14443Exporter.iso15693Reason),
+                    ]
+                )
             ]
         }
     }
 
-    public func receive(_ record: JSONObject) {
+    public func receive(_ record: TraceRecord) {
         state.withLock { s in
             guard !s.finished else { return }
-            if !s.begun { begin(&s, header: record["event"]?.stringValue == "header" ? record : nil) }
+            if !s.begun { begin(&s, header: record.is(.header) ? record.json : nil) }
             for packet in s.exporter.add(record) {
                 if let held = s.held { write(&s, held) }
                 s.held = packet

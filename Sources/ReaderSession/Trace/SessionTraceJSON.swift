@@ -16,10 +16,13 @@ extension SessionTraceRecord {
     ///
     /// - Parameter t: the time to write as `t_us` (µs since the trace began);
     ///   the session-relative time is kept as `session_t_us`.
-    public func json(tMicroseconds t: Int64? = nil) -> JSONObject {
-        var o: JSONObject = ["t_us": .int(t ?? tMicroseconds), "event": .string(jsonEventName)]
-        o["session"] = .int(Int64(session))
-        if t != nil { o["session_t_us"] = .int(tMicroseconds) }
+    public func json(tMicroseconds t: Int64? = nil) -> JSONObject { record(tMicroseconds: t).json }
+
+    /// The record of ``json(tMicroseconds:)`` as the trace's record type.
+    public func record(tMicroseconds t: Int64? = nil) -> TraceRecord {
+        var o = JSONObject()
+        o[TraceRecord.Key.session] = .int(Int64(session))
+        if t != nil { o[TraceRecord.Key.sessionTime] = .int(tMicroseconds) }
         switch event {
         case .sessionBegan(let kind, let reader):
             switch kind {
@@ -137,8 +140,11 @@ extension SessionTraceRecord {
             o["reason"] = .string(code.name)
             if let message { o["error_message"] = .string(message) }
         }
-        return o
+        return TraceRecord(kind, at: t ?? tMicroseconds, o)
     }
+
+    /// ``jsonEventName`` as a record kind.
+    public var kind: TraceRecord.Kind { TraceRecord.Kind(rawValue: jsonEventName) }
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18

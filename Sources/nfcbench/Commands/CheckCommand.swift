@@ -144,7 +144,7 @@ enum CheckCommand {
                 complete = false
                 continue
             }
-            _ = writer.emit(contentsOf: run.records)
+            _ = writer.emit(contentsOf: run.records.map(TraceRecord.init(json:)))
             writer.close()
             if let failure = writer.failure {
                 Output.err("the trace \(file) is incomplete: \(failure)")

@@ -101,8 +101,7 @@ enum DemoCommand {
                     ?? [])
             defer { trace.close() }
             let say: @Sendable (String) -> Void = { text in
-                var o: JSONObject = ["t_us": .int(trace.elapsedMicroseconds), "event": "demo"]
-                o["message"] = .string(text)
+                let o = TraceRecord(.demo, at: trace.elapsedMicroseconds, ["message": .string(text)])
                 trace.emit(o)
                 if !json, let line = TraceLines.render(o) { Output.out(line) }
             }

@@ -107,12 +107,11 @@ enum EmulateCommand {
             let outcome = await HCELiveCLI.onThread {
                 HCETargetEmulator.serveOneReader(LibNFCTargetLink(device: nfc), phone: phone, reader: "reader")
             }
-            let summary = HCELiveCLI.summary(
+            var summary = HCELiveCLI.summary(
                 phone.events.map(HCELiveCLI.record),
                 extra: ["outcome": .string(outcomeText(outcome, interrupted: interrupted.isSet))])
-            var stamped: JSONObject = ["t_us": .int(trace.elapsedMicroseconds)]
-            stamped.merge(summary)
-            let written = trace.emit(stamped)
+            summary.time = trace.elapsedMicroseconds
+            let written = trace.emit(summary)
             if !json { Output.out(HCELiveCLI.summaryText(written)) }
             switch outcome {
             case .released: return 0

@@ -230,7 +230,7 @@ enum MeasureCommand {
         let (figures, perSecond) = BenchMeasure.figures(
             stats, samples: samples, total: total, requested: count, cut: cut, timed: timed.withLock { $0 },
             tries: tries.all, presence: o.string("presence")!, probeInterval: o.duration("probe-interval"))
-        reader.trace.record("measured", figures)
+        reader.trace.record(.measured, figures)
         if json {
             // The interval in use: the one asked for, else the device's own.
             let out = BenchMeasure.jsonReport(

@@ -94,7 +94,7 @@ enum RestoreCommand {
                     backup: { try WriteCommand.saveBackup($0, uid: target.uid, to: backupPlan) }, say: say))
             return r
         }
-        reader.trace.record("restore_outcome", report)
+        reader.trace.record(.restoreOutcome, report)
         if json { Output.out(JSONValue.object(report).serialized) }
         let status: String = report["status"]?.stringValue ?? "failed"
         let ok = status == "restored" || status == "dry_run"

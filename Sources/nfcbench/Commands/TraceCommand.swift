@@ -121,7 +121,7 @@ enum TraceCommand {
         case "walk", "emulate":
             var out = [HCELiveCLI.textHeader]
             for r in records {
-                if r["event"]?.stringValue == "summary" {
+                if r.is(.summary) {
                     out.append(HCELiveCLI.summaryText(r))
                 } else {
                     out.append(HCELiveCLI.text(r))
@@ -137,7 +137,7 @@ enum TraceCommand {
         }
     }
 
-    static func guessCommand(_ records: [JSONObject]) -> String {
+    static func guessCommand(_ records: [TraceRecord]) -> String {
         if records.contains(where: { $0["source"] != nil }) { return "emulate" }
         if records.contains(where: { $0["reader"] != nil && $0["session"] == nil }) { return "walk" }
         return "session"

@@ -205,16 +205,16 @@ enum WalkCommand {
             )
             defer { trace.close() }
             if !sweeps.isEmpty {
-                var records: [JSONObject] = []
+                var records: [TraceRecord] = []
                 for sweep in sweeps {
                     records += await sweep.run(walk).map { WalkReport.sweepLine($0, sweep.parameter) }
                 }
-                var summary: JSONObject = ["t_us": .int(0)]
-                summary.merge(WalkReport.sweepSummaryJSON(sweeps, walk: walk))
+                var summary = WalkReport.sweepSummaryJSON(sweeps, walk: walk)
+                summary.time = 0
                 records.append(summary)
                 trace.emit(contentsOf: records)
                 if json {
-                    for r in records { Output.out(r.serialized) }
+                    for r in records { Output.out(r.line) }
                 } else {
                     Output.out(WalkReport.sweepTables(records))
                 }
@@ -222,12 +222,12 @@ enum WalkCommand {
             }
             let result = await walk.run()
             var records = result.events.map(WalkReport.jsonLine)
-            var summary: JSONObject = ["t_us": .int(result.events.last?.time.wholeMicroseconds ?? 0)]
-            summary.merge(WalkReport.summaryJSON(result.summary, walk: walk))
+            var summary = WalkReport.summaryJSON(result.summary, walk: walk)
+            summary.time = result.events.last?.time.wholeMicroseconds ?? 0
             records.append(summary)
             trace.emit(contentsOf: records)
             if json {
-                for r in records { Output.out(r.serialized) }
+                for r in records { Output.out(r.line) }
             } else {
                 Output.out(WalkReport.timeline(records))
             }

@@ -200,7 +200,7 @@ enum WriteCommand {
         if redact {
             result["tag"] = outcome.tag.map { .string(TagWrite.redactingUIDs($0)) } ?? .null
         }
-        reader.trace.record("write_outcome", result)
+        reader.trace.record(.writeOutcome, result)
         if r.json {
             var shown = redact ? TraceWriter.redacted(result) : result
             shown["command"] = .string(r.command)  // the command's name, not an APDU

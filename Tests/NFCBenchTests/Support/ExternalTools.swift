@@ -74,6 +74,8 @@ enum ExternalTool {
             }
             group.wait()
             p.waitUntilExit()
+            try? out.fileHandleForReading.close()
+            try? err.fileHandleForReading.close()
             return NFCBench.Result(
                 status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
                 stderr: String(decoding: e, as: UTF8.self))

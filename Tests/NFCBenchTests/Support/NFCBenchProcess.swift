@@ -79,7 +79,12 @@ enum NFCBench {
         let exited = DispatchSemaphore(value: 0)
         let (p, out, err) = try start(
             executable: URL(fileURLWithPath: executable), args, environment: environment, onExit: { exited.signal() })
-        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+        // The queue keeps a cancelled work item until its deadline (minutes away): it holds the
+        // process weakly, so the process and its pipes' descriptors go when the run ends. (Held
+        // strongly, every run's two pipes stayed open for its whole timeout: ~800 descriptors in a
+        // parallel suite, and an in-process libnfc then met a descriptor past FD_SETSIZE in its
+        // select(), which aborts the test process.)
+        let killer = DispatchWorkItem { [weak p] in if let p, p.isRunning { p.terminate() } }
         let c = timeout.components
         DispatchQueue.global().asyncAfter(
             deadline: .now() + .milliseconds(Int(c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000)),
@@ -101,6 +106,8 @@ enum NFCBench {
         group.wait()
         exited.wait()  // Process.waitUntilExit polls a run loop in ~1 s steps on Linux
         killer.cancel()
+        try? out.fileHandleForReading.close()
+        try? err.fileHandleForReading.close()
         return Result(
             status: p.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
