@@ -52,6 +52,10 @@ public enum Responder: String, Sendable, Equatable {
 ///
 /// Time only moves through the `at:` of inputs and ``advance(to:)``; inputs earlier than
 /// ``now`` are taken at ``now``.
+///
+/// The state and the rules are one value machine inside (inputs in, actions out, as the
+/// reader session's and the PN532's are); the phone holds it with the timeline and the
+/// session objects under one lock and performs what each call returns before the call ends.
 public final class ContactlessPhone: Sendable {
     /// The default contactless app and its entitlement prefixes.
     public struct DefaultApp: Sendable, Equatable {
@@ -170,89 +174,40 @@ public final class ContactlessPhone: Sendable {
     public let defaultApp: DefaultApp?
     public let expressCredentials: [ExpressCredential]
 
-    private enum Selected: Equatable {
-        case app([UInt8])
-        case systemPPSE
-    }
-    private struct Pending {
-        var apduID: UInt64
-        /// The session it was routed to; `nil` while the system holds it for the default app
-        /// that is still waking or starting emulation.
-        var session: Int?
-        var command: [UInt8]
-        var sentAt: Duration
-        var deadline: Duration
-        var response: [UInt8]?
-    }
-    private struct Field {
-        var technology: ReaderTechnology
-        var ecp: [UInt8]?
-        var express: ExpressCredential?
-        var isoDep = false
-        var selected: Selected?
-        var pending: Pending?
-    }
-    private struct SessionState {
-        /// Where a card session stands; each case carries only what is valid in it.
-        enum Phase: Equatable {
-            /// Valid, not emulating.
-            case idle
-            /// `startEmulation()` was called: the sheet comes up and the card answers from
-            /// `at` (then `startEmulation` is logged and the phase is ``emulating(since:)``).
-            case emulationStarting(at: Duration)
-            /// Emulating since `since`, announced.
-            case emulating(since: Duration)
-            /// Invalidated: over for good.
-            case invalidated
-        }
-        var phase = Phase.idle
-        var alert = ""
-        var valid: Bool { phase != .invalidated }
-        /// When emulation is (or will be) on; later than now while the sheet comes up.
-        var emulatingSince: Duration? {
-            switch phase {
-            case .emulationStarting(let t), .emulating(let t): t
-            case .idle, .invalidated: nil
-            }
-        }
-        var emulationAnnounced: Bool { if case .emulating = phase { true } else { false } }
-    }
-    /// A wake of the default app under way: after authentication (locked) and launch.
-    private struct Wake {
-        var authenticatedAt: Duration?
-        var due: Duration
-        /// The default app's scene gets `nfcEvent` (false: only sessions already up hear it).
-        var scene: Bool
-    }
-    private struct Assertion {
-        var id: Int
-        var expires: Duration
-    }
-    /// The presentment intent assertion: none, held, or released (or expired) and not to be
-    /// taken again before `until`.
-    private enum PresentmentIntent {
-        case free
-        case held(Assertion)
-        case coolingDown(until: Duration)
-        var held: Assertion? { if case .held(let a) = self { a } else { nil } }
-    }
-    private struct State {
-        var now: Duration = .zero
-        var conditions: Conditions
+    /// The machine (every rule and all of the state), the timeline and the session objects,
+    /// under one lock: each call applies one input and performs its actions before it returns.
+    private struct Locked {
+        var machine: ContactlessPhoneMachine
         var log: [(at: Duration, event: LogEvent)] = []
-        var sessions: [Int: SessionState] = [:]
+        /// The objects of valid sessions (an invalidated one is let go after its last event).
         var sessionObjects: [Int: CardSession] = [:]
-        var nextSession = 1
-        var nextAPDU: UInt64 = 1
-        var field: Field?
-        var coolDownUntil: Duration?
-        var presentment = PresentmentIntent.free
-        var nextAssertion = 1
-        var inForeground = true
-        var wake: Wake?
-        var lastWake: Duration?
+
+        /// Applies `input`, performs its actions in order, returns the machine's reply.
+        mutating func apply(_ input: ContactlessPhoneMachine.Input) -> ContactlessPhoneMachine.Reply {
+            let output = machine.apply(input)
+            for action in output.actions {
+                switch action {
+                case .log(let e, let t): log.append((t, e))
+                case .deliver(let id, let d, let t):
+                    guard let obj = sessionObjects[id] else { continue }
+                    let e: CardSession.Event =
+                        switch d {
+                        case .sessionStarted: .sessionStarted
+                        case .readerDetected: .readerDetected
+                        case .received(let payload, let apduID):
+                            .received(CardSession.APDU(payload: payload, id: apduID, session: obj))
+                        case .readerDeselected: .readerDeselected
+                        case .sessionInvalidated(let reason): .sessionInvalidated(reason: reason)
+                        }
+                    log.append((t, .session(id: id, e)))
+                    obj.deliver(e, at: t)
+                    if case .sessionInvalidated = d { sessionObjects[id] = nil }
+                }
+            }
+            return output.reply
+        }
     }
-    private let state: Mutex<State>
+    private let state: Mutex<Locked>
 
     public init(
         defaultApp: DefaultApp?,
@@ -263,29 +218,38 @@ public final class ContactlessPhone: Sendable {
         self.defaultApp = defaultApp
         self.expressCredentials = expressCredentials
         self.parameters = parameters
-        state = Mutex(State(conditions: conditions))
+        state = Mutex(
+            Locked(
+                machine: ContactlessPhoneMachine(
+                    defaultApp: defaultApp, expressCredentials: expressCredentials, parameters: parameters,
+                    conditions: conditions)))
     }
+
+    private func apply(_ input: ContactlessPhoneMachine.Input) -> ContactlessPhoneMachine.Reply {
+        state.withLock { $0.apply(input) }
+    }
+    private func read<T>(_ f: (ContactlessPhoneMachine) -> T) -> T { state.withLock { f($0.machine) } }
 
     // MARK: Observation
 
     /// Current virtual time.
-    public var now: Duration { state.withLock { $0.now } }
+    public var now: Duration { read(\.now) }
     /// Everything that happened so far.
     public var log: [(at: Duration, event: LogEvent)] { state.withLock { $0.log } }
     /// True while a reader's field is present.
-    public var fieldPresent: Bool { state.withLock { $0.field != nil } }
+    public var fieldPresent: Bool { read(\.fieldPresent) }
     /// Changes the radio/eligibility/access conditions (Settings, region, lock).
-    public func setConditions(_ c: Conditions) { state.withLock { $0.conditions = c } }
+    public func setConditions(_ c: Conditions) { _ = apply(.setConditions(c)) }
     /// The conditions now.
-    public var conditions: Conditions { state.withLock { $0.conditions } }
+    public var conditions: Conditions { read(\.conditions) }
     /// When the default app will be woken (a wake under way: authentication, launch), if any.
-    public var pendingWake: Duration? { state.withLock { $0.wake?.due } }
+    public var pendingWake: Duration? { read(\.wake.due) }
     /// When the default app was last woken.
-    public var lastWake: Duration? { state.withLock { $0.lastWake } }
+    public var lastWake: Duration? { read(\.lastWake) }
     /// The earliest moment something of the system's own is due (a wake, emulation coming
     /// on, an S(WTX), a maximum duration, an assertion expiry), for a driver stepping in
     /// virtual time.
-    public var nextDue: Duration? { state.withLock { Self.nextTimer($0, parameters: parameters)?.0 } }
+    public var nextDue: Duration? { read(\.nextDue) }
 
     private static let installed = Mutex<ContactlessPhone?>(nil)
     /// The phone `CardSession()` and its class properties use; `nil` until a host installs
@@ -299,121 +263,7 @@ public final class ContactlessPhone: Sendable {
     /// Moves virtual time to `t` (never backwards), firing what falls due: the end of an
     /// emulation at its maximum duration (session invalidated with
     /// `maxSessionDurationReached`, cool-down begins) and presentment-assertion expiry.
-    public func advance(to t: Duration) {
-        state.withLock { s in Self.advance(&s, to: t, parameters: parameters) }
-    }
-
-    private enum Timer {
-        case maxDuration(Int)
-        case assertionExpiry
-        case authenticated
-        case wake
-        case emulationOn(Int)
-        case waitingTimeExtension
-    }
-
-    /// The earliest timer of the system's own, if any.
-    private static func nextTimer(_ s: State, parameters: HCEParameters) -> (Duration, Timer)? {
-        var next: (Duration, Timer)?
-        func consider(_ t: Duration, _ timer: Timer) {
-            if next == nil || t < next!.0 { next = (t, timer) }
-        }
-        for id in s.sessions.keys.sorted() {
-            guard let ss = s.sessions[id], ss.valid, let since = ss.emulatingSince else { continue }
-            if !ss.emulationAnnounced { consider(since, .emulationOn(id)) }
-            consider(since + parameters.maximumSessionDuration, .maxDuration(id))
-        }
-        if let a = s.presentment.held { consider(a.expires, .assertionExpiry) }
-        if let w = s.wake {
-            if let auth = w.authenticatedAt { consider(auth, .authenticated) } else { consider(w.due, .wake) }
-        }
-        if parameters.sendsWaitingTimeExtensions, let f = s.field, let p = f.pending, p.response == nil,
-            p.deadline - p.sentAt < parameters.frameWaitingTime + parameters.readerWaitingTimeExtensionLimit
-        {
-            consider(p.deadline, .waitingTimeExtension)
-        }
-        return next
-    }
-
-    private static func advance(_ s: inout State, to t: Duration, parameters: HCEParameters) {
-        // Fire due timers in time order (at `t` too: what is due now happens now).
-        while let (due, timer) = nextTimer(s, parameters: parameters), due <= t {
-            s.now = max(s.now, due)
-            switch timer {
-            case .maxDuration(let sid):
-                s.sessions[sid]?.phase = .idle
-                s.coolDownUntil = due + parameters.maximumDurationCoolDown
-                invalidate(&s, session: sid, reason: .maxSessionDurationReached)
-            case .assertionExpiry:
-                s.presentment = .coolingDown(until: due + parameters.presentmentReacquireCoolDown)
-            case .authenticated:
-                s.wake?.authenticatedAt = nil
-                emit(&s, .authenticated)
-            case .wake:
-                let scene = s.wake?.scene ?? false
-                s.wake = nil
-                if scene {
-                    s.lastWake = s.now
-                    emit(&s, .nfcEvent)
-                }
-                if let f = s.field, f.express == nil {
-                    for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
-                        deliver(&s, session: id, .readerDetected)
-                    }
-                }
-            case .emulationOn(let sid):
-                if case .emulationStarting(let at)? = s.sessions[sid]?.phase {
-                    s.sessions[sid]?.phase = .emulating(since: at)
-                }
-                emit(&s, .emulationStarted(session: sid))
-                deliverHeld(&s, to: sid)
-            case .waitingTimeExtension:
-                guard var f = s.field, var p = f.pending else { break }
-                let m = parameters.waitingTimeExtensionMultiplier
-                p.deadline = p.deadline + parameters.frameWaitingTime * Int(m)
-                f.pending = p
-                s.field = f
-                emit(&s, .waitingTimeExtension(multiplier: m))
-            }
-        }
-        s.now = max(s.now, t)
-    }
-
-    /// An APDU the system held for the default app reaches session `sid` now that it emulates.
-    private static func deliverHeld(_ s: inout State, to sid: Int) {
-        guard var f = s.field, var p = f.pending, p.session == nil, p.response == nil,
-            let obj = s.sessionObjects[sid]
-        else { return }
-        p.session = sid
-        f.pending = p
-        s.field = f
-        deliver(&s, session: sid, .received(CardSession.APDU(payload: p.command, id: p.apduID, session: obj)))
-    }
-
-    private func at(_ s: inout State, _ t: Duration) {
-        Self.advance(&s, to: t, parameters: parameters)
-    }
-
-    private static func emit(_ s: inout State, _ e: LogEvent) {
-        s.log.append((s.now, e))
-    }
-
-    private static func deliver(_ s: inout State, session id: Int, _ e: CardSession.Event) {
-        guard let obj = s.sessionObjects[id] else { return }
-        s.log.append((s.now, .session(id: id, e)))
-        obj.deliver(e, at: s.now)
-    }
-
-    private static func invalidate(_ s: inout State, session id: Int, reason: CardSession.Error) {
-        guard s.sessions[id]?.valid == true else { return }
-        s.sessions[id]?.phase = .invalidated
-        if var f = s.field, let p = f.pending, p.session == id, p.response == nil {
-            f.pending = nil
-            s.field = f
-        }
-        deliver(&s, session: id, .sessionInvalidated(reason: reason))
-        s.sessionObjects[id] = nil
-    }
+    public func advance(to t: Duration) { _ = apply(.advance(to: t)) }
 
     // MARK: Card sessions
 
@@ -422,10 +272,7 @@ public final class ContactlessPhone: Sendable {
     /// at once, and `readerDetected` too when a field is present, the app is awake and no
     /// express credential took the field.
     public func makeCardSession() -> CardSession {
-        let id = state.withLock { s in
-            defer { s.nextSession += 1 }
-            return s.nextSession
-        }
+        guard case .session(let id) = apply(.newSessionNumber) else { preconditionFailure("a session number") }
         let session = CardSession(id: id, phone: self)
         attach(session)
         return session
@@ -436,96 +283,50 @@ public final class ContactlessPhone: Sendable {
     /// `systemEligibilityFailed`, `accessNotAccepted` (documented: `init()`). Returns the new
     /// session's number.
     func reserveSession() throws(CardSession.Error) -> Int {
-        let r: Result<Int, CardSession.Error> = state.withLock { s in
-            precondition(
-                s.conditions.supported,
-                "CardSession: this device does not support card sessions; check CardSession.isSupported first")
-            if !s.conditions.radioEnabled { return .failure(.radioDisabled) }
-            if !s.conditions.eligible { return .failure(.systemEligibilityFailed) }
-            if !s.conditions.accessAccepted { return .failure(.accessNotAccepted) }
-            let id = s.nextSession
-            s.nextSession += 1
-            return .success(id)
+        switch apply(.reserveSession) {
+        case .session(let id): return id
+        case .sessionError(let e): throw e
+        default: preconditionFailure("a session number or an error")
         }
-        return try r.get()
     }
 
     /// Registers a new session object: `sessionStarted`, then `readerDetected` when a field
     /// is present and the app is awake.
     func attach(_ session: CardSession) {
         state.withLock { s in
-            let id = session.id
-            s.sessions[id] = SessionState()
-            s.sessionObjects[id] = session
-            Self.deliver(&s, session: id, .sessionStarted)
-            if let f = s.field, f.express == nil, s.wake == nil { Self.deliver(&s, session: id, .readerDetected) }
+            s.sessionObjects[session.id] = session
+            _ = s.apply(.attach(session: session.id))
         }
     }
 
     /// Core NFC `CardSession.isEligible`: the device and region allow card sessions now.
-    public var isEligible: Bool { state.withLock { $0.conditions.supported && $0.conditions.eligible } }
+    public var isEligible: Bool { read(\.isEligible) }
 
     func startEmulation(session id: Int) throws(CardSession.Error) {
-        let result: CardSession.Error? = state.withLock { s in
-            guard let ss = s.sessions[id], ss.valid else { return .invalidated }
-            if ss.emulatingSince != nil { return nil }
-            if !s.conditions.radioEnabled { return .radioDisabled }
-            if !s.conditions.eligible { return .systemEligibilityFailed }
-            if !s.conditions.accessAccepted { return .accessNotAccepted }
-            if let until = s.coolDownUntil, s.now < until { return .systemNotAvailable }
-            if s.sessions.contains(where: { $0.key != id && $0.value.valid && $0.value.emulatingSince != nil }) {
-                return .systemNotAvailable
-            }
-            // The emulation sheet comes up; the card answers once it is up.
-            s.sessions[id]?.phase = .emulationStarting(at: s.now + parameters.emulationStartLatency)
-            Self.advance(&s, to: s.now, parameters: parameters)
-            return nil
-        }
-        if let result { throw result }
+        if case .sessionError(let e) = apply(.startEmulation(session: id)) { throw e }
     }
 
     func stopEmulation(session id: Int, status: CardSession.EmulationUIStatus) {
-        state.withLock { s in
-            guard s.sessions[id]?.valid == true, s.sessions[id]?.emulatingSince != nil else { return }
-            s.sessions[id]?.phase = .idle
-            Self.emit(&s, .emulationStopped(session: id, status: status))
-        }
+        _ = apply(.stopEmulation(session: id, status: status))
     }
 
-    func invalidate(session id: Int, reason: CardSession.Error) {
-        state.withLock { s in Self.invalidate(&s, session: id, reason: reason) }
-    }
+    func invalidate(session id: Int, reason: CardSession.Error) { _ = apply(.invalidate(session: id, reason: reason)) }
 
     /// The system ends every valid session with `reason` (e.g. `.invalidated`).
-    public func systemInvalidates(_ reason: CardSession.Error = .invalidated) {
-        state.withLock { s in
-            for id in s.sessions.keys.sorted() { Self.invalidate(&s, session: id, reason: reason) }
-        }
-    }
+    public func systemInvalidates(_ reason: CardSession.Error = .invalidated) { _ = apply(.systemInvalidates(reason)) }
 
     /// The person dismisses the emulation sheet: sessions end with `userInvalidated`.
     public func userDismissesEmulation() { systemInvalidates(.userInvalidated) }
 
-    func isEmulating(session id: Int) -> Bool {
-        state.withLock { $0.sessions[id]?.emulatingSince != nil }
-    }
-    func emulationStarts(session id: Int) -> Duration? { state.withLock { $0.sessions[id]?.emulatingSince } }
-    func isValid(session id: Int) -> Bool { state.withLock { $0.sessions[id]?.valid == true } }
-    func alertMessage(session id: Int) -> String { state.withLock { $0.sessions[id]?.alert ?? "" } }
-    func setAlertMessage(_ m: String, session id: Int) { state.withLock { $0.sessions[id]?.alert = m } }
+    func isEmulating(session id: Int) -> Bool { read { $0.isEmulating(session: id) } }
+    func isValid(session id: Int) -> Bool { read { $0.isValid(session: id) } }
+    func alertMessage(session id: Int) -> String { read { $0.alertMessage(session: id) } }
+    func setAlertMessage(_ m: String, session id: Int) { _ = apply(.setAlertMessage(m, session: id)) }
 
     func respond(apduID: UInt64, session: Int, response: [UInt8]) throws(CardSession.Error) {
-        let ok: Bool = state.withLock { s in
-            Self.advance(&s, to: s.now, parameters: parameters)
-            guard s.sessions[session]?.valid == true, var f = s.field, var p = f.pending,
-                p.apduID == apduID, p.response == nil, s.now <= p.deadline
-            else { return false }
-            p.response = response
-            f.pending = p
-            s.field = f
-            return true
+        guard apply(.respond(apduID: apduID, session: session, response: response)) == .accepted(true) else {
+            throw .transmissionError
         }
-        if !ok { throw .transmissionError }
     }
 
     // MARK: Presentment intent
@@ -534,42 +335,20 @@ public final class ContactlessPhone: Sendable {
     /// Throws ``NFCPresentmentIntentAssertion/Error``.
     public func acquirePresentmentIntent() throws(NFCPresentmentIntentAssertion.Error) -> NFCPresentmentIntentAssertion
     {
-        let r: Result<NFCPresentmentIntentAssertion, NFCPresentmentIntentAssertion.Error> = state.withLock { s in
-            guard s.inForeground else { return .failure(.notInForeground) }
-            switch s.presentment {
-            case .held(let a): return .success(NFCPresentmentIntentAssertion(id: a.id, phone: self))
-            case .coolingDown(let until) where s.now < until: return .failure(.coolingDown(remaining: until - s.now))
-            case .coolingDown, .free: break
-            }
-            let id = s.nextAssertion
-            s.nextAssertion += 1
-            s.presentment = .held(Assertion(id: id, expires: s.now + parameters.presentmentAssertionLifetime))
-            return .success(NFCPresentmentIntentAssertion(id: id, phone: self))
-        }
-        return try r.get()
-    }
-
-    func releaseAssertion(id: Int) {
-        state.withLock { s in
-            guard s.presentment.held?.id == id else { return }
-            s.presentment = .coolingDown(until: s.now + parameters.presentmentReacquireCoolDown)
+        switch apply(.acquirePresentmentIntent) {
+        case .assertion(let id): return NFCPresentmentIntentAssertion(id: id, phone: self)
+        case .assertionError(let e): throw e
+        default: preconditionFailure("an assertion or an error")
         }
     }
 
-    func assertionIsHeld(id: Int) -> Bool { state.withLock { $0.presentment.held?.id == id } }
+    func releaseAssertion(id: Int) { _ = apply(.releaseAssertion(id: id)) }
+
+    func assertionIsHeld(id: Int) -> Bool { read { $0.assertionIsHeld(id: id) } }
 
     /// The app leaves (or returns to) the foreground: leaving releases a presentment
     /// assertion and the system invalidates card sessions with `.invalidated`.
-    public func setForeground(_ foreground: Bool) {
-        state.withLock { s in
-            s.inForeground = foreground
-            guard !foreground else { return }
-            if s.presentment.held != nil {
-                s.presentment = .coolingDown(until: s.now + parameters.presentmentReacquireCoolDown)
-            }
-            for id in s.sessions.keys.sorted() { Self.invalidate(&s, session: id, reason: .invalidated) }
-        }
-    }
+    public func setForeground(_ foreground: Bool) { _ = apply(.setForeground(foreground)) }
 
     // MARK: The reader's side
 
@@ -581,234 +360,32 @@ public final class ContactlessPhone: Sendable {
     /// way goes on when the field leaves (the app launches for nothing).
     @discardableResult
     public func fieldOn(_ technology: ReaderTechnology, ecp: [UInt8]? = nil, at t: Duration) -> Bool {
-        state.withLock { s in
-            at(&s, t)
-            if s.field != nil { Self.fieldOff(&s) }
-            var f = Field(technology: technology, ecp: ecp)
-            if let ecp, let match = expressCredentials.first(where: { $0.ecpFrame == ecp }) {
-                f.express = match
-            }
-            s.field = f
-            Self.emit(&s, .fieldOn(technology, ecp: ecp))
-            if let express = f.express {
-                Self.emit(&s, .wakeSuppressed(.expressCredential(express.name)))
-                return false
-            }
-            if s.presentment.held != nil {
-                Self.emit(&s, .wakeSuppressed(.presentmentIntentAssertion))
-                for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
-                    Self.deliver(&s, session: id, .readerDetected)
-                }
-                return false
-            }
-            let appUp = s.sessions.values.contains { $0.valid }
-            guard defaultApp != nil || appUp else { return false }
-            if s.wake == nil {
-                let auth: Duration? = s.conditions.locked ? s.now + parameters.authenticationLatency : nil
-                let launch = appUp ? Duration.zero : parameters.wakeLatency
-                s.wake = Wake(authenticatedAt: auth, due: (auth ?? s.now) + launch, scene: defaultApp != nil)
-            }
-            Self.advance(&s, to: s.now, parameters: parameters)
-            return defaultApp != nil
-        }
+        apply(.fieldOn(technology, ecp: ecp, at: t)) == .accepted(true)
     }
 
     /// ISO-DEP activation (RATS answered with the phone's ATS) at `t`. False when no
     /// field is present or the technology has no ISO-DEP (FeliCa).
     @discardableResult
-    public func activateISODEP(at t: Duration) -> Bool {
-        state.withLock { s in
-            at(&s, t)
-            guard var f = s.field, f.technology.supportsISODEP else { return false }
-            if !f.isoDep {
-                f.isoDep = true
-                s.field = f
-                Self.emit(&s, .isoDepActivated)
-            }
-            return true
-        }
-    }
+    public func activateISODEP(at t: Duration) -> Bool { apply(.activateISODEP(at: t)) == .accepted(true) }
 
     /// The reader sends `command` at `t`.
     public func readerCommand(_ command: [UInt8], at t: Duration) -> ReaderExchange {
-        state.withLock { s in
-            at(&s, t)
-            guard var f = s.field, f.isoDep else { return .notActivated }
-            if let p = f.pending {  // a new command abandons an unanswered one
-                Self.emit(
-                    &s, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app))
-                f.pending = nil
-            }
-            if let express = f.express {
-                _ = express
-                s.field = f
-                let r: [UInt8] = [0x90, 0x00]
-                Self.emit(&s, .apdu(command: command, response: r, answeredBy: .express))
-                return .answered(by: .express, response: r)
-            }
-            let route = route(command, field: &f, state: s)
-            switch route {
-            case .system(let response):
-                s.field = f
-                Self.emit(&s, .apdu(command: command, response: response, answeredBy: .system))
-                return .answered(by: .system, response: response)
-            case .app(let sessionID, let deselectFirst):
-                if deselectFirst {
-                    s.field = f
-                    Self.deliver(&s, session: sessionID, .readerDeselected)
-                }
-                let id = s.nextAPDU
-                s.nextAPDU += 1
-                let deadline = s.now + parameters.frameWaitingTime
-                f.pending = Pending(
-                    apduID: id, session: sessionID, command: command, sentAt: s.now, deadline: deadline)
-                s.field = f
-                guard let obj = s.sessionObjects[sessionID] else { return .timedOut }
-                Self.deliver(
-                    &s, session: sessionID, .received(CardSession.APDU(payload: command, id: id, session: obj)))
-                return .awaitingApp(deadline: deadline)
-            case .heldForApp:
-                // The default app is waking or starting emulation: the system keeps the reader
-                // waiting (S(WTX)) and hands the APDU over once the app emulates.
-                let id = s.nextAPDU
-                s.nextAPDU += 1
-                let deadline = s.now + parameters.frameWaitingTime
-                f.pending = Pending(apduID: id, session: nil, command: command, sentAt: s.now, deadline: deadline)
-                s.field = f
-                Self.emit(&s, .heldForApp(command: command))
-                return .awaitingApp(deadline: deadline)
-            case .systemAfterDeselect(let sessionID, let response):
-                s.field = f
-                Self.deliver(&s, session: sessionID, .readerDeselected)
-                Self.emit(&s, .apdu(command: command, response: response, answeredBy: .system))
-                return .answered(by: .system, response: response)
-            }
-        }
+        exchange(apply(.readerCommand(command, at: t)))
     }
 
     /// The reader looks for the app's answer at `t`: `.answered` when the app responded,
     /// `.timedOut` when `t` is past the frame waiting time, as extended by the system's
     /// S(WTX) up to the reader's limit, with no answer; otherwise `.awaitingApp` again (with
     /// the deadline as extended so far).
-    public func collectResponse(at t: Duration) -> ReaderExchange {
-        state.withLock { s in
-            guard s.field?.pending != nil else { return .notActivated }
-            at(&s, t)
-            guard var f = s.field, let p = f.pending else { return .notActivated }
-            if let r = p.response {
-                f.pending = nil
-                s.field = f
-                Self.emit(&s, .apdu(command: p.command, response: r, answeredBy: .app))
-                return .answered(by: .app, response: r)
-            }
-            guard s.now >= p.deadline else { return .awaitingApp(deadline: p.deadline) }
-            // The reader gives up; a late respond() fails with transmissionError.
-            if var f2 = s.field {
-                f2.pending = nil
-                s.field = f2
-            }
-            Self.emit(&s, .apdu(command: p.command, response: nil, answeredBy: nil))
-            return .timedOut
-        }
-    }
+    public func collectResponse(at t: Duration) -> ReaderExchange { exchange(apply(.collectResponse(at: t))) }
 
     /// The field disappears at `t`: `readerDeselected` to the app if its AID was
     /// selected or it had seen the reader, then `fieldOff`.
-    public func fieldOff(at t: Duration) {
-        state.withLock { s in
-            at(&s, t)
-            Self.fieldOff(&s)
-        }
-    }
+    public func fieldOff(at t: Duration) { _ = apply(.fieldOff(at: t)) }
 
-    private static func fieldOff(_ s: inout State) {
-        guard let f = s.field else { return }
-        if let p = f.pending {
-            s.log.append(
-                (s.now, .apdu(command: p.command, response: p.response, answeredBy: p.response == nil ? nil : .app)))
-        }
-        if f.express == nil {
-            for id in s.sessions.keys.sorted() where s.sessions[id]?.valid == true {
-                deliver(&s, session: id, .readerDeselected)
-            }
-        }
-        s.field = nil
-        emit(&s, .fieldOff)
-    }
-
-    // MARK: Routing
-
-    private enum Route {
-        case system([UInt8])
-        case app(session: Int, deselectFirst: Bool)
-        case heldForApp
-        case systemAfterDeselect(session: Int, [UInt8])
-    }
-
-    /// The emulating session of the default app (its card answering now), if any.
-    private func emulatingSession(_ s: State) -> Int? {
-        s.sessions.keys.sorted().first { s.sessions[$0]?.valid == true && s.sessions[$0]?.emulationAnnounced == true }
-    }
-
-    /// The default app is on its way (waking, or up and about to emulate) and the system
-    /// holds APDUs for it with S(WTX).
-    private func appOnItsWay(_ s: State) -> Bool {
-        guard parameters.sendsWaitingTimeExtensions, defaultApp != nil, s.field?.express == nil else { return false }
-        if s.wake != nil { return true }
-        return s.sessions.values.contains { $0.valid && $0.emulatingSince != nil && !$0.emulationAnnounced }
-    }
-
-    private func route(_ command: [UInt8], field f: inout Field, state s: State) -> Route {
-        let parsed: CommandAPDU
-        switch screenCommand(command) {
-        case .refused(let sw): return .system(sw.bytes)
-        case .command(let c): parsed = c
-        }
-        let isSelect = parsed.ins == 0xA4 && parsed.cla & 0x80 == 0
-        guard isSelect, parsed.p1 == 0x04 else {
-            // Non-SELECT, or SELECT by file identifier / path: the selected application's.
-            switch f.selected {
-            case .app:
-                if let sid = emulatingSession(s) { return .app(session: sid, deselectFirst: false) }
-                f.selected = nil
-                return .system(StatusWord.conditionsNotSatisfied.bytes)
-            case .systemPPSE:
-                return .system(isSelect ? StatusWord.fileNotFound.bytes : StatusWord.insNotSupported.bytes)
-            case nil:
-                return .system(isSelect ? StatusWord.fileNotFound.bytes : StatusWord.conditionsNotSatisfied.bytes)
-            }
-        }
-        // SELECT by DF name. P2: b2b1 occurrence (00 first, 10 next; last/previous
-        // unsupported), b4b3 answer (FCI 00, FCP 04, FMD 08, none 0C).
-        let occurrence = parsed.p2 & 0x03
-        guard occurrence == 0x00 || occurrence == 0x02, parsed.p2 & 0xF0 == 0 else {
-            return .system(StatusWord.wrongParameters.bytes)
-        }
-        let aid = parsed.data
-        guard aid.count >= 5 else { return .system(StatusWord.fileNotFound.bytes) }
-        let previous = f.selected
-        let appSelected: [UInt8]? = if case .app(let a) = previous { a } else { nil }
-        let deselectSession: Int? = (appSelected != nil && appSelected != aid) ? emulatingSession(s) : nil
-
-        let app = defaultApp
-        let ppseEntitled = app?.prefix(matching: WellKnownAID.ppse) != nil
-        if aid == WellKnownAID.ppse && !ppseEntitled {
-            f.selected = .systemPPSE
-            let fci = Self.ppseFCI(listing: app?.selectIdentifierPrefixes ?? [])
-            if let d = deselectSession { return .systemAfterDeselect(session: d, fci) }
-            return .system(fci)
-        }
-        if app?.prefix(matching: aid) != nil, let sid = emulatingSession(s) {
-            f.selected = .app(aid)
-            return .app(session: sid, deselectFirst: deselectSession != nil)
-        }
-        if app?.prefix(matching: aid) != nil, deselectSession == nil, appOnItsWay(s) {
-            f.selected = .app(aid)
-            return .heldForApp
-        }
-        f.selected = nil
-        if let d = deselectSession { return .systemAfterDeselect(session: d, StatusWord.fileNotFound.bytes) }
-        return .system(StatusWord.fileNotFound.bytes)
+    private func exchange(_ reply: ContactlessPhoneMachine.Reply) -> ReaderExchange {
+        guard case .exchange(let x) = reply else { preconditionFailure("a reader exchange") }
+        return x
     }
 
     /// The system's answer to SELECT PPSE: FCI template `6F` with DF name `84` = PPSE and
