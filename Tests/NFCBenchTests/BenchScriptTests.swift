@@ -15,8 +15,15 @@ struct BenchScriptTests {
         func write(_ path: String, _ text: String) throws {
             let url = dir.appendingPathComponent(path)
             try fm.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try text.write(to: url, atomically: true, encoding: .utf8)
-            try fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+            // O_CLOEXEC: a child another test forks meanwhile must not inherit the descriptor we
+            // write through, or exec'ing the script fails with ETXTBSY ("Text file busy"), as a
+            // full run once did; Foundation's String.write leaves its descriptor inheritable.
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+            try #require(fd >= 0, "open \(url.path): errno \(errno)")
+            let bytes = Array(text.utf8)
+            let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+            #expect(close(fd) == 0)
+            try #require(written == bytes.count, "wrote \(written) of \(bytes.count) bytes to \(url.path)")
         }
         try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         try fm.copyItem(
