@@ -9,6 +9,12 @@ public actor Slots {
     private var busy = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
+    /// The slots the dump round trip's and the Type 2 probe's cases share: each case starts
+    /// virtual PN532s and vpcd cards and keeps the CPU busy, and with six of each at once (twelve,
+    /// beside the equivalence cases) nfc-mfultralight's reads of the witness tests, which have no
+    /// limiter, missed libnfc's frame timeout in a fresh clone's full run (load average 20).
+    public static let busyRealParts = Slots(4)
+
     public init(_ count: Int) {
         precondition(count > 0)
         self.count = count

@@ -23,7 +23,7 @@ struct DumpRoundTripTests {
     /// The cases: the shipped files, listed when the suite is declared (``everyFileIsACase()``).
     static let cases = shipped
     /// The cases that run at once: each starts virtual PN532s and vpcd cards one after another.
-    static let slots = Slots(6)
+    static let slots = Slots.busyRealParts
 
     /// Files no device can dump, by design, with why.
     static let undumpable = [

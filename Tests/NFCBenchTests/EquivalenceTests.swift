@@ -24,11 +24,11 @@ struct EquivalenceTests {
     static let cases: [String] = (try? shipped()) ?? []
 
     /// The checks that run at once (of the reads', writes' and corpus cases). Each runs its rows
-    /// one at a time: 8 rows at once, 8 virtual PN532s behind libnfc, whose 100 ms Type 2 frame
+    /// one at a time: 6 rows at once, 6 virtual PN532s behind libnfc, whose 100 ms Type 2 frame
     /// timeout a busier machine misses (24 at once, three rows a case, failed pn532 rows in a
     /// loaded full run); most of a row is waiting (pcscd's poll, the 10 s limit of rows no
     /// session delivers), which overlaps across the cases.
-    static let slots = Slots(8)
+    static let slots = Slots(6)
 
     /// Runs `check equivalence --json` with `args` in a private pcscd; nil outside CI without one.
     /// Each session's limit is 10 s, not 3: on a loaded 2-core machine a slow start must not

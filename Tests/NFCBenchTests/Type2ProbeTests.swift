@@ -107,7 +107,7 @@ struct Type2ProbeTests {
 
     /// The cases of ``sameOnEveryDevice(tag:)`` that run at once: each starts vpcd cards in a
     /// private pcscd and a virtual PN532.
-    static let slots = Slots(6)
+    static let slots = Slots.busyRealParts
 
     /// Each tag file is a case of its own (its sessions one after another, the files side by
     /// side, a few at a time).
