@@ -42,7 +42,7 @@ struct EverydayCommandsTests {
             ["poll", "--device", "sim:tap-uri", "--json", "--no-trace"],
             environment: ["NFCBENCH_LOCK_DIR": locks.file("locks")])
         // Until the tag has left (its 2 s in the field play in real time), then Ctrl-C.
-        let reader = SessionCLITests.LineReader(out)
+        let reader = LineReader(out, of: p)
         #expect(await reader.wait { $0.contains { $0.contains("\"left\"") } }, "\(reader.lines)")
         p.interrupt()
         try await NFCBench.offPool { p.waitUntilExit() }

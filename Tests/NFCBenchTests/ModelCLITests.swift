@@ -118,7 +118,7 @@ struct ModelCLITests {
         defer { bench.cleanup() }
         let (first, out, _) = try NFCBench.start(
             ["session", "--device", "sim:tap-uri", "--json"], environment: bench.env)
-        let firstLines = SessionCLITests.LineReader(out)
+        let firstLines = LineReader(out, of: first)
         #expect(await firstLines.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
         // The default: 203 at once.
         let refused = try await NFCBench.runTimed(
@@ -133,7 +133,7 @@ struct ModelCLITests {
         let (second, out2, _) = try NFCBench.start(
             ["session", "--device", "sim:tap-uri", "--first-read", "--busy", "queue", "--json"],
             environment: bench.env)
-        let secondLines = SessionCLITests.LineReader(out2)
+        let secondLines = LineReader(out2, of: second)
         #expect(await secondLines.wait { $0.contains { $0.contains("\"event\":\"queued\"") } })
         #expect(second.isRunning)
         #expect(!secondLines.lines.contains { $0.contains("didBecomeActive") })

@@ -33,22 +33,6 @@ struct SessionCLITests {
         try stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
     }
 
-    /// Reads lines from a running process's stdout until `predicate` holds or `timeout` passes.
-    final class LineReader: @unchecked Sendable {
-        private let lock = NSLock()
-        private var text = ""
-        init(_ pipe: Pipe) {
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] h in
-                let d = h.availableData
-                if let self, !d.isEmpty { self.lock.withLock { self.text += String(decoding: d, as: UTF8.self) } }
-            }
-        }
-        var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
-        func wait(timeout: Duration = .seconds(10), until predicate: ([String]) -> Bool) async -> Bool {
-            await poll(timeout: timeout, every: .milliseconds(20)) { predicate(lines) }
-        }
-    }
-
     static func exit(of p: Process, timeout: Duration = .seconds(10)) async -> Int32? {
         let ended = await poll(timeout: timeout, every: .milliseconds(10)) { !p.isRunning }
         return ended ? p.terminationStatus : nil
@@ -103,7 +87,7 @@ struct SessionCLITests {
         defer { bench.cleanup() }
         let (first, out, _) = try NFCBench.start(
             ["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
-        let reader = LineReader(out)
+        let reader = LineReader(out, of: first)
         #expect(await reader.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
         let second = try await NFCBench.runTimed(
             ["session", "--device", "sim:hold-uri", "--json"], environment: bench.env)
@@ -149,7 +133,7 @@ struct SessionCLITests {
         defer { bench.cleanup() }
         let (first, out, _) = try NFCBench.start(
             ["session", "--device", "sim:hold-uri", "--host-wide", "--json"], environment: bench.env)
-        let reader = LineReader(out)
+        let reader = LineReader(out, of: first)
         #expect(await reader.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
         let second = try await NFCBench.run(
             ["session", "--device", "sim:tap-text", "--host-wide", "--json"], environment: bench.env)
@@ -166,7 +150,7 @@ struct SessionCLITests {
         let bench = try Bench()
         defer { bench.cleanup() }
         let (p, out, _) = try NFCBench.start(["session", "--device", "sim:no-tag", "--json"], environment: bench.env)
-        let reader = LineReader(out)
+        let reader = LineReader(out, of: p)
         #expect(await reader.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
         kill(p.processIdentifier, SIGTSTP)
         #expect(await Self.exit(of: p) == 12)
@@ -183,7 +167,7 @@ struct SessionCLITests {
         #expect(r.status == 11)
         #expect(try Self.records(r.stdout).last?["code"]?.intValue == 201)
         let (p, out, _) = try NFCBench.start(["session", "--device", "sim:no-tag", "--json"], environment: bench.env)
-        let reader = LineReader(out)
+        let reader = LineReader(out, of: p)
         #expect(await reader.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
         kill(p.processIdentifier, SIGINT)
         #expect(await Self.exit(of: p) == 10)
@@ -196,7 +180,7 @@ struct SessionCLITests {
         let trace = bench.dir.appendingPathComponent("killed.jsonl").path
         let (p, out, _) = try NFCBench.start(
             ["session", "--device", "sim:hold-uri", "--json", "--trace", trace], environment: bench.env)
-        let reader = LineReader(out)
+        let reader = LineReader(out, of: p)
         #expect(await reader.wait { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
         kill(p.processIdentifier, SIGKILL)
         _ = await Self.exit(of: p)

@@ -6,7 +6,7 @@ import Testing
 /// The README's signal policy, through real processes: signals sent to the built binary.
 @Suite("Signals: one policy for every long-running command", .serialized)
 struct SignalPolicyTests {
-    typealias Lines = SessionCLITests.LineReader
+    typealias Lines = LineReader
 
     struct Bench {
         let dir: URL
@@ -33,7 +33,7 @@ struct SignalPolicyTests {
     /// Starts `session` on a reader that never sees a tag and waits until it is active.
     static func activeSession(_ bench: Bench) async throws -> (Process, Lines) {
         let (p, out, _) = try NFCBench.start(["session", "--device", "sim:no-tag", "--json"], environment: bench.env)
-        let lines = Lines(out)
+        let lines = Lines(out, of: p)
         #expect(await lines.wait { $0.contains { $0.contains("\"didBecomeActive\"") } })
         return (p, lines)
     }
@@ -174,7 +174,7 @@ struct SignalPolicyTests {
         let bench = try Bench()
         defer { bench.cleanup() }
         let (p, out, err) = try NFCBench.start(["demo", "--timeout", "5"], environment: bench.env)
-        let lines = Lines(out)
+        let lines = Lines(out, of: p)
         let errors = Lines(err)
         guard await lines.wait(timeout: .seconds(30), until: { $0.contains { $0.contains("session 2:") } }) else {
             p.terminate()
@@ -206,7 +206,7 @@ struct SignalPolicyTests {
         defer { bench.cleanup() }
         let (p, out, err) = try NFCBench.start(
             ["demo", "--bench", "pn532", "--timeout", "5"], environment: bench.env)
-        let lines = Lines(out)
+        let lines = Lines(out, of: p)
         let errors = Lines(err)
         #expect(
             await lines.wait(timeout: .seconds(20)) { $0.contains { $0.contains("session 2:") } }, "\(errors.lines)")
@@ -231,10 +231,11 @@ struct SignalPolicyTests {
             ["virtual", "pn532", "--pty", link, "--tag", "ntag215-uri"], environment: bench.env)
         // Its start line (none with --quiet) comes once it handles signals; before that a SIGHUP
         // kills it (the default), link removed too, but with the signal's status.
-        #expect(await Lines(out).wait { $0.contains { $0.contains("virtual PN532 on") } })
+        let lines = Lines(out, of: p)
+        #expect(await lines.wait { $0.contains { $0.contains("virtual PN532 on") } })
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != nil)
         kill(p.processIdentifier, SIGHUP)
-        #expect(await SessionCLITests.exit(of: p) == 0)
+        #expect(await SessionCLITests.exit(of: p) == 0, "\(lines.lines)")
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == nil)
     }
 
@@ -280,7 +281,7 @@ struct SignalPolicyTests {
             ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000", "--trace", trace],
             environment: bench.env)
         defer { if p.isRunning { p.terminate() } }
-        let lines = Lines(out)
+        let lines = Lines(out, of: p)
         try await Self.waitForSampling(trace)
         kill(p.processIdentifier, SIGINT)
         #expect(await SessionCLITests.exit(of: p) == 130)
@@ -300,7 +301,7 @@ struct SignalPolicyTests {
             ["measure", "apdu", "--device", "sim:tap-t4t", "--count", "1000000", "--json", "--trace", trace],
             environment: bench.env)
         defer { if p.isRunning { p.terminate() } }
-        let lines = Lines(out)
+        let lines = Lines(out, of: p)
         try await Self.waitForSampling(trace)
         kill(p.processIdentifier, SIGINT)
         #expect(await SessionCLITests.exit(of: p) == 130)
@@ -344,7 +345,7 @@ struct LockFileCLITests {
         try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: link)
         let (holder, out, _) = try NFCBench.start(
             ["session", "--device", "pn532_uart:\(link)", "--json"], environment: bench.env)
-        let lines = SessionCLITests.LineReader(out)
+        let lines = LineReader(out, of: holder)
         #expect(await lines.wait(timeout: .seconds(15)) { $0.contains { $0.contains("\"didDetectNDEFs\"") } })
         let locks = bench.readerLocks
         #expect(locks.count == 1 && locks.first?.hasPrefix("pn532_uart__dev_pts_") == true, "\(locks)")
