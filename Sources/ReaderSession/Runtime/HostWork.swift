@@ -37,7 +37,7 @@ public enum HostWork {
 
     private static let mainClaims = Atomic<Int>(0)
 
-    /// While `true`, work on the main thread counts as the host's: a harness that drives an
+    /// While `true`, work on the main queue counts as the host's: a harness that drives an
     /// app and waits for the main queue after every event it injects (so `DispatchQueue.main`
     /// blocks the app enqueued in answer run then, at the event's instant) claims it for its
     /// run. Claims nest; each `true` needs its `false`.
