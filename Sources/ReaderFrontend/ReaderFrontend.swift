@@ -55,6 +55,9 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         var handed = false
         var owner: UInt64?
         var failure: NFCDeviceError?
+        /// Sealed (``sealStream(_:)``): nothing published from now on reaches it, and it ends
+        /// once what it holds is read.
+        var sealed = false
     }
 
     private struct State {
@@ -267,30 +270,28 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     /// Waits up to `timeout` for a target of any family the bench reads (polling ISO 14443,
     /// FeliCa and ISO 15693, as an NDEF reader session does), and returns it. The stream stays
     /// open, so the target stays current, until ``close()``.
+    ///
+    /// The timeout runs on the frontend's clock from the call: real time by default, virtual
+    /// time on a ``/NFCBase/ManualClock`` (it fires when the clock is advanced to it, never
+    /// before, and never in real time).
     public func firstTarget(timeout: Duration) async throws -> DetectedTarget {
         try await firstTarget(timeout: timeout, polling: [.iso14443, .iso18092, .iso15693])
     }
 
     /// As ``firstTarget(timeout:)``, polling `options` only.
     public func firstTarget(timeout: Duration, polling options: NFCPollingOption) async throws -> DetectedTarget {
-        let stream = events(options)
-        return try await withThrowingTaskGroup(of: DetectedTarget?.self) { group in
-            group.addTask {
-                for try await event in stream {
-                    if case .detected(let found) = event, let first = found.first { return first }
-                }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let found = first else {
-                throw FrontendError.noTarget(identifier, timeout)
-            }
-            return found
+        let id = openStream(options, push: nil)
+        // Armed before the first suspension, so the deadline counts from the call. At the
+        // deadline the stream is sealed on the clock's thread: what was published before it is
+        // still read, nothing after it, so a virtual clock moved past both a detection and the
+        // deadline in one step gives the answer of their order in time, not of task scheduling.
+        let expiry = clock.schedule(at: clock.now + timeout) { [weak self] in self?.sealStream(id) }
+        defer { expiry.cancel() }
+        while let event = try await next(id) {
+            if case .detected(let found) = event, let first = found.first { return first }
         }
+        try Task.checkCancellation()
+        throw FrontendError.noTarget(identifier, timeout)
     }
 
     // MARK: Machine actions
@@ -377,7 +378,7 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         var out: [Delivery] = []
         for case .report(let event) in actions {
             s.published += 1
-            for id in s.streams.keys {
+            for id in s.streams.keys where s.streams[id]?.sealed == false {
                 if let p = s.streams[id]?.push {
                     out.append((.push(p), .success(event)))
                 } else if let w = s.streams[id]?.waiter {
@@ -396,7 +397,7 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
     private func fail(_ error: NFCDeviceError, in s: inout State) -> [Delivery] {
         s.failure = error
         var out: [Delivery] = []
-        for id in s.streams.keys {
+        for id in s.streams.keys where s.streams[id]?.sealed == false {
             s.streams[id]?.failure = error
             if let p = s.streams[id]?.push {
                 // Nothing after the error: the stream's later events stay in its buffer, unread.
@@ -426,28 +427,42 @@ public final class ReaderFrontend: ReaderBackend, Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (k: CheckedContinuation<ReaderBackendEvent?, any Error>) in
-                let now: Result<ReaderBackendEvent?, any Error>? = state.withLock { s in
-                    guard var st = s.streams[id] else { return .success(nil) }
+                let (now, ended) = state.withLock { s -> (Result<ReaderBackendEvent?, any Error>?, Bool) in
+                    guard var st = s.streams[id] else { return (.success(nil), false) }
                     st.handed = false
                     if !st.buffer.isEmpty {
                         let e = st.buffer.removeFirst()
                         st.handed = true
                         s.streams[id] = st
-                        return .success(e)
+                        return (.success(e), false)
                     }
                     if let f = st.failure {
                         s.streams[id] = nil
-                        return .failure(FrontendError.device(f))
+                        return (.failure(FrontendError.device(f)), false)
                     }
-                    st.waiter = k
                     s.streams[id] = st
-                    return nil
+                    if st.sealed { return (.success(nil), true) }
+                    s.streams[id]?.waiter = k
+                    return (nil, false)
                 }
+                if ended { closeStream(id) }
                 if let now { k.resume(with: now) }
             }
         } onCancel: {
             closeStream(id)
         }
+    }
+
+    /// Seals stream `id` (``firstTarget(timeout:polling:)``'s deadline): what was published
+    /// to it before stays readable, nothing published later reaches it, and it closes once
+    /// read to the end (at once when its reader is waiting for the next event).
+    private func sealStream(_ id: UInt64) {
+        let waiting = state.withLock { s -> Bool in
+            guard s.streams[id] != nil else { return false }
+            s.streams[id]?.sealed = true
+            return s.streams[id]?.waiter != nil
+        }
+        if waiting { closeStream(id) }
     }
 
     private func closeStream(_ id: UInt64) {

@@ -90,8 +90,21 @@ public struct ConformanceHarness: Sendable {
     /// queue, so that what the app runs there (a `DispatchQueue.main.async` block) finds it:
     /// such runs take turns (``InstallGate``); runs that do not wait for the main queue (the
     /// CLI's) run in parallel with any other.
+    ///
+    /// Why the main-queue runs cannot have a per-run context instead (issue 35): the shared
+    /// resource is the main queue itself, one per process. A block the app enqueues there
+    /// itself (`DispatchQueue.main.async { NFCTagReaderSession(…).begin() }`, a `RunLoop.main`
+    /// timer) runs on the main thread with no Swift task, so no task-local reaches it, and
+    /// nothing in the block says which run enqueued it. There, `NFCReaderSystem.current` (what
+    /// Core NFC's initialisers, which take no system, use) can only be the one process-wide
+    /// slot of `NFCReaderSystem.install`, and `HostWork.isActive` only the process-wide main
+    /// claim: two such runs at once would put one run's sessions on the other's reader, clock
+    /// and recorder. The hand-offs the harness routes to the main queue itself (a main-queue
+    /// delegate's calls) do carry their run's system (``HandOffs`` binds it), but the app's own
+    /// blocks cannot, so these runs stay serialised.
     func run(_ scenario: ConformanceScenario, app makeApp: AppFactory, options: RunOptions) async -> RunOutput {
         guard waitsForMainQueue else { return await runInstalled(scenario, makeApp, options) }
+        // Serialised on purpose: see above (one main queue per process, no run identity in its blocks).
         return await InstallGate.shared.withExclusive {
             await runInstalled(scenario, makeApp, options)
         }
@@ -415,7 +428,10 @@ enum MainQueueBarrier {
 }
 
 /// Serialises runs that install their system as `NFCReaderSystem.current` process-wide (those
-/// that wait for the main queue, which has no task to carry a system in scope).
+/// that wait for the main queue, which has no task to carry a system in scope). The two
+/// process-wide values it guards, `NFCReaderSystem.install`'s slot and `HostWork`'s main-queue
+/// claim, exist because the main queue is one per process and its blocks carry no run: a
+/// task-local context cannot replace them (``ConformanceHarness``'s `run(_:app:options:)`).
 final class InstallGate: Sendable {
     static let shared = InstallGate()
     private struct State {

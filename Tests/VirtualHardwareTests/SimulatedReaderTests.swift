@@ -135,6 +135,30 @@ struct SimulatedReaderTests {
         subscription.cancel()
     }
 
+    @Test(
+        "firstTarget's timeout runs on the scenario's clock: 200 ms ends before the tag at 300 ms, 1 s finds it",
+        .timeLimit(.minutes(1)), arguments: [200, 1000])
+    func firstTargetInVirtualTime(timeoutMs: Int) async throws {
+        let clock = ArmingClock()
+        let reader = try SimulatedReader(
+            scenario: scenario([.init(at: .milliseconds(300), action: .present(tag: "t", as: "A", faults: []))]),
+            tags: ["t": try Self.ntag213()], clock: clock)
+        let frontend = ReaderFrontend(device: reader.field, clock: clock)
+        defer { frontend.close() }
+        let timeout = Duration.milliseconds(timeoutMs)
+        let waiting = Task { try await frontend.firstTarget(timeout: timeout) }
+        await clock.armed(at: timeout)
+        // Both timers are due within 400 ms; they fire in deadline order, on this thread.
+        clock.manual.advance(by: .milliseconds(400))
+        if timeout < .milliseconds(300) {
+            await #expect(throws: FrontendError.noTarget("sim:bench", timeout)) { try await waiting.value }
+        } else {
+            let target = try await waiting.value
+            #expect(target.uid == [0x04, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66])
+            #expect(clock.manual.pendingTimers == 0, "the timeout is disarmed once the tag is found")
+        }
+    }
+
     @Test("A scenario naming a tag file that was not loaded is refused")
     func missingTag() {
         #expect(throws: DataFileError(.notFound, field: "steps", "no tag file loaded for 'nope'")) {

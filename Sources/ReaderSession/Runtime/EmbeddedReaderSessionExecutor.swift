@@ -98,7 +98,8 @@ public final class EmbeddedReaderSessionExecutor: ReaderSessionExecutor {
             "EmbeddedReaderSessionExecutor.run() called from inside a job")
         defer { running.store(false, ordering: .releasing) }
         for job in batch {
-            if job.queue.label == DispatchQueue.main.label, Thread.isMainThread {
+            // On the main queue already (on Linux a worker thread may run it): `main.sync` would deadlock.
+            if job.queue.label == DispatchQueue.main.label, HostWork.onMainQueue {
                 job.work()
             } else {
                 job.queue.sync(execute: job.work)

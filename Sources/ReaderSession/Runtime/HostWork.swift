@@ -17,15 +17,27 @@ public enum HostWork {
         return k
     }()
 
-    /// True inside ``run(_:)`` on this thread, or on the main thread while a host has
+    /// True inside ``run(_:)`` on this thread, or in the main queue's work while a host has
     /// claimed the main queue (``claimMainQueue(_:)``).
     public static var isActive: Bool {
-        pthread_getspecific(key) != nil || (mainClaims.load(ordering: .relaxed) > 0 && Thread.isMainThread)
+        pthread_getspecific(key) != nil || (mainClaims.load(ordering: .relaxed) > 0 && onMainQueue)
     }
+
+    /// Marks the main queue, so its blocks are known by their queue, not their thread: on Linux,
+    /// once the main thread calls `dispatchMain()` (an `async` main, as `swift test` has) it
+    /// exits and a worker thread runs the main queue, where `Thread.isMainThread` is false.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let k = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: k, value: true)
+        return k
+    }()
+
+    /// True on the main thread or in a main-queue block (whichever thread runs it).
+    static var onMainQueue: Bool { Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true }
 
     private static let mainClaims = Atomic<Int>(0)
 
-    /// While `true`, work on the main thread counts as the host's: a harness that drives an
+    /// While `true`, work on the main queue counts as the host's: a harness that drives an
     /// app and waits for the main queue after every event it injects (so `DispatchQueue.main`
     /// blocks the app enqueued in answer run then, at the event's instant) claims it for its
     /// run. Claims nest; each `true` needs its `false`.
