@@ -81,7 +81,12 @@ struct FilesYouNameTests {
                 "/bin/sh",
                 [
                     "-c",
-                    "cd \"$1\" && { \"$0\" virtual pn532 --pty v --tag ntag215-uri & p=$!; sleep 1; kill -INT $p; wait $p; }",
+                    // Stopped once it serves (its link is there), not after a fixed second: a debug
+                    // build under two full test runs took longer to start, and a SIGINT before
+                    // nfcbench takes its signals ends it with 130 and nothing said.
+                    "cd \"$1\" && { \"$0\" virtual pn532 --pty v --tag ntag215-uri & p=$!; "
+                        + "for _ in $(seq 600); do [ -L v ] && break; kill -0 $p || break; sleep 0.05; done; "
+                        + "sleep 0.2; kill -INT $p; wait $p; }",
                     NFCBench.binary.path, b.folder.path,
                 ], environment: b.env, timeout: .seconds(30))
         }
