@@ -103,6 +103,10 @@ public struct ConformanceHarness: Sendable {
     /// delegate's calls) do carry their run's system (``HandOffs`` binds it), but the app's own
     /// blocks cannot, so these runs stay serialised.
     func run(_ scenario: ConformanceScenario, app makeApp: AppFactory, options: RunOptions) async -> RunOutput {
+        // A run on a virtual clock may finish without ever suspending: yield once per run so
+        // that a long exploration (thousands of runs) leaves the caller's other tasks their
+        // share of the cooperative pool. The run's result does not depend on when it starts.
+        await Task.yield()
         guard waitsForMainQueue else { return await runInstalled(scenario, makeApp, options) }
         // Serialised on purpose: see above (one main queue per process, no run identity in its blocks).
         return await InstallGate.shared.withExclusive {
