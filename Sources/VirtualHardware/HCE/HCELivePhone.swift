@@ -283,6 +283,23 @@ public final class HCELivePhone: Sendable {
     static let virtualClockAnswerBound: Duration = .seconds(10)
     private let isVirtualClock: Bool
 
+    /// The stand-in app's thread (made at the first wake): its task and the card's calls into
+    /// the session run there, not on the cooperative pool, so the app answers the reader
+    /// (and the card's thread, which waits for it, goes on) however busy the pool is with
+    /// other work in the process.
+    private let appThread = Mutex<JobThread?>(nil)
+
+    private var appExecutor: JobThread {
+        appThread.withLock { t in
+            if let t { return t }
+            let made = JobThread(name: "nfcbench.hce.app")
+            t = made
+            return made
+        }
+    }
+
+    deinit { appThread.withLock { $0?.stop() } }
+
     /// The timeline so far, in the order things happened.
     public var events: [HCELiveEvent] { state.withLock { $0.events } }
 
@@ -324,8 +341,8 @@ public final class HCELivePhone: Sendable {
         let woke = phone.fieldOn(technology, ecp: ecp, at: clock())
         if woke {
             let session = phone.makeCardSession()
-            Self.blocking { try? await session.startEmulation() }
-            let task = Task.detached { [phone, answer, appAnswered, clock] in
+            blocking { try? await session.startEmulation() }
+            let task = Task.detached(executorPreference: appExecutor) { [phone, answer, appAnswered, clock] in
                 for await event in session.eventStream {
                     guard case .received(let apdu) = event else { continue }
                     let response = answer(apdu.payload)
@@ -394,10 +411,10 @@ public final class HCELivePhone: Sendable {
             return (s.session, s.served, s.appTask)
         }
         if let session {
-            Self.blocking { await session.stopEmulation(status: served ? .success : .none) }
+            blocking { await session.stopEmulation(status: served ? .success : .none) }
             session.invalidate()
         }
-        if let task { Self.blocking { await task.value } }
+        if let task { blocking { await task.value } }
         sync()
         // That emulation is over: the next field meets a new UID (when it is random).
         state.withLock { s in
@@ -447,11 +464,12 @@ public final class HCELivePhone: Sendable {
         return w
     }
 
-    /// Runs `body` as a task and blocks this (non-pool) thread until it is done.
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    /// Runs `body` as a task on the app's thread and blocks this (non-pool) thread until it is
+    /// done: no pool thread is needed.
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<T?>(nil)
-        Task.detached {
+        Task.detached(executorPreference: appExecutor) {
             let value = await body()
             box.withLock { $0 = value }
             done.signal()

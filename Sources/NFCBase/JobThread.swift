@@ -1,0 +1,55 @@
+import Foundation
+
+/// A thread of its own that runs the jobs of the tasks that prefer it
+/// (`Task(executorPreference:)`, `withTaskExecutorPreference`), one at a time, until
+/// ``stop()``: work that must go on while the cooperative pool is busy (a virtual card's
+/// app answering a reader within the frame waiting time) does not wait for a pool thread.
+///
+/// A job enqueued after ``stop()`` runs on the global concurrent executor instead, so a task
+/// that still prefers this executor then is never stranded.
+public final class JobThread: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []  // guarded by `condition`
+    private var stopped = false  // guarded by `condition`
+
+    /// Starts the thread; `name` names it (seen in a debugger's thread list).
+    public init(name: String) {
+        let thread = Thread { [self] in loop() }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        condition.lock()
+        if stopped {
+            condition.unlock()
+            globalConcurrentExecutor.enqueue(job)
+            return
+        }
+        jobs.append(UnownedJob(job))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Ends the thread once the jobs queued are run.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
