@@ -7,6 +7,7 @@ import Foundation
 ///
 /// A job enqueued after ``stop()`` runs on the global concurrent executor instead, so a task
 /// that still prefers this executor then is never stranded.
+// unchecked: `jobs` and `stopped` are guarded by `condition`
 public final class JobThread: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []  // guarded by `condition`
