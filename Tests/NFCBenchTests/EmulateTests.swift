@@ -128,22 +128,22 @@ struct HCEEmulateLibNFCTests {
         let expected = walk.events.filter { $0.event == "apdu" }.map(\.response)
         #expect(expected.count == 3)
 
-        let dir = try HCEEmulateBench.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let link = dir.appendingPathComponent("pn532").path
-        let fake = try VirtualPN532.start(ptyPath: link)
-        defer { fake.stop() }
-        fake.startReader(try #require(PN532ReaderScript(profile: emv, expectedResponses: expected)))
-
-        let trace = dir.appendingPathComponent("emulate.jsonl")
-        let r = try await NFCBench.run(
-            [
-                "emulate", "--device", "pn532_uart:\(link)", "--app-prefixes", "A0000000031010", "--json", "--trace",
-                trace.path,
-            ],
-            timeout: .seconds(30))
+        // `emulate` runs on the real clock: the stand-in app must answer within the frame
+        // waiting time (FWI 7: 38.7 ms of wall time). Under two full suites at once (load 20–70
+        // on 2 cores) its thread was once not scheduled in time; emulate then rightly logged
+        // "nothing sent: the app missed the frame waiting time", the scripted reader sent the
+        // SELECT again, and that run had 4 APDUs. Such a run says nothing about the emulation
+        // loop, so it is played again (at most 3 runs); every check below is on a run with no
+        // miss, so an extra APDU that no missed deadline explains still fails.
+        var attempt = 0
+        var run: EmulateRun
+        repeat {
+            attempt += 1
+            run = try await EmulateRun.play(emv, expected: expected)
+        } while run.appMissedTheFrameWaitingTime && attempt < 3
+        let (r, lines, exchanges, traceLines) = (run.result, run.lines, run.exchanges, run.traceLines)
+        #expect(!run.appMissedTheFrameWaitingTime, "the app missed the frame waiting time in \(attempt) runs")
         #expect(r.status == 0, "stderr: \(r.stderr)")
-        let lines = try HCEEmulateBench.records(r.stdout)
         let events = lines.compactMap { $0["event"]?.stringValue }
         let activation = try #require(events.firstIndex(of: "activation"))
         let firstReceive = try #require(events.firstIndex(of: "targetReceive"))
@@ -160,10 +160,47 @@ struct HCEEmulateLibNFCTests {
         #expect(events.contains("released"))
         #expect(lines.last?["outcome"]?.stringValue == "reader released the card after 3 APDUs")
 
-        let exchanges = fake.chip.readerExchanges
         #expect(exchanges.count == 3)
         #expect(exchanges.allSatisfy { $0.matched }, "the scripted reader got exactly the model's answers")
-        #expect(try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").count == lines.count)
+        #expect(traceLines == lines.count)
+    }
+
+    /// One `nfcbench emulate` against a fresh virtual PN532 whose reader plays `profile`.
+    struct EmulateRun {
+        var result: NFCBench.Result
+        var lines: [JSONValue]
+        var exchanges: [PN532ReaderExchange]
+        var traceLines: Int
+
+        /// The emulator logged a C-APDU it sent nothing for because the app's answer came
+        /// after the frame waiting time (a reader timeout, which the reader follows by
+        /// sending the command again).
+        var appMissedTheFrameWaitingTime: Bool {
+            lines.contains {
+                $0["event"]?.stringValue == "targetSend"
+                    && $0["detail"]?.stringValue?.contains("missed the frame waiting time") == true
+            }
+        }
+
+        static func play(_ profile: ReaderProfile, expected: [[UInt8]?]) async throws -> EmulateRun {
+            let dir = try HCEEmulateBench.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let link = dir.appendingPathComponent("pn532").path
+            let fake = try VirtualPN532.start(ptyPath: link)
+            defer { fake.stop() }
+            fake.startReader(try #require(PN532ReaderScript(profile: profile, expectedResponses: expected)))
+            let trace = dir.appendingPathComponent("emulate.jsonl")
+            let r = try await NFCBench.run(
+                [
+                    "emulate", "--device", "pn532_uart:\(link)", "--app-prefixes", "A0000000031010", "--json",
+                    "--trace", trace.path,
+                ],
+                timeout: .seconds(30))
+            let traceText = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
+            return EmulateRun(
+                result: r, lines: try HCEEmulateBench.records(r.stdout), exchanges: fake.chip.readerExchanges,
+                traceLines: traceText.split(separator: "\n").count)
+        }
     }
 
     @Test("A device libnfc can't open is 'unavailable' (exit 69), with no crash")
