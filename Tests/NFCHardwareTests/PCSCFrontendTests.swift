@@ -405,7 +405,7 @@ extension PCSCVirtualBenchSuites {
             #expect(try await PCSCFrontendBench.readerEmpty())
             let device = try await offPool { try PCSCReaderDevice(reader: PCSCBench.reader0) }
             let waiting = Task { try await offPool { try device.sense([.iso14443A], timeout: .seconds(20)) } }
-            await pause(.milliseconds(300), because: "sense must be in pcscd's status wait before the cancel")
+            await pause(.milliseconds(300), because: "the cancel should meet sense inside pcscd's status wait")
             let cancelled = ContinuousClock.now
             try await offPool { device.cancel() }
             #expect(try await waiting.value.isEmpty)
@@ -420,6 +420,26 @@ extension PCSCVirtualBenchSuites {
             try await offPool { frontend.close() }
             #expect(ContinuousClock.now - closing < .seconds(1), "SCardCancel ends the device thread's wait")
             #expect(await log.wait { log.finished != nil })
+        }
+
+        @Test(
+            "A cancel() that comes before sense reaches pcscd's status wait still ends it (SCardCancel alone is lost then), and only that sense"
+        )
+        func cancelBeforeWait() async throws {
+            #expect(try await PCSCFrontendBench.readerEmpty())
+            let device = try await offPool { try PCSCReaderDevice(reader: PCSCBench.reader0) }
+            defer { device.close() }
+            let started = ContinuousClock.now
+            let field = try await offPool {
+                device.cancel()  // no SCardGetStatusChange in progress: pcsc-lite forgets this SCardCancel
+                return try device.sense([.iso14443A], timeout: .seconds(20))
+            }
+            #expect(field.isEmpty)
+            #expect(ContinuousClock.now - started < .seconds(2), "not its 20 s timeout")
+            let next = ContinuousClock.now
+            #expect(try await offPool { try device.sense([.iso14443A], timeout: .milliseconds(600)) }.isEmpty)
+            #expect(
+                ContinuousClock.now - next >= .milliseconds(600), "the cancel was taken: the next sense waits its time")
         }
 
         @Test("No such reader: the device refuses to open (.gone, naming the readers pcscd has) and the stream ends")

@@ -1,4 +1,5 @@
 public import NFCTags
+import Synchronization
 
 /// One PC/SC reader as a thin reader device (``/NFCBase/NFCDevice``) under the reader frontend.
 ///
@@ -28,6 +29,12 @@ public import NFCTags
 ///
 /// Threads: one context, used from the frontend's device thread only; ``cancel()`` alone
 /// comes from another thread (`SCardCancel` is meant for that).
+///
+/// Cancellation: pcsc-lite's `SCardCancel` ends only a `SCardGetStatusChange` already in
+/// progress, and one that comes just before the call starts is lost. So ``cancel()`` also
+/// leaves a flag, and ``sense(_:timeout:)`` waits in slices of at most
+/// ``statusWaitSlice``, checking the flag before each: a cancel that loses that race still
+/// ends the sense within one slice, not at its own timeout.
 public final class PCSCReaderDevice: NFCDevice {
     /// `"pcsc:" + reader`, the reader's lock name.
     public let name: String
@@ -57,6 +64,12 @@ public final class PCSCReaderDevice: NFCDevice {
     nonisolated(unsafe) private var refused: UInt16?
     // unsafe: used by one thread at a time, the frontend's device thread (the type's note); cancel() does not touch it
     nonisolated(unsafe) private var nextPresentation: UInt64 = 1
+    /// Set by ``cancel()``; taken by the status wait of ``sense(_:timeout:)``, cleared when a
+    /// sense returns. The one state both threads touch.
+    private let cancelPending = Mutex(false)
+    /// The longest one `SCardGetStatusChange` of ``sense(_:timeout:)`` blocks: what a cancel
+    /// that came before the call started costs at most.
+    public static let statusWaitSlice: Duration = .milliseconds(250)
 
     /// Connects to pcscd (`SCardEstablishContext`) and checks that it has `reader`.
     /// - Throws: ``/NFCBase/NFCDeviceError`` `.serviceStopped` when pcscd does not answer, `.gone`
@@ -97,22 +110,13 @@ public final class PCSCReaderDevice: NFCDevice {
     public func sense(_ technologies: Set<NFCTechnology>, timeout: Duration?) throws(NFCDeviceError)
         -> [SensedTarget]
     {
+        // A cancel that comes while this sense returns was for this one: the next starts afresh.
+        defer { cancelPending.withLock { $0 = false } }
         var state: PCSCReaderState
         if let known { state = known } else { state = try status() }
         if !isSensable(state) {
-            let outcome: PCSCStatusChange
-            do {
-                outcome = try context.waitForStatusChange(readers: [state], timeout: timeout)
-            } catch {
-                throw Self.deviceError(error, name)
-            }
-            switch outcome {
-            case .changed(let states):
-                guard let s = states.first else { return [] }
-                state = s
-            case .timeout, .cancelled:
-                return []
-            }
+            guard let changed = try waitForChange(from: state, timeout: timeout) else { return [] }
+            state = changed
         }
         try accept(state)
         guard state.hasCard, refused != state.eventCount else {
@@ -186,8 +190,12 @@ public final class PCSCReaderDevice: NFCDevice {
     public func fieldOff() { drop() }
 
     /// `SCardCancel`: ends a status wait in progress. Any thread. A cancel that comes before
-    /// the wait starts is not remembered, which is why a sense is bounded.
-    public func cancel() { try? context.cancel() }
+    /// the wait starts (pcsc-lite forgets it) is remembered: the sense under way, or the next
+    /// one, returns at its next slice (``statusWaitSlice``).
+    public func cancel() {
+        cancelPending.withLock { $0 = true }
+        try? context.cancel()
+    }
 
     /// The card's connection ends and the context is released (`SCardReleaseContext`).
     public func close() {
@@ -214,6 +222,44 @@ public final class PCSCReaderDevice: NFCDevice {
         // the big-endian order of Core NFC's `identifier`, when it arrived LSB first (`E0` last).
         let uid = technology == .iso15693 && c.uid.count == 8 && c.uid.last == 0xE0 ? Array(c.uid.reversed()) : c.uid
         return SensedTarget(presentation: c.presentation, technology: technology, uid: uid, atr: c.atr)
+    }
+
+    /// Waits for the reader's state to differ from `state`, in slices of at most
+    /// ``statusWaitSlice`` up to `timeout` (`nil`: no limit); `nil` on timeout or cancel.
+    /// The cancel flag is taken before each slice: `SCardCancel` ends a slice in progress,
+    /// the flag one that had not started when the cancel came.
+    private func waitForChange(from state: PCSCReaderState, timeout: Duration?) throws(NFCDeviceError)
+        -> PCSCReaderState?
+    {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now + $0 }
+        while true {
+            if cancelPending.withLock({ p in
+                defer { p = false }
+                return p
+            }) {
+                return nil
+            }
+            var slice = Self.statusWaitSlice
+            if let deadline {
+                let left = deadline - clock.now
+                if left < slice { slice = max(left, .zero) }
+            }
+            let outcome: PCSCStatusChange
+            do {
+                outcome = try context.waitForStatusChange(readers: [state], timeout: slice)
+            } catch {
+                throw Self.deviceError(error, name)
+            }
+            switch outcome {
+            case .changed(let states):
+                return states.first
+            case .cancelled:
+                return nil
+            case .timeout:
+                if let deadline, clock.now >= deadline { return nil }
+            }
+        }
     }
 
     /// There is something to report without waiting: a card present that is not refused.
