@@ -33,7 +33,11 @@ struct SessionCLITests {
         try stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
     }
 
-    static func exit(of p: Process, timeout: Duration = .seconds(10)) async -> Int32? {
+    /// The exit status of `p` once it has ended (nil if it still runs after `timeout`). The
+    /// default is long: it only catches a hang, the tests check the status, not the speed (a
+    /// process that had printed its ending took more than 10 s to be seen gone in a run beside
+    /// another full run).
+    static func exit(of p: Process, timeout: Duration = .seconds(60)) async -> Int32? {
         let ended = await poll(timeout: timeout, every: .milliseconds(10)) { !p.isRunning }
         return ended ? p.terminationStatus : nil
     }
