@@ -1,4 +1,5 @@
 import Foundation
+import NFCBase
 import NFCBenchKit
 import NFCFiles
 
@@ -51,7 +52,7 @@ enum InProcessCLI {
         let capture = BenchOutput.Capture()
         // The command's work goes to a thread of its own, as it would in its own process: a
         // long conformance run never holds the cooperative pool the other tests share.
-        let thread = CommandThread()
+        let thread = JobThread(name: "nfcbench.test.command")
         defer { thread.stop() }
         let status: Int32 = await withTaskExecutorPreference(thread) {
             // A file on a descriptor (`--trace -`) goes into the capture as the lines do.
@@ -74,49 +75,5 @@ enum InProcessCLI {
             }
         }
         return NFCBench.Result(status: status, stdout: capture.stdout, stderr: capture.stderr)
-    }
-}
-
-/// A thread that runs the jobs of the tasks that prefer it (``withTaskExecutorPreference``), one
-/// at a time, until ``stop()``: an in-process command's work stays off the cooperative pool.
-final class CommandThread: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []  // guarded by `condition`
-    private var stopped = false  // guarded by `condition`
-
-    init() {
-        let thread = Thread { [self] in loop() }
-        thread.name = "nfcbench.test.command"
-        thread.start()
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Ends the thread once the jobs queued are run.
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func loop() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
     }
 }
