@@ -1,4 +1,8 @@
-import Foundation
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 // The real-time waits of the test suite. Tests wait on real parts (pcscd, a pty, a child
 // process, a C library's thread) through these, never with a sleep of their own: a wait polls
@@ -113,4 +117,87 @@ public func withTimeout<T: Sendable>(
         defer { group.cancelAll() }
         return try await group.next() ?? nil
     }
+}
+
+/// How a child process ended: its exit code, or the signal that killed it.
+public enum ProcessEnd: Sendable, Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case signalled(Int32)
+
+    /// The number `Process.terminationStatus` gives: the exit code, or the signal's number.
+    public var status: Int32 {
+        switch self {
+        case .exited(let code): code
+        case .signalled(let signal): signal
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .exited(let code): "exit \(code)"
+        case .signalled(let signal): "killed by signal \(signal)"
+        }
+    }
+}
+
+/// How `process` ended, once it has; nil when it still runs after `timeout` (the bound only
+/// catches a hang).
+///
+/// The kernel is asked (`waitid` with `WNOWAIT`: the child is seen a zombie and left for
+/// Foundation to reap), not `Process.isRunning`. On Linux, Foundation learns of an exit through
+/// end of file on a socket pair whose second end each child inherits; that end has no
+/// close-on-exec, and a child another thread starts meanwhile (Foundation's own close-all skips
+/// descriptors opened after its scan; a plain `posix_spawn` closes none) inherits it too, so
+/// `isRunning` stays true until that other child ends as well: seconds, in a suite that starts
+/// children from many threads (issue 35 note). Once Foundation has reaped the child, its status
+/// is Foundation's.
+public func processEnd(of process: Process, timeout: Duration = .seconds(60)) async -> ProcessEnd? {
+    var seen: ProcessEnd?
+    _ = await poll(timeout: timeout, every: .milliseconds(10)) {
+        seen = currentEnd(of: process)
+        return seen != nil
+    }
+    return seen
+}
+
+/// ``processEnd(of:timeout:)`` on a thread the caller owns (inside ``offPool(_:)``).
+public func processEndBlocking(of process: Process, timeout: Duration = .seconds(60)) -> ProcessEnd? {
+    var seen: ProcessEnd?
+    _ = pollBlocking(timeout: timeout, every: .milliseconds(10)) {
+        seen = currentEnd(of: process)
+        return seen != nil
+    }
+    return seen
+}
+
+/// ``processEnd(of:timeout:)``, throwing ``WaitFailed`` when `process` still runs after `timeout`.
+public func waitForProcessEnd(
+    of process: Process, timeout: Duration = .seconds(60), fileID: String = #fileID, line: Int = #line
+) async throws -> ProcessEnd {
+    guard let end = await processEnd(of: process, timeout: timeout) else {
+        throw WaitFailed(
+            description: "\(fileID):\(line): timed out after \(timeout) waiting for process \(process.processIdentifier) to end"
+        )
+    }
+    return end
+}
+
+/// How `process` has ended, or nil while it runs.
+private func currentEnd(of process: Process) -> ProcessEnd? {
+    let pid = process.processIdentifier
+    precondition(pid > 0, "the process was never started")
+    var info = siginfo_t()
+    if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 {
+        #if canImport(Glibc)
+            let (who, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
+        #else
+            let (who, status) = (info.si_pid, info.si_status)
+        #endif
+        guard who == pid else { return nil }  // still running
+        return info.si_code == CLD_EXITED ? .exited(status) : .signalled(status)
+    }
+    // ECHILD: Foundation has reaped it; its status is set just before `isRunning` goes false.
+    guard !process.isRunning else { return nil }
+    return process.terminationReason == .uncaughtSignal
+        ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import Testing
 
 /// poll, apdu, raw, restore and multi-record write (issue 33) on every device kind: on sim:,
@@ -45,9 +46,9 @@ struct EverydayCommandsTests {
         let reader = LineReader(out, of: p)
         #expect(await reader.wait { $0.contains { $0.contains("\"left\"") } }, "\(reader.lines)")
         p.interrupt()
-        try await NFCBench.offPool { p.waitUntilExit() }
+        let end = try await waitForProcessEnd(of: p)
         let lines = Self.jsonLines(reader.lines.joined(separator: "\n"))
-        #expect(p.terminationStatus == 0, "Ctrl-C ends a poll cleanly")
+        #expect(end == .exited(0), "Ctrl-C ends a poll cleanly")
         #expect(lines.map { $0["event"] as? String } == ["arrived", "left"], "\(lines)")
         let arrived = lines.first?["t_ms"] as? Int ?? -1
         let left = lines.last?["t_ms"] as? Int ?? -1

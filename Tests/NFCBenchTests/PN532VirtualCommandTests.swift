@@ -160,13 +160,11 @@ struct PN532VirtualCommandTests {
         emulator.standardError = FileHandle.nullDevice
         try emulator.run()
         let text = try await NFCBench.offPool { () -> String in
-            let killer = DispatchWorkItem { if emulator.isRunning { emulator.terminate() } }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: killer)
-            emulator.waitUntilExit()
-            killer.cancel()
+            if processEndBlocking(of: emulator, timeout: .seconds(10)) == nil { emulator.terminate() }
+            _ = processEndBlocking(of: emulator)
             p.interrupt()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+            _ = processEndBlocking(of: p)
             return text
         }
         let exchanges = text.split(separator: "\n").filter { $0.hasPrefix("reader C-APDU") }

@@ -33,13 +33,12 @@ struct SessionCLITests {
         try stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
     }
 
-    /// The exit status of `p` once it has ended (nil if it still runs after `timeout`). The
-    /// default is long: it only catches a hang, the tests check the status, not the speed (a
-    /// process that had printed its ending took more than 10 s to be seen gone in a run beside
-    /// another full run).
+    /// The exit status of `p` once it has ended (nil if it still runs after `timeout`), as
+    /// `Process.terminationStatus` gives it (a signal's number when one killed it). The end is
+    /// the kernel's (``NFCBenchTestSupport/processEnd(of:timeout:)``), not `isRunning`, which lagged
+    /// the exit by seconds when another child held Foundation's exit socket.
     static func exit(of p: Process, timeout: Duration = .seconds(60)) async -> Int32? {
-        let ended = await poll(timeout: timeout, every: .milliseconds(10)) { !p.isRunning }
-        return ended ? p.terminationStatus : nil
+        await processEnd(of: p, timeout: timeout)?.status
     }
 
     @Test("--first-read on a URI tag prints the record and ends with code 204, exit 0")

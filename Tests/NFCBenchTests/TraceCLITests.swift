@@ -80,10 +80,8 @@ struct TraceCLITests {
         }
         card.interrupt()
         pn532.interrupt()
-        try await NFCBench.offPool {
-            card.waitUntilExit()
-            pn532.waitUntilExit()
-        }
+        _ = try await waitForProcessEnd(of: card)
+        _ = try await waitForProcessEnd(of: pn532)
         let expected: [(String, String)] = [
             ("s.jsonl", "session"), ("w.jsonl", "walk"), ("d.jsonl", "dump"), ("m.jsonl", "measure"),
             ("c.jsonl", "virtual card"), ("p.jsonl", "virtual pn532"),

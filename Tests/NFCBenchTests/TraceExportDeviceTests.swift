@@ -36,7 +36,7 @@ struct TraceExportDeviceTests {
             ] + mode,
             environment: TraceCLITests.env(dir))
         pn532.interrupt()
-        try await NFCBench.offPool { pn532.waitUntilExit() }
+        _ = try await waitForProcessEnd(of: pn532)
         #expect(r.status == 0, "\(r.stderr)")
         let e = await InProcessCLI.run(["trace", "export", path("s.jsonl"), "--pcapng", path("s.pcapng")])
         #expect(e.status == 0, "\(e.stderr)")
@@ -143,7 +143,7 @@ struct TraceExportDeviceTests {
             }
             #expect(r == 0, "\(tool)")
             pn532.interrupt()
-            try await NFCBench.offPool { pn532.waitUntilExit() }
+            _ = try await waitForProcessEnd(of: pn532)
         }
         let t4 = try await TsharkView.view(path("t4t-uri.pcapng"))
         #expect(t4.info.contains("RATS") && t4.info.contains("ATS") && t4.info.contains("Anticollision"))

@@ -192,13 +192,11 @@ struct Type2ProbeTests {
                 environment: ["NFCBENCH_LOCK_DIR": dir.file("locks"), "NFCBENCH_TRACE_DIR": dir.file("traces")])
         } catch {
             if pn532.isRunning { pn532.interrupt() }
-            _ = await poll(timeout: .seconds(60), every: .milliseconds(10)) { !pn532.isRunning }
+            _ = await processEnd(of: pn532)
             throw error
         }
         pn532.interrupt()
-        #expect(
-            await poll(timeout: .seconds(60), every: .milliseconds(10)) { !pn532.isRunning },
-            "the virtual PN532 ends on SIGINT")
+        #expect(await processEnd(of: pn532) != nil, "the virtual PN532 ends on SIGINT")
         return outcome(r.stdout, exit: r.status)
     }
 }

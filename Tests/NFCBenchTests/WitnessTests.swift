@@ -83,11 +83,11 @@ enum Witness {
             try await waitForLink(link)
             let result = try await body()
             p.interrupt()
-            try await NFCBench.offPool { p.waitUntilExit() }
+            _ = try await waitForProcessEnd(of: p)
             return result
         } catch {
             p.interrupt()
-            try await NFCBench.offPool { p.waitUntilExit() }
+            _ = try await waitForProcessEnd(of: p)
             throw error
         }
     }

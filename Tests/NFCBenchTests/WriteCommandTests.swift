@@ -56,8 +56,7 @@ final class VirtualPN532Process: Sendable {
     /// SIGINT, wait; the tag as saved and the fake's wire trace (written as it stops).
     func stopWithWire() async throws -> (saved: String, wire: String) {
         process.interrupt()
-        let process = self.process
-        _ = try await NFCBench.offPool { process.waitUntilExit() }
+        _ = try await waitForProcessEnd(of: process)
         let wire = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
         return (try String(contentsOfFile: saved, encoding: .utf8), wire)
     }

@@ -113,11 +113,14 @@ enum LibNFCTool {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let timedOut = !pollBlocking(timeout: timeout, every: .milliseconds(10)) { !process.isRunning }
-        if timedOut { process.terminate() }
+        var end = processEndBlocking(of: process, timeout: timeout)
+        let timedOut = end == nil
+        if timedOut {
+            process.terminate()
+            end = processEndBlocking(of: process)
+        }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
         return Result(
-            status: process.terminationStatus, output: String(decoding: data, as: UTF8.self), timedOut: timedOut)
+            status: end?.status ?? -1, output: String(decoding: data, as: UTF8.self), timedOut: timedOut)
     }
 }
