@@ -70,10 +70,8 @@ struct HCELivePhoneTests {
             phone.fieldOff()
             return out
         }
-        guard case .answered(.system, let fci) = answers[0] else {
-            Issue.record("PPSE: \(answers[0])")
-            return
-        }
+        let fci = try #require(
+            matched { if case .answered(.system, let fci) = answers[0] { fci } else { nil } }, "PPSE: \(answers[0])")
         #expect(fci.suffix(2) == [0x90, 0x00])
         #expect(fci.count > 7 && fci.contains(0x4F), "the system's FCI lists the declared AID")
         #expect(answers[1] == .answered(by: .app, response: [0x6F, 0x03, 0x84, 0x01, 0x01, 0x90, 0x00]))
@@ -205,10 +203,7 @@ struct HCETargetEmulatorTests {
         link.failInit = true
         let phone = HCELivePhone(app: visaApp, clock: HCETestClock().read)
         let outcome = try await offPool { HCETargetEmulator.serveOneReader(link, phone: phone) }
-        guard case .failed(0, _) = outcome else {
-            Issue.record("\(outcome)")
-            return
-        }
+        try #require(matches { if case .failed(0, _) = outcome { true } else { false } }, "\(outcome)")
         #expect(!phone.events.contains { $0.event == "nfcEvent" })
     }
 

@@ -315,10 +315,15 @@ public final class HCELivePhone: Sendable {
             // The model is brought to now first, so what it logs from here on is at this line's
             // time or later; the line's time is the model's now (the clock's reading, unless
             // another thread moved the model past it a moment ago). The model's lines not yet
-            // handed on are all earlier, and leave first.
+            // handed on up to that time leave first. Only those: the card's and the app's
+            // threads drive the model without this lock, so between reading `t` and reading
+            // the log one of them can log a line later than `t` (an APDU, the app's answer, a
+            // timer its advance fired); it stays for the next drain, which is at `t` or later
+            // (the model's now never goes back). Draining it here sent it out before this
+            // earlier line (issue 35: once under 8 CPU burners).
             phone.advance(to: clock())
             let t = phone.now
-            let logged = drainLog()
+            let logged = drainLog(upTo: t)
             let e: HCELiveEvent = state.withLock { s in
                 let e = HCELiveEvent(
                     time: t, source: source, event: event, reader: s.reader, command: command,
@@ -432,9 +437,11 @@ public final class HCELivePhone: Sendable {
         }
     }
 
-    /// The model's log lines not yet in the timeline, now added to it (call with `emission` held).
-    private func drainLog() -> [HCELiveEvent] {
-        let log = phone.log
+    /// The model's log lines not yet in the timeline (those at `limit` or earlier, when given),
+    /// now added to it (call with `emission` held). The log is in time order.
+    private func drainLog(upTo limit: Duration? = nil) -> [HCELiveEvent] {
+        let all = phone.log
+        let log = limit.map { t in all.prefix { $0.at <= t } } ?? all[...]
         return state.withLock { s in
             guard s.logIndex < log.count else { return [] }
             let uid = s.identity.uid
