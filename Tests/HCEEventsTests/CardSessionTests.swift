@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -52,10 +53,8 @@ struct CardSessionTests {
         p.fieldOn(.iso14443A, at: .zero)
         p.activateISODEP(at: .milliseconds(5))
         #expect(p.readerCommand(selectVisa, at: .milliseconds(10)) == .awaitingApp(deadline: .microseconds(48_664)))
-        guard case .received(let apdu)? = s.history.last?.event else {
-            Issue.record("not received")
-            return
-        }
+        let apdu = try #require(
+            matched { if case .received(let apdu)? = s.history.last?.event { apdu } else { nil } }, "not received")
         #expect(p.collectResponse(at: .microseconds(48_663)) == .awaitingApp(deadline: .microseconds(48_664)))
         #expect(p.collectResponse(at: .microseconds(48_664)) == .timedOut)
         await #expect(throws: CardSession.Error.transmissionError) { try await apdu.respond(response: [0x90, 0x00]) }
@@ -189,10 +188,10 @@ struct CardSessionTests {
         let wtx = p.log.filter { if case .waitingTimeExtension(multiplier: 1) = $0.event { true } else { false } }
         #expect(wtx.map(\.at) == [.microseconds(48_664), .microseconds(87_328)])
         // An app that never answers: S(WTX) until 1 s past the first frame waiting time, then a timeout.
-        guard case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(200)) else {
-            Issue.record("not routed")
-            return
-        }
+        try #require(
+            matches {
+                if case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(200)) { true } else { false }
+            }, "not routed")
         var exchange = p.collectResponse(at: .milliseconds(200))
         while case .awaitingApp(let deadline) = exchange { exchange = p.collectResponse(at: deadline) }
         #expect(exchange == .timedOut)
@@ -208,18 +207,18 @@ struct CardSessionTests {
         #expect(p.pendingWake == .milliseconds(400))
         #expect(!p.log.contains { $0.event == .nfcEvent })  // not yet: the app is launching
         p.activateISODEP(at: .milliseconds(5))
-        guard case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(20)) else {
-            Issue.record("not held")
-            return
-        }
+        try #require(
+            matches {
+                if case .awaitingApp = p.readerCommand(selectVisa, at: .milliseconds(20)) { true } else { false }
+            },
+            "not held")
         p.advance(to: .milliseconds(400))
         #expect(p.lastWake == .milliseconds(400))
         let s = try await CardSession(phone: p)
         try await s.startEmulation()
-        guard case .received(let apdu)? = s.history.last?.event else {
-            Issue.record("the held SELECT did not reach the app")
-            return
-        }
+        let apdu = try #require(
+            matched { if case .received(let apdu)? = s.history.last?.event { apdu } else { nil } },
+            "the held SELECT did not reach the app")
         #expect(apdu.payload == selectVisa)
         try await apdu.respond(response: [0x90, 0x00])
         #expect(p.collectResponse(at: .milliseconds(400)) == .answered(by: .app, response: [0x90, 0x00]))

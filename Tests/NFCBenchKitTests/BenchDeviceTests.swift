@@ -71,10 +71,8 @@ struct DeviceStringTests {
     func simulated() throws {
         let d = try BenchDevice("sim:tap-uri")
         #expect(d.identifier == "sim:tap-uri")
-        guard case .simulated(let path) = d.kind else {
-            Issue.record("not simulated: \(d.kind)")
-            return
-        }
+        let simulated: String? = if case .simulated(let path) = d.kind { path } else { nil }
+        let path = try #require(simulated, "not simulated: \(d.kind)")
         #expect(path.hasSuffix("/scenarios/tap-uri.json"), "\(path)")
     }
 
@@ -127,10 +125,9 @@ struct DeviceStringTests {
         // The scenario presents ntag215-uri at 300 ms.
         clock.advance(by: .milliseconds(400))
         var events = stream.makeAsyncIterator()
-        guard case .detected(let targets)? = try await events.next(), let target = targets.first else {
-            Issue.record("no detection")
-            return
-        }
+        let event = try await events.next()
+        let detected: [DetectedTarget]? = if case .detected(let targets)? = event { targets } else { nil }
+        let target = try #require(detected?.first, "no detection: \(String(describing: event))")
         let file = try TagFile.load(path: try #require(BenchData.resolve("ntag215-uri", in: "tags")))
         #expect(target.uid == file.activation.uid)
         #expect(target.uid.count == 7)

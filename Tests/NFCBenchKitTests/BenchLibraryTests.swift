@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCBenchTestSupport
 import NFCFiles
 import NFCTags
 import ReaderSession
@@ -54,10 +55,8 @@ struct BenchLibraryTests {
     @Test("Unasked, the doctor's pcscd answer is a failure that says so")
     func doctorNotAsked() throws {
         let d = BenchDoctor(root: "/nonexistent", uid: 0, groups: [], environment: [:])
-        guard case .failure(let why) = d.pcscdAnswer else {
-            Issue.record("expected no answer")
-            return
-        }
+        let why = try #require(
+            matched { if case .failure(let why) = d.pcscdAnswer { why } else { nil } }, "expected no answer")
         #expect(why.reason == "not asked")
     }
 

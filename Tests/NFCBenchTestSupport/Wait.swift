@@ -14,6 +14,9 @@ public import Foundation
 /// an invariant broke): thrown, so the test fails with this message.
 public struct WaitFailed: Error, CustomStringConvertible {
     public let description: String
+
+    /// For a wait of a test's own (a line a process should have printed by a deadline).
+    public init(description: String) { self.description = description }
 }
 
 /// Polls `condition` every `every` (after a `Task.yield()`) until it holds or `timeout` of real
@@ -176,7 +179,8 @@ public func waitForProcessEnd(
 ) async throws -> ProcessEnd {
     guard let end = await processEnd(of: process, timeout: timeout) else {
         throw WaitFailed(
-            description: "\(fileID):\(line): timed out after \(timeout) waiting for process \(process.processIdentifier) to end"
+            description:
+                "\(fileID):\(line): timed out after \(timeout) waiting for process \(process.processIdentifier) to end"
         )
     }
     return end

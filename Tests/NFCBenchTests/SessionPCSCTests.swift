@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTrace
 import ReaderSession
 import Testing
@@ -27,10 +28,9 @@ struct SessionPCSCTests {
         #expect(r.stdout.contains("session exit 0"), "\(r.stdout)\n\(r.stderr)")
         let recs = Self.records(r.stdout)
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
-        guard case .array(let records)? = ndef?["records"] else {
-            Issue.record("no records: \(r.stdout)")
-            return
-        }
+        let records = try #require(
+            matched { if case .array(let records)? = ndef?["records"] { records } else { nil } },
+            "no records: \(r.stdout)")
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t")
         #expect(recs.last?["event"]?.stringValue == "didInvalidateWithError")
         #expect(recs.last?["code"]?.intValue == 204)
@@ -53,10 +53,9 @@ struct SessionPCSCTests {
         #expect(commands.contains("00A4040007D2760000850100"), "\(commands)")
         #expect(commands.contains("00A4000002E104"), "\(commands)")
         let ndef = recs.first { $0["event"]?.stringValue == "didDetectNDEFs" }
-        guard case .array(let records)? = ndef?["records"] else {
-            Issue.record("no records: \(r.stdout)")
-            return
-        }
+        let records = try #require(
+            matched { if case .array(let records)? = ndef?["records"] { records } else { nil } },
+            "no records: \(r.stdout)")
         #expect(records.first?["uri"]?.stringValue == "https://example.com/nfcbench/t4t-v1")
         #expect(recs.last?["code"]?.intValue == 204)
     }

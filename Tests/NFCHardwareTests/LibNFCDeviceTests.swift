@@ -174,16 +174,20 @@ extension LibNFCInProcessTests {
                 let tag = try LibNFCType2Transport(device: device, target: target)
                 let reference = LibNFCTestNTAG215.pages
                 #expect(try tag.transceive([0x3A, 0x04, 0x07]) == .data(Array(reference[4...7].joined())))
-                guard case .data(let signature) = try tag.transceive([0x3C, 0x00]) else {
-                    Issue.record("no READ_SIG answer")
-                    return
-                }
+                let signature = try #require(
+                    matched {
+                        if case .data(let signature) = try tag.transceive([0x3C, 0x00]) { signature } else { nil }
+                    }, "no READ_SIG answer")
                 #expect(signature.count == 32)
                 // This image's password page (133) is 00 00 00 00.
-                guard case .data(let pack) = try tag.transceive([0x1B, 0x00, 0x00, 0x00, 0x00]) else {
-                    Issue.record("no PWD_AUTH answer")
-                    return
-                }
+                let pack = try #require(
+                    matched {
+                        if case .data(let pack) = try tag.transceive([0x1B, 0x00, 0x00, 0x00, 0x00]) {
+                            pack
+                        } else {
+                            nil
+                        }
+                    }, "no PWD_AUTH answer")
                 #expect(pack.count == 2)
                 #expect(try tag.transceive([0x1B, 0x01, 0x02, 0x03, 0x04]) == .nak(0))
                 #expect(try tag.transceive([0x30, 0x04]) == .silent)  // idle after the NAK

@@ -169,10 +169,9 @@ extension LibNFCInProcessTests {
             #expect(t.sak == 0x08 && t.atqa == file.activation.atqa && t.uid == file.activation.uid)
             #expect(frontend.target(t.id)?.classification.source == "NXP AN10833 §3 (table 4)")
             let error = await withTagError(frontend, t.id) { _ in }
-            guard case .readerFailure(let why)? = error as? TagCommunicationError else {
-                Issue.record("expected readerFailure, got \(String(describing: error))")
-                return
-            }
+            let why = try #require(
+                matched { if case .readerFailure(let why)? = error as? TagCommunicationError { why } else { nil } },
+                "expected readerFailure, got \(String(describing: error))")
             #expect(why.contains("mifareClassic"))
             // libnfc checks a MIFARE Classic's presence by selecting it again.
             try await holds(for: .milliseconds(300), "no loss, one detection: \(log.all)") {
@@ -261,10 +260,14 @@ extension LibNFCInProcessTests {
                 guard case .type2(let transport) = c else { throw UnexpectedConnection(c) }
                 try Type2TagReader(transport: transport).writeNDEF(message)
             }
-            guard case .writeInterrupted(let pages, let cause)? = (error as? Type2TagError)?.code else {
-                Issue.record("expected writeInterrupted, got \(String(describing: error))")
-                return
-            }
+            let (pages, cause) = try #require(
+                matched {
+                    if case .writeInterrupted(let pages, let cause)? = (error as? Type2TagError)?.code {
+                        (pages, cause)
+                    } else {
+                        nil
+                    }
+                }, "expected writeInterrupted, got \(String(describing: error))")
             #expect(pages == [4, 5])
             #expect(cause == .noResponse)
         }

@@ -215,14 +215,13 @@ extension PCSCVirtualBenchSuites {
                 delegate: PCSCRWDelegate(), queue: nil, invalidateAfterFirstRead: false, system: system)
             var it = session.events.makeAsyncIterator()
             session.begin()
-            guard case .didBecomeActive? = await it.next() else {
-                Issue.record("not active")
-                return
-            }
-            guard case .didDetectTags(let tags)? = await it.next(), let tag = tags.first else {
-                Issue.record("no tag delivered")
-                return
-            }
+            try #require(
+                await matchesAsync { if case .didBecomeActive? = await it.next() { true } else { false } }, "not active"
+            )
+            let tags = try #require(
+                await matchedAsync { if case .didDetectTags(let tags)? = await it.next() { tags } else { nil } },
+                "no tags delivered")
+            let tag = try #require(tags.first, "no tag delivered")
             try await session.connect(to: tag)
             // The SELECT of the NDEF application reaches the card, which then leaves the field.
             vcard.inject(.closeMidAPDU)
@@ -535,10 +534,9 @@ struct PCSCServiceDeathTests {
         let killedAt = ContinuousClock.now
         kill(pid, SIGKILL)
         let error = await loop.value
-        guard case .readerFailure(let why)? = error as? TagCommunicationError else {
-            Issue.record("expected readerFailure, got \(String(describing: error))")
-            return
-        }
+        let why = try #require(
+            matched { if case .readerFailure(let why)? = error as? TagCommunicationError { why } else { nil } },
+            "expected readerFailure, got \(String(describing: error))")
         #expect(why == "pcscd stopped")
         #expect(await log.wait(.seconds(3)) { log.finished != nil })
         #expect(try #require(log.finished) - killedAt < .seconds(2))

@@ -310,10 +310,9 @@ extension PCSCVirtualBenchSuites {
             let current = try await offPool {
                 try context.waitForStatusChange(readers: [.unaware(PCSCBench.reader0)], timeout: .seconds(1))
             }
-            guard case .changed(let states) = current else {
-                Issue.record("no initial state: \(current)")
-                return
-            }
+            let states = try #require(
+                matched { if case .changed(let states) = current { states } else { nil } },
+                "no initial state: \(current)")
             let waiter = Task {
                 try await offPool { try context.waitForStatusChange(readers: states, timeout: .seconds(30)) }
             }

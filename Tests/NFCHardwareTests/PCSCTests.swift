@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -62,10 +63,14 @@ struct PCSCPureTests {
         #expect(
             try PCSCTransparentFrames.parseACR122U([UInt8](hex: "D5 43 00 00 04 04 02 01 00 0F 03 90 00")!)?.get()
                 == [UInt8](hex: "00 04 04 02 01 00 0F 03"))
-        guard case .failure(.noResponse)? = PCSCTransparentFrames.parseACR122U([UInt8](hex: "D5 43 01 90 00")!) else {
-            Issue.record("status 01 is a timeout")
-            return
-        }
+        try #require(
+            matches {
+                if case .failure(.noResponse)? = PCSCTransparentFrames.parseACR122U([UInt8](hex: "D5 43 01 90 00")!) {
+                    true
+                } else {
+                    false
+                }
+            }, "status 01 is a timeout")
         #expect(PCSCTransparentFrames.parseACR122U([0x6A, 0x81]) == nil, "a refusal is not this channel")
     }
 

@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -58,10 +59,9 @@ struct FaultRuleTests {
         #expect(card.respond(to: [0x30, 0x04]) == .silent, "gone: nothing answers")
         card.enterField()
         #expect(!card.isGone)
-        guard case .data(let d) = card.respond(to: [0x30, 0x04]) else {
-            Issue.record("no answer after entering the field again")
-            return
-        }
+        let d = try #require(
+            matched { if case .data(let d) = card.respond(to: [0x30, 0x04]) { d } else { nil } },
+            "no answer after entering the field again")
         #expect(Array(d[4..<8]) == [1, 2, 3, 4], "the write before the loss is on the tag")
         if case .data = card.respond(to: [0x30, 0x08]) {} else { Issue.record("page 8 must read now") }
     }

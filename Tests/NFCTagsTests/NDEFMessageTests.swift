@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -26,11 +27,9 @@ struct NDEFMessageParsingTests {
     }
 
     @Test("Every invalid fixture is rejected with its named reason", arguments: NDEFFixtures.invalid)
-    func invalidFixtures(_ f: NDEFFixture) {
-        guard case .invalid(let code) = f.outcome else {
-            Issue.record("fixture is not invalid")
-            return
-        }
+    func invalidFixtures(_ f: NDEFFixture) throws {
+        let code = try #require(
+            matched { if case .invalid(let c) = f.outcome { c } else { nil } }, "fixture is not invalid")
         #expect(throws: NDEFError(code)) { try NFCNDEFMessage(bytes: f.bytes) }
         #expect(NFCNDEFMessage(data: Data(f.bytes)) == nil)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -103,10 +104,7 @@ struct NDEFURIRecordTests {
     @Test("Codes 0x24–0xFF are RFU: kept, decoded as no prefix, and flagged", arguments: [0x24, 0x80, 0xFF] as [UInt8])
     func rfu(_ code: UInt8) throws {
         let r = wellKnown("U", [code, 0x61, 0x62])
-        guard case .uri(let u) = r.content else {
-            Issue.record("not a URI: \(r.content)")
-            return
-        }
+        let u = try #require(matched { if case .uri(let u) = r.content { u } else { nil } }, "not a URI: \(r.content)")
         #expect(u.prefixCode == code)
         #expect(u.isReservedPrefix)
         #expect(u.uri == "ab")
@@ -140,10 +138,9 @@ struct NDEFOtherRTDTests {
     @Test("A Smart Poster decodes its URI, titles, action, size and type")
     func smartPoster() throws {
         let r = try record(NDEFFixtures.smartPoster)
-        guard case .smartPoster(let sp) = r.content else {
-            Issue.record("not a Smart Poster: \(r.content)")
-            return
-        }
+        let sp = try #require(
+            matched { if case .smartPoster(let sp) = r.content { sp } else { nil } }, "not a Smart Poster: \(r.content)"
+        )
         #expect(sp.uri.uri == "https://www.example.com")
         #expect(sp.titles.map(\.text) == ["Hello"])
         #expect(sp.action == .doAction)
@@ -158,10 +155,9 @@ struct NDEFOtherRTDTests {
             wellKnown("U", [0x04, 0x61]), wellKnown("s", [0x00, 0x01, 0x00, 0x00]),
             wellKnown("t", Array("image/png".utf8)), wellKnown("act", [0x07]),
         ])
-        guard case .smartPoster(let sp2) = wellKnown("Sp", inner.bytes).content else {
-            Issue.record("no poster")
-            return
-        }
+        let sp2 = try #require(
+            matched { if case .smartPoster(let sp2) = wellKnown("Sp", inner.bytes).content { sp2 } else { nil } },
+            "no poster")
         #expect(sp2.size == 65_536)
         #expect(sp2.mimeType == "image/png")
         #expect(sp2.action == .reserved(7))

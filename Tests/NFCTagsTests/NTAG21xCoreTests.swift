@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import Testing
 
 @testable import NFCTags
@@ -13,10 +14,8 @@ struct NTAG21xCoreTests {
     @Test("READ returns 16 bytes and rolls over to page 0 past the last page (NTAG216: E5 E6 00 01)")
     func readRollOver() throws {
         var core = try fresh()
-        guard case .data(let d) = core.respond(to: [0x30, 0xE5]) else {
-            Issue.record("no data")
-            return
-        }
+        let d = try #require(
+            matched { if case .data(let d) = core.respond(to: [0x30, 0xE5]) { d } else { nil } }, "no data")
         #expect(d.count == 16)
         #expect(Array(d[0..<8]) == [0, 0, 0, 0, 0, 0, 0, 0])  // PWD (E5) and PACK (E6) read as 00
         #expect(
@@ -251,18 +250,26 @@ struct UltralightCTests {
     @Test("AUTHENTICATE: AF + ek(RndB); AF + ek(RndA‖RndB') → 00 + ek(RndA'), chained as MF0ICU2 §7.5.5 says")
     func authenticate() throws {
         var core = try fresh()
-        guard case .data(let first) = core.respond(to: [0x1A, 0x00]), first.count == 9, first[0] == 0xAF else {
-            Issue.record("no challenge")
-            return
-        }
+        let first = try #require(
+            matched {
+                if case .data(let first) = core.respond(to: [0x1A, 0x00]), first.count == 9, first[0] == 0xAF {
+                    first
+                } else {
+                    nil
+                }
+            }, "no challenge")
         let challenge = Array(first[1...])
         let rndB = key.decrypt(challenge, iv: [UInt8](repeating: 0, count: 8))
         let rndA: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
         let token = key.encrypt(rndA + Array(rndB[1...]) + [rndB[0]], iv: challenge)
-        guard case .data(let second) = core.respond(to: [0xAF] + token), second.count == 9, second[0] == 0x00 else {
-            Issue.record("no answer to part 2")
-            return
-        }
+        let second = try #require(
+            matched {
+                if case .data(let second) = core.respond(to: [0xAF] + token), second.count == 9, second[0] == 0x00 {
+                    second
+                } else {
+                    nil
+                }
+            }, "no answer to part 2")
         #expect(key.decrypt(Array(second[1...]), iv: Array(token[8...])) == [2, 3, 4, 5, 6, 7, 8, 1])
         #expect(core.isAuthenticated)
         // A wrong RndB' is refused with NAK and the tag goes idle.

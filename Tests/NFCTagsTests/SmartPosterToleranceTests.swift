@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -33,10 +34,9 @@ struct SmartPosterToleranceTests {
     func fullPosterDecodes() throws {
         let message = try NFCNDEFMessage(bytes: h(Self.fullPoster))
         let record = try #require(message.records.first)
-        guard case .smartPoster(let sp) = record.content else {
-            Issue.record("not a Smart Poster: \(record.content)")
-            return
-        }
+        let sp = try #require(
+            matched { if case .smartPoster(let sp) = record.content { sp } else { nil } },
+            "not a Smart Poster: \(record.content)")
         #expect(sp.uri.uri == "https://example.com/sp")
         #expect(sp.titles.map(\.text) == ["Poster", "Affiche"])
         #expect(sp.titles.map(\.languageCode) == ["en", "fr"])

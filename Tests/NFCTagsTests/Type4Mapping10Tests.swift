@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCFiles
 import Testing
 
@@ -41,10 +42,9 @@ struct Type4Mapping10Tests {
     func readShippedFile() throws {
         let file = try Self.shippedFile()
         #expect(file.type4?.mappingVersion == "1.0" && file.type4?.lengthFieldSize == 2)
-        guard case .type4(let app) = try file.makeEmulationCore() else {
-            Issue.record("not a Type 4 core")
-            return
-        }
+        let app = try #require(
+            matched { if case .type4(let app) = try file.makeEmulationCore() { app } else { nil } }, "not a Type 4 core"
+        )
         #expect(app.mappingVersion == 0x10 && app.applicationName == h("D2 76 00 00 85 01 00"))
         let link = LoopbackTransport(app)
         let reader = Type4TagReader(transport: link)

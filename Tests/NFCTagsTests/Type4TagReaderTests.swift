@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import NFCTags
 import Testing
 
@@ -211,16 +212,14 @@ struct Type4TagReaderTests {
         let link = LoopbackTransport(try Type4NDEFApplication(ndefMessage: []))
         link.override = { _ in throw OtherFailure() }
         let e1 = #expect(throws: Type4TagError.self) { try Type4TagReader(transport: link).detect() }
-        guard case .communication(.readerFailure) = e1?.code else {
-            Issue.record("expected readerFailure, got \(String(describing: e1))")
-            return
-        }
+        try #require(
+            matches { if case .communication(.readerFailure) = e1?.code { true } else { false } },
+            "expected readerFailure, got \(String(describing: e1))")
         link.override = { _ in [0x90] }
         let e2 = #expect(throws: Type4TagError.self) { try Type4TagReader(transport: link).detect() }
-        guard case .communication(.malformedResponse) = e2?.code else {
-            Issue.record("expected malformedResponse, got \(String(describing: e2))")
-            return
-        }
+        try #require(
+            matches { if case .communication(.malformedResponse) = e2?.code { true } else { false } },
+            "expected malformedResponse, got \(String(describing: e2))")
     }
 
     @Test(

@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import NFCTags
 import ReaderFrontend
 import ReaderSession
@@ -48,42 +49,38 @@ struct DiscoveryMachineTests {
     let b = SensedTarget(presentation: 11, uid: [5, 6, 7, 8], atqa: [0x44, 0x03], sak: 0x20)
 
     @Test("Nothing is reported while polling is off; polling starts afresh")
-    func pollingOff() {
+    func pollingOff() throws {
         var m = DiscoveryMachine()
         #expect(m.sensed([a]).isEmpty)
         m.pollingStarted()
-        guard case .report(.detected(let found))? = m.sensed([a]).first else {
-            Issue.record("no detection")
-            return
-        }
+        let found = try #require(
+            matched { if case .report(.detected(let found))? = m.sensed([a]).first { found } else { nil } },
+            "no detection")
         #expect(found.map(\.id) == [DetectedTargetID(1)])
         #expect(found[0].kind == .type2)
         m.pollingStopped()
         #expect(m.targets.isEmpty)
         m.pollingStarted()
-        guard case .report(.detected(let again))? = m.sensed([a]).first else {
-            Issue.record("no detection after polling started again")
-            return
-        }
+        let again = try #require(
+            matched { if case .report(.detected(let again))? = m.sensed([a]).first { again } else { nil } },
+            "no detection after polling started again")
         #expect(again.map(\.id) == [DetectedTargetID(2)], "a new session discovers its own tags")
     }
 
     @Test("Targets sensed together are detected together; the same presentation is reported once")
-    func together() {
+    func together() throws {
         var m = DiscoveryMachine()
         m.pollingStarted()
         let first = m.sensed([a, b])
         #expect(first.count == 1)
-        guard case .report(.detected(let found))? = first.first else {
-            Issue.record("no detection")
-            return
-        }
+        let found = try #require(
+            matched { if case .report(.detected(let found))? = first.first { found } else { nil } }, "no detection")
         #expect(found.map(\.kind) == [.type2, .type4])
         #expect(m.sensed([a, b]).isEmpty)
     }
 
     @Test("A presentation missing from a sensing is lost; coming back is a new target")
-    func lostAndBack() {
+    func lostAndBack() throws {
         var m = DiscoveryMachine()
         m.pollingStarted()
         _ = m.sensed([a])
@@ -91,25 +88,22 @@ struct DiscoveryMachineTests {
         #expect(m.target(DetectedTargetID(1)) == nil)
         var back = a
         back.presentation = 12
-        guard case .report(.detected(let found))? = m.sensed([back]).first else {
-            Issue.record("no detection")
-            return
-        }
+        let found = try #require(
+            matched { if case .report(.detected(let found))? = m.sensed([back]).first { found } else { nil } },
+            "no detection")
         #expect(found.map(\.id) == [DetectedTargetID(2)])
     }
 
     @Test("restartPolling re-activates every target, then reports it under a new id; the old id is stale")
-    func restart() {
+    func restart() throws {
         var m = DiscoveryMachine()
         m.pollingStarted()
         _ = m.sensed([a, b])
         #expect(m.restartRequested() == [.reactivate([a, b])])
         let actions = m.reactivated([a, b], failed: [b.presentation])
         #expect(actions.first == .report(.lost(DetectedTargetID(2))), "a target that left during restart is lost")
-        guard case .report(.detected(let again))? = actions.last else {
-            Issue.record("no re-detection")
-            return
-        }
+        let again = try #require(
+            matched { if case .report(.detected(let again))? = actions.last { again } else { nil } }, "no re-detection")
         #expect(again.map(\.id) == [DetectedTargetID(3)])
         #expect(m.target(DetectedTargetID(1)) == nil)
         #expect(m.target(DetectedTargetID(3))?.sensed == a)
@@ -126,14 +120,13 @@ struct DiscoveryMachineTests {
     }
 
     @Test("A MIFARE Classic card (SAK 08) is reported as kind other, family mifareClassic")
-    func classic() {
+    func classic() throws {
         var m = DiscoveryMachine()
         m.pollingStarted()
         let c = SensedTarget(presentation: 1, uid: [1, 2, 3, 4], atqa: [0x04, 0x00], sak: 0x08)
-        guard case .report(.detected(let found))? = m.sensed([c]).first else {
-            Issue.record("no detection")
-            return
-        }
+        let found = try #require(
+            matched { if case .report(.detected(let found))? = m.sensed([c]).first { found } else { nil } },
+            "no detection")
         #expect(found[0].kind == .other)
         #expect(found[0].family == .mifareClassic)
     }

@@ -126,10 +126,9 @@ struct FrontendThreadTests {
         let frontend = ReaderFrontend(identifier: device.name, clock: clock, open: { device })
         var it = frontend.events(.iso14443).makeAsyncIterator()
         device.put(SensedTarget(presentation: 1, uid: [1, 2, 3, 4], sak: 0x20))
-        guard case .detected(let found)? = try await nextEvent(&it) else {
-            Issue.record("no detection")
-            return
-        }
+        let found = try #require(
+            await matchedAsync { if case .detected(let found)? = try await nextEvent(&it) { found } else { nil } },
+            "no detection")
         #expect(found.first?.kind == .type4)
         let id = try #require(found.first?.id)
         let answer = try await Task.detached {

@@ -42,10 +42,9 @@ struct ConformanceScenarioFormatTests {
         #expect(s.steps[0] == .init(when: .at(.zero), action: .user(.scan(ScanRequest(tagCount: 3)))))
         #expect(s.steps[0].action == .user(.scan(ScanRequest(tagCount: 3, readWrite: true))))
         #expect(s.steps[1] == .init(when: .at(.milliseconds(500)), action: .otherAppSession(.seconds(2))))
-        guard case .present(let list) = s.steps[2].action, let first = list.first else {
-            Issue.record("no present step")
-            return
-        }
+        let list = try #require(
+            matched { if case .present(let list) = s.steps[2].action { list } else { nil } }, "no present step")
+        let first = try #require(list.first, "no tag in the present step")
         #expect(first.tag == "ntag215-uri")
         #expect(first.name == "A")
         #expect(first.faults.count == 1)

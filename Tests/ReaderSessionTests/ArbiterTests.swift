@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import NFCTrace
 import ReaderSession
@@ -44,10 +45,9 @@ struct ArbiterTests {
             let target = dir + "/elsewhere"
             try FileManager.default.createSymbolicLink(atPath: dir + "/host.lock", withDestinationPath: target)
             let a = SessionArbiter(lockDirectory: dir)
-            guard case .failed(let why) = a.acquire(reader: "sim:desk") else {
-                Issue.record("a link as the host lock must not be followed")
-                return
-            }
+            let why = try #require(
+                matched { if case .failed(let why) = a.acquire(reader: "sim:desk") { why } else { nil } },
+                "a link as the host lock must not be followed")
             #expect(why.contains("host.lock"), "\(why)")
             #expect(!FileManager.default.fileExists(atPath: target))
         }
@@ -62,10 +62,14 @@ struct ArbiterTests {
             let link = dir + "/link"
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: made)
             #expect(throws: PrivateFolderError.self) { try SessionArbiter.prepareLockDirectory(link) }
-            guard case .failed(let why) = SessionArbiter(lockDirectory: link).acquire(reader: "sim:desk") else {
-                Issue.record("a linked lock folder must be refused")
-                return
-            }
+            let why = try #require(
+                matched {
+                    if case .failed(let why) = SessionArbiter(lockDirectory: link).acquire(reader: "sim:desk") {
+                        why
+                    } else {
+                        nil
+                    }
+                }, "a linked lock folder must be refused")
             #expect(why == "lock folder \(link) is a symbolic link, not a folder")
             #expect(chmod(made, 0o777) == 0)
             #expect(throws: PrivateFolderError.self) { try SessionArbiter.prepareLockDirectory(made) }
@@ -121,7 +125,7 @@ struct ArbiterTests {
 
     @Test("Sessions on two systems sharing a lock directory: the second gets 203")
     func acrossSystems() async throws {
-        await withLockDirectoryAsync { dir in
+        try await withLockDirectoryAsync { dir in
             let backend = FakeBackend(identifier: "sim:shared-\(UUID().uuidString.prefix(6))")
             let clock = ManualClock()
             let s1 = NFCReaderSystem(
@@ -134,15 +138,13 @@ struct ArbiterTests {
             var ia = a.events.makeAsyncIterator()
             var ib = b.events.makeAsyncIterator()
             a.begin()
-            guard case .didBecomeActive = await ia.next() else {
-                Issue.record("first did not start")
-                return
-            }
+            try #require(
+                await matchesAsync { if case .didBecomeActive = await ia.next() { true } else { false } },
+                "first did not start")
             b.begin()
-            guard case .didInvalidate(let e) = await ib.next() else {
-                Issue.record("second was not refused")
-                return
-            }
+            let e = try #require(
+                await matchedAsync { if case .didInvalidate(let e) = await ib.next() { e } else { nil } },
+                "second was not refused")
             #expect(e.code == .readerSessionInvalidationErrorSystemIsBusy)
             a.invalidate()
             _ = await ia.next()

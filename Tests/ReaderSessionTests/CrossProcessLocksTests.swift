@@ -1,3 +1,4 @@
+import NFCBenchTestSupport
 import ReaderSession
 import Synchronization
 import Testing
@@ -48,52 +49,46 @@ struct CrossProcessLocksTests {
     func locksByReaderName() throws {
         let host = FakeHostLocks()
         let a = SessionArbiter(scope: .perReader, crossProcessLocks: host)
-        guard case .acquired(let lease) = a.acquire(reader: "sim:desk") else {
-            Issue.record("not acquired")
-            return
-        }
+        let lease = try #require(
+            matched { if case .acquired(let lease) = a.acquire(reader: "sim:desk") { lease } else { nil } },
+            "not acquired")
         let name = SessionArbiter.readerLockName(for: "sim:desk")
         #expect(host.state.withLock { $0.calls } == ["lock \(name) hostWide=false"])
         // This process's table refuses before the host's locks are asked again.
-        guard case .busy = a.acquire(reader: "sim:desk") else {
-            Issue.record("a second lease in this process")
-            return
-        }
+        try #require(
+            matches { if case .busy = a.acquire(reader: "sim:desk") { true } else { false } },
+            "a second lease in this process")
         #expect(host.state.withLock { $0.calls.count } == 1)
         lease.release()
         lease.release()
         #expect(host.state.withLock { $0.calls } == ["lock \(name) hostWide=false", "unlock \(name)"])
-        guard case .acquired = a.acquire(reader: "sim:desk") else {
-            Issue.record("the released reader is not free again")
-            return
-        }
+        try #require(
+            matches { if case .acquired = a.acquire(reader: "sim:desk") { true } else { false } },
+            "the released reader is not free again")
     }
 
     @Test("Busy or failed in another process: the arbiter says so and keeps no entry of its own")
-    func refusals() {
+    func refusals() throws {
         let host = FakeHostLocks()
         let name = SessionArbiter.readerLockName(for: "pcsc:R")
         host.state.withLock { $0.held[name] = 1 }
         let a = SessionArbiter(scope: .hostWide, crossProcessLocks: host)
-        guard case .busy = a.acquire(reader: "pcsc:R") else {
-            Issue.record("another process holds the reader: busy")
-            return
-        }
+        try #require(
+            matches { if case .busy = a.acquire(reader: "pcsc:R") { true } else { false } },
+            "another process holds the reader: busy")
         #expect(host.state.withLock { $0.calls } == ["lock \(name) hostWide=true"])
         host.state.withLock {
             $0.held[name] = 0
             $0.refuse = "lock folder /x: not a directory"
         }
-        guard case .failed(let why) = a.acquire(reader: "pcsc:R") else {
-            Issue.record("a refused lock folder is a failure, not busy")
-            return
-        }
+        let why = try #require(
+            matched { if case .failed(let why) = a.acquire(reader: "pcsc:R") { why } else { nil } },
+            "a refused lock folder is a failure, not busy")
         #expect(why == "lock folder /x: not a directory")
         host.state.withLock { $0.refuse = nil }
-        guard case .acquired = a.acquire(reader: "pcsc:R") else {
-            Issue.record("the refusals left an entry behind")
-            return
-        }
+        try #require(
+            matches { if case .acquired = a.acquire(reader: "pcsc:R") { true } else { false } },
+            "the refusals left an entry behind")
     }
 
     @Test("Heat follows the lock scope: the store is asked by the arbiter's lock name (host when host-wide)")

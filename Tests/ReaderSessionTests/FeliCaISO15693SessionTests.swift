@@ -141,10 +141,7 @@ struct FeliCaISO15693SessionTests {
         s.begin()
         let tags = try #require(await Self.firstTags(s))
         #expect(tags.count == 1)
-        guard case .feliCa(let t) = tags.first else {
-            Issue.record("not FeliCa")
-            return
-        }
+        let t = try #require(matched { if case .feliCa(let t) = tags.first { t } else { nil } }, "not FeliCa")
         #expect(t.currentSystemCode == Data([0x00, 0x03]))
         #expect(t.currentIDm == Data([0x01, 0x01, 0x05, 0x01, 0x86, 0x04, 0x02, 0x02]))
         try await s.connect(to: tags[0])
@@ -189,10 +186,8 @@ struct FeliCaISO15693SessionTests {
         let s = try rig.session(.iso15693, d)
         s.begin()
         let tags = try #require(await Self.firstTags(s))
-        guard case .iso15693(let v) = tags.first else {
-            Issue.record("not delivered as .iso15693: \(tags)")
-            return
-        }
+        let v = try #require(
+            matched { if case .iso15693(let v) = tags.first { v } else { nil } }, "not delivered as .iso15693: \(tags)")
         #expect(v.identifier == Data([0xE0, 0x04, 0x01, 0x00, 0x8A, 0x5C, 0x98, 0x2E]))
         #expect(v.icManufacturerCode == 0x04 && v.icSerialNumber == Data([0x01, 0x00, 0x8A, 0x5C, 0x98, 0x2E]))
         try await s.connect(to: tags[0])

@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import Testing
 
 @testable import ReaderSession
@@ -23,10 +24,9 @@ struct LockFileLifecycleTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let a = SessionArbiter(lockDirectory: dir)
         for reader in ["pn532_uart:/dev/pts/3", "pn532_uart:/dev/pts/4", "sim:desk"] {
-            guard case .acquired(let lease) = a.acquire(reader: reader) else {
-                Issue.record("not acquired")
-                return
-            }
+            let lease = try #require(
+                matched { if case .acquired(let lease) = a.acquire(reader: reader) { lease } else { nil } },
+                "not acquired")
             #expect(Self.readerLocks(dir) == [a.lockName(for: reader) + ".lock"])
             lease.release()
             #expect(Self.readerLocks(dir).isEmpty, "released: \(Self.readerLocks(dir))")
@@ -43,10 +43,9 @@ struct LockFileLifecycleTests {
         let a = SessionArbiter(lockDirectory: dir)
         let b = SessionArbiter(lockDirectory: dir)
         let path = dir + "/" + a.lockName(for: "sim:race") + ".lock"
-        guard case .acquired(let first) = a.acquire(reader: "sim:race") else {
-            Issue.record("not acquired")
-            return
-        }
+        let first = try #require(
+            matched { if case .acquired(let first) = a.acquire(reader: "sim:race") { first } else { nil } },
+            "not acquired")
         // Another process's open(2), just before the holder lets go.
         let stale = open(path, O_RDWR | O_CLOEXEC)
         #expect(stale >= 0)
@@ -56,15 +55,13 @@ struct LockFileLifecycleTests {
         // holders at once.
         #expect(flock(stale, LOCK_EX | LOCK_NB) == 0)
         #expect(!SessionArbiter.isStillLinked(stale, path))
-        guard case .acquired(let second) = b.acquire(reader: "sim:race") else {
-            Issue.record("the reader is free: the new file is taken")
-            return
-        }
+        let second = try #require(
+            matched { if case .acquired(let second) = b.acquire(reader: "sim:race") { second } else { nil } },
+            "the reader is free: the new file is taken")
         #expect(SessionArbiter.isStillLinked(stale, path) == false)
-        guard case .busy = a.acquire(reader: "sim:race") else {
-            Issue.record("the reader is held: busy")
-            return
-        }
+        try #require(
+            matches { if case .busy = a.acquire(reader: "sim:race") { true } else { false } },
+            "the reader is held: busy")
         second.release()
         #expect(Self.readerLocks(dir).isEmpty)
     }
@@ -77,10 +74,9 @@ struct LockFileLifecycleTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let path = dir + "/" + a.lockName(for: "sim:left") + ".lock"
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
-        guard case .acquired(let lease) = a.acquire(reader: "sim:left") else {
-            Issue.record("not acquired")
-            return
-        }
+        let lease = try #require(
+            matched { if case .acquired(let lease) = a.acquire(reader: "sim:left") { lease } else { nil } },
+            "not acquired")
         lease.release()
         #expect(!FileManager.default.fileExists(atPath: path))
     }

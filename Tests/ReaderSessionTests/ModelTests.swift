@@ -426,10 +426,9 @@ struct LockFolderTests {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let holder = SessionArbiter(lockDirectory: dir)
-        guard case .acquired(let lease) = holder.acquire(reader: "sim:queue") else {
-            Issue.record("not acquired")
-            return
-        }
+        let lease = try #require(
+            matched { if case .acquired(let lease) = holder.acquire(reader: "sim:queue") { lease } else { nil } },
+            "not acquired")
         let order = Mutex<[String]>([])
         let leases = Mutex<[String: ReaderLease]>([:])
         var tickets: [ReaderQueueTicket] = []

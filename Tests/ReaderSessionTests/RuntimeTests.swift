@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderSession
 import Synchronization
@@ -56,10 +57,9 @@ struct RuntimeTests {
         #expect(session.isReady)
         #expect(isActive(await it.next()))
         bench.backend.present([(1, MemoryType2Tag(ndef: nil)), (2, MemoryType2Tag(ndef: uriMessage))])
-        guard case .didDetectNDEFs(let messages) = await it.next() else {
-            Issue.record("no didDetectNDEFs")
-            return
-        }
+        let messages = try #require(
+            await matchedAsync { if case .didDetectNDEFs(let messages) = await it.next() { messages } else { nil } },
+            "no didDetectNDEFs")
         #expect(messages.map(\.bytes) == [uriMessage])
         #expect(messages.first?.records.first?.wellKnownTypeURIPayload()?.absoluteString == "https://example.com")
         #expect(code(await it.next()) == .readerSessionInvalidationErrorFirstNDEFTagRead)
@@ -117,10 +117,8 @@ struct RuntimeTests {
         #expect(await b.next() == nil)
         second.begin()  // no reuse
         first.invalidate(errorMessage: "Done here")
-        guard case .didInvalidate(let e) = await a.next() else {
-            Issue.record("no end")
-            return
-        }
+        let e = try #require(
+            await matchedAsync { if case .didInvalidate(let e) = await a.next() { e } else { nil } }, "no end")
         #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
         #expect(e.detail == "Done here")
         bench.clock.advance(by: .seconds(3))
@@ -176,10 +174,11 @@ struct RuntimeTests {
         s.begin()
         #expect(isActive(await it.next()))
         bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage)), (2, MemoryType2Tag(ndef: nil))])
-        guard case .didDetectTags(let tags) = await it.next(), tags.count == 2 else {
-            Issue.record("no tags")
-            return
-        }
+        let tags = try #require(
+            await matchedAsync {
+                if case .didDetectTags(let tags) = await it.next(), tags.count == 2 { tags } else { nil }
+            },
+            "no tags")
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
         try await s.connect(to: tags[0])
         #expect(try await tags[0].readNDEF().bytes == uriMessage)
@@ -195,10 +194,9 @@ struct RuntimeTests {
         s.restartPolling()
         #expect(!tags[0].isAvailable)
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagNotConnected)) { try await tags[0].readNDEF() }
-        guard case .didDetectTags(let again) = await it.next() else {
-            Issue.record("no rediscovery")
-            return
-        }
+        let again = try #require(
+            await matchedAsync { if case .didDetectTags(let again) = await it.next() { again } else { nil } },
+            "no rediscovery")
         #expect(again.count == 2)
         #expect(bench.backend.restarts == 1)
         s.invalidate()
@@ -216,15 +214,13 @@ struct RuntimeTests {
             NFCTagReaderSession(pollingOption: [.iso14443], delegate: d, queue: nil, system: bench.system))
         var it = s.events.makeAsyncIterator()
         s.begin()
-        guard case .didBecomeActive = await it.next() else {
-            Issue.record("not active")
-            return
-        }
+        try #require(
+            await matchesAsync { if case .didBecomeActive = await it.next() { true } else { false } }, "not active")
         bench.backend.present([(7, MemoryType2Tag(ndef: uriMessage))])
-        guard case .didDetect(let tags) = await it.next(), let first = tags.first, case .miFare(let tag) = first else {
-            Issue.record("no MIFARE tag")
-            return
-        }
+        let tags = try #require(
+            await matchedAsync { if case .didDetect(let tags) = await it.next() { tags } else { nil } }, "no tags")
+        let first = try #require(tags.first, "no tags")
+        let tag = try #require(matched { if case .miFare(let tag) = first { tag } else { nil } }, "no MIFARE tag")
         try await s.connect(to: first)
         #expect(
             try await tag.sendMiFareCommand(commandPacket: Data([0x30, 0x03])).prefix(4)
@@ -236,10 +232,8 @@ struct RuntimeTests {
         await #expect(throws: NFCReaderError(.readerTransceiveErrorTagConnectionLost)) { try await tag.readNDEF() }
         #expect(s.isReady)
         s.invalidate()
-        guard case .didInvalidate(let e) = await it.next() else {
-            Issue.record("no end")
-            return
-        }
+        let e = try #require(
+            await matchedAsync { if case .didInvalidate(let e) = await it.next() { e } else { nil } }, "no end")
         #expect(e.code == .readerSessionInvalidationErrorUserCanceled)
     }
 
@@ -252,15 +246,13 @@ struct RuntimeTests {
             NFCTagReaderSession(pollingOption: [.iso14443], delegate: TagDelegate(), queue: nil, system: bench.system))
         var it = s.events.makeAsyncIterator()
         s.begin()
-        guard case .didBecomeActive = await it.next() else {
-            Issue.record("not active")
-            return
-        }
+        try #require(
+            await matchesAsync { if case .didBecomeActive = await it.next() { true } else { false } }, "not active")
         bench.backend.present([(9, try MemoryType4Tag(ndef: uriMessage))])
-        guard case .didDetect(let tags) = await it.next(), let first = tags.first, case .iso7816(let tag) = first else {
-            Issue.record("no ISO 7816 tag")
-            return
-        }
+        let tags = try #require(
+            await matchedAsync { if case .didDetect(let tags) = await it.next() { tags } else { nil } }, "no tags")
+        let first = try #require(tags.first, "no tags")
+        let tag = try #require(matched { if case .iso7816(let tag) = first { tag } else { nil } }, "no ISO 7816 tag")
         #expect(tag.historicalBytes == Data([0x80]))
         #expect(tag.initialSelectedAID == "D2760000850101")
         try await s.connect(to: first)
@@ -273,10 +265,7 @@ struct RuntimeTests {
         let (status, _) = try await tag.queryNDEFStatus()
         #expect(status == .readWrite)
         s.invalidate()
-        guard case .didInvalidate = await it.next() else {
-            Issue.record("no end")
-            return
-        }
+        try #require(await matchesAsync { if case .didInvalidate = await it.next() { true } else { false } }, "no end")
         #expect(
             bench.trace.events().contains {
                 if case .frame(_, command: let c, response: [0x90, 0x00]) = $0 {
