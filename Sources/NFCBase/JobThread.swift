@@ -14,8 +14,15 @@ public final class JobThread: TaskExecutor, @unchecked Sendable {
     private var stopped = false  // guarded by `condition`
 
     /// Starts the thread; `name` names it (seen in a debugger's thread list).
-    public init(name: String) {
-        let thread = Thread { [self] in loop() }
+    /// `standsInForHardware`: the thread plays hardware of its own that answers within a
+    /// deadline whatever the host is doing (a phone's contactless stack answering a reader),
+    /// so it asks to be real-time (``ThreadPriority/raiseCallingThread()``); only for jobs
+    /// that take microseconds.
+    public init(name: String, standsInForHardware: Bool = false) {
+        let thread = Thread { [self] in
+            if standsInForHardware { ThreadPriority.raiseCallingThread() }
+            loop()
+        }
         thread.name = name
         thread.start()
     }
