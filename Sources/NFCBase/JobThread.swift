@@ -35,8 +35,12 @@ public final class JobThread: TaskExecutor, @unchecked Sendable {
             return
         }
         jobs.append(UnownedJob(job))
-        condition.signal()
         condition.unlock()
+        // Signalled after the unlock: a real-time thread (`standsInForHardware`) woken while
+        // the lock is still held runs at once, finds the lock taken and waits for this thread,
+        // an ordinary one that a loaded host may not run again for tens of milliseconds
+        // (priority inversion). `loop` checks `jobs` under the lock, so no signal is lost.
+        condition.signal()
     }
 
     /// Ends the thread once the jobs queued are run.
