@@ -140,9 +140,9 @@ public struct ISO14443Exporter: Sendable {
         var out: [ISO14443Packet] = []
         if source == .unknown { source = Self.guessSource(record) }
         switch source {
-        case .session, .unknown: session(record, event, t, &out)
-        case .virtualPN532: virtualPN532(record, event, t, &out)
-        case .virtualCard: virtualCard(record, event, t, &out)
+        case .session, .unknown: session(trace, event, t, &out)
+        case .virtualPN532: virtualPN532(trace, event, t, &out)
+        case .virtualCard: virtualCard(trace, event, t, &out)
         case .hce: hce(record, event, t, &out)
         }
         packetCount += out.count
@@ -186,23 +186,24 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: sessions and bench runs
 
-    private mutating func session(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet])
+    private mutating func session(_ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet])
     {
         switch event {
         case .detected:
             guard case .array(let list)? = r["targets"] else { return }
             for case .object(let target) in list { detected(target, t, &out) }
         case .frame:
-            guard let id = r["target"]?.intValue else { return }  // a virtual PN532's host-link frame
-            let target = targets[id] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
+            if TraceRecord.HostLinkFrame(r) != nil { return }  // a virtual PN532's host-link frame
+            guard let exchange = TraceRecord.Frame(r) else { return skip() }
+            let target = targets[exchange.target] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
             if target.family == .iso15693 {
                 skippedISO15693Frames += 1
                 return
             }
-            guard let command = hex(r["command"]) else { return skip() }
+            guard let command = [UInt8](hex: exchange.command) else { return skip() }
             var response: [UInt8]?
-            if let v = r["response"], v != .null {
-                guard let h = hex(v) else { return skip() }
+            if let v = exchange.response {
+                guard let h = [UInt8](hex: v) else { return skip() }
                 response = h
             }
             if target.family == .felica {
@@ -219,7 +220,7 @@ public struct ISO14443Exporter: Sendable {
                 frame(command, response, t, comment: nil, &out)
             }
         case .lost:
-            notes.append("target \(r["target"]?.intValue ?? 0) left the field")
+            notes.append("target \(TraceRecord.Lost(r)?.target ?? 0) left the field")
         default:
             break
         }
@@ -450,25 +451,26 @@ public struct ISO14443Exporter: Sendable {
     // MARK: the virtual PN532
 
     private mutating func virtualPN532(
-        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+        _ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
     ) {
         switch event {
         case .field:
-            let on = r["state"]?.stringValue == "on"
-            emit(on ? .fieldOn : .fieldOff, [], t, r["note"]?.stringValue, &out)
+            let field = TraceRecord.FieldChange(r)
+            emit(field?.isOn == true ? .fieldOn : .fieldOff, [], t, field?.note, &out)
         case .air:
-            let kind = r["kind"]?.stringValue ?? ""
+            guard let air = TraceRecord.Air(r) else { return skip() }
+            let kind = air.exchange
             if kind == "iso15693" {
                 skippedISO15693Frames += 1
                 return
             }
-            guard let command = hex(r["command"]) else { return skip() }
+            guard let command = [UInt8](hex: air.command) else { return skip() }
             var answer: [UInt8]?
-            if let v = r["response"], v != .null {
-                guard let h = hex(v) else { return skip() }
+            if let v = air.response {
+                guard let h = [UInt8](hex: v) else { return skip() }
                 answer = h
             }
-            let note = r["note"]?.stringValue
+            let note = air.note
             if kind == "type2" {
                 type2(command, answer, t, synthesizedBy: nil, &out)
                 return
@@ -496,7 +498,7 @@ public struct ISO14443Exporter: Sendable {
                     command.isEmpty ? note : nil, &out)
             }
         case .pn532Event:
-            if let n = r["note"]?.stringValue { notes.append("virtual PN532: " + n) }
+            if let n = TraceRecord.PN532Event(r)?.note { notes.append("virtual PN532: " + n) }
         default:
             break
         }
@@ -505,7 +507,7 @@ public struct ISO14443Exporter: Sendable {
     // MARK: the virtual card on vpcd
 
     private mutating func virtualCard(
-        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+        _ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
     ) {
         switch event {
         case .cardConnected:
@@ -526,12 +528,14 @@ public struct ISO14443Exporter: Sendable {
         case .cApdu where cardFamily == .iso15693:
             skippedISO15693Frames += 1
         case .cApdu:
-            guard let apdu = hex(r["apdu"]) else { return skip() }
+            guard let apdu = TraceRecord.CommandAPDU(r).flatMap({ [UInt8](hex: $0.apdu) }) else { return skip() }
             pendingCommand = (t, apdu)
         case .rApdu:
             guard let (ct, apdu) = pendingCommand else { return }
             pendingCommand = nil
-            guard let response = hex(r["response"]) else { return skip() }
+            guard let response = TraceRecord.ResponseAPDU(r).flatMap({ [UInt8](hex: $0.response) }) else {
+                return skip()
+            }
             pcscAPDU(apdu, response, ct, &out)
         default:
             break

@@ -96,7 +96,7 @@ extension SessionTraceRecord {
         case .detected(let targets):
             o["targets"] = .array(targets.map { .object($0.json) })
         case .lost(let id):
-            o["target"] = .int(Int64(id.rawValue))
+            o.merge(TraceRecord.Lost(target: Int64(id.rawValue)).fields)
         case .ndefRead(let id, let outcome):
             o["target"] = .int(Int64(id.rawValue))
             switch outcome {
@@ -124,21 +124,12 @@ extension SessionTraceRecord {
             o["name"] = .string(name)
             o["tag"] = .string(tag.description)
         case .tagOperationEnded(let op, let code):
-            o["operation"] = .string(op.description)
-            if let code {
-                o["code"] = .int(Int64(code.rawValue))
-                o["reason"] = .string(code.name)
-            } else {
-                o["result"] = "success"
-            }
+            let failure = code.map { TraceRecord.TagOperationEnded.Failure(code: Int64($0.rawValue), reason: $0.name) }
+            o.merge(TraceRecord.TagOperationEnded(operation: op.description, failure: failure).fields)
         case .frame(let id, let command, let response):
-            o["target"] = .int(Int64(id.rawValue))
-            o["command"] = .string(command.hexString())
-            o["response"] = response.map { .string($0.hexString()) } ?? .null
+            o.merge(TraceRecord.Frame(target: Int64(id.rawValue), command: command, response: response).fields)
         case .didInvalidateWithError(let code, let message):
-            o["code"] = .int(Int64(code.rawValue))
-            o["reason"] = .string(code.name)
-            if let message { o["error_message"] = .string(message) }
+            o.merge(TraceRecord.Ending(code: Int64(code.rawValue), reason: code.name, errorMessage: message).fields)
         }
         return TraceRecord(kind, at: t ?? tMicroseconds, o)
     }
