@@ -134,6 +134,8 @@ extension TraceRecord {
         /// The ``TracePayload`` types that write and read the kind (``TracePayload/typeName``),
         /// empty for a kind read by its keys.
         public let payloads: [String]
+        /// For a typed kind, the fields each of its types requires (``TracePayload/requiredKeys``).
+        public let requiredKeys: [[String]]
         public init(_ kind: Kind, _ writers: String, _ meaning: String, _ fields: [Field] = [], open: Bool = false) {
             self.kind = kind
             self.writers = writers
@@ -141,6 +143,7 @@ extension TraceRecord {
             self.fields = fields
             self.open = open
             self.payloads = []
+            self.requiredKeys = []
         }
         /// A typed kind: its fields are those of `types` (``TracePayload/catalogFields``), in
         /// their order, so the document lists what the types write.
@@ -151,6 +154,7 @@ extension TraceRecord {
             self.fields = TraceRecord.fields(of: types)
             self.open = false
             self.payloads = types.map { $0.typeName }
+            self.requiredKeys = types.map { $0.requiredKeys }
         }
     }
 
@@ -430,9 +434,12 @@ extension TraceRecord {
                 for f in spec.fields { out += "| `\(f.key)` | \(f.meaning) |\n" }
             }
             if spec.open { out += "\nBesides these, the fields of the command's `--json` report.\n" }
-            if !spec.payloads.isEmpty {
-                let names = spec.payloads.map { "`\($0)`" }.joined(separator: " and ")
-                out += "\nWritten and read through \(names) (NFCTrace).\n"
+            for (name, required) in zip(spec.payloads, spec.requiredKeys) {
+                let keys = required.map { "`\($0)`" }.joined(separator: ", ")
+                out +=
+                    "\nWritten and read through `\(name)` (NFCTrace), which needs \(keys): a record without one, or"
+                    + " with a listed field of another JSON type, does not read as one (`TraceFieldError`), and is"
+                    + " still kept and passed on as read.\n"
             }
         }
         return out

@@ -15,6 +15,9 @@ public protocol TracePayload: Sendable, Equatable {
     static var kind: TraceRecord.Kind { get }
     /// Its fields, in the order ``fields`` writes them, with what each holds.
     static var catalogFields: [TraceRecord.Field] { get }
+    /// The fields a record must hold to read (``TraceFieldError/Problem/missing`` otherwise);
+    /// every other field is optional. The format document lists them.
+    static var requiredKeys: [String] { get }
     /// Reads the payload from a record of ``kind``; throws ``TraceFieldError`` on a record of
     /// another kind, a missing required field or a field of another JSON type.
     init(decoding record: TraceRecord) throws(TraceFieldError)
@@ -146,6 +149,7 @@ extension TraceRecord {
     /// absent too).
     public struct Frame: TracePayload {
         public static let kind = Kind.frame
+        public static let requiredKeys = ["target", "command"]
         public static let catalogFields = [
             TraceRecord.target, Field("command", "what was sent (hex)"), TraceRecord.responseField,
         ]
@@ -181,6 +185,7 @@ extension TraceRecord {
     /// `lost`: a target left the field.
     public struct Lost: TracePayload {
         public static let kind = Kind.lost
+        public static let requiredKeys = ["target"]
         public static let catalogFields = [TraceRecord.target]
         public var target: Int64
 
@@ -197,6 +202,7 @@ extension TraceRecord {
     /// or `result` `success`.
     public struct TagOperationEnded: TracePayload {
         public static let kind = Kind.tagOperationEnded
+        public static let requiredKeys = ["operation"]
         public static let catalogFields = [
             Field("operation", "the operation"), TraceRecord.code, TraceRecord.reason, Field("result", "`success`"),
         ]
@@ -246,6 +252,7 @@ extension TraceRecord {
     /// the app's message, and (written by the bench) the signal that ended it.
     public struct Ending: TracePayload {
         public static let kind = Kind.didInvalidateWithError
+        public static let requiredKeys = ["code", "reason"]
         public static let catalogFields = [
             TraceRecord.code, TraceRecord.reason, Field("error_message", "the app's message"),
             Field("cause", "the signal that ended it"),
@@ -281,7 +288,10 @@ extension TraceRecord {
     /// `signal`: a signal ended the run.
     public struct Signal: TracePayload {
         public static let kind = Kind.signal
-        public static let catalogFields = [Field("signal", "its number"), Field("name", "its name"), TraceRecord.reason]
+        public static let requiredKeys = ["signal", "name", "reason"]
+        public static let catalogFields = [
+            Field("signal", "its number"), Field("name", "its name"), TraceRecord.reason,
+        ]
         public var signal: Int64
         public var name: String
         public var reason: String
@@ -307,6 +317,7 @@ extension TraceRecord {
     /// `c_apdu`: a C-APDU the virtual card received.
     public struct CommandAPDU: TracePayload {
         public static let kind = Kind.cApdu
+        public static let requiredKeys = ["apdu"]
         public static let catalogFields = [TraceRecord.apduField]
         /// Hex.
         public var apdu: String
@@ -323,6 +334,7 @@ extension TraceRecord {
     /// `r_apdu`: an R-APDU the virtual card sent.
     public struct ResponseAPDU: TracePayload {
         public static let kind = Kind.rApdu
+        public static let requiredKeys = ["response"]
         public static let catalogFields = [Field("response", "hex")]
         /// Hex.
         public var response: String
@@ -339,6 +351,7 @@ extension TraceRecord {
     /// `fault`: a fault rule of the virtual card fired.
     public struct Fault: TracePayload {
         public static let kind = Kind.fault
+        public static let requiredKeys = ["fault"]
         public static let catalogFields = [Field("fault", "the rule")]
         public var fault: String
 
@@ -356,6 +369,7 @@ extension TraceRecord {
     /// `frame` of the virtual PN532: a frame on the host link (no `target`).
     public struct HostLinkFrame: TracePayload {
         public static let kind = Kind.frame
+        public static let requiredKeys = ["dir", "frame"]
         public static let catalogFields = [
             Field("dir", "virtual pn532: `host_to_chip` or `chip_to_host`"),
             Field("frame", "virtual pn532: the frame (hex)"),
@@ -385,6 +399,7 @@ extension TraceRecord {
     /// `pn532_event`: the chip's own event.
     public struct PN532Event: TracePayload {
         public static let kind = Kind.pn532Event
+        public static let requiredKeys = ["note"]
         public static let catalogFields = [TraceRecord.note]
         public var note: String
 
@@ -400,6 +415,7 @@ extension TraceRecord {
     /// `field`: the virtual PN532's RF field went on or off.
     public struct FieldChange: TracePayload {
         public static let kind = Kind.field
+        public static let requiredKeys = ["state", "note"]
         public static let catalogFields = [Field("state", "`on` or `off`"), TraceRecord.note]
         public enum State: String, Sendable, Equatable, CaseIterable {
             case on, off
@@ -427,6 +443,7 @@ extension TraceRecord {
     /// for no answer; `note` only when there is one.
     public struct Air: TracePayload {
         public static let kind = Kind.air
+        public static let requiredKeys = ["kind", "command"]
         public static let catalogFields = [
             Field("kind", "the exchange"), Field("command", "hex"), TraceRecord.responseField, TraceRecord.note,
         ]
@@ -455,7 +472,8 @@ extension TraceRecord {
 
         public var fields: JSONObject {
             var o: JSONObject = [
-                "kind": .string(exchange), "command": .string(command), "response": response.map { .string($0) } ?? .null,
+                "kind": .string(exchange), "command": .string(command),
+                "response": response.map { .string($0) } ?? .null,
             ]
             if let note { o["note"] = .string(note) }
             return o

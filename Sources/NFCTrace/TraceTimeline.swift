@@ -127,7 +127,9 @@ public enum TraceTimeline {
             case .frame:
                 let f = TraceRecord.Frame(r)
                 lane.marks.append(
-                    Mark(t: t, shape: .tick, style: "frame", title: "\(spaced(f?.command)) → \(spaced(f?.response))", row: 1)
+                    Mark(
+                        t: t, shape: .tick, style: "frame", title: "\(spaced(f?.command)) → \(spaced(f?.response))",
+                        row: 1)
                 )
             case .didDetectNDEFs, .readNDEF:
                 lane.marks.append(

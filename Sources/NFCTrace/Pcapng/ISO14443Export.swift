@@ -186,8 +186,9 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: sessions and bench runs
 
-    private mutating func session(_ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet])
-    {
+    private mutating func session(
+        _ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
         switch event {
         case .detected:
             guard case .array(let list)? = r["targets"] else { return }
