@@ -265,13 +265,7 @@ extension TraceRecord {
             [Field("tag", "the tag"), reason]),
         KindSpec(.didBecomeActive, "sessions", "delegate `readerSessionDidBecomeActive`"),
         KindSpec(
-            .detected, "sessions, commands on a reader", "tags came into the field",
-            [
-                Field(
-                    "targets",
-                    "each `{id, kind, family, uid}` and `atqa`, `sak`, `ats`, `atr`, `pmm`, `system_code`, `dsfid` when known (hex)"
-                )
-            ]),
+            .detected, "sessions, commands on a reader", "tags came into the field", typed: [Detected.self]),
         KindSpec(.lost, "sessions, commands on a reader", "a tag left the field", typed: [Lost.self]),
         KindSpec(
             .ndefRead, "sessions", "the reader's NDEF read",

@@ -79,17 +79,24 @@ public struct TraceFieldError: Error, Sendable, Equatable, CustomStringConvertib
 
 /// Reads a payload's fields by their JSON types, throwing ``TraceFieldError``.
 struct PayloadFields {
-    let record: TraceRecord
+    let object: JSONObject
     let kind: TraceRecord.Kind
+    /// Put before a key in an error (`targets[0].`), for a nested object.
+    let prefix: String
 
     init(_ record: TraceRecord, _ kind: TraceRecord.Kind) throws(TraceFieldError) {
         guard record.is(kind) else { throw TraceFieldError(kind: kind, key: "", problem: .wrongKind(record.kind)) }
-        self.record = record
+        self.init(object: record.json, kind: kind, prefix: "")
+    }
+
+    init(object: JSONObject, kind: TraceRecord.Kind, prefix: String) {
+        self.object = object
         self.kind = kind
+        self.prefix = prefix
     }
 
     private func fail(_ key: String, _ problem: TraceFieldError.Problem) -> TraceFieldError {
-        TraceFieldError(kind: kind, key: key, problem: problem)
+        TraceFieldError(kind: kind, key: prefix + key, problem: problem)
     }
 
     func int(_ key: String) throws(TraceFieldError) -> Int64 {
@@ -98,7 +105,7 @@ struct PayloadFields {
     }
 
     func optionalInt(_ key: String) throws(TraceFieldError) -> Int64? {
-        switch record[key] {
+        switch object[key] {
         case nil, .null?: return nil
         case .int(let i)?: return i
         default: throw fail(key, .wrongType(expected: "an integer"))
@@ -111,7 +118,7 @@ struct PayloadFields {
     }
 
     func optionalString(_ key: String) throws(TraceFieldError) -> String? {
-        switch record[key] {
+        switch object[key] {
         case nil, .null?: return nil
         case .string(let s)?: return s
         default: throw fail(key, .wrongType(expected: "a string"))
@@ -132,7 +139,8 @@ struct PayloadFields {
 extension TraceRecord {
     /// Every payload type, for the catalog's check (each kind's fields are its types' fields).
     public static let payloadTypes: [any TracePayload.Type] = [
-        Frame.self, HostLinkFrame.self, Lost.self, TagOperationEnded.self, Ending.self, Signal.self, CommandAPDU.self,
+        Detected.self, Frame.self, HostLinkFrame.self, Lost.self, TagOperationEnded.self, Ending.self, Signal.self,
+        CommandAPDU.self,
         ResponseAPDU.self, Fault.self, PN532Event.self, FieldChange.self, Air.self,
     ]
 
@@ -180,6 +188,115 @@ extension TraceRecord {
         public var fields: JSONObject {
             ["target": .int(target), "command": .string(command), "response": response.map { .string($0) } ?? .null]
         }
+    }
+
+    /// `detected`: tags came into the field, each a ``Target``.
+    public struct Detected: TracePayload {
+        public static let kind = Kind.detected
+        public static let catalogFields = [
+            Field(
+                "targets",
+                "each `{\(Target.alwaysWritten.joined(separator: ", "))}` and "
+                    + Target.whenKnown.map { "`\($0)`" }.joined(separator: ", ") + " when known (hex)")
+        ]
+        public static let requiredKeys = ["targets"]
+
+        /// One target as `detected` lists it: `id`, `kind`, `family`, `uid`, then what is known
+        /// of `atqa`, `sak`, `ats`, `atr`, `pmm`, `system_code`, `dsfid` (hex). Reading needs
+        /// `id`, `kind` and `uid`; `family` is nil when absent (its `kind` names it then).
+        public struct Target: Sendable, Equatable {
+            /// The keys every target has, in their order.
+            public static let alwaysWritten = ["id", "kind", "family", "uid"]
+            /// The keys a target has when the reader knows them, in their order.
+            public static let whenKnown = ["atqa", "sak", "ats", "atr", "pmm", "system_code", "dsfid"]
+            /// What a target must hold to read.
+            public static let requiredKeys = ["id", "kind", "uid"]
+
+            public var id: Int64
+            /// `type2`, `type4`, `felica`, `iso15693` or `other`.
+            public var kind: String
+            /// A `TargetFamily` name.
+            public var family: String?
+            /// Hex, as the other byte fields (a redacted trace's `redacted:N bytes`).
+            public var uid: String
+            public var atqa: String?
+            public var sak: String?
+            public var ats: String?
+            public var atr: String?
+            public var pmm: String?
+            public var systemCode: String?
+            public var dsfid: String?
+
+            public init(
+                id: Int64, kind: String, family: String?, uid: String, atqa: String? = nil, sak: String? = nil,
+                ats: String? = nil, atr: String? = nil, pmm: String? = nil, systemCode: String? = nil,
+                dsfid: String? = nil
+            ) {
+                self.id = id
+                self.kind = kind
+                self.family = family
+                self.uid = uid
+                self.atqa = atqa
+                self.sak = sak
+                self.ats = ats
+                self.atr = atr
+                self.pmm = pmm
+                self.systemCode = systemCode
+                self.dsfid = dsfid
+            }
+
+            /// Reads one element of `targets`; throws ``TraceFieldError`` naming `targets[i].key`.
+            public init(_ value: JSONValue, index: Int) throws(TraceFieldError) {
+                let key = "targets[\(index)]"
+                guard case .object(let o) = value else {
+                    throw TraceFieldError(kind: Detected.kind, key: key, problem: .wrongType(expected: "an object"))
+                }
+                let f = PayloadFields(object: o, kind: Detected.kind, prefix: key + ".")
+                id = try f.int("id")
+                kind = try f.string("kind")
+                family = try f.optionalString("family")
+                uid = try f.string("uid")
+                atqa = try f.optionalString("atqa")
+                sak = try f.optionalString("sak")
+                ats = try f.optionalString("ats")
+                atr = try f.optionalString("atr")
+                pmm = try f.optionalString("pmm")
+                systemCode = try f.optionalString("system_code")
+                dsfid = try f.optionalString("dsfid")
+            }
+
+            /// The target's object, keys in their written order.
+            public var object: JSONObject {
+                var o: JSONObject = ["id": .int(id), "kind": .string(kind)]
+                if let family { o["family"] = .string(family) }
+                o["uid"] = .string(uid)
+                let known: [(String, String?)] = [
+                    ("atqa", atqa), ("sak", sak), ("ats", ats), ("atr", atr), ("pmm", pmm), ("system_code", systemCode),
+                    ("dsfid", dsfid),
+                ]
+                for (k, v) in known { if let v { o[k] = .string(v) } }
+                return o
+            }
+        }
+
+        public var targets: [Target]
+
+        public init(targets: [Target]) { self.targets = targets }
+
+        public init(decoding record: TraceRecord) throws(TraceFieldError) {
+            _ = try PayloadFields(record, Self.kind)
+            guard let value = record["targets"] else {
+                throw TraceFieldError(kind: Self.kind, key: "targets", problem: .missing)
+            }
+            guard case .array(let list) = value else {
+                throw TraceFieldError(kind: Self.kind, key: "targets", problem: .wrongType(expected: "an array"))
+            }
+            var targets: [Target] = []
+            for (i, v) in list.enumerated() { targets.append(try Target(v, index: i)) }
+            self.targets = targets
+        }
+
+        public var fields: JSONObject { ["targets": .array(targets.map { .object($0.object) })] }
     }
 
     /// `lost`: a target left the field.

@@ -111,16 +111,12 @@ public enum TraceTimeline {
             case .didBecomeActive:
                 active[s] = t
             case .detected:
-                if case .array(let list)? = r["targets"] {
-                    for case .object(let target) in list {
-                        if let id = target["id"]?.intValue { targets[id] = s }
-                        lane.marks.append(
-                            Mark(
-                                t: t, shape: .triangle, style: "detect",
-                                title:
-                                    "detected \(target["kind"]?.stringValue ?? "?") UID \(target["uid"]?.stringValue ?? "?")",
-                                label: "detected"))
-                    }
+                for target in TraceRecord.Detected(r)?.targets ?? [] {
+                    targets[target.id] = s
+                    lane.marks.append(
+                        Mark(
+                            t: t, shape: .triangle, style: "detect", title: "detected \(target.kind) UID \(target.uid)",
+                            label: "detected"))
                 }
             case .lost:
                 lane.marks.append(Mark(t: t, shape: .triangle, style: "lost", title: "target lost", label: "lost"))

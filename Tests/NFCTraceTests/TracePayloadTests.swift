@@ -50,7 +50,8 @@ struct TracePayloadTests {
         // The rest (fault, the virtual PN532's air, field and host-link frames, a failed tag
         // operation) are pinned below: no old trace holds them.
         for name in [
-            "TraceRecord.Frame", "TraceRecord.Lost", "TraceRecord.TagOperationEnded", "TraceRecord.Ending",
+            "TraceRecord.Detected", "TraceRecord.Frame", "TraceRecord.Lost", "TraceRecord.TagOperationEnded",
+            "TraceRecord.Ending",
             "TraceRecord.Signal", "TraceRecord.CommandAPDU", "TraceRecord.ResponseAPDU", "TraceRecord.PN532Event",
         ] {
             #expect(seen.contains(name), "no fixture record reads as \(name)")
@@ -60,6 +61,15 @@ struct TracePayloadTests {
     /// Full records (every optional field given; two for `tagOperationEnded`, whose failure and
     /// success have different fields) of each payload type, as today's writers write them.
     static let full: [(any TracePayload, String)] = [
+        (
+            TraceRecord.Detected(targets: [
+                .init(
+                    id: 1, kind: "type4", family: "type4", uid: "04A1", atqa: "4403", sak: "20", ats: "0578",
+                    atr: "3B80",
+                    pmm: "0102", systemCode: "12FC", dsfid: "00")
+            ]),
+            #"{"t_us":5,"event":"detected","targets":[{"id":1,"kind":"type4","family":"type4","uid":"04A1","atqa":"4403","sak":"20","ats":"0578","atr":"3B80","pmm":"0102","system_code":"12FC","dsfid":"00"}]}"#
+        ),
         (
             TraceRecord.Frame(target: 1, command: "3000", response: "0102"),
             #"{"t_us":5,"event":"frame","target":1,"command":"3000","response":"0102"}"#
@@ -163,7 +173,7 @@ struct TracePayloadTests {
                 }
                 #expect(type.init(missing) == nil)
                 var wrong = r
-                wrong[key] = .array([])
+                wrong[key] = .bool(true)
                 #expect(throws: TraceFieldError.self) { try type.init(decoding: wrong) }
             }
             // An optional field may be absent: the payload reads, without it (a failed tag
@@ -180,6 +190,28 @@ struct TracePayloadTests {
                 try type.init(decoding: TraceRecord(.closed, at: 1))
             }
         }
+        // A detected target is read field by field; the error names the target.
+        let noUID = try TraceRecord(line: #"{"t_us":1,"event":"detected","targets":[{"id":1,"kind":"type2"}]}"#)
+        #expect(throws: TraceFieldError(kind: .detected, key: "targets[0].uid", problem: .missing)) {
+            try TraceRecord.Detected(decoding: noUID)
+        }
+        let full = try #require(Self.full.first?.0 as? TraceRecord.Detected)
+        #expect(
+            full.targets[0].object.keys
+                == TraceRecord.Detected.Target.alwaysWritten + TraceRecord.Detected.Target.whenKnown)
+        for key in TraceRecord.Detected.Target.requiredKeys {
+            var target = full.targets[0].object
+            target[key] = nil
+            #expect(throws: TraceFieldError(kind: .detected, key: "targets[0].\(key)", problem: .missing)) {
+                try TraceRecord.Detected(
+                    decoding: TraceRecord(.detected, at: 1, ["targets": .array([.object(target)])]))
+            }
+        }
+        // An old target without `family` reads (its kind names it).
+        let noFamily = try TraceRecord(
+            line: #"{"t_us":1,"event":"detected","targets":[{"id":1,"kind":"type2","uid":"04A1"}]}"#)
+        #expect(TraceRecord.Detected(noFamily)?.targets.first?.family == nil)
+        #expect(TraceRecord.Detected(noFamily)?.record(at: 1).line == noFamily.line)
         // A failed tag operation needs its reason.
         let noReason = try TraceRecord(line: #"{"t_us":1,"event":"tagOperationEnded","operation":"op1","code":100}"#)
         #expect(throws: TraceFieldError(kind: .tagOperationEnded, key: "reason", problem: .missing)) {

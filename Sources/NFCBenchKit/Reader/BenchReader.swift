@@ -77,7 +77,7 @@ public final class BenchReader: Sendable {
     public func record(_ event: ReaderBackendEvent) {
         switch event {
         case .detected(let targets):
-            trace.record(.detected, ["targets": .array(targets.map { .object($0.json) })])
+            trace.record(TraceRecord.Detected(targets: targets.map(\.traceTarget)))
         case .lost(let id):
             trace.record(TraceRecord.Lost(target: Int64(id.rawValue)))
         }

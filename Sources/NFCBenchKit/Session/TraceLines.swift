@@ -75,10 +75,9 @@ public enum TraceLines {
         case .didBecomeActive:
             return "\(t)  didBecomeActive"
         case .detected:
-            guard case .array(let targets)? = r["targets"] else { return nil }
-            return targets.map { tg in
-                "\(t)  detected       \(tg["kind"]?.stringValue ?? "?") UID \(spaced(tg["uid"]?.stringValue ?? ""))"
-                    + (tg["sak"].flatMap(\.stringValue).map { " SAK \($0)" } ?? "")
+            guard let detected = TraceRecord.Detected(r) else { return nil }
+            return detected.targets.map { tg in
+                "\(t)  detected       \(tg.kind) UID \(spaced(tg.uid))" + (tg.sak.map { " SAK \($0)" } ?? "")
             }.joined(separator: "\n")
         case .lost:
             return "\(t)  lost           target \(TraceRecord.Lost(r)?.target ?? 0)"

@@ -118,9 +118,8 @@ public struct ISO14443Exporter: Sendable {
 
     /// A `detected` target's family: its `family` (a ``/NFCTags/TargetFamily`` name), else its
     /// `kind`.
-    private static func family(_ o: JSONObject) -> TargetFamily? {
-        if let f = o["family"]?.stringValue.flatMap(TargetFamily.init(rawValue:)) { return f }
-        return o["kind"]?.stringValue.flatMap(TargetFamily.init(rawValue:))
+    private static func family(_ target: TraceRecord.Detected.Target) -> TargetFamily? {
+        target.family.flatMap(TargetFamily.init(rawValue:)) ?? TargetFamily(rawValue: target.kind)
     }
 
     public init(redact: Bool = false) {
@@ -191,8 +190,7 @@ public struct ISO14443Exporter: Sendable {
     ) {
         switch event {
         case .detected:
-            guard case .array(let list)? = r["targets"] else { return }
-            for case .object(let target) in list { detected(target, t, &out) }
+            for target in TraceRecord.Detected(r)?.targets ?? [] { detected(target, t, &out) }
         case .frame:
             if TraceRecord.HostLinkFrame(r) != nil { return }  // a virtual PN532's host-link frame
             guard let exchange = TraceRecord.Frame(r) else { return skip() }
@@ -229,21 +227,21 @@ public struct ISO14443Exporter: Sendable {
 
     private var framingOfDevice: Framing { device.hasPrefix("sim:") ? .simulator : .libnfc }
 
-    private mutating func detected(_ o: JSONObject, _ t: Int64, _ out: inout [ISO14443Packet]) {
-        let id = o["id"]?.intValue ?? 0
-        let kind = o["kind"]?.stringValue ?? "other"
+    private mutating func detected(_ o: TraceRecord.Detected.Target, _ t: Int64, _ out: inout [ISO14443Packet]) {
+        let id = o.id
+        let kind = o.kind
         let family = Self.family(o)
         if family == .felica || family == .iso15693 {
-            let viaPCSC = o["atqa"] == nil && o["sak"] == nil && o["atr"] != nil
+            let viaPCSC = o.atqa == nil && o.sak == nil && o.atr != nil
             targets[id] = Target(kind: kind, viaPCSC: viaPCSC, family: family)
             if family == .felica { feliCaDetected(o, viaPCSC: viaPCSC, t, &out) }
             return
         }
-        guard let uid = hex(o["uid"]) else { return skip() }
-        let atqa = hex(o["atqa"])
-        let sak = hex(o["sak"])?.first
-        var ats = hex(o["ats"])
-        let atr = hex(o["atr"])
+        guard let uid = [UInt8](hex: o.uid) else { return skip() }
+        let atqa = o.atqa.flatMap { [UInt8](hex: $0) }
+        let sak = o.sak.flatMap { [UInt8](hex: $0) }?.first
+        var ats = o.ats.flatMap { [UInt8](hex: $0) }
+        let atr = o.atr.flatMap { [UInt8](hex: $0) }
         let viaPCSC = atqa == nil && sak == nil && atr != nil
         targets[id] = Target(kind: kind, viaPCSC: viaPCSC)
         var note: String
@@ -399,9 +397,11 @@ public struct ISO14443Exporter: Sendable {
 
     /// A FeliCa target's Polling, rebuilt from what the device reports (no PMm, as PC/SC
     /// gives: a note only, the IDm is the reader's `FF CA`).
-    private mutating func feliCaDetected(_ o: JSONObject, viaPCSC: Bool, _ t: Int64, _ out: inout [ISO14443Packet]) {
-        guard let idm = hex(o["uid"]) else { return skip() }
-        guard let pmm = hex(o["pmm"]), idm.count == 8, pmm.count == 8 else {
+    private mutating func feliCaDetected(
+        _ o: TraceRecord.Detected.Target, viaPCSC: Bool, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
+        guard let idm = [UInt8](hex: o.uid) else { return skip() }
+        guard let pmm = o.pmm.flatMap({ [UInt8](hex: $0) }), idm.count == 8, pmm.count == 8 else {
             notes.append(
                 viaPCSC
                     ? "FeliCa card: the PC/SC reader polls it (its IDm is what the reader reports for FF CA 00 00 00)"
@@ -409,7 +409,7 @@ public struct ISO14443Exporter: Sendable {
             )
             return
         }
-        let systemCode = hex(o["system_code"]).flatMap { $0.count == 2 ? $0 : nil }
+        let systemCode = o.systemCode.flatMap { [UInt8](hex: $0) }.flatMap { $0.count == 2 ? $0 : nil }
         let note =
             device.hasPrefix("sim:")
             ? "synthesized from the simulated reader's target (IDm, PMm, system code)"

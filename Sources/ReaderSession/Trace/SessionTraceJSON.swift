@@ -94,7 +94,7 @@ extension SessionTraceRecord {
         case .didBecomeActive:
             break
         case .detected(let targets):
-            o["targets"] = .array(targets.map { .object($0.json) })
+            o.merge(TraceRecord.Detected(targets: targets.map(\.traceTarget)).fields)
         case .lost(let id):
             o.merge(TraceRecord.Lost(target: Int64(id.rawValue)).fields)
         case .ndefRead(let id, let outcome):
@@ -151,9 +151,12 @@ extension SessionTraceRecord {
 }
 
 extension DetectedTarget {
-    /// `id`, `kind`, `uid`, and `atqa`/`sak`/`ats`/`atr` when known (hex).
-    public var json: JSONObject {
-        var o: JSONObject = ["id": .int(Int64(id.rawValue))]
+    /// `id`, `kind`, `family`, `uid`, and `atqa`/`sak`/`ats`/`atr`/`pmm`/`system_code`/`dsfid`
+    /// when known (hex): ``traceTarget``'s object.
+    public var json: JSONObject { traceTarget.object }
+
+    /// The target as `detected` records it (``/NFCTrace/TraceRecord/Detected/Target``).
+    public var traceTarget: TraceRecord.Detected.Target {
         let kindName =
             switch kind {
             case .type2: "type2"
@@ -162,17 +165,10 @@ extension DetectedTarget {
             case .iso15693: "iso15693"
             case .other: "other"
             }
-        o["kind"] = .string(kindName)
-        o["family"] = .string(family.rawValue)
-        o["uid"] = .string(uid.hexString())
-        if let atqa { o["atqa"] = .string(atqa.hexString()) }
-        if let sak { o["sak"] = .string([sak].hexString()) }
-        if let ats { o["ats"] = .string(ats.hexString()) }
-        if let atr { o["atr"] = .string(atr.hexString()) }
-        if let pmm { o["pmm"] = .string(pmm.hexString()) }
-        if let systemCode { o["system_code"] = .string(systemCode.hexString()) }
-        if let dsfid { o["dsfid"] = .string([dsfid].hexString()) }
-        return o
+        return TraceRecord.Detected.Target(
+            id: Int64(id.rawValue), kind: kindName, family: family.rawValue, uid: uid.hexString(),
+            atqa: atqa?.hexString(), sak: sak.map { [$0].hexString() }, ats: ats?.hexString(), atr: atr?.hexString(),
+            pmm: pmm?.hexString(), systemCode: systemCode?.hexString(), dsfid: dsfid.map { [$0].hexString() })
     }
 }
 
