@@ -14,8 +14,15 @@ public final class JobThread: TaskExecutor, @unchecked Sendable {
     private var stopped = false  // guarded by `condition`
 
     /// Starts the thread; `name` names it (seen in a debugger's thread list).
-    public init(name: String) {
-        let thread = Thread { [self] in loop() }
+    /// `standsInForHardware`: the thread plays hardware of its own that answers within a
+    /// deadline whatever the host is doing (a phone's contactless stack answering a reader),
+    /// so it asks to be real-time (``ThreadPriority/raiseCallingThread()``); only for jobs
+    /// that take microseconds.
+    public init(name: String, standsInForHardware: Bool = false) {
+        let thread = Thread { [self] in
+            if standsInForHardware { ThreadPriority.raiseCallingThread() }
+            loop()
+        }
         thread.name = name
         thread.start()
     }
@@ -28,8 +35,12 @@ public final class JobThread: TaskExecutor, @unchecked Sendable {
             return
         }
         jobs.append(UnownedJob(job))
-        condition.signal()
         condition.unlock()
+        // Signalled after the unlock: a real-time thread (`standsInForHardware`) woken while
+        // the lock is still held runs at once, finds the lock taken and waits for this thread,
+        // an ordinary one that a loaded host may not run again for tens of milliseconds
+        // (priority inversion). `loop` checks `jobs` under the lock, so no signal is lost.
+        condition.signal()
     }
 
     /// Ends the thread once the jobs queued are run.

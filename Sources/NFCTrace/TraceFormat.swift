@@ -131,12 +131,30 @@ extension TraceRecord {
         public let meaning: String
         public let fields: [Field]
         public let open: Bool
+        /// The ``TracePayload`` types that write and read the kind (``TracePayload/typeName``),
+        /// empty for a kind read by its keys.
+        public let payloads: [String]
+        /// For a typed kind, the fields each of its types requires (``TracePayload/requiredKeys``).
+        public let requiredKeys: [[String]]
         public init(_ kind: Kind, _ writers: String, _ meaning: String, _ fields: [Field] = [], open: Bool = false) {
             self.kind = kind
             self.writers = writers
             self.meaning = meaning
             self.fields = fields
             self.open = open
+            self.payloads = []
+            self.requiredKeys = []
+        }
+        /// A typed kind: its fields are those of `types` (``TracePayload/catalogFields``), in
+        /// their order, so the document lists what the types write.
+        public init(_ kind: Kind, _ writers: String, _ meaning: String, typed types: [any TracePayload.Type]) {
+            self.kind = kind
+            self.writers = writers
+            self.meaning = meaning
+            self.fields = TraceRecord.fields(of: types)
+            self.open = false
+            self.payloads = types.map { $0.typeName }
+            self.requiredKeys = types.map { $0.requiredKeys }
         }
     }
 
@@ -247,14 +265,8 @@ extension TraceRecord {
             [Field("tag", "the tag"), reason]),
         KindSpec(.didBecomeActive, "sessions", "delegate `readerSessionDidBecomeActive`"),
         KindSpec(
-            .detected, "sessions, commands on a reader", "tags came into the field",
-            [
-                Field(
-                    "targets",
-                    "each `{id, kind, family, uid}` and `atqa`, `sak`, `ats`, `atr`, `pmm`, `system_code`, `dsfid` when known (hex)"
-                )
-            ]),
-        KindSpec(.lost, "sessions, commands on a reader", "a tag left the field", [target]),
+            .detected, "sessions, commands on a reader", "tags came into the field", typed: [Detected.self]),
+        KindSpec(.lost, "sessions, commands on a reader", "a tag left the field", typed: [Lost.self]),
         KindSpec(
             .ndefRead, "sessions", "the reader's NDEF read",
             [
@@ -272,21 +284,15 @@ extension TraceRecord {
             .tagOperation, "sessions", "the app began a tag operation",
             [Field("operation", "the operation"), Field("name", "its API name"), Field("tag", "the tag")]),
         KindSpec(
-            .tagOperationEnded, "sessions", "a tag operation ended",
-            [Field("operation", "the operation"), code, reason, Field("result", "`success`")]),
+            .tagOperationEnded, "sessions", "a tag operation ended", typed: [TagOperationEnded.self]),
         KindSpec(
             .frame, "sessions, commands on a reader, virtual pn532", "one frame or APDU exchanged",
-            [
-                target, Field("command", "what was sent (hex)"), responseField,
-                Field("dir", "virtual pn532: `host_to_chip` or `chip_to_host`"),
-                Field("frame", "virtual pn532: the frame (hex)"),
-            ]),
+            typed: [Frame.self, HostLinkFrame.self]),
         KindSpec(
             .didInvalidateWithError, "sessions", "delegate `didInvalidateWithError`: the session's ending",
-            [code, reason, Field("error_message", "the app's message"), Field("cause", "the signal that ended it")]),
+            typed: [Ending.self]),
         KindSpec(
-            .signal, "session", "a signal ended the run",
-            [Field("signal", "its number"), Field("name", "its name"), reason]),
+            .signal, "session", "a signal ended the run", typed: [Signal.self]),
         KindSpec(
             .readNDEF, "session's bench app, check equivalence", "the bench app's `readNDEF` answer",
             [
@@ -311,19 +317,17 @@ extension TraceRecord {
             .vpcdControl, "virtual card", "a vpcd control byte",
             [Field("code", "two hex digits"), Field("meaning", "`power off`, `power on`, `reset`, `get ATR`")]),
         KindSpec(.atr, "virtual card", "the ATR sent", [Field("atr", "hex")]),
-        KindSpec(.cApdu, "virtual card", "a C-APDU received", [apduField]),
-        KindSpec(.rApdu, "virtual card", "an R-APDU sent", [Field("response", "hex")]),
-        KindSpec(.fault, "virtual card", "a fault rule fired", [Field("fault", "the rule")]),
+        KindSpec(.cApdu, "virtual card", "a C-APDU received", typed: [CommandAPDU.self]),
+        KindSpec(.rApdu, "virtual card", "an R-APDU sent", typed: [ResponseAPDU.self]),
+        KindSpec(.fault, "virtual card", "a fault rule fired", typed: [Fault.self]),
         KindSpec(
             .command, "virtual card", "a control command", [Field("input", "`present`, `remove`, `remove-after`")]),
         KindSpec(.waiting, "virtual card", "waiting for vpcd", [reason]),
         KindSpec(.notInField, "virtual card", "gave up waiting for vpcd", [reason]),
         KindSpec(.stopped, "virtual card, virtual pn532", "the device stopped", [reason]),
-        KindSpec(.pn532Event, "virtual pn532", "the chip's own event", [note]),
-        KindSpec(.field, "virtual pn532", "the RF field", [Field("state", "`on` or `off`"), note]),
-        KindSpec(
-            .air, "virtual pn532", "an exchange on the air",
-            [Field("kind", "the exchange"), Field("command", "hex"), responseField, note]),
+        KindSpec(.pn532Event, "virtual pn532", "the chip's own event", typed: [PN532Event.self]),
+        KindSpec(.field, "virtual pn532", "the RF field", typed: [FieldChange.self]),
+        KindSpec(.air, "virtual pn532", "an exchange on the air", typed: [Air.self]),
         KindSpec(
             .readerExchange, "virtual pn532 --reader", "the profile reader's C-APDUs and answers",
             [apduField, responseField, Field("index", "from 0")]),
@@ -424,6 +428,13 @@ extension TraceRecord {
                 for f in spec.fields { out += "| `\(f.key)` | \(f.meaning) |\n" }
             }
             if spec.open { out += "\nBesides these, the fields of the command's `--json` report.\n" }
+            for (name, required) in zip(spec.payloads, spec.requiredKeys) {
+                let keys = required.map { "`\($0)`" }.joined(separator: ", ")
+                out +=
+                    "\nWritten and read through `\(name)` (NFCTrace), which needs \(keys): a record without one, or"
+                    + " with a listed field of another JSON type, does not read as one (`TraceFieldError`), and is"
+                    + " still kept and passed on as read.\n"
+            }
         }
         return out
     }

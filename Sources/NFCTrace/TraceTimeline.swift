@@ -90,7 +90,7 @@ public enum TraceTimeline {
             let t = r.time ?? 0
             let event = r.kind ?? ""
             var session = r["session"]?.intValue
-            if session == nil, event == .frame, let id = r["target"]?.intValue { session = targets[id] }
+            if session == nil, event == .frame, let id = TraceRecord.Frame(r)?.target { session = targets[id] }
             guard let s = session else { continue }
             if lanes[s] == nil {
                 order.append(s)
@@ -111,24 +111,21 @@ public enum TraceTimeline {
             case .didBecomeActive:
                 active[s] = t
             case .detected:
-                if case .array(let list)? = r["targets"] {
-                    for case .object(let target) in list {
-                        if let id = target["id"]?.intValue { targets[id] = s }
-                        lane.marks.append(
-                            Mark(
-                                t: t, shape: .triangle, style: "detect",
-                                title:
-                                    "detected \(target["kind"]?.stringValue ?? "?") UID \(target["uid"]?.stringValue ?? "?")",
-                                label: "detected"))
-                    }
+                for target in TraceRecord.Detected(r)?.targets ?? [] {
+                    targets[target.id] = s
+                    lane.marks.append(
+                        Mark(
+                            t: t, shape: .triangle, style: "detect", title: "detected \(target.kind) UID \(target.uid)",
+                            label: "detected"))
                 }
             case .lost:
                 lane.marks.append(Mark(t: t, shape: .triangle, style: "lost", title: "target lost", label: "lost"))
             case .frame:
+                let f = TraceRecord.Frame(r)
                 lane.marks.append(
                     Mark(
-                        t: t, shape: .tick, style: "frame",
-                        title: "\(spaced(r["command"]?.stringValue)) → \(spaced(r["response"]?.stringValue))", row: 1)
+                        t: t, shape: .tick, style: "frame", title: "\(spaced(f?.command)) → \(spaced(f?.response))",
+                        row: 1)
                 )
             case .didDetectNDEFs, .readNDEF:
                 lane.marks.append(
@@ -136,8 +133,9 @@ public enum TraceTimeline {
                         t: t, shape: .diamond, style: "read", title: event.rawValue + ": " + recordsText(r), row: 1,
                         dx: 10))
             case .didInvalidateWithError:
-                let code = r["code"]?.intValue ?? 0
-                let reason = r["reason"]?.stringValue ?? ""
+                let ending = TraceRecord.Ending(r)
+                let code = ending?.code ?? 0
+                let reason = ending?.reason ?? ""
                 lane.ending = "\(code) \(reason)"
                 lane.endingStyle = code == 204 || code == 200 ? "end ok" : "end"
                 lane.marks.append(
@@ -284,16 +282,19 @@ public enum TraceTimeline {
             lane.end = max(lane.end, t)
             let event = r.kind ?? ""
             switch event {
-            case .frame where r["target"] != nil, .air, .cApdu:
-                let c = r["command"]?.stringValue ?? r["apdu"]?.stringValue
+            case .frame where TraceRecord.Frame(r) != nil, .air, .cApdu:
+                let exchange: (command: String?, response: String?) =
+                    TraceRecord.Frame(r).map { ($0.command, $0.response) } ?? TraceRecord.Air(r).map {
+                        ($0.command, $0.response)
+                    } ?? (TraceRecord.CommandAPDU(r)?.apdu, nil)
                 lane.marks.append(
                     Mark(
                         t: t, shape: .tick, style: "frame",
-                        title: "\(spaced(c)) → \(spaced(r["response"]?.stringValue))", row: 1))
+                        title: "\(spaced(exchange.command)) → \(spaced(exchange.response))", row: 1))
             case .detected:
                 lane.marks.append(Mark(t: t, shape: .triangle, style: "detect", title: "detected", label: "detected"))
             case .field, .cardConnected, .cardDisconnected:
-                let on = event == .cardConnected || r["state"]?.stringValue == "on"
+                let on = event == .cardConnected || TraceRecord.FieldChange(r)?.isOn == true
                 if on {
                     fieldOpen = fieldOpen ?? t
                 } else if let open = fieldOpen {

@@ -158,6 +158,12 @@ public final class TraceWriter: Sendable {
         emit(TraceRecord(kind, at: tMicroseconds ?? elapsedMicroseconds, fields))
     }
 
+    /// Records a typed payload (``TracePayload/record(at:session:sessionTime:)``) at
+    /// `tMicroseconds`, by default now.
+    public func record(_ payload: some TracePayload, at tMicroseconds: Int64? = nil) {
+        emit(payload.record(at: tMicroseconds ?? elapsedMicroseconds))
+    }
+
     /// Writes a fully formed record (it should carry `t_us` and `event`) and returns it as
     /// written (redacted when asked), for whatever shows it to a person.
     @discardableResult

@@ -1,5 +1,6 @@
 import Foundation
 import HCEEvents
+import NFCBase
 import NFCTrace
 import ReaderSession
 import Testing
@@ -129,18 +130,21 @@ struct HCEEmulateLibNFCTests {
         #expect(expected.count == 3)
 
         // `emulate` runs on the real clock: the stand-in app must answer within the frame
-        // waiting time (FWI 7: 38.7 ms of wall time). Under two full suites at once (load 20–70
-        // on 2 cores) its thread was once not scheduled in time; emulate then rightly logged
-        // "nothing sent: the app missed the frame waiting time", the scripted reader sent the
-        // SELECT again, and that run had 4 APDUs. Such a run says nothing about the emulation
-        // loop, so it is played again (at most 3 runs); every check below is on a run with no
-        // miss, so an extra APDU that no missed deadline explains still fails.
+        // waiting time (FWI 7, 38.7 ms of wall time: the iPhone's ATS, kept as a real phone
+        // has it). Under two full suites at once (load 20–70 on 2 cores) its thread, at nice
+        // 0, was once not scheduled in time; emulate then rightly logged "nothing sent: the app
+        // missed the frame waiting time" and the scripted reader sent the SELECT again. The
+        // app's thread stands in for the phone and asks to be real-time (issue 35), and where
+        // that is granted (root, or an RLIMIT_RTPRIO) one run is the test: no replay. Only a
+        // host that refuses it (best effort, README) gets a run with a logged miss played
+        // again (at most 3 runs); every check below is on a run with no miss either way.
+        let attempts = try await NFCBench.offPool { ThreadPriority.realTimeIsGranted() } ? 1 : 3
         var attempt = 0
         var run: EmulateRun
         repeat {
             attempt += 1
             run = try await EmulateRun.play(emv, expected: expected)
-        } while run.appMissedTheFrameWaitingTime && attempt < 3
+        } while run.appMissedTheFrameWaitingTime && attempt < attempts
         let (r, lines, exchanges, traceLines) = (run.result, run.lines, run.exchanges, run.traceLines)
         #expect(!run.appMissedTheFrameWaitingTime, "the app missed the frame waiting time in \(attempt) runs")
         #expect(r.status == 0, "stderr: \(r.stderr)")

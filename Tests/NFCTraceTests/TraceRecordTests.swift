@@ -13,6 +13,7 @@ struct TraceRecordTests {
     static let fixtures = root.appendingPathComponent("Tests/Fixtures/traces")
     static let names = [
         "session", "session-iso15693-signal", "capped", "dump", "write", "walk", "walk-sweep", "virtual-pn532",
+        "session-tag", "virtual-card",
     ]
 
     static func lines(_ name: String) throws -> [String] {

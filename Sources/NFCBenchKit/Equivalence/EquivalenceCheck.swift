@@ -115,8 +115,8 @@ public struct EquivalenceRun: Sendable {
 
     private func activation(shown: Bool) -> String {
         for r in records where r["event"]?.stringValue == "detected" {
-            guard case .array(let targets)? = r["targets"], case .object(let t)? = targets.first else { continue }
-            if let atqa = t["atqa"]?.stringValue, let sak = t["sak"]?.stringValue {
+            guard let t = TraceRecord.Detected(TraceRecord(json: r))?.targets.first else { continue }
+            if let atqa = t.atqa, let sak = t.sak {
                 let bytes = shown ? [UInt8](hex: atqa) : nil
                 return "\(bytes.map { ISO14443AActivation.atqaText($0, separator: "") } ?? atqa)/\(sak)"
             }
@@ -132,12 +132,8 @@ public struct EquivalenceRun: Sendable {
         switch event {
         case "didBecomeActive": return event
         case "detected":
-            guard case .array(let targets)? = r["targets"] else { return event }
-            return "detected "
-                + targets.compactMap { t -> String? in
-                    guard case .object(let o) = t else { return nil }
-                    return "\(o["family"]?.stringValue ?? "?") \(o["uid"]?.stringValue ?? "?")"
-                }.joined(separator: ", ")
+            guard let detected = TraceRecord.Detected(TraceRecord(json: r)) else { return event }
+            return "detected " + detected.targets.map { "\($0.family ?? "?") \($0.uid)" }.joined(separator: ", ")
         case "ndefRead": return "ndefRead \(v("outcome")) \(v("code")) \(v("records"))"
         case "didDetectNDEFs": return "didDetectNDEFs \(v("messages"))"
         case "didDetectTags":

@@ -77,9 +77,9 @@ public final class BenchReader: Sendable {
     public func record(_ event: ReaderBackendEvent) {
         switch event {
         case .detected(let targets):
-            trace.record(.detected, ["targets": .array(targets.map { .object($0.json) })])
+            trace.record(TraceRecord.Detected(targets: targets.map(\.traceTarget)))
         case .lost(let id):
-            trace.record(.lost, ["target": .int(Int64(id.rawValue))])
+            trace.record(TraceRecord.Lost(target: Int64(id.rawValue)))
         }
     }
 
@@ -123,9 +123,7 @@ public final class BenchReader: Sendable {
                 try BenchOutput.$capture.withValue(capture) {
                     try body(
                         connection.traced { command, response in
-                            var o: JSONObject = ["target": .int(id), "command": .string(command.hexString())]
-                            o["response"] = response.map { .string($0.hexString()) } ?? .null
-                            trace.record(.frame, o)
+                            trace.record(TraceRecord.Frame(target: id, command: command, response: response))
                         })
                 }
             }
@@ -204,9 +202,7 @@ public struct TimedTag {
     /// `write(2)` for all of them.
     public func flush() {
         let records = notes.take().map { n -> TraceRecord in
-            var o: JSONObject = ["target": .int(target), "command": .string(n.command.hexString())]
-            o["response"] = n.response.map { .string($0.hexString()) } ?? .null
-            return TraceRecord(.frame, at: n.t, o)
+            TraceRecord.Frame(target: target, command: n.command, response: n.response).record(at: n.t)
         }
         trace.emit(contentsOf: records)
     }

@@ -201,8 +201,11 @@ public final class SessionRunner: Sendable {
             observer: { [trace, reads, seen] record in
                 var o = record.record(tMicroseconds: trace.elapsedMicroseconds)
                 if offset > 0 { o[TraceRecord.Key.session] = .int(Int64(record.session + offset)) }
-                if case .didInvalidateWithError = record.event, let s = seen.signalCause.withLock({ $0 }) {
-                    o["cause"] = .string(s.cause)
+                if case .didInvalidateWithError = record.event, let s = seen.signalCause.withLock({ $0 }),
+                    var ending = TraceRecord.Ending(o)
+                {
+                    ending.cause = s.cause
+                    o.merge(ending.fields)
                 }
                 if case .detected(let targets) = record.event { seen.uids.withLock { $0 += targets.map(\.uid) } }
                 if case .didDetectNDEFs = record.event { reads.add() }
@@ -239,7 +242,15 @@ public final class SessionRunner: Sendable {
 
     /// Records a bench-level event (what the bench app did) in the trace and the output.
     public func note(_ kind: TraceRecord.Kind, _ fields: JSONObject) {
-        let written = trace.emit(TraceRecord(kind, at: trace.elapsedMicroseconds, fields))
+        show(trace.emit(TraceRecord(kind, at: trace.elapsedMicroseconds, fields)))
+    }
+
+    /// ``note(_:_:)`` of a typed payload.
+    public func note(_ payload: some TracePayload) {
+        show(trace.emit(payload.record(at: trace.elapsedMicroseconds)))
+    }
+
+    private func show(_ written: TraceRecord) {
         if !options.json, let line = TraceLines.render(written, verbose: options.verbose) {
             Self.show(line, status: status)
         }
@@ -291,7 +302,7 @@ public final class SessionRunner: Sendable {
             if sig == SIGINT || sig == SIGTERM || sig == SIGHUP { BenchSignals.die(by: sig) }
             return
         }
-        note(.signal, ["signal": .int(Int64(sig)), "name": .string(BenchSignals.name(sig)), "reason": .string(cause)])
+        note(TraceRecord.Signal(signal: Int64(sig), name: BenchSignals.name(sig), reason: cause))
         seen.activation.withLock { if !$0.shown { $0.pendingSignal = sig } }
         apply(sig)
     }

@@ -16,7 +16,6 @@ public enum TraceLines {
     public static func render(_ r: TraceRecord, verbose: Bool = false) -> String? {
         let t = seconds(r.time ?? 0)
         let event = r.kind ?? "?"
-        func hex(_ key: String) -> String { spaced(r[key]?.stringValue ?? "") }
         switch event {
         case .header:
             return nil
@@ -76,13 +75,12 @@ public enum TraceLines {
         case .didBecomeActive:
             return "\(t)  didBecomeActive"
         case .detected:
-            guard case .array(let targets)? = r["targets"] else { return nil }
-            return targets.map { tg in
-                "\(t)  detected       \(tg["kind"]?.stringValue ?? "?") UID \(spaced(tg["uid"]?.stringValue ?? ""))"
-                    + (tg["sak"].flatMap(\.stringValue).map { " SAK \($0)" } ?? "")
+            guard let detected = TraceRecord.Detected(r) else { return nil }
+            return detected.targets.map { tg in
+                "\(t)  detected       \(tg.kind) UID \(spaced(tg.uid))" + (tg.sak.map { " SAK \($0)" } ?? "")
             }.joined(separator: "\n")
         case .lost:
-            return "\(t)  lost           target \(r["target"]?.intValue ?? 0)"
+            return "\(t)  lost           target \(TraceRecord.Lost(r)?.target ?? 0)"
         case .ndefRead:
             let outcome = r["outcome"]?.stringValue ?? "?"
             if outcome == "message" { return nil }  // shown by didDetectNDEFs / readNDEF
@@ -105,8 +103,8 @@ public enum TraceLines {
         case .tagOperation:
             return verbose ? "\(t)  \(r["name"]?.stringValue ?? "operation")" : nil
         case .tagOperationEnded:
-            guard let code = r["code"]?.intValue else { return nil }
-            return "\(t)  tag operation failed: \(code) \(r["reason"]?.stringValue ?? "")"
+            guard let failure = TraceRecord.TagOperationEnded(r)?.failure else { return nil }
+            return "\(t)  tag operation failed: \(failure.code) \(failure.reason)"
         case .type2ProbePassed, .type2ProbeUnreadable, .type2ProbeSkipped, .type2ProbeLost:
             let ms = r["duration_ms"].map { $0.serialized } ?? "?"
             var line = "\(t)  \(event) \(ms) ms of the iPhone's Type 2 discovery"
@@ -121,15 +119,18 @@ public enum TraceLines {
             }
             return line
         case .frame:
-            return verbose ? "\(t)  frame          \(hex("command")) → \(hex("response"))" : nil
+            let f = TraceRecord.Frame(r)
+            return verbose ? "\(t)  frame          \(spaced(f?.command ?? "")) → \(spaced(f?.response ?? ""))" : nil
         case .didInvalidateWithError:
-            var s = "\(t)  didInvalidateWithError \(r["code"]?.intValue ?? 0) \(r["reason"]?.stringValue ?? "")"
-            if let m = r["error_message"]?.stringValue { s += " \"\(m)\"" }
-            if let cause = r["cause"]?.stringValue { s += " (\(cause))" }
+            let e = TraceRecord.Ending(r)
+            var s = "\(t)  didInvalidateWithError \(e?.code ?? 0) \(e?.reason ?? "")"
+            if let m = e?.errorMessage { s += " \"\(m)\"" }
+            if let cause = e?.cause { s += " (\(cause))" }
             return s
         case .signal:
-            let name = r["name"]?.stringValue ?? "?"
-            let reason = r["reason"]?.stringValue ?? ""
+            let signal = TraceRecord.Signal(r)
+            let name = signal?.name ?? "?"
+            let reason = signal?.reason ?? ""
             return "\(t)  signal         " + (reason.hasPrefix(name) ? reason : "\(name): \(reason)")
         default:
             return verbose ? "\(t)  \(event)" : nil

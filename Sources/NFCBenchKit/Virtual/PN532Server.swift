@@ -246,33 +246,26 @@ public final class PN532Server: Sendable {
     /// (`state` `on`/`off`, `note`) or `air` (`kind`, `command`, `response` hex or null,
     /// `note`); `t_us` the chip's microseconds. Nil for an air entry with nothing on it.
     public static func record(_ e: PN532FrameLogEntry) -> TraceRecord? {
-        var r = JSONObject()
-        let kind: TraceRecord.Kind
+        let t = e.microseconds
         switch e.direction {
         case .event:
-            kind = .pn532Event
-            r["note"] = .string(e.note)
+            return TraceRecord.PN532Event(note: e.note).record(at: t)
         case .hostToChip, .chipToHost:
-            kind = .frame
-            r["dir"] = .string(e.direction == .hostToChip ? "host_to_chip" : "chip_to_host")
-            r["frame"] = .string(e.bytes.hexString())
+            return TraceRecord.HostLinkFrame(
+                direction: e.direction == .hostToChip ? .hostToChip : .chipToHost, frame: e.bytes.hexString()
+            ).record(at: t)
         case .air:
             switch e.air {
             case .field(let on, let note)?:
-                kind = .field
-                r["state"] = .string(on ? "on" : "off")
-                r["note"] = .string(note)
+                return TraceRecord.FieldChange(on: on, note: note).record(at: t)
             case .exchange(let exchange, let command, let answer, let note)?:
-                kind = .air
-                r["kind"] = .string(exchange)
-                r["command"] = .string(command.hexString())
-                r["response"] = answer.map { .string($0.hexString()) } ?? .null
-                if let note { r["note"] = .string(note) }
+                return TraceRecord.Air(
+                    exchange: exchange, command: command.hexString(), response: answer?.hexString(), note: note
+                ).record(at: t)
             case nil:
                 return nil
             }
         }
-        return TraceRecord(kind, at: e.microseconds, r)
     }
 
     /// The human line of a virtual PN532 record (what `virtual pn532` prints and `trace show`
@@ -280,19 +273,20 @@ public final class PN532Server: Sendable {
     /// does not show.
     public static func text(_ r: TraceRecord) -> String? {
         let ms = String(format: "%10.3f ms", Double(r.time ?? 0) / 1000)
-        func spaced(_ key: String) -> String { TraceLines.spaced(r[key]?.stringValue ?? "") }
         switch r.kind ?? "" {
         case .frame:
+            let f = TraceRecord.HostLinkFrame(r)
             return
-                "\(ms)  \(r["dir"]?.stringValue == "host_to_chip" ? "host > chip" : "chip > host")  \(spaced("frame"))"
+                "\(ms)  \(f?.direction == .hostToChip ? "host > chip" : "chip > host")  \(TraceLines.spaced(f?.frame ?? ""))"
         case .pn532Event:
-            return "\(ms)  --- \(r["note"]?.stringValue ?? "")"
+            return "\(ms)  --- \(TraceRecord.PN532Event(r)?.note ?? "")"
         case .field:
-            return "\(ms)  air         RF field \(r["state"]?.stringValue ?? "?")"
+            return "\(ms)  air         RF field \(TraceRecord.FieldChange(r)?.state.rawValue ?? "?")"
         case .air:
-            let answer = r["response"] == .null ? "(no answer)" : spaced("response")
-            let note = r["note"]?.stringValue.map { "  " + $0 } ?? ""
-            return "\(ms)  air         \(spaced("command")) → \(answer)\(note)"
+            let air = TraceRecord.Air(r)
+            let answer = air?.response.map { TraceLines.spaced($0) } ?? "(no answer)"
+            let note = air?.note.map { "  " + $0 } ?? ""
+            return "\(ms)  air         \(TraceLines.spaced(air?.command ?? "")) → \(answer)\(note)"
         default:
             return nil
         }

@@ -308,11 +308,13 @@ public enum VirtualCardTrace {
         case .control(let c):
             (.vpcdControl, ["code": .string(String(format: "%02X", c)), "meaning": .string(controlName(c))])
         case .atr(let b): (.atr, ["atr": .string(b.hexString())])
-        case .command(let b): (.cApdu, ["apdu": .string(b.hexString())])
-        case .response(let b): (.rApdu, ["response": .string(b.hexString())])
-        case .fault(let f): (.fault, ["fault": .string("\(f)")])
+        case .command(let b): typed(TraceRecord.CommandAPDU(apdu: b.hexString()))
+        case .response(let b): typed(TraceRecord.ResponseAPDU(response: b.hexString()))
+        case .fault(let f): typed(TraceRecord.Fault(fault: "\(f)"))
         }
     }
+
+    private static func typed(_ p: some TracePayload) -> (TraceRecord.Kind, JSONObject) { (type(of: p).kind, p.fields) }
 
     /// What a vpcd control byte asks: `power off`, `power on`, `reset`, `get ATR`, else `unknown`.
     public static func controlName(_ c: UInt8) -> String {
@@ -335,9 +337,9 @@ public enum VirtualCardTrace {
         case .cardDisconnected: what = "out of the field (\(r["reason"]?.stringValue ?? "?"))"
         case .vpcdControl: what = "vpcd \(r["code"]?.stringValue ?? "?") \(r["meaning"]?.stringValue ?? "")"
         case .atr: what = "ATR    \(spaced("atr"))"
-        case .cApdu: what = "C-APDU \(spaced("apdu"))"
-        case .rApdu: what = "R-APDU \(spaced("response"))"
-        case .fault: what = "fault \(r["fault"]?.stringValue ?? "")"
+        case .cApdu: what = "C-APDU \(TraceLines.spaced(TraceRecord.CommandAPDU(r)?.apdu ?? ""))"
+        case .rApdu: what = "R-APDU \(TraceLines.spaced(TraceRecord.ResponseAPDU(r)?.response ?? ""))"
+        case .fault: what = "fault \(TraceRecord.Fault(r)?.fault ?? "")"
         default: return nil
         }
         return String(format: "%10.3f ms  ", Double(r.time ?? 0) / 1000) + what

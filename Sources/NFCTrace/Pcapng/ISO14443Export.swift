@@ -118,9 +118,8 @@ public struct ISO14443Exporter: Sendable {
 
     /// A `detected` target's family: its `family` (a ``/NFCTags/TargetFamily`` name), else its
     /// `kind`.
-    private static func family(_ o: JSONObject) -> TargetFamily? {
-        if let f = o["family"]?.stringValue.flatMap(TargetFamily.init(rawValue:)) { return f }
-        return o["kind"]?.stringValue.flatMap(TargetFamily.init(rawValue:))
+    private static func family(_ target: TraceRecord.Detected.Target) -> TargetFamily? {
+        target.family.flatMap(TargetFamily.init(rawValue:)) ?? TargetFamily(rawValue: target.kind)
     }
 
     public init(redact: Bool = false) {
@@ -140,9 +139,9 @@ public struct ISO14443Exporter: Sendable {
         var out: [ISO14443Packet] = []
         if source == .unknown { source = Self.guessSource(record) }
         switch source {
-        case .session, .unknown: session(record, event, t, &out)
-        case .virtualPN532: virtualPN532(record, event, t, &out)
-        case .virtualCard: virtualCard(record, event, t, &out)
+        case .session, .unknown: session(trace, event, t, &out)
+        case .virtualPN532: virtualPN532(trace, event, t, &out)
+        case .virtualCard: virtualCard(trace, event, t, &out)
         case .hce: hce(record, event, t, &out)
         }
         packetCount += out.count
@@ -186,23 +185,24 @@ public struct ISO14443Exporter: Sendable {
 
     // MARK: sessions and bench runs
 
-    private mutating func session(_ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet])
-    {
+    private mutating func session(
+        _ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
         switch event {
         case .detected:
-            guard case .array(let list)? = r["targets"] else { return }
-            for case .object(let target) in list { detected(target, t, &out) }
+            for target in TraceRecord.Detected(r)?.targets ?? [] { detected(target, t, &out) }
         case .frame:
-            guard let id = r["target"]?.intValue else { return }  // a virtual PN532's host-link frame
-            let target = targets[id] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
+            if TraceRecord.HostLinkFrame(r) != nil { return }  // a virtual PN532's host-link frame
+            guard let exchange = TraceRecord.Frame(r) else { return skip() }
+            let target = targets[exchange.target] ?? Target(kind: "other", viaPCSC: device.hasPrefix("pcsc"))
             if target.family == .iso15693 {
                 skippedISO15693Frames += 1
                 return
             }
-            guard let command = hex(r["command"]) else { return skip() }
+            guard let command = [UInt8](hex: exchange.command) else { return skip() }
             var response: [UInt8]?
-            if let v = r["response"], v != .null {
-                guard let h = hex(v) else { return skip() }
+            if let v = exchange.response {
+                guard let h = [UInt8](hex: v) else { return skip() }
                 response = h
             }
             if target.family == .felica {
@@ -219,7 +219,7 @@ public struct ISO14443Exporter: Sendable {
                 frame(command, response, t, comment: nil, &out)
             }
         case .lost:
-            notes.append("target \(r["target"]?.intValue ?? 0) left the field")
+            notes.append("target \(TraceRecord.Lost(r)?.target ?? 0) left the field")
         default:
             break
         }
@@ -227,21 +227,21 @@ public struct ISO14443Exporter: Sendable {
 
     private var framingOfDevice: Framing { device.hasPrefix("sim:") ? .simulator : .libnfc }
 
-    private mutating func detected(_ o: JSONObject, _ t: Int64, _ out: inout [ISO14443Packet]) {
-        let id = o["id"]?.intValue ?? 0
-        let kind = o["kind"]?.stringValue ?? "other"
+    private mutating func detected(_ o: TraceRecord.Detected.Target, _ t: Int64, _ out: inout [ISO14443Packet]) {
+        let id = o.id
+        let kind = o.kind
         let family = Self.family(o)
         if family == .felica || family == .iso15693 {
-            let viaPCSC = o["atqa"] == nil && o["sak"] == nil && o["atr"] != nil
+            let viaPCSC = o.atqa == nil && o.sak == nil && o.atr != nil
             targets[id] = Target(kind: kind, viaPCSC: viaPCSC, family: family)
             if family == .felica { feliCaDetected(o, viaPCSC: viaPCSC, t, &out) }
             return
         }
-        guard let uid = hex(o["uid"]) else { return skip() }
-        let atqa = hex(o["atqa"])
-        let sak = hex(o["sak"])?.first
-        var ats = hex(o["ats"])
-        let atr = hex(o["atr"])
+        guard let uid = [UInt8](hex: o.uid) else { return skip() }
+        let atqa = o.atqa.flatMap { [UInt8](hex: $0) }
+        let sak = o.sak.flatMap { [UInt8](hex: $0) }?.first
+        var ats = o.ats.flatMap { [UInt8](hex: $0) }
+        let atr = o.atr.flatMap { [UInt8](hex: $0) }
         let viaPCSC = atqa == nil && sak == nil && atr != nil
         targets[id] = Target(kind: kind, viaPCSC: viaPCSC)
         var note: String
@@ -397,9 +397,11 @@ public struct ISO14443Exporter: Sendable {
 
     /// A FeliCa target's Polling, rebuilt from what the device reports (no PMm, as PC/SC
     /// gives: a note only, the IDm is the reader's `FF CA`).
-    private mutating func feliCaDetected(_ o: JSONObject, viaPCSC: Bool, _ t: Int64, _ out: inout [ISO14443Packet]) {
-        guard let idm = hex(o["uid"]) else { return skip() }
-        guard let pmm = hex(o["pmm"]), idm.count == 8, pmm.count == 8 else {
+    private mutating func feliCaDetected(
+        _ o: TraceRecord.Detected.Target, viaPCSC: Bool, _ t: Int64, _ out: inout [ISO14443Packet]
+    ) {
+        guard let idm = [UInt8](hex: o.uid) else { return skip() }
+        guard let pmm = o.pmm.flatMap({ [UInt8](hex: $0) }), idm.count == 8, pmm.count == 8 else {
             notes.append(
                 viaPCSC
                     ? "FeliCa card: the PC/SC reader polls it (its IDm is what the reader reports for FF CA 00 00 00)"
@@ -407,7 +409,7 @@ public struct ISO14443Exporter: Sendable {
             )
             return
         }
-        let systemCode = hex(o["system_code"]).flatMap { $0.count == 2 ? $0 : nil }
+        let systemCode = o.systemCode.flatMap { [UInt8](hex: $0) }.flatMap { $0.count == 2 ? $0 : nil }
         let note =
             device.hasPrefix("sim:")
             ? "synthesized from the simulated reader's target (IDm, PMm, system code)"
@@ -450,25 +452,26 @@ public struct ISO14443Exporter: Sendable {
     // MARK: the virtual PN532
 
     private mutating func virtualPN532(
-        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+        _ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
     ) {
         switch event {
         case .field:
-            let on = r["state"]?.stringValue == "on"
-            emit(on ? .fieldOn : .fieldOff, [], t, r["note"]?.stringValue, &out)
+            let field = TraceRecord.FieldChange(r)
+            emit(field?.isOn == true ? .fieldOn : .fieldOff, [], t, field?.note, &out)
         case .air:
-            let kind = r["kind"]?.stringValue ?? ""
+            guard let air = TraceRecord.Air(r) else { return skip() }
+            let kind = air.exchange
             if kind == "iso15693" {
                 skippedISO15693Frames += 1
                 return
             }
-            guard let command = hex(r["command"]) else { return skip() }
+            guard let command = [UInt8](hex: air.command) else { return skip() }
             var answer: [UInt8]?
-            if let v = r["response"], v != .null {
-                guard let h = hex(v) else { return skip() }
+            if let v = air.response {
+                guard let h = [UInt8](hex: v) else { return skip() }
                 answer = h
             }
-            let note = r["note"]?.stringValue
+            let note = air.note
             if kind == "type2" {
                 type2(command, answer, t, synthesizedBy: nil, &out)
                 return
@@ -496,7 +499,7 @@ public struct ISO14443Exporter: Sendable {
                     command.isEmpty ? note : nil, &out)
             }
         case .pn532Event:
-            if let n = r["note"]?.stringValue { notes.append("virtual PN532: " + n) }
+            if let n = TraceRecord.PN532Event(r)?.note { notes.append("virtual PN532: " + n) }
         default:
             break
         }
@@ -505,7 +508,7 @@ public struct ISO14443Exporter: Sendable {
     // MARK: the virtual card on vpcd
 
     private mutating func virtualCard(
-        _ r: JSONObject, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
+        _ r: TraceRecord, _ event: TraceRecord.Kind, _ t: Int64, _ out: inout [ISO14443Packet]
     ) {
         switch event {
         case .cardConnected:
@@ -526,12 +529,14 @@ public struct ISO14443Exporter: Sendable {
         case .cApdu where cardFamily == .iso15693:
             skippedISO15693Frames += 1
         case .cApdu:
-            guard let apdu = hex(r["apdu"]) else { return skip() }
+            guard let apdu = TraceRecord.CommandAPDU(r).flatMap({ [UInt8](hex: $0.apdu) }) else { return skip() }
             pendingCommand = (t, apdu)
         case .rApdu:
             guard let (ct, apdu) = pendingCommand else { return }
             pendingCommand = nil
-            guard let response = hex(r["response"]) else { return skip() }
+            guard let response = TraceRecord.ResponseAPDU(r).flatMap({ [UInt8](hex: $0.response) }) else {
+                return skip()
+            }
             pcscAPDU(apdu, response, ct, &out)
         default:
             break

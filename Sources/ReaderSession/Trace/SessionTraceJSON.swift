@@ -94,9 +94,9 @@ extension SessionTraceRecord {
         case .didBecomeActive:
             break
         case .detected(let targets):
-            o["targets"] = .array(targets.map { .object($0.json) })
+            o.merge(TraceRecord.Detected(targets: targets.map(\.traceTarget)).fields)
         case .lost(let id):
-            o["target"] = .int(Int64(id.rawValue))
+            o.merge(TraceRecord.Lost(target: Int64(id.rawValue)).fields)
         case .ndefRead(let id, let outcome):
             o["target"] = .int(Int64(id.rawValue))
             switch outcome {
@@ -124,21 +124,12 @@ extension SessionTraceRecord {
             o["name"] = .string(name)
             o["tag"] = .string(tag.description)
         case .tagOperationEnded(let op, let code):
-            o["operation"] = .string(op.description)
-            if let code {
-                o["code"] = .int(Int64(code.rawValue))
-                o["reason"] = .string(code.name)
-            } else {
-                o["result"] = "success"
-            }
+            let failure = code.map { TraceRecord.TagOperationEnded.Failure(code: Int64($0.rawValue), reason: $0.name) }
+            o.merge(TraceRecord.TagOperationEnded(operation: op.description, failure: failure).fields)
         case .frame(let id, let command, let response):
-            o["target"] = .int(Int64(id.rawValue))
-            o["command"] = .string(command.hexString())
-            o["response"] = response.map { .string($0.hexString()) } ?? .null
+            o.merge(TraceRecord.Frame(target: Int64(id.rawValue), command: command, response: response).fields)
         case .didInvalidateWithError(let code, let message):
-            o["code"] = .int(Int64(code.rawValue))
-            o["reason"] = .string(code.name)
-            if let message { o["error_message"] = .string(message) }
+            o.merge(TraceRecord.Ending(code: Int64(code.rawValue), reason: code.name, errorMessage: message).fields)
         }
         return TraceRecord(kind, at: t ?? tMicroseconds, o)
     }
@@ -160,9 +151,12 @@ extension SessionTraceRecord {
 }
 
 extension DetectedTarget {
-    /// `id`, `kind`, `uid`, and `atqa`/`sak`/`ats`/`atr` when known (hex).
-    public var json: JSONObject {
-        var o: JSONObject = ["id": .int(Int64(id.rawValue))]
+    /// `id`, `kind`, `family`, `uid`, and `atqa`/`sak`/`ats`/`atr`/`pmm`/`system_code`/`dsfid`
+    /// when known (hex): ``traceTarget``'s object.
+    public var json: JSONObject { traceTarget.object }
+
+    /// The target as `detected` records it (``/NFCTrace/TraceRecord/Detected/Target``).
+    public var traceTarget: TraceRecord.Detected.Target {
         let kindName =
             switch kind {
             case .type2: "type2"
@@ -171,17 +165,10 @@ extension DetectedTarget {
             case .iso15693: "iso15693"
             case .other: "other"
             }
-        o["kind"] = .string(kindName)
-        o["family"] = .string(family.rawValue)
-        o["uid"] = .string(uid.hexString())
-        if let atqa { o["atqa"] = .string(atqa.hexString()) }
-        if let sak { o["sak"] = .string([sak].hexString()) }
-        if let ats { o["ats"] = .string(ats.hexString()) }
-        if let atr { o["atr"] = .string(atr.hexString()) }
-        if let pmm { o["pmm"] = .string(pmm.hexString()) }
-        if let systemCode { o["system_code"] = .string(systemCode.hexString()) }
-        if let dsfid { o["dsfid"] = .string([dsfid].hexString()) }
-        return o
+        return TraceRecord.Detected.Target(
+            id: Int64(id.rawValue), kind: kindName, family: family.rawValue, uid: uid.hexString(),
+            atqa: atqa?.hexString(), sak: sak.map { [$0].hexString() }, ats: ats?.hexString(), atr: atr?.hexString(),
+            pmm: pmm?.hexString(), systemCode: systemCode?.hexString(), dsfid: dsfid.map { [$0].hexString() })
     }
 }
 

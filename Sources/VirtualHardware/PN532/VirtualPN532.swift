@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NFCBase
 import NFCFiles
 import Synchronization
 
@@ -23,6 +24,9 @@ private enum PTYCalls {
             UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?
         ) -> Int32
     static let ppoll = symbol("ppoll", as: PPoll.self)
+    /// `pthread_setname_np`, a GNU extension the Glibc module does not show.
+    typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+    static let setName = symbol("pthread_setname_np", as: SetName.self)
 }
 
 /// A failure of the virtual PN532's pseudo-terminal plumbing: which call failed and `errno`.
@@ -171,14 +175,23 @@ public final class VirtualPN532: Sendable {
 
     /// A chip is hardware of its own: it ACKs a frame within about a millisecond whatever its
     /// host is doing, and clients count on it (nfcpy reads the ACK with a 100 ms timeout,
-    /// `nfc/clf/pn53x.py` `command`). The virtual chip shares its host's CPUs, so on a loaded
-    /// machine (a 2-core test run beside two compilers: load 10) the scheduler let it miss that
-    /// 100 ms and nfcpy failed with EIO. Its thread asks for nice -10 (Linux sets nice per
-    /// thread); without CAP_SYS_NICE (not root) the request is refused and the thread keeps
-    /// its priority: best effort (said in the README, beside nfcpy).
-    static func raiseThisThreadsPriority() {
-        // who 0 is the calling thread: Linux keeps nice per thread (setpriority(2), BUGS).
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -10)
+    /// `nfc/clf/pn53x.py` `command`; nfcbench's libnfc Type 2 transport gives a command 100 ms).
+    /// The virtual chip shares its host's CPUs, so on a loaded machine the scheduler let it
+    /// miss that 100 ms: nfcpy failed with EIO (a 2-core test run beside two compilers, load
+    /// 10), and a Type 2 WRITE through libnfc lost the tag (two test suites at once, load 20).
+    /// So its thread asks to be real-time (``/NFCBase/ThreadPriority/raiseCallingThread()``:
+    /// SCHED_FIFO 1, else nice -10, else unchanged: best effort, said in the README, beside
+    /// nfcpy); the thread sleeps in `ppoll` but for the microseconds each frame takes.
+    @discardableResult
+    static func raiseThisThreadsPriority() -> ThreadPriority.Outcome {
+        ThreadPriority.raiseCallingThread()
+    }
+
+    /// Names the calling thread `pn532 chip` in the kernel, so `top -H`, `ps -L` and `perf
+    /// sched` show the chip's thread by name (Foundation's `Thread.name`, set before `start()`,
+    /// does not reach the kernel).
+    static func nameThisThread() {
+        _ = PTYCalls.setName?(pthread_self(), "pn532 chip")
     }
 
     /// Puts `card` in the field now.
@@ -404,6 +417,7 @@ public final class VirtualPN532: Sendable {
 
     private func serve() {
         defer { done.withLock { $0 = true } }
+        Self.nameThisThread()
         Self.raiseThisThreadsPriority()
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {

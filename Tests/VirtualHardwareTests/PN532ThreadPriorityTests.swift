@@ -1,0 +1,44 @@
+import Foundation
+import Glibc
+import NFCBase
+import NFCBenchTestSupport
+import Testing
+import VirtualHardware
+
+/// The virtual PN532's thread stands in for a chip, hardware of its own: it is named and asks
+/// to be real-time, so a loaded host does not make it answer later than a real chip (issue 35).
+@Suite("Virtual PN532: its thread is 'pn532 chip' and real-time where the host grants it")
+struct PN532ThreadPriorityTests {
+    /// This process's threads named `name` (`/proc/self/task/*/comm`), by thread id.
+    static func threads(named name: String) -> [pid_t] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { tid in
+            let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)
+            return comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name ? pid_t(tid) : nil
+        }
+    }
+
+    @Test("The chip's thread is SCHED_FIFO 1 when real-time is granted, else as it was")
+    func chipThreadIsRealTime() async throws {
+        let before = Set(Self.threads(named: "pn532 chip"))
+        let fake = try VirtualPN532.start(ptyPath: nil)
+        defer { fake.stop() }
+        // Other tests' chips may start meanwhile: every new one is scheduled the same way.
+        var chips: [pid_t] = []
+        try await wait(for: "the chip's thread to name itself") {
+            chips = Self.threads(named: "pn532 chip").filter { !before.contains($0) }
+            return !chips.isEmpty
+        }
+        let granted = try await offPool { ThreadPriority.realTimeIsGranted() }
+        let policy = granted ? SCHED_FIFO : SCHED_OTHER
+        try await wait(for: "the chip's thread to be scheduled as asked (policy \(policy))") {
+            // -1: that chip (another test's) has stopped since.
+            chips.allSatisfy { [policy, -1].contains(sched_getscheduler($0)) }
+                && chips.contains { sched_getscheduler($0) == policy }
+        }
+        if granted {
+            var p = sched_param()
+            #expect(chips.contains { sched_getparam($0, &p) == 0 && p.sched_priority == 1 })
+        }
+    }
+}
