@@ -293,7 +293,7 @@ struct RuntimeTests {
     @Test(
         "Sessions begun 3 s after each other's timeout (past the quick-restart window) get shorter limits and then 203, all reported in the trace"
     )
-    func thermal() async {
+    func thermal() async throws {
         let bench = Bench(thermal: ThermalModel())
         let d = NDEFDelegate()
         var limits: [Duration] = []
@@ -309,12 +309,9 @@ struct RuntimeTests {
             let granted = bench.trace.all.compactMap { r -> Duration? in
                 if case .thermal(_, let l, _) = r.event, r.tMicroseconds == 0 { l } else { nil }
             }.last
-            guard let granted else {
-                Issue.record("no thermal record at begin")
-                return
-            }
-            limits.append(granted)
-            bench.clock.advance(by: granted)
+            let limit = try #require(granted, "no thermal record at begin")
+            limits.append(limit)
+            bench.clock.advance(by: limit)
             last = code(await it.next())
             #expect(last == .readerSessionInvalidationErrorSessionTimeout)
             bench.clock.advance(by: .seconds(3))
