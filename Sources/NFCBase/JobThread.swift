@@ -13,13 +13,15 @@ public final class JobThread: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []  // guarded by `condition`
     private var stopped = false  // guarded by `condition`
 
-    /// Starts the thread; `name` names it (seen in a debugger's thread list).
+    /// Starts the thread; `name` names it in the kernel (``ThreadName``: `top -H`, gdb, up to
+    /// 15 bytes).
     /// `standsInForHardware`: the thread plays hardware of its own that answers within a
     /// deadline whatever the host is doing (a phone's contactless stack answering a reader),
     /// so it asks to be real-time (``ThreadPriority/raiseCallingThread()``); only for jobs
     /// that take microseconds.
     public init(name: String, standsInForHardware: Bool = false) {
         let thread = Thread { [self] in
+            ThreadName.setCallingThread(name)
             if standsInForHardware { ThreadPriority.raiseCallingThread() }
             loop()
         }

@@ -42,3 +42,25 @@ struct PN532ThreadPriorityTests {
         }
     }
 }
+
+@Suite("JobThread: its jobs run on its own thread, named in the kernel")
+struct JobThreadNameTests {
+    @Test("A task that prefers a JobThread runs on it; the kernel shows its name cut to 15 bytes")
+    func namedInTheKernel() async throws {
+        let thread = JobThread(name: "nfcbench.test.job-thread")
+        defer { thread.stop() }
+        let name = await Task(executorPreference: thread) { Self.callingThreadName() }.value
+        #expect(name == "nfcbench.test.j")
+        // A name that fits stays whole; a multi-byte character is never cut in half.
+        let other = JobThread(name: "naïve-thread-ñame")
+        defer { other.stop() }
+        let cut = await Task(executorPreference: other) { Self.callingThreadName() }.value
+        #expect(cut == "naïve-thread-")  // 14 bytes: the ñ (2 bytes) would make 16
+    }
+
+    /// `/proc/thread-self/comm`: the kernel's name of the calling thread.
+    static func callingThreadName() -> String {
+        let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+        return comm?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+}

@@ -24,9 +24,6 @@ private enum PTYCalls {
             UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?
         ) -> Int32
     static let ppoll = symbol("ppoll", as: PPoll.self)
-    /// `pthread_setname_np`, a GNU extension the Glibc module does not show.
-    typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
-    static let setName = symbol("pthread_setname_np", as: SetName.self)
 }
 
 /// A failure of the virtual PN532's pseudo-terminal plumbing: which call failed and `errno`.
@@ -188,10 +185,9 @@ public final class VirtualPN532: Sendable {
     }
 
     /// Names the calling thread `pn532 chip` in the kernel, so `top -H`, `ps -L` and `perf
-    /// sched` show the chip's thread by name (Foundation's `Thread.name`, set before `start()`,
-    /// does not reach the kernel).
+    /// sched` show the chip's thread by name (``/NFCBase/ThreadName``).
     static func nameThisThread() {
-        _ = PTYCalls.setName?(pthread_self(), "pn532 chip")
+        ThreadName.setCallingThread("pn532 chip")
     }
 
     /// Puts `card` in the field now.

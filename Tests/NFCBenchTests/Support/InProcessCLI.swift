@@ -52,7 +52,7 @@ enum InProcessCLI {
         let capture = BenchOutput.Capture()
         // The command's work goes to a thread of its own, as it would in its own process: a
         // long conformance run never holds the cooperative pool the other tests share.
-        let thread = JobThread(name: "nfcbench.test.command")
+        let thread = JobThread(name: "nfcbench.cli")
         defer { thread.stop() }
         let status: Int32 = await withTaskExecutorPreference(thread) {
             // A file on a descriptor (`--trace -`) goes into the capture as the lines do.
