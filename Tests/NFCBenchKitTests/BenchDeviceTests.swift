@@ -3,6 +3,7 @@ import NFCBenchKit
 import NFCHardware
 import NFCTags
 import ReaderSession
+import Synchronization
 import Testing
 
 private func failure(_ body: () throws(BenchDeviceError) -> String) -> BenchDeviceError? {
@@ -131,6 +132,25 @@ struct DeviceStringTests {
         let file = try TagFile.load(path: try #require(BenchData.resolve("ntag215-uri", in: "tags")))
         #expect(target.uid == file.activation.uid)
         #expect(target.uid.count == 7)
+    }
+
+    @Test(
+        "A bench watcher follows the reader on a thread of its own, not the shared pool: its detection's time is the reader's, whatever other tasks queue there"
+    )
+    func watcherHasItsOwnThread() async throws {
+        let clock = ManualClock()
+        let frontend = try BenchDevice("sim:tap-uri").frontend(clock: clock)
+        defer { frontend.close() }
+        let seenOn = Mutex<[String]>([])
+        let watcher = BackendWatcher(frontend) { _ in seenOn.withLock { $0.append(Thread.current.name ?? "") } }
+        defer { watcher.stop() }
+        clock.advance(by: .milliseconds(400))
+        let (target, _, _) = try await watcher.next(
+            from: 0, timeout: .seconds(60), what: "tag", BackendWatcher.detected)
+        #expect(target.uid.count == 7)
+        // A `Task {}` there ran on the cooperative pool, where a test process's queue held
+        // `poll --once`'s detection past its 30 s (RedactCommandsTests, two suites at once).
+        #expect(seenOn.withLock { $0 } == ["nfcbench.watch"])
     }
 }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import NFCBase
 import NFCTags
 public import ReaderSession
 import Synchronization
@@ -13,6 +14,11 @@ public final class BackendWatcher: Sendable {
     }
     private let state = Mutex<(events: [Stamped], error: (any Error)?, finished: Bool)>(([], nil, false))
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// Where the stream is followed: a thread of its own, so an event's arrival time is taken
+    /// when the reader reports it, not when a thread of the shared cooperative pool is free
+    /// (a `Task {}` does not inherit its caller's executor preference; in a test process full of
+    /// tests, the pool's queue held a poll's detection for 30 s).
+    private let thread = JobThread(name: "nfcbench.watch")
     public let backend: any ReaderBackend
 
     /// Follows `backend`; `onEvent` sees each event as it arrives (the bench's trace).
@@ -21,7 +27,7 @@ public final class BackendWatcher: Sendable {
         // Every family the bench reads, as an NDEF reader session polls (Core NFC's NDEF
         // sessions read Types 1-5): ISO 14443, FeliCa and ISO 15693.
         let stream = backend.events([.iso14443, .iso18092, .iso15693])
-        let t = Task { [self] in
+        let t = Task(executorPreference: thread) { [self] in
             do {
                 for try await e in stream {
                     let at = ContinuousClock.now
@@ -39,7 +45,12 @@ public final class BackendWatcher: Sendable {
         task.withLock { $0 = t }
     }
 
-    public func stop() { task.withLock { $0?.cancel() } }
+    /// Stops following the stream: its task is cancelled and the thread ends once its queued
+    /// jobs have run (what the cancelled task still does runs on the global executor).
+    public func stop() {
+        task.withLock { $0?.cancel() }
+        thread.stop()
+    }
 
     public var count: Int { state.withLock { $0.events.count } }
 
