@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from nfcbench_labgrid.matrix import close_session, open_session, run_matrix  # noqa: E402
 from nfcbench_labgrid.procnet import listening_ports, parse_listeners  # noqa: E402
-from nfcbench_labgrid.wait import wait_for  # noqa: E402
+from nfcbench_labgrid.wait import WaitTimeout, wait_for  # noqa: E402
 from labgrid.remote.generated import labgrid_coordinator_pb2 as pb  # noqa: E402
 
 COORD_PORT = 20408
@@ -479,8 +479,13 @@ def check_stopped_matrix(lab):
                  "the four core places held", alive=lambda: proc.poll() is None)
         pids = wait_for(lambda: (lambda p: p if len(p) == 4 else None)(_session_readers(lab)), STEP_TIMEOUT,
                         "four sessions running", alive=lambda: proc.poll() is None)
-        wait_for(lambda: all(_trace_has(lab, pid, '"event":"didDetectNDEFs"') for pid in pids), STEP_TIMEOUT,
-                 "four sessions that have read", alive=lambda: proc.poll() is None)
+        try:
+            wait_for(lambda: all(_trace_has(lab, pid, '"event":"didDetectNDEFs"') for pid in pids), STEP_TIMEOUT,
+                     "four sessions that have read", alive=lambda: proc.poll() is None)
+        except WaitTimeout as e:
+            # Say which session had not read and how its trace ends, so a failure is diagnosable.
+            unread = [pid for pid in pids if not _trace_has(lab, pid, '"event":"didDetectNDEFs"')]
+            raise WaitTimeout(f"{e}; not read: " + "; ".join(_trace_tail(lab, pid) for pid in unread)) from None
         stopped_at = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(20)
@@ -506,6 +511,18 @@ def _trace_has(lab, pid, needle):
             with open(os.path.join(folder, name), "rb") as f:
                 return needle.encode() in f.read()
     return False
+
+
+def _trace_tail(lab, pid, records=6):
+    """The last ``records`` records of nfcbench process ``pid``'s trace (its events and
+    reasons), for a failure's message."""
+    folder = lab.env["NFCBENCH_TRACE_DIR"]
+    for name in os.listdir(folder):
+        if name.endswith(f"-{pid}.jsonl"):
+            with open(os.path.join(folder, name), "rb") as f:
+                lines = f.read().decode(errors="replace").splitlines()[1:]  # not the header
+            return f"pid {pid} ({name}, {len(lines)} records): " + " | ".join(x[:200] for x in lines[-records:])
+    return f"pid {pid}: no trace in {folder}"
 
 
 def _session_readers(lab):
