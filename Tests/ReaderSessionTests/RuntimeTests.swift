@@ -44,6 +44,26 @@ private func isActive(_ e: NFCNDEFReaderSessionEvent?) -> Bool {
 @Suite("Runtime with a manual clock and an in-test reader")
 struct RuntimeTests {
     @Test(
+        "A session follows a reader's event stream on a thread of its own, never the shared pool (Core NFC's delivery does not wait for the app's tasks)"
+    )
+    func followsOnItsOwnThread() async throws {
+        let bench = Bench()
+        let session = NFCNDEFReaderSession(
+            delegate: NDEFDelegate(), queue: nil, invalidateAfterFirstRead: true, system: bench.system)
+        var it = session.events.makeAsyncIterator()
+        session.begin()
+        #expect(isActive(await it.next()))
+        bench.backend.present([(1, MemoryType2Tag(ndef: uriMessage))])
+        _ = try #require(
+            await matchedAsync { if case .didDetectNDEFs(let m) = await it.next() { m } else { nil } },
+            "no didDetectNDEFs")
+        #expect(code(await it.next()) == .readerSessionInvalidationErrorFirstNDEFTagRead)
+        let threads = bench.backend.pulledOn
+        #expect(!threads.isEmpty)
+        #expect(threads.allSatisfy { $0 == "nfcbench.poll" }, "\(threads)")
+    }
+
+    @Test(
         "Read-only session: a tag with a message is delivered, then 204; the delegate sees active first, invalidate last"
     )
     func readOnlyFirstRead() async throws {

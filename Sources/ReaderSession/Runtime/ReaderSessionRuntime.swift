@@ -49,6 +49,10 @@ final class ReaderSessionRuntime: @unchecked Sendable {
     private var lease: ReaderLease?
     private var timer: ReaderSessionTimer?
     private var pollTask: Task<Void, Never>?
+    /// Where `pollTask` follows the backend's stream: a thread of its own, as Core NFC's own
+    /// delivery does not wait for the app's Swift concurrency pool (a `Task {}` there does not
+    /// inherit its caller's executor preference, and a busy pool held detections back).
+    private var pollThread: JobThread?
     private var subscription: (any ReaderBackendSubscription)?
     private var targets: [DetectedTargetID: DetectedTarget] = [:]
     private var pending: [TagOperationID: PendingOperation] = [:]
@@ -88,6 +92,9 @@ final class ReaderSessionRuntime: @unchecked Sendable {
         self.queue = DispatchQueue(label: "nfcbench.session.\(number)")
         self.io = DispatchQueue(label: "nfcbench.session.\(number).io")
     }
+
+    // The last reference is gone: nothing else can touch `pollThread`.
+    deinit { pollThread?.stop() }
 
     /// Tag sessions: the ISO 7816 applications to SELECT on ISO-DEP targets from the next
     /// polling on (`NFCTagReaderSession.Configuration.iso7816SelectIdentifiers`, narrowed
@@ -363,6 +370,8 @@ final class ReaderSessionRuntime: @unchecked Sendable {
                 probeTimers = []
                 pollTask?.cancel()
                 pollTask = nil
+                pollThread?.stop()
+                pollThread = nil
                 subscription?.cancel()
                 subscription = nil
             case .restartPolling: system.backend.restartPolling()
@@ -466,7 +475,10 @@ final class ReaderSessionRuntime: @unchecked Sendable {
             return
         }
         let stream = system.backend.events(options)
-        pollTask = Task { [weak self] in
+        pollThread?.stop()  // a stream followed before (not ended by .stopPolling)
+        let thread = JobThread(name: "nfcbench.poll")
+        pollThread = thread
+        pollTask = Task(executorPreference: thread) { [weak self] in
             do {
                 for try await event in stream {
                     guard let self else { return }

@@ -80,8 +80,16 @@ final class FakeBackend: ReaderBackend {
 
     func events(_ options: NFCPollingOption) -> AsyncThrowingStream<ReaderBackendEvent, any Error> {
         counts.withLock { $0.streams += 1 }
-        return frontend.events(options)
+        let inner = StreamPull(frontend.events(options))
+        return AsyncThrowingStream { [self] in
+            pulls.withLock { $0.append(kernelThreadName()) }
+            return try await inner.next()
+        }
     }
+
+    /// The kernel's name of each thread the session pulled an event of the stream on.
+    var pulledOn: [String] { pulls.withLock { $0 } }
+    private let pulls = Mutex<[String]>([])
 
     /// Pushed polling (what the runtime reads under an executor, ``EmbeddedReaderSessionExecutor``):
     /// each field change reaches the session on the thread that made it.
@@ -254,3 +262,17 @@ struct Bench {
 }
 
 let uriMessage: [UInt8] = [0xD1, 0x01, 0x0C, 0x55, 0x04] + Array("example.com".utf8)
+
+/// One stream's iterator, pulled by its one consumer (the session's follower task).
+// unchecked: only the stream's single consumer calls next(), one call at a time
+private final class StreamPull: @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<ReaderBackendEvent, any Error>.AsyncIterator
+    init(_ stream: AsyncThrowingStream<ReaderBackendEvent, any Error>) { iterator = stream.makeAsyncIterator() }
+    func next() async throws -> ReaderBackendEvent? { try await iterator.next() }
+}
+
+/// `/proc/thread-self/comm`: the kernel's name of the calling thread.
+func kernelThreadName() -> String {
+    let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+    return comm?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+}
