@@ -47,7 +47,7 @@ struct EverydayCommandsTests {
         #expect(await reader.wait { $0.contains { $0.contains("\"left\"") } }, "\(reader.lines)")
         p.interrupt()
         let end = try await waitForProcessEnd(of: p)
-        let lines = Self.jsonLines(reader.lines.joined(separator: "\n"))
+        let lines = Self.jsonLines(await reader.toEnd().joined(separator: "\n"))
         #expect(end == .exited(0), "Ctrl-C ends a poll cleanly")
         #expect(lines.map { $0["event"] as? String } == ["arrived", "left"], "\(lines)")
         let arrived = lines.first?["t_ms"] as? Int ?? -1

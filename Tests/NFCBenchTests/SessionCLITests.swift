@@ -36,9 +36,13 @@ struct SessionCLITests {
     /// The exit status of `p` once it has ended (nil if it still runs after `timeout`), as
     /// `Process.terminationStatus` gives it (a signal's number when one killed it). The end is
     /// the kernel's (``NFCBenchTestSupport/processEnd(of:timeout:)``), not `isRunning`, which lagged
-    /// the exit by seconds when another child held Foundation's exit socket.
+    /// the exit by seconds when another child held Foundation's exit socket. Then the readers of
+    /// its output (``LineReader``) are read to the end, so its last lines are there to check (the
+    /// kernel's answer came before them once: a demo's ending line was missing).
     static func exit(of p: Process, timeout: Duration = .seconds(60)) async -> Int32? {
-        await processEnd(of: p, timeout: timeout)?.status
+        guard let end = await processEnd(of: p, timeout: timeout) else { return nil }
+        await LineReader.drained(of: p)
+        return end.status
     }
 
     @Test("--first-read on a URI tag prints the record and ends with code 204, exit 0")

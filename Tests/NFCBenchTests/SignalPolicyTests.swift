@@ -179,7 +179,7 @@ struct SignalPolicyTests {
         defer { bench.cleanup() }
         let (p, out, err) = try NFCBench.start(["demo", "--timeout", "5"], environment: bench.env)
         let lines = Lines(out, of: p)
-        let errors = Lines(err)
+        let errors = Lines(err, of: p)
         if !(await lines.wait(timeout: .seconds(30), until: { $0.contains { $0.contains("session 2:") } })) {
             p.terminate()
             if !PrivateBench.isCI && errors.lines.contains(where: { $0.contains("no private pcscd") }) {
@@ -211,7 +211,7 @@ struct SignalPolicyTests {
         let (p, out, err) = try NFCBench.start(
             ["demo", "--bench", "pn532", "--timeout", "5"], environment: bench.env)
         let lines = Lines(out, of: p)
-        let errors = Lines(err)
+        let errors = Lines(err, of: p)
         #expect(
             await lines.wait(timeout: .seconds(20)) { $0.contains { $0.contains("session 2:") } }, "\(errors.lines)")
         let presenting = lines.lines.first { $0.contains("presenting") } ?? ""

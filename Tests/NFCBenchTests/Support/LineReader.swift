@@ -28,8 +28,16 @@ final class LineReader: Sendable {
     private let received = Received()
     private let process: Process?
 
+    /// The readers of each running child's output, by process id: what ``drained(of:timeout:)``
+    /// waits for.
+    private static let byProcess = Mutex<[Int32: [Received]]>([:])
+
     init(_ pipe: Pipe, of process: Process? = nil) {
         self.process = process
+        if let process {
+            let received = self.received
+            Self.byProcess.withLock { $0[process.processIdentifier, default: []].append(received) }
+        }
         let fd = fcntl(pipe.fileHandleForReading.fileDescriptor, F_DUPFD_CLOEXEC, 0)
         precondition(fd >= 0, "dup of the pipe's read end: errno \(errno)")
         let received = self.received
@@ -52,6 +60,28 @@ final class LineReader: Sendable {
 
     deinit {
         if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if let process {
+            let received = self.received
+            Self.byProcess.withLock { $0[process.processIdentifier]?.removeAll { $0 === received } }
+        }
+    }
+
+    /// Waits, once `process` has ended, until every reader given it has read its pipe to the
+    /// end (or `timeout` passes: a grandchild may still hold the pipe). The kernel reports the
+    /// exit before a reader's thread has read the last lines the child wrote, so a test that
+    /// checks those lines right after the exit waits here (``SessionCLITests/exit(of:timeout:)``
+    /// does).
+    static func drained(of process: Process, timeout: Duration = .seconds(10)) async {
+        let readers = byProcess.withLock { $0[process.processIdentifier] ?? [] }
+        _ = await poll(timeout: timeout, every: .milliseconds(5)) {
+            readers.allSatisfy { $0.state.withLock { $0.ended } }
+        }
+    }
+
+    /// The lines once the pipe has ended (or `timeout` passed): everything the child wrote.
+    func toEnd(timeout: Duration = .seconds(10)) async -> [String] {
+        _ = await poll(timeout: timeout, every: .milliseconds(5)) { ended }
+        return lines
     }
 
     /// The complete lines so far, and a last line without its newline.
