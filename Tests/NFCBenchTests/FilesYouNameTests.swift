@@ -337,6 +337,9 @@ struct FilesYouNameTests {
         #expect(file["type"] as? String == "ultralight_c")
         #expect((file["pages"] as? [String])?.count == 48)
         #expect(file["unread_pages"] as? [Int] == [44, 45, 46, 47])
+        // An Ultralight C has no PWD/PACK: its comment names the key pages it could not read.
+        let comment = file["comment"] as? String ?? ""
+        #expect(comment.contains("3DES key pages 2Ch-2Fh") && !comment.contains("PWD/PACK"), "\(comment)")
         let write = try await b.run(["write", "--device", "sim:tag:ultralight-c-text", "--ndef", "text:x"])
         #expect(write.status == 0, "\(write.stderr)")
         let backup = try #require(b.backups.first)

@@ -175,12 +175,21 @@ public enum TagSnapshot {
             type: ultralightC ? .ultralightC : fileType(version, pageCount: pages.count), activation: activation,
             getVersion: version?.bytes,
             pages: pages,
-            comment:
-                "read by nfcbench \(BenchVersion.version) at \(Self.utcNow()); PWD/PACK pages read as 00 (a tag never reveals them)"
+            comment: "read by nfcbench \(BenchVersion.version) at \(Self.utcNow())"
+                + Self.hiddenPages(ultralightC, version)
         )
         file.notes += notes
         if ultralightC { file.unreadPages = Array(readable..<total) }
         return file
+    }
+
+    /// What the dump's comment says of the pages a tag never reveals: an Ultralight C's 3DES key
+    /// (pages 2Ch-2Fh, which the MF0ICU2 never returns to a READ: kept as 00 and listed in `unread_pages`); the
+    /// PWD and PACK of a tag that answers GET_VERSION (NTAG21x, Ultralight EV1: they read as 00);
+    /// nothing for a plain Ultralight or NTAG203, which have neither.
+    static func hiddenPages(_ ultralightC: Bool, _ version: TagVersion?) -> String {
+        if ultralightC { return "; the 3DES key pages 2Ch-2Fh are not readable: kept as 00 and listed in unread_pages" }
+        return version == nil ? "" : "; PWD/PACK pages read as 00 (a tag never reveals them)"
     }
 
     /// Whether a Type 2 tag without GET_VERSION is an Ultralight C (MF0ICU2): it answers
