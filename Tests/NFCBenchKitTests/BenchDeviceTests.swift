@@ -1,5 +1,6 @@
 import Foundation
 import NFCBenchKit
+import NFCBenchTestSupport
 import NFCHardware
 import NFCTags
 import ReaderSession
@@ -142,7 +143,7 @@ struct DeviceStringTests {
         let frontend = try BenchDevice("sim:tap-uri").frontend(clock: clock)
         defer { frontend.close() }
         let seenOn = Mutex<[String]>([])
-        let watcher = BackendWatcher(frontend) { _ in seenOn.withLock { $0.append(Thread.current.name ?? "") } }
+        let watcher = BackendWatcher(frontend) { _ in seenOn.withLock { $0.append(callingThreadName()) } }
         defer { watcher.stop() }
         clock.advance(by: .milliseconds(400))
         let (target, _, _) = try await watcher.next(

@@ -9,24 +9,15 @@ import VirtualHardware
 /// to be real-time, so a loaded host does not make it answer later than a real chip (issue 35).
 @Suite("Virtual PN532: its thread is 'pn532 chip' and real-time where the host grants it")
 struct PN532ThreadPriorityTests {
-    /// This process's threads named `name` (`/proc/self/task/*/comm`), by thread id.
-    static func threads(named name: String) -> [pid_t] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { tid in
-            let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)
-            return comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name ? pid_t(tid) : nil
-        }
-    }
-
     @Test("The chip's thread is SCHED_FIFO 1 when real-time is granted, else as it was")
     func chipThreadIsRealTime() async throws {
-        let before = Set(Self.threads(named: "pn532 chip"))
+        let before = Set(threads(named: "pn532 chip"))
         let fake = try VirtualPN532.start(ptyPath: nil)
         defer { fake.stop() }
         // Other tests' chips may start meanwhile: every new one is scheduled the same way.
         var chips: [pid_t] = []
         try await wait(for: "the chip's thread to name itself") {
-            chips = Self.threads(named: "pn532 chip").filter { !before.contains($0) }
+            chips = threads(named: "pn532 chip").filter { !before.contains($0) }
             return !chips.isEmpty
         }
         let granted = try await offPool { ThreadPriority.realTimeIsGranted() }
@@ -49,18 +40,12 @@ struct JobThreadNameTests {
     func namedInTheKernel() async throws {
         let thread = JobThread(name: "nfcbench.test.job-thread")
         defer { thread.stop() }
-        let name = await Task(executorPreference: thread) { Self.callingThreadName() }.value
+        let name = await Task(executorPreference: thread) { callingThreadName() }.value
         #expect(name == "nfcbench.test.j")
         // A name that fits stays whole; a multi-byte character is never cut in half.
         let other = JobThread(name: "naïve-thread-ñame")
         defer { other.stop() }
-        let cut = await Task(executorPreference: other) { Self.callingThreadName() }.value
+        let cut = await Task(executorPreference: other) { callingThreadName() }.value
         #expect(cut == "naïve-thread-")  // 14 bytes: the ñ (2 bytes) would make 16
-    }
-
-    /// `/proc/thread-self/comm`: the kernel's name of the calling thread.
-    static func callingThreadName() -> String {
-        let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
-        return comm?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
 }

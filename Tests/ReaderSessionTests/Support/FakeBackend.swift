@@ -1,4 +1,5 @@
 import Foundation
+import NFCBenchTestSupport
 import NFCTags
 import ReaderFrontend
 import ReaderSession
@@ -82,7 +83,7 @@ final class FakeBackend: ReaderBackend {
         counts.withLock { $0.streams += 1 }
         let inner = StreamPull(frontend.events(options))
         return AsyncThrowingStream { [self] in
-            pulls.withLock { $0.append(kernelThreadName()) }
+            pulls.withLock { $0.append(callingThreadName()) }
             return try await inner.next()
         }
     }
@@ -269,10 +270,4 @@ private final class StreamPull: @unchecked Sendable {
     private var iterator: AsyncThrowingStream<ReaderBackendEvent, any Error>.AsyncIterator
     init(_ stream: AsyncThrowingStream<ReaderBackendEvent, any Error>) { iterator = stream.makeAsyncIterator() }
     func next() async throws -> ReaderBackendEvent? { try await iterator.next() }
-}
-
-/// `/proc/thread-self/comm`: the kernel's name of the calling thread.
-func kernelThreadName() -> String {
-    let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
-    return comm?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
 }

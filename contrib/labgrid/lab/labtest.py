@@ -501,28 +501,36 @@ def check_stopped_matrix(lab):
               f"exit {rc} {took:.2f} s after SIGTERM; codes {codes}" + (f"; {'; '.join(bad)}" if bad else ""))
 
 
-def _trace_has(lab, pid, needle):
-    """Whether the trace of nfcbench process ``pid`` (NAME-PID.jsonl in the trace folder) has
-    ``needle`` yet: sessions write their records as they happen. Give a record's key and value
-    (``'"event":"didDetectNDEFs"'``): the header's model text names events too."""
+def _trace_path(lab, pid):
+    """The trace of nfcbench process ``pid`` (NAME-PID.jsonl in the trace folder), or None."""
     folder = lab.env["NFCBENCH_TRACE_DIR"]
     for name in os.listdir(folder):
         if name.endswith(f"-{pid}.jsonl"):
-            with open(os.path.join(folder, name), "rb") as f:
-                return needle.encode() in f.read()
-    return False
+            return os.path.join(folder, name)
+    return None
+
+
+def _trace_has(lab, pid, needle):
+    """Whether the trace of nfcbench process ``pid`` has ``needle`` yet: sessions write their
+    records as they happen. Give a record's key and value (``'"event":"didDetectNDEFs"'``): the
+    header's model text names events too."""
+    path = _trace_path(lab, pid)
+    if path is None:
+        return False
+    with open(path, "rb") as f:
+        return needle.encode() in f.read()
 
 
 def _trace_tail(lab, pid, records=6):
     """The last ``records`` records of nfcbench process ``pid``'s trace (its events and
     reasons), for a failure's message."""
-    folder = lab.env["NFCBENCH_TRACE_DIR"]
-    for name in os.listdir(folder):
-        if name.endswith(f"-{pid}.jsonl"):
-            with open(os.path.join(folder, name), "rb") as f:
-                lines = f.read().decode(errors="replace").splitlines()[1:]  # not the header
-            return f"pid {pid} ({name}, {len(lines)} records): " + " | ".join(x[:200] for x in lines[-records:])
-    return f"pid {pid}: no trace in {folder}"
+    path = _trace_path(lab, pid)
+    if path is None:
+        return f"pid {pid}: no trace in {lab.env['NFCBENCH_TRACE_DIR']}"
+    with open(path, "rb") as f:
+        lines = f.read().decode(errors="replace").splitlines()[1:]  # not the header
+    return f"pid {pid} ({os.path.basename(path)}, {len(lines)} records): " + " | ".join(
+        x[:200] for x in lines[-records:])
 
 
 def _session_readers(lab):
